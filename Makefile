@@ -1,0 +1,36 @@
+# gitpatch — developer commands. `make test` and `make demo` work on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install test lint bench demo clean format
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check gitpatch tests bench
+	$(VENV)/bin/ruff format --check gitpatch tests bench
+	$(VENV)/bin/mypy --strict gitpatch
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix gitpatch tests bench
+	$(VENV)/bin/ruff format gitpatch tests bench
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+demo: $(STAMP)
+	$(PY) -m gitpatch.demo
+
+clean:
+	rm -rf $(VENV) build *.egg-info

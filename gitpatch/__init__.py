@@ -1,0 +1,5 @@
+"""gitpatch: a Git-backed transactional edit service for coding agents."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

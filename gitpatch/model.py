@@ -1,0 +1,203 @@
+"""The Proposal IR every edit language is parsed into, and what the engine gives back.
+
+One tool call is one ``Proposal``: an ordered list of file operations. Parsers build it without
+touching files; the engine applies it to a snapshot of file contents and returns a ``Changeset``
+(new bytes per path, or a deletion) plus a report of where each edit landed and how.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "AddFile",
+    "Changeset",
+    "DeleteFile",
+    "Edit",
+    "EditReport",
+    "FileChange",
+    "FileOp",
+    "Format",
+    "Hunk",
+    "HunkLine",
+    "InsertAfter",
+    "Proposal",
+    "Replace",
+    "ReplaceLines",
+    "SearchReplace",
+    "UpdateFile",
+]
+
+#: The edit language a proposal was written in; it selects the engine's semantics and the
+#: matcher profile (see ``gitpatch.match.PROFILES``).
+Format = Literal["search_replace", "apply_patch", "edits", "unified_diff"]
+
+
+@dataclass(frozen=True)
+class SearchReplace:
+    """Replace the block of lines ``search`` (found once in the ORIGINAL file) by ``replace``.
+
+    Lines carry no terminators. ``source_line`` is the 1-based line of the block's SEARCH marker
+    in the edit text, for error messages. Pieces split from one block by ``...`` elision share
+    the same ``block`` number.
+    """
+
+    search: tuple[str, ...]
+    replace: tuple[str, ...]
+    source_line: int = 0
+    block: int = 0
+
+
+@dataclass(frozen=True)
+class HunkLine:
+    """One hunk line: ``op`` is ``" "`` (context), ``"-"`` (remove) or ``"+"`` (add)."""
+
+    op: Literal[" ", "-", "+"]
+    text: str
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """An apply_patch / unified-diff hunk.
+
+    ``anchor``: a line (or line prefix) above the hunk; the hunk is searched below it.
+    ``line_hint``: 1-based line number of the hunk's first line in the file the agent read; it
+    only chooses among content matches. ``end_of_file``: the hunk must match at the end.
+    """
+
+    lines: tuple[HunkLine, ...]
+    anchor: str | None = None
+    line_hint: int | None = None
+    end_of_file: bool = False
+    source_line: int = 0
+
+    @property
+    def old_lines(self) -> tuple[str, ...]:
+        """What the hunk expects in the file: context and removed lines."""
+        return tuple(h.text for h in self.lines if h.op != "+")
+
+    @property
+    def new_lines(self) -> tuple[str, ...]:
+        """What the hunk leaves there: context and added lines."""
+        return tuple(h.text for h in self.lines if h.op != "-")
+
+
+@dataclass(frozen=True)
+class Replace:
+    """patch_resource anchored replace: substring ``old`` becomes ``new`` (verbatim)."""
+
+    old: str
+    new: str
+    replace_all: bool = False
+
+
+@dataclass(frozen=True)
+class ReplaceLines:
+    """patch_resource line-range replace: lines ``start``..``end`` (1-based, inclusive)."""
+
+    start: int
+    end: int
+    new: str
+
+
+@dataclass(frozen=True)
+class InsertAfter:
+    """patch_resource insertion: ``new`` goes after line ``line`` (1-based; 0 = very top)."""
+
+    line: int
+    new: str
+
+
+Edit = SearchReplace | Hunk | Replace | ReplaceLines | InsertAfter
+
+
+@dataclass(frozen=True)
+class AddFile:
+    """Create ``path`` (which must not exist) with ``content``; parents are created."""
+
+    path: str
+    content: str
+
+
+@dataclass(frozen=True)
+class DeleteFile:
+    """Delete the existing file ``path``."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class UpdateFile:
+    """Edit the existing file ``path``; with ``move_to`` the result lands at that new path."""
+
+    path: str
+    edits: tuple[Edit, ...] = ()
+    move_to: str | None = None
+
+
+FileOp = AddFile | DeleteFile | UpdateFile
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One tool call's worth of change: all operations land together or not at all."""
+
+    operations: tuple[FileOp, ...]
+    format: Format
+    tool: str = ""
+    message: str = ""
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every path the proposal reads or writes, in order, without repeats."""
+        seen: dict[str, None] = {}
+        for op in self.operations:
+            seen[op.path] = None
+            if isinstance(op, UpdateFile) and op.move_to:
+                seen[op.move_to] = None
+        return tuple(seen)
+
+
+@dataclass(frozen=True)
+class EditReport:
+    """Where one edit landed: 1-based inclusive line range in the ORIGINAL file, and the level.
+
+    For an insertion ``start_line`` is the line after which it went and ``end_line`` equals it.
+    """
+
+    path: str
+    index: int
+    start_line: int
+    end_line: int
+    level: str = "exact"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """The new state of one path: ``content`` bytes, or ``None`` for a deletion.
+
+    ``source`` is set when the file was moved here from another path (which is then gone).
+    """
+
+    path: str
+    content: bytes | None
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class Changeset:
+    """What a proposal does to a snapshot: one ``FileChange`` per path touched, and a report."""
+
+    changes: tuple[FileChange, ...]
+    report: tuple[EditReport, ...] = field(default=())
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Paths whose state changes (sources of moves included)."""
+        out: dict[str, None] = {}
+        for ch in self.changes:
+            if ch.source:
+                out[ch.source] = None
+            out[ch.path] = None
+        return tuple(out)

@@ -1,0 +1,65 @@
+"""Turning the paths a caller sends into safe repository-relative paths.
+
+Everything here is lexical: no file is read. A path that could leave the repository, reach into
+``.git``, or smuggle a NUL byte is refused before any content is looked at. Checks that need the
+repository (symlinks, ignored files, directories) belong to the workspace.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from gitpatch.errors import InvalidArguments, UnsafePath
+
+__all__ = ["normalize", "normalize_all"]
+
+
+def normalize(path: str, root: str | None = None) -> str:
+    """Return ``path`` as a clean POSIX path relative to the repository root.
+
+    ``root`` is the repository's absolute working directory (or a virtual root such as
+    ``/workspace``): an absolute path must lie below it. Refuses empty paths, NUL bytes, escapes
+    above the root and any component named ``.git`` (compared without case, as some file
+    systems do).
+    """
+    if not isinstance(path, str) or not path.strip():
+        raise InvalidArguments("path is empty", hint="Pass the path of a file in the repository.")
+    if "\x00" in path:
+        raise UnsafePath(
+            "path contains a NUL byte", hint="Pass a plain file path.", details={"path": path}
+        )
+    raw = path.strip()
+    if raw.startswith("/"):
+        base = posixpath.normpath(root) if root else None
+        if base is None or not (raw == base or raw.startswith(base.rstrip("/") + "/")):
+            raise UnsafePath(
+                f"path {raw!r} is outside the repository",
+                hint=f"Use a path relative to the repository root{f' ({root})' if root else ''}.",
+                details={"path": path},
+            )
+        raw = raw[len(base) :].lstrip("/") if base else raw
+    clean = posixpath.normpath(raw) if raw else "."
+    if clean == "." or clean == "":
+        raise InvalidArguments(
+            f"path {path!r} names the repository root, not a file",
+            hint="Pass the path of a file in the repository.",
+            details={"path": path},
+        )
+    if clean == ".." or clean.startswith("../"):
+        raise UnsafePath(
+            f"path {path!r} escapes the repository",
+            hint="Paths must stay inside the repository; remove the '..' components.",
+            details={"path": path},
+        )
+    if any(part.lower() == ".git" for part in clean.split("/")):
+        raise UnsafePath(
+            f"path {path!r} is inside .git",
+            hint="gitpatch never edits git's own files.",
+            details={"path": path},
+        )
+    return clean
+
+
+def normalize_all(paths: list[str], root: str | None = None) -> list[str]:
+    """Normalise several paths; the first unsafe one raises."""
+    return [normalize(p, root) for p in paths]
