@@ -1,0 +1,123 @@
+"""What the Workspace hands back: pydantic models, so tools, CLI and MCP serialise them as is.
+
+These sit at the boundary (the ``Workspace`` API and everything built on it); inside, gitpatch
+works with frozen dataclasses. Every model is frozen and refuses unknown fields, so a typo in a
+producer fails loudly instead of silently dropping data.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "EditResult",
+    "FileAction",
+    "FileResult",
+    "LogEntry",
+    "Mode",
+    "ProposalDetail",
+    "ProposalInfo",
+    "ProposalResult",
+    "ProposalStatus",
+    "ReadResult",
+]
+
+#: How a Workspace lands proposals: on the target branch at once, or on a branch for review.
+Mode = Literal["auto", "review"]
+
+#: The life of a proposal, as kept in its note on ``refs/notes/gitpatch``.
+ProposalStatus = Literal["applied", "proposed", "approved", "rejected", "undone"]
+
+#: What a proposal did to one path.
+FileAction = Literal["update", "add", "delete", "move"]
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class FileResult(_Result):
+    """One path a proposal changed; for a move ``path`` is the destination."""
+
+    path: str
+    action: FileAction
+    moved_from: str | None = None
+
+
+class EditResult(_Result):
+    """Where one edit landed: 1-based inclusive lines of the file before the edit, and the
+    matching level (``exact`` unless the matcher had to tolerate a difference)."""
+
+    path: str
+    index: int
+    start_line: int
+    end_line: int
+    level: str = "exact"
+
+
+class ProposalResult(_Result):
+    """The outcome of one proposal (or of approving, rejecting or undoing one).
+
+    ``version`` is the full hex id of the commit that holds the change; ``branch`` is the full
+    ref name of the branch that holds it (the target in auto mode, ``refs/heads/gitpatch/<id>``
+    in review mode, a session branch when the target is protected); ``message`` says so in one
+    sentence a person or a model can read.
+    """
+
+    proposal_id: str
+    version: str
+    branch: str
+    target: str
+    mode: Mode
+    status: ProposalStatus
+    base: str
+    files: list[FileResult] = Field(default_factory=list)
+    edits: list[EditResult] = Field(default_factory=list)
+    message: str = ""
+
+
+class ReadResult(_Result):
+    """A file's text and its version: the commit id holding that content on the branch."""
+
+    path: str
+    content: str
+    version: str
+
+
+class ProposalInfo(_Result):
+    """One proposal as listed by ``Workspace.proposals()``.
+
+    ``files`` are the paths it changes; ``created_at`` is ISO 8601 UTC.
+    """
+
+    id: str
+    status: ProposalStatus
+    target: str
+    base: str
+    files: list[str] = Field(default_factory=list)
+    author: str = ""
+    created_at: str = ""
+    age_seconds: float = 0.0
+    tool: str = ""
+    branch: str = ""
+    commit: str = ""
+
+
+class ProposalDetail(_Result):
+    """One proposal with its diff text and stats (``files``, ``insertions``, ``deletions``)."""
+
+    info: ProposalInfo
+    diff: str
+    stats: dict[str, int] = Field(default_factory=dict)
+
+
+class LogEntry(_Result):
+    """One gitpatch commit on the target branch: ``time`` is ISO 8601 UTC."""
+
+    commit: str
+    proposal_id: str
+    tool: str
+    summary: str
+    time: str
