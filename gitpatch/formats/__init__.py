@@ -1,0 +1,10 @@
+"""Parsers: one module per edit language, each turning text (or JSON) into a ``Proposal``.
+
+Parsers never read files and never decide whether an edit applies; that is the engine's job.
+"""
+
+from __future__ import annotations
+
+from gitpatch.formats import search_replace
+
+__all__ = ["search_replace"]
