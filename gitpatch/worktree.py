@@ -1,0 +1,437 @@
+"""The only code that writes the working tree: crash-safe landing of a commit onto disk.
+
+A land moves a branch and then rewrites the few paths that changed. A process killed between
+the two would leave the branch ahead of the files, so ``land`` writes a journal first and
+``recover`` (run at the start of every Workspace call) finishes the job: if the branch reached
+the new commit, the paths still holding their old content are rolled forward; otherwise the
+journal is dropped. Files are replaced by temp file + fsync + rename, so a reader sees the old
+or the new content, never a truncated file.
+
+Lands from several processes are serialised by an ``flock`` on ``.git/gitpatch/land.lock``: the
+kernel drops it when a process dies, so it can never go stale, and it is held only while one
+land runs (never across a tool call). It also keeps index updates from different processes
+from overwriting each other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import stat
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from gitpatch.errors import ConcurrentUpdate, RepositoryError
+
+__all__ = ["Journal", "WorkingTree"]
+
+_TMP_SUFFIX = ".gitpatch-tmp"
+_LOCK_WAIT_SECONDS = 30.0
+_DEFAULT_STALE_SECONDS = 30.0
+# A stat-cache entry is trusted only once the file's mtime is this far behind the moment the
+# entry was recorded: a write within the same clock tick could otherwise go unseen.
+_RACY_NS = 2_000_000_000
+_EXEC_MODES = (pygit2.enums.FileMode.BLOB_EXECUTABLE,)
+
+
+@dataclass(frozen=True)
+class Journal:
+    """An interrupted land: ``ref`` was to move ``old`` -> ``new`` and rewrite ``paths``."""
+
+    ref: str
+    old: str | None
+    new: str
+    paths: tuple[str, ...]
+
+    def to_json(self) -> str:
+        """Serialise for ``.git/gitpatch/journal.json``."""
+        return json.dumps(
+            {"ref": self.ref, "old": self.old, "new": self.new, "paths": list(self.paths)}
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Journal:
+        """Parse a journal file; raises ValueError when it is not one."""
+        data: Any = json.loads(text)
+        if not isinstance(data, dict) or not isinstance(data.get("new"), str):
+            raise ValueError("not a gitpatch journal")
+        return cls(str(data["ref"]), data.get("old"), data["new"], tuple(data.get("paths", ())))
+
+
+def _umask() -> int:
+    # os.umask can only be read by setting it; do it once and put it straight back.
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+_UMASK = _umask()
+
+
+def _file_mode(git_mode: int) -> int:
+    base = 0o777 if git_mode in _EXEC_MODES else 0o666
+    return base & ~_UMASK
+
+
+class WorkingTree:
+    """The working directory and index of a non-bare repository, written only through ``land``."""
+
+    def __init__(self, repo: pygit2.Repository, *, stale_lock_seconds: float | None = None):
+        if repo.is_bare or repo.workdir is None:
+            raise RepositoryError(
+                "the repository is bare: it has no working tree",
+                hint="Open the Workspace on a bare repository without a working tree.",
+            )
+        self.repo = repo
+        self.root = Path(repo.workdir)
+        self.gitdir = Path(repo.path)
+        self.state_dir = self.gitdir / "gitpatch"
+        self.journal_path = self.state_dir / "journal.json"
+        if stale_lock_seconds is None:
+            env = os.environ.get("GITPATCH_STALE_LOCK_SECONDS", "")
+            try:
+                stale_lock_seconds = float(env) if env else _DEFAULT_STALE_SECONDS
+            except ValueError:
+                stale_lock_seconds = _DEFAULT_STALE_SECONDS
+        self.stale_lock_seconds = stale_lock_seconds
+        self._index: pygit2.Index | None = None
+        # path -> (mtime_ns, ctime_ns, size, ino, recorded_ns, blob hex): files whose content
+        # this process wrote or hashed, so a large unchanged file is not hashed again.
+        self._stat_cache: dict[str, tuple[int, int, int, int, int, str]] = {}
+
+    # -- landing -----------------------------------------------------------------------------
+
+    def land(
+        self,
+        old: str | None,
+        new: str,
+        paths: Sequence[str],
+        move_ref: Callable[[], object],
+        *,
+        ref: str = "",
+    ) -> None:
+        """Move a branch with ``move_ref()`` (the CAS) and bring ``paths`` on disk to ``new``.
+
+        The journal is written before the ref moves and removed after the files and index
+        entries are written; if ``move_ref`` raises, nothing on disk changed and the error
+        propagates.
+        """
+        journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)))
+        with self._land_lock():
+            self._recover_locked()
+            self._write_journal(journal)
+            try:
+                move_ref()
+            except BaseException:
+                self._remove_journal()
+                raise
+            self._apply(journal, only_if_old=False)
+            self._remove_journal()
+
+    def recover(self) -> bool:
+        """Finish or discard an interrupted land and remove stale lock files.
+
+        Returns True when a journal was found (rolled forward or discarded).
+        """
+        self.remove_stale_locks()
+        if not self.journal_path.exists():
+            return False
+        with self._land_lock():
+            return self._recover_locked()
+
+    def _recover_locked(self) -> bool:
+        if not self.journal_path.exists():
+            return False
+        journal = self._read_journal()
+        if journal is not None and self._ref_target(journal.ref) == journal.new:
+            self._apply(journal, only_if_old=True)
+        self._remove_journal()
+        return True
+
+    def _apply(self, journal: Journal, *, only_if_old: bool) -> None:
+        """Write each journal path's content at ``new`` to disk, then its index entry.
+
+        With ``only_if_old`` (recovery) a path is rewritten only while its disk content is still
+        the one at ``old``: a person may have edited it since, and their edit wins (its index
+        entry still follows the branch, so ``git status`` shows their edit as unstaged).
+        """
+        new_tree = self._tree(journal.new)
+        old_tree = self._tree(journal.old) if only_if_old else None
+        self._remove_temp_files(journal.paths)
+        to_delete: list[str] = []
+        to_write: list[tuple[str, pygit2.Oid, int]] = []
+        landed: list[str] = []
+        for path in journal.paths:
+            want = _entry(new_tree, path)
+            if only_if_old:
+                disk = self.disk_blob(path)
+                if disk == (str(want[0]) if want else None):
+                    landed.append(path)
+                    continue
+                have = _entry(old_tree, path)
+                if disk != (str(have[0]) if have else None):
+                    continue
+            landed.append(path)
+            if want is None:
+                to_delete.append(path)
+            else:
+                to_write.append((path, want[0], want[1]))
+        # Deletes first: a move or an add may need the place a deleted file or directory held.
+        for path in to_delete:
+            self._delete(path)
+        for path, oid, mode in to_write:
+            self._write(path, oid, mode)
+        kept = [p for p in journal.paths if p not in landed]
+        self._update_index(new_tree, landed, kept)
+
+    # -- disk state --------------------------------------------------------------------------
+
+    def modified(self, commit: str | None, paths: Iterable[str]) -> list[str]:
+        """The paths whose disk content differs from their content at ``commit``.
+
+        A path missing on disk and at ``commit`` is unchanged; anything that is not a regular
+        file (a directory, a symlink) counts as different.
+        """
+        tree = self._tree(commit)
+        out: list[str] = []
+        for path in paths:
+            want = _entry(tree, path)
+            if self.disk_blob(path) != (str(want[0]) if want else None):
+                out.append(path)
+        return out
+
+    def disk_blob(self, path: str) -> str | None:
+        """The blob id (hex) of the regular file at ``path``, ``None`` when there is none.
+
+        A directory or a symlink answers ``"<type>"``-style sentinels that match no blob id.
+        """
+        full = self.root / path
+        try:
+            st = full.lstat()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISDIR(st.st_mode):
+            return "<directory>"
+        if not stat.S_ISREG(st.st_mode):
+            return "<special>"
+        cached = self._stat_cache.get(path)
+        key = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+        if cached and cached[:4] == key and cached[4] - st.st_mtime_ns > _RACY_NS:
+            return cached[5]
+        blob = str(pygit2.hashfile(str(full)))
+        self._stat_cache[path] = (*key, time.time_ns(), blob)
+        return blob
+
+    # -- index -------------------------------------------------------------------------------
+
+    @property
+    def index(self) -> pygit2.Index:
+        """The repository index, loaded once and re-read only when it changed on disk."""
+        if self._index is None:
+            self._index = self.repo.index
+        else:
+            self._index.read(False)
+        return self._index
+
+    def _update_index(
+        self, tree: pygit2.Tree | None, landed: Sequence[str], kept: Sequence[str] = ()
+    ) -> None:
+        """Point the index entries of ``landed`` (on disk as in ``tree``) and ``kept`` (on disk
+        with someone else's content) at ``tree``; only ``landed`` entries get fresh stat data."""
+        if not landed and not kept:
+            return
+        index = self.index
+        for path in [*landed, *kept]:
+            want = _entry(tree, path)
+            if want is None:
+                with contextlib.suppress(OSError, KeyError):
+                    index.remove(path)
+                continue
+            entry = pygit2.IndexEntry(path, want[0], pygit2.enums.FileMode(want[1]))
+            if path in kept:
+                index.add(entry)
+                continue
+            index.add(path)
+            # A clean filter (autocrlf, text=auto) may have hashed the file differently from
+            # the blob gitpatch committed; the index must name the committed blob.
+            if index[path].id != want[0]:
+                index.add(entry)
+        _retry_locked(index.write)
+
+    # -- files -------------------------------------------------------------------------------
+
+    def _write(self, path: str, oid: pygit2.Oid, mode: int) -> None:
+        full = self.root / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        data = self.repo[oid].peel(pygit2.Blob).data
+        tmp = full.parent / f".{full.name}.{os.getpid()}.{time.monotonic_ns()}{_TMP_SUFFIX}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _file_mode(mode))
+        try:
+            with os.fdopen(fd, "wb", closefd=False) as fh:
+                fh.write(data)
+                fh.flush()
+            os.fchmod(fd, _file_mode(mode))
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        os.replace(tmp, full)
+        self._stat_cache.pop(path, None)
+
+    def _delete(self, path: str) -> None:
+        full = self.root / path
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            full.unlink()
+        self._stat_cache.pop(path, None)
+        parent = full.parent
+        while parent != self.root and self.root in parent.parents:
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+            parent = parent.parent
+
+    def _remove_temp_files(self, paths: Iterable[str]) -> None:
+        """Drop temp files a killed land left next to ``paths``."""
+        for parent in {(self.root / p).parent for p in paths}:
+            try:
+                names = os.listdir(parent)
+            except OSError:
+                continue
+            for name in names:
+                if name.endswith(_TMP_SUFFIX):
+                    with contextlib.suppress(OSError):
+                        (parent / name).unlink()
+
+    # -- locks and journal -------------------------------------------------------------------
+
+    def remove_stale_locks(self) -> list[str]:
+        """Remove ``*.lock`` files under ``.git`` (top level and refs) older than the limit."""
+        limit = time.time() - self.stale_lock_seconds
+        removed: list[str] = []
+        for entry in _lock_files(self.gitdir):
+            try:
+                if entry.stat(follow_symlinks=False).st_mtime <= limit:
+                    os.unlink(entry.path)
+                    removed.append(entry.path)
+            except OSError:
+                continue
+        return removed
+
+    @contextlib.contextmanager
+    def _land_lock(self) -> Iterator[None]:
+        self.state_dir.mkdir(exist_ok=True)
+        fd = os.open(self.state_dir / "land.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + _LOCK_WAIT_SECONDS
+            delay = 0.001
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise ConcurrentUpdate(
+                            "another gitpatch process kept the working tree busy for "
+                            f"{_LOCK_WAIT_SECONDS:.0f} s",
+                            hint="Retry the call; if it keeps failing, look for a hung process.",
+                        ) from None
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.05)
+            yield
+        finally:
+            os.close(fd)
+
+    def _write_journal(self, journal: Journal) -> None:
+        tmp = self.state_dir / f"journal.{os.getpid()}{_TMP_SUFFIX}"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(journal.to_json())
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.journal_path)
+
+    def _read_journal(self) -> Journal | None:
+        try:
+            text = self.journal_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        try:
+            return Journal.from_json(text)
+        except (ValueError, KeyError, TypeError):
+            # A journal cut short by a crash: written before the ref moved, so nothing moved.
+            self._remove_journal()
+            return None
+
+    def _remove_journal(self) -> None:
+        self.journal_path.unlink(missing_ok=True)
+
+    # -- git lookups -------------------------------------------------------------------------
+
+    def _ref_target(self, ref: str) -> str | None:
+        try:
+            if ref:
+                return str(self.repo.references[ref].resolve().target)
+            return str(self.repo.head.target)
+        except (KeyError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+
+    def _tree(self, commit: str | None) -> pygit2.Tree | None:
+        if not commit:
+            return None
+        obj = self.repo[commit]
+        return obj.peel(pygit2.Tree)
+
+
+def _entry(tree: pygit2.Tree | None, path: str) -> tuple[pygit2.Oid, int] | None:
+    """The (blob id, mode) at ``path`` in ``tree``, ``None`` when absent or not a blob."""
+    if tree is None:
+        return None
+    try:
+        obj = tree[path]
+    except KeyError:
+        return None
+    if obj.type != pygit2.enums.ObjectType.BLOB:
+        return None
+    return obj.id, int(obj.filemode)
+
+
+def _lock_files(gitdir: Path) -> Iterator[os.DirEntry[str]]:
+    """``*.lock`` files at the top of ``gitdir`` and anywhere under ``gitdir/refs``.
+
+    ``gitdir/gitpatch/land.lock`` is an flock target, never stale, so it is not looked at.
+    """
+    stack: list[tuple[str, bool]] = [(str(gitdir), False), (str(gitdir / "refs"), True)]
+    while stack:
+        folder, recurse = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.endswith(".lock") and entry.is_file(follow_symlinks=False):
+                yield entry
+            elif recurse and entry.is_dir(follow_symlinks=False):
+                stack.append((entry.path, True))
+
+
+def _retry_locked(action: Callable[[], object], attempts: int = 50) -> None:
+    """Run ``action``, retrying while git's own lock file is held by another process."""
+    delay = 0.001
+    for attempt in range(attempts):
+        try:
+            action()
+            return
+        except OSError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
