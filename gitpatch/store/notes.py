@@ -1,0 +1,154 @@
+"""Proposal status as JSON notes on ``refs/notes/gitpatch``, changed by compare-and-swap.
+
+The notes ref is an ordinary commit chain whose tree maps an annotated commit's hex id to a blob,
+which is exactly what ``git notes --ref gitpatch show <commit>`` reads. gitpatch writes that
+commit itself (one ``TreeBuilder`` per changed directory) and moves the ref with a CAS; when
+another writer wins, the note is re-read and the change re-applied, a bounded number of times.
+Notes written by git with a fan-out (``ab/cdef...``) are found and updated in place.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import pygit2
+
+from gitpatch.errors import ConcurrentUpdate, InvalidArguments
+from gitpatch.model import FileChange
+from gitpatch.store._errors import git_errors
+from gitpatch.store.refs import backoff
+from gitpatch.store.trees import MODE_TREE
+
+if TYPE_CHECKING:
+    from gitpatch.store.store import Store
+
+__all__ = [
+    "NOTES_REF",
+    "NOTE_RETRIES",
+    "decode",
+    "encode",
+    "iter_notes",
+    "read_note",
+    "update_note",
+]
+
+NOTES_REF = "refs/notes/gitpatch"
+#: How many lost compare-and-swaps ``update_note`` absorbs before raising ``ConcurrentUpdate``.
+NOTE_RETRIES = 200
+
+NoteChange = Callable[[dict[str, Any] | None], dict[str, Any]]
+
+
+def encode(note: dict[str, Any]) -> bytes:
+    """The bytes stored for a note: sorted, indented JSON ending with a newline."""
+    if not isinstance(note, dict):
+        raise InvalidArguments(
+            f"a gitpatch note must be a JSON object, got {type(note).__name__}",
+            hint="Return a dict from the change function.",
+        )
+    try:
+        return (json.dumps(note, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+    except (TypeError, ValueError) as exc:
+        raise InvalidArguments(
+            f"a gitpatch note must be JSON-serializable: {exc}",
+            hint="Use only str, int, float, bool, None, lists and dicts in notes.",
+        ) from exc
+
+
+def decode(data: bytes) -> dict[str, Any]:
+    """A note's content as a dict; text that is not a JSON object comes back as ``{"text": ...}``.
+
+    People can write notes on this ref with plain ``git notes``, so non-JSON text is kept, not
+    rejected.
+    """
+    text = data.decode("utf-8", errors="replace")
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {"text": text}
+    return value if isinstance(value, dict) else {"text": text}
+
+
+def _note_path(store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid) -> tuple[str, bool]:
+    """Where the note for ``commit`` lives in the notes tree at ``tip``, and whether it exists."""
+    hexid = str(commit)
+    if tip is not None:
+        for path in (hexid, f"{hexid[:2]}/{hexid[2:]}", f"{hexid[:2]}/{hexid[2:4]}/{hexid[4:]}"):
+            if store.entry(tip, path) is not None:
+                return path, True
+    return hexid, False
+
+
+def _read_at(store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid) -> dict[str, Any] | None:
+    path, found = _note_path(store, tip, commit)
+    if not found or tip is None:
+        return None
+    data = store.read(tip, path)
+    return None if data is None else decode(data)
+
+
+def read_note(store: Store, commit: pygit2.Oid) -> dict[str, Any] | None:
+    """The note attached to ``commit`` on ``NOTES_REF``, or None."""
+    return _read_at(store, store.ref_target(NOTES_REF), commit)
+
+
+def update_note(store: Store, commit: pygit2.Oid, change: NoteChange) -> dict[str, Any]:
+    """Read-modify-write the note of ``commit``: ``change(old or None) -> new``; returns new.
+
+    ``change`` may run several times (once per lost compare-and-swap), so it must be pure.
+    """
+    with git_errors(f"look up commit {commit}"):
+        store.repo[commit]
+    for attempt in range(NOTE_RETRIES):
+        tip = store.ref_target(NOTES_REF)
+        note = change(_read_at(store, tip, commit))
+        path, _found = _note_path(store, tip, commit)
+        tree = store.build_tree(tip, [FileChange(path, encode(note))])
+        notes_commit = store.commit(
+            tree, [tip] if tip is not None else [], "Notes added by gitpatch"
+        )
+        try:
+            store.update_ref(NOTES_REF, notes_commit, tip, f"gitpatch: note on {commit}")
+        except ConcurrentUpdate as exc:
+            if exc.details.get("reason") == "locked":
+                raise
+            backoff(min(attempt, 6))
+            continue
+        return note
+    raise ConcurrentUpdate(
+        f"could not update the note of {commit} on {NOTES_REF}: other writers won "
+        f"{NOTE_RETRIES} times in a row",
+        hint="The notes ref is very busy; retry the call.",
+        details={"ref": NOTES_REF, "commit": str(commit), "reason": "changed"},
+    )
+
+
+def _walk(
+    repo: pygit2.Repository, tree: pygit2.Tree, prefix: str
+) -> Iterator[tuple[pygit2.Oid, dict[str, Any]]]:
+    for entry in tree:
+        name = prefix + (entry.name or "")
+        if entry.filemode == MODE_TREE:
+            sub = repo[entry.id]
+            assert isinstance(sub, pygit2.Tree)
+            yield from _walk(repo, sub, name)
+        elif len(name) == 40:
+            try:
+                annotated = pygit2.Oid(hex=name)
+            except ValueError:
+                continue  # not a note: notes trees may hold other files
+            blob = repo[entry.id]
+            assert isinstance(blob, pygit2.Blob)
+            yield annotated, decode(blob.data)
+
+
+def iter_notes(store: Store) -> Iterator[tuple[pygit2.Oid, dict[str, Any]]]:
+    """Every (annotated commit id, note) on ``NOTES_REF``, in tree order."""
+    tip = store.ref_target(NOTES_REF)
+    if tip is None:
+        return
+    with git_errors(f"read notes at {NOTES_REF}"):
+        tree = store.repo[tip].peel(pygit2.Tree)
+        yield from _walk(store.repo, tree, "")

@@ -1,0 +1,321 @@
+"""``Store``: every access gitpatch makes to a git repository, through pygit2 only.
+
+The store builds trees and commits in the object store, moves refs by compare-and-swap and keeps
+proposal status in notes. It never reads or writes the index file or the working tree: that is
+the workspace's job. Every libgit2 call runs inside ``git_errors`` so callers only ever see
+``GitpatchError``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pygit2
+
+from gitpatch.errors import InvalidArguments, NotATextResource, RepositoryError
+from gitpatch.model import FileChange
+from gitpatch.store import history, notes, refs, trees
+from gitpatch.store._errors import git_errors
+
+__all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "CommitInfo", "Store", "TreeEntry"]
+
+#: The identity used when git config has no ``user.name`` / ``user.email``.
+DEFAULT_NAME = "gitpatch"
+DEFAULT_EMAIL = "gitpatch@localhost"
+
+_TRAILER_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One entry of a commit's tree: the object id and its git filemode (``0o100644``...)."""
+
+    oid: pygit2.Oid
+    mode: int
+
+    @property
+    def kind(self) -> str:
+        """``file``, ``executable``, ``directory``, ``symlink`` or ``submodule``."""
+        return {
+            trees.MODE_TREE: "directory",
+            trees.MODE_LINK: "symlink",
+            trees.MODE_SUBMODULE: "submodule",
+            trees.MODE_EXEC: "executable",
+        }.get(self.mode, "file")
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """What gitpatch needs to know about one commit."""
+
+    id: pygit2.Oid
+    parents: tuple[pygit2.Oid, ...]
+    author_name: str
+    author_email: str
+    time: int
+    message: str
+    trailers: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    @property
+    def author(self) -> str:
+        """``Name <email>``, as git prints it."""
+        return f"{self.author_name} <{self.author_email}>"
+
+    @property
+    def summary(self) -> str:
+        """The first line of the message."""
+        return self.message.split("\n", 1)[0]
+
+
+def _format_message(message: str, trailers: Mapping[str, str] | None) -> str:
+    body = message.strip()
+    if not body:
+        raise InvalidArguments("a commit message must not be empty", hint="Describe the change.")
+    if not trailers:
+        return body + "\n"
+    lines = []
+    for key, value in trailers.items():
+        if not _TRAILER_KEY.match(key) or not value.strip() or "\n" in value:
+            raise InvalidArguments(
+                f"invalid commit trailer {key!r}: {value!r}",
+                hint="Trailer keys are letters, digits and '-'; values are one non-empty line.",
+                details={"key": key},
+            )
+        lines.append(f"{key}: {value.strip()}")
+    return body + "\n\n" + "\n".join(lines) + "\n"
+
+
+class Store:
+    """All git access. One Store (and one pygit2.Repository) per thread/process."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self.repo = repo
+        self._identity: tuple[str, str] | None = None
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Store:
+        """Open the repository at (or above) ``path``; ``RepositoryError`` if there is none."""
+        try:
+            repo = pygit2.Repository(os.fspath(path))
+        except (pygit2.GitError, OSError, KeyError, ValueError) as exc:
+            raise RepositoryError(
+                f"not a git repository: {os.fspath(path)!r} ({exc})",
+                hint="Run `git init` there first, or pass the path of an existing repository.",
+                details={"path": os.fspath(path)},
+            ) from exc
+        store = cls(repo)
+        name, email = store._identity_pair()
+        with git_errors("set the reflog identity"):
+            repo.set_ident(name, email)  # reflog entries then name who moved the ref
+        return store
+
+    # -- identity and commits ---------------------------------------------------------------
+
+    def _identity_pair(self) -> tuple[str, str]:
+        if self._identity is None:
+            name = email = None
+            with git_errors("read user.name / user.email from git config"):
+                config = self.repo.config
+                if "user.name" in config:
+                    name = str(config["user.name"]).strip() or None
+                if "user.email" in config:
+                    email = str(config["user.email"]).strip() or None
+            self._identity = (name or DEFAULT_NAME, email or DEFAULT_EMAIL)
+        return self._identity
+
+    def signature(self) -> pygit2.Signature:
+        """Who commits: git config ``user.name``/``user.email``, else the documented default.
+
+        The default is ``gitpatch <gitpatch@localhost>`` (``DEFAULT_NAME``, ``DEFAULT_EMAIL``).
+
+        The time is now. Never raises for a missing identity.
+        """
+        name, email = self._identity_pair()
+        return pygit2.Signature(name, email)
+
+    def commit(
+        self,
+        tree: pygit2.Oid,
+        parents: Sequence[pygit2.Oid],
+        message: str,
+        trailers: Mapping[str, str] | None = None,
+        author: pygit2.Signature | None = None,
+    ) -> pygit2.Oid:
+        """Write a commit object (no ref moves); trailers go in a final ``Key: value`` block."""
+        text = _format_message(message, trailers)
+        committer = self.signature()
+        with git_errors(f"create a commit of tree {tree}"):
+            oid = self.repo.create_commit(
+                None, author or committer, committer, text, tree, list(parents)
+            )
+        assert isinstance(oid, pygit2.Oid)
+        return oid
+
+    def trailers(self, commit: pygit2.Oid) -> dict[str, str]:
+        """The trailers of ``commit``'s message (``Gitpatch-Proposal``, ``Gitpatch-Tool``, ...)."""
+        with git_errors(f"read the trailers of {commit}"):
+            return dict(self._commit(commit).message_trailers)
+
+    def info(self, commit: pygit2.Oid) -> CommitInfo:
+        """Id, parents, author, time, message and trailers of ``commit``."""
+        with git_errors(f"read commit {commit}"):
+            obj = self._commit(commit)
+            return CommitInfo(
+                id=obj.id,
+                parents=tuple(obj.parent_ids),
+                author_name=obj.author.name,
+                author_email=obj.author.email,
+                time=obj.author.time,
+                message=obj.message,
+                trailers=dict(obj.message_trailers),
+            )
+
+    def _commit(self, commit: pygit2.Oid) -> pygit2.Commit:
+        obj = self.repo[commit]
+        if not isinstance(obj, pygit2.Commit):
+            raise RepositoryError(
+                f"{commit} is a {obj.type_str}, not a commit", details={"id": str(commit)}
+            )
+        return obj
+
+    # -- names ------------------------------------------------------------------------------
+
+    def resolve_commit(self, rev: str) -> pygit2.Oid:
+        """A full or unique-prefix commit id, or a ref name, as a commit id."""
+        if not rev or not rev.strip():
+            raise InvalidArguments("empty revision", hint="Pass a commit id or a ref name.")
+        action = f"resolve {rev!r} to a commit"
+        with git_errors(action):
+            obj = self.repo.revparse_single(rev.strip())
+            try:
+                commit = obj.peel(pygit2.Commit)
+            except (pygit2.GitError, ValueError) as exc:
+                raise RepositoryError(
+                    f"{action}: it names a {obj.type_str}, not a commit",
+                    hint="Pass a commit id or a branch name.",
+                    details={"rev": rev},
+                ) from exc
+        assert isinstance(commit.id, pygit2.Oid)
+        return commit.id
+
+    def ref_target(self, name: str) -> pygit2.Oid | None:
+        """The commit the full ref ``name`` points to, or None if it does not exist (or unborn)."""
+        return refs.current_target(self.repo, name)
+
+    def head_branch(self) -> str | None:
+        """The branch HEAD points to (``refs/heads/x``, even unborn), or None when detached."""
+        with git_errors("read HEAD"):
+            head = self.repo.references.get("HEAD")
+            if head is None or head.type != pygit2.enums.ReferenceType.SYMBOLIC:
+                return None
+            target = head.target
+            return target if isinstance(target, str) else None
+
+    # -- reading trees ----------------------------------------------------------------------
+
+    def entry(self, commit: pygit2.Oid, path: str) -> TreeEntry | None:
+        """The tree entry (file, directory, link or submodule) at ``path`` in ``commit``."""
+        with git_errors(f"look up {path!r} in {commit}"):
+            tree = self.repo[commit].peel(pygit2.Tree)
+            try:
+                obj = tree[path]
+            except KeyError:
+                return None
+            return TreeEntry(obj.id, obj.filemode)
+
+    def read(self, commit: pygit2.Oid, path: str) -> bytes | None:
+        """The bytes of the file at ``path`` in ``commit``; None when there is no such path."""
+        found = self.entry(commit, path)
+        if found is None:
+            return None
+        if found.mode in (trees.MODE_TREE, trees.MODE_LINK, trees.MODE_SUBMODULE):
+            raise NotATextResource(
+                f"{path!r} is {trees.kind_of(found.mode)}, not a file",
+                hint="Read a regular file; list a directory's files instead of reading it.",
+                details={"path": path, "kind": found.kind},
+            )
+        with git_errors(f"read {path!r} in {commit}"):
+            blob = self.repo[found.oid]
+            assert isinstance(blob, pygit2.Blob)
+            return bytes(blob.data)
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def build_tree(self, base: pygit2.Oid | None, changes: Sequence[FileChange]) -> pygit2.Oid:
+        """The tree of commit ``base`` (None: empty) after ``changes``; cost ~ paths x depth."""
+        with git_errors(f"build a tree on {base or 'an empty repository'}"):
+            tree = None if base is None else self.repo[base].peel(pygit2.Tree)
+            return trees.build(self.repo, tree, changes)
+
+    def update_ref(
+        self, name: str, new: pygit2.Oid | None, old: pygit2.Oid | None, message: str
+    ) -> None:
+        """Compare-and-swap ``name`` from ``old`` to ``new`` (None = absent); see ``refs``."""
+        refs.update_ref(self.repo, name, new, old, message)
+
+    def update_refs(self, updates: Sequence[refs.RefUpdate], message: str) -> None:
+        """Compare-and-swap several ``(name, new, old)`` refs at once, all or none."""
+        refs.update_refs(self.repo, updates, message)
+
+    # -- history ----------------------------------------------------------------------------
+
+    def changed_paths(self, old: pygit2.Oid | None, new: pygit2.Oid) -> list[str]:
+        """Sorted paths whose entries differ between commits ``old`` (None: empty) and ``new``."""
+        with git_errors(f"compare {old} and {new}"):
+            return history.changed_paths(self.repo, old, new)
+
+    def is_ancestor(self, ancestor: pygit2.Oid, commit: pygit2.Oid) -> bool:
+        """True when ``ancestor`` is ``commit`` or one of its ancestors (fast-forward test)."""
+        if ancestor == commit:
+            return True
+        with git_errors(f"check whether {ancestor} is an ancestor of {commit}"):
+            return bool(self.repo.descendant_of(commit, ancestor))
+
+    def merge(
+        self,
+        ours: pygit2.Oid,
+        theirs: pygit2.Oid,
+        message: str,
+        trailers: Mapping[str, str] | None = None,
+    ) -> pygit2.Oid:
+        """A 3-way merge commit with parents (ours, theirs); ``MergeConflict`` writes nothing."""
+        with git_errors(f"merge {theirs} into {ours}"):
+            tree = history.merge_tree(self.repo, ours, theirs)
+        return self.commit(tree, [ours, theirs], message, trailers)
+
+    def revert(
+        self,
+        commit: pygit2.Oid,
+        onto: pygit2.Oid,
+        message: str,
+        trailers: Mapping[str, str] | None = None,
+    ) -> pygit2.Oid:
+        """A new commit on ``onto`` undoing ``commit``; ``MergeConflict`` if later edits clash."""
+        with git_errors(f"revert {commit} on {onto}"):
+            tree = history.revert_tree(self.repo, commit, onto)
+        return self.commit(tree, [onto], message, trailers)
+
+    def diff(self, old: pygit2.Oid | None, new: pygit2.Oid) -> tuple[str, dict[str, int]]:
+        """Unified patch ``old`` (None: empty) -> ``new``; stats {files, insertions, deletions}."""
+        with git_errors(f"diff {old} and {new}"):
+            return history.diff(self.repo, old, new)
+
+    # -- notes ------------------------------------------------------------------------------
+
+    def read_note(self, commit: pygit2.Oid) -> dict[str, Any] | None:
+        """The JSON note of ``commit`` on ``refs/notes/gitpatch``, or None."""
+        return notes.read_note(self, commit)
+
+    def update_note(
+        self, commit: pygit2.Oid, change: Callable[[dict[str, Any] | None], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Read-modify-write the note of ``commit`` by CAS; ``change`` may run more than once."""
+        return notes.update_note(self, commit, change)
+
+    def iter_notes(self) -> Iterator[tuple[pygit2.Oid, dict[str, Any]]]:
+        """Every (commit id, note) on ``refs/notes/gitpatch``."""
+        return notes.iter_notes(self)

@@ -1,0 +1,226 @@
+"""Building a new tree from a base tree and a list of file changes, without index or worktree.
+
+Only the directories on the paths that change are touched: each gets one ``TreeBuilder`` seeded
+with its old entries, so the cost is (changed paths x depth), whatever the repository's size.
+Untouched subtrees keep their ids, and a moved file keeps its blob id and mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pygit2
+from pygit2.enums import FileMode
+
+from gitpatch.errors import InvalidArguments, NotATextResource, ResourceExists, ResourceNotFound
+from gitpatch.model import FileChange
+
+__all__ = ["MODE_BLOB", "MODE_LINK", "MODE_SUBMODULE", "MODE_TREE", "build", "kind_of"]
+
+MODE_BLOB = int(FileMode.BLOB)
+MODE_EXEC = int(FileMode.BLOB_EXECUTABLE)
+MODE_LINK = int(FileMode.LINK)
+MODE_SUBMODULE = int(FileMode.COMMIT)
+MODE_TREE = int(FileMode.TREE)
+
+
+def kind_of(mode: int) -> str:
+    """A word for what an entry of this filemode is, for messages."""
+    return {
+        MODE_TREE: "a directory",
+        MODE_LINK: "a symbolic link",
+        MODE_SUBMODULE: "a submodule",
+    }.get(mode, "a file")
+
+
+@dataclass(frozen=True)
+class _Leaf:
+    oid: pygit2.Oid
+    mode: int
+
+
+@dataclass
+class _Dir:
+    """A directory being rebuilt: its old tree (None when new) and the entries that change.
+
+    In ``changes`` a name maps to a ``_Dir`` (descend), a ``_Leaf`` (write) or None (remove).
+    """
+
+    path: str
+    base: pygit2.Tree | None
+    changes: dict[str, _Dir | _Leaf | None] = field(default_factory=dict)
+
+
+_Entry = _Dir | _Leaf | None
+
+
+class _Overlay:
+    """The base tree with the changes applied so far; answers lookups the way the result will."""
+
+    def __init__(self, repo: pygit2.Repository, base: pygit2.Tree | None) -> None:
+        self.repo = repo
+        self.root = _Dir("", base)
+
+    def _child(self, node: _Dir, name: str) -> _Entry:
+        if name in node.changes:
+            return node.changes[name]
+        if node.base is None or name not in node.base:
+            return None
+        obj = node.base[name]
+        path = f"{node.path}/{name}" if node.path else name
+        if obj.filemode == MODE_TREE:
+            subtree = self.repo[obj.id]
+            assert isinstance(subtree, pygit2.Tree)
+            sub = _Dir(path, subtree)
+            node.changes[name] = sub  # cached so later edits below it share one builder
+            return sub
+        return _Leaf(obj.id, obj.filemode)
+
+    def _parent(self, path: str, create: bool) -> tuple[_Dir, str] | None:
+        """The directory holding ``path`` (made when ``create``), or None if it does not exist."""
+        *dirs, name = path.split("/")
+        node = self.root
+        for depth, part in enumerate(dirs):
+            child = self._child(node, part)
+            here = "/".join(dirs[: depth + 1])
+            if isinstance(child, _Leaf):
+                raise ResourceExists(
+                    f"cannot place {path!r}: {here!r} is {kind_of(child.mode)}, not a directory",
+                    hint=f"Choose a path that does not go through the file {here!r}, or delete "
+                    "that file in the same proposal.",
+                    details={"path": path, "blocking": here},
+                )
+            if child is None:
+                if not create:
+                    return None
+                child = _Dir(here, None)
+                node.changes[part] = child
+            node = child
+        return node, name
+
+    def lookup(self, path: str) -> _Entry:
+        """What ``path`` holds now: a leaf, a directory, or None."""
+        found = self._parent(path, create=False) if "/" in path else (self.root, path)
+        try:
+            return None if found is None else self._child(*found)
+        except ResourceExists:
+            return None
+
+    def put(self, path: str, leaf: _Leaf) -> None:
+        """Write ``leaf`` at ``path``; refuses to overwrite a directory."""
+        parent, name = self._parent(path, create=True) or (self.root, path)
+        if isinstance(self._child(parent, name), _Dir):
+            raise NotATextResource(
+                f"cannot write {path!r}: it is a directory",
+                hint="Write to a file path inside the directory instead.",
+                details={"path": path},
+            )
+        parent.changes[name] = leaf
+
+    def remove(self, path: str) -> _Leaf:
+        """Remove the file at ``path`` and return what it was; it must exist and not be a dir."""
+        found = self._parent(path, create=False) if "/" in path else (self.root, path)
+        current = None if found is None else self._child(*found)
+        if current is None or found is None:
+            raise ResourceNotFound(
+                f"cannot remove {path!r}: no such file in the base commit",
+                hint="Read the file list again; the path may have been moved or deleted.",
+                details={"path": path},
+            )
+        if isinstance(current, _Dir):
+            raise NotATextResource(
+                f"cannot remove {path!r}: it is a directory",
+                hint="Delete the files inside it one by one.",
+                details={"path": path},
+            )
+        found[0].changes[found[1]] = None
+        return current
+
+
+def _write(repo: pygit2.Repository, node: _Dir) -> pygit2.Oid | None:
+    """Write ``node`` and its changed subdirectories; None when the result is empty."""
+    builder = repo.TreeBuilder(node.base) if node.base is not None else repo.TreeBuilder()
+    count = len(node.base) if node.base is not None else 0
+    for name, entry in node.changes.items():
+        present = builder.get(name) is not None
+        if isinstance(entry, _Dir):
+            oid = _write(repo, entry) if entry.changes or entry.base is None else entry.base.id
+            if oid is None:
+                entry = None
+            else:
+                builder.insert(name, oid, MODE_TREE)
+                count += 0 if present else 1
+                continue
+        if entry is None:
+            if present:
+                builder.remove(name)
+                count -= 1
+            continue
+        builder.insert(name, entry.oid, entry.mode)
+        count += 0 if present else 1
+    if count == 0 and node.path:
+        return None
+    return builder.write()
+
+
+def _check_path(path: str) -> None:
+    if not path or path.startswith("/") or path.endswith("/") or "\x00" in path:
+        raise InvalidArguments(
+            f"invalid repository path {path!r}",
+            hint="Pass a normalized path relative to the repository root.",
+            details={"path": path},
+        )
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        raise InvalidArguments(
+            f"invalid repository path {path!r}: empty, '.' or '..' component",
+            hint="Pass a normalized path relative to the repository root.",
+            details={"path": path},
+        )
+
+
+def _apply(repo: pygit2.Repository, tree: _Overlay, change: FileChange) -> None:
+    _check_path(change.path)
+    if change.source is not None:
+        _check_path(change.source)
+        moved = tree.remove(change.source)
+        if change.path != change.source and tree.lookup(change.path) is not None:
+            raise ResourceExists(
+                f"cannot move {change.source!r} to {change.path!r}: the target already exists",
+                hint="Pick a new target path, or delete the existing file first.",
+                details={"path": change.path, "source": change.source},
+            )
+        if change.content is not None and moved.mode in (MODE_LINK, MODE_SUBMODULE):
+            raise NotATextResource(
+                f"cannot edit {change.source!r}: it is {kind_of(moved.mode)}",
+                hint="Move it without changing its content, or edit regular files only.",
+                details={"path": change.source},
+            )
+        # Same bytes hash to the same id, so an unchanged move reuses the blob either way.
+        oid = moved.oid if change.content is None else repo.create_blob(change.content)
+        tree.put(change.path, _Leaf(oid, moved.mode))
+        return
+    if change.content is None:
+        tree.remove(change.path)
+        return
+    current = tree.lookup(change.path)
+    mode = current.mode if isinstance(current, _Leaf) else MODE_BLOB
+    if mode in (MODE_LINK, MODE_SUBMODULE):
+        raise NotATextResource(
+            f"cannot write {change.path!r}: it is {kind_of(mode)}, not a regular file",
+            hint="gitpatch edits regular files only.",
+            details={"path": change.path},
+        )
+    tree.put(change.path, _Leaf(repo.create_blob(change.content), mode))
+
+
+def build(
+    repo: pygit2.Repository, base: pygit2.Tree | None, changes: Sequence[FileChange]
+) -> pygit2.Oid:
+    """Write the tree ``base`` becomes after ``changes`` (applied in order); return its id."""
+    tree = _Overlay(repo, base)
+    for change in changes:
+        _apply(repo, tree, change)
+    oid = _write(repo, tree.root)
+    assert oid is not None  # the root is always written, even when empty
+    return oid
