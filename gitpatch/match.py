@@ -1,0 +1,594 @@
+"""Finding where a block of lines belongs in a document, or refusing when that is not certain.
+
+``seek`` walks a cascade of levels, each more lenient than the one before:
+
+=====================  ===================================================================
+level                  a pattern line equals a document line when...
+=====================  ===================================================================
+exact                  they are equal (line terminators are never part of a line)
+trailing_whitespace    they are equal after ``rstrip``
+whitespace             they are equal after ``strip``
+punctuation            equal after ``strip`` and mapping typographic dashes, quotes, odd
+                       spaces and the ellipsis to ASCII
+indentation            equal after ``strip``, and the whole block differs from the document
+                       by ONE uniform indentation change (a prefix, or tabs <-> spaces)
+blank_lines            equal at ``punctuation``, blank lines inside the block ignored on both
+                       sides (the matched range may then be longer or shorter than the pattern)
+fuzzy                  a line-aligned similarity over the block is high, every line is close,
+                       and no other window comes near it (see below)
+=====================  ===================================================================
+
+At each level ALL candidate positions at or after ``start`` are collected. One is returned; several
+are resolved only by an anchor (the first candidate below each anchor line) or by a line hint that
+is strictly nearest to one of them, otherwise ``MatchAmbiguous``; the cascade never falls through
+to a more lenient level after a level found several. A hint never makes content match.
+
+Whenever the matched block differs from the pattern by one uniform indentation change,
+``Match.indent`` (and ``Match.unit`` for tabs <-> spaces) records it, so ``reindent`` can move the
+replacement into the file's indentation. The ``whitespace`` level absorbs such differences too,
+so the difference is recorded there as well; without it a replacement written in the agent's
+indentation would land in the wrong column.
+
+Fuzzy matching compares a window of exactly ``len(pattern)`` lines line by line (normalised as at
+``punctuation``). Its score is ``100 * (1 - indel_distance / total_length)`` summed over lines, so
+a shifted window, which pairs every line with a different one, scores low. A window is plausible
+only when every line is at least ``FUZZY_LINE_MIN`` similar and at most a third of the lines
+differ; the best plausible window wins only when it scores at least ``FUZZY_THRESHOLD`` AND beats
+every other plausible window by ``FUZZY_MARGIN``. Blocks under ``FUZZY_MIN_LINES`` non-blank lines
+or ``FUZZY_MIN_CHARS`` characters are never matched fuzzily: a typo in a short block is as likely
+to be a different line. The values were tuned on ``bench/robustness`` (0 wrong applications).
+
+Speed: every level works on the document normalised once (cached per ``lines`` tuple); candidate
+positions come from C-level scans for the pattern's longest line, and the block is compared only
+there. Fuzzy windows come from two rapidfuzz scans (``score_cutoff``) for the two longest lines.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from rapidfuzz import fuzz, process
+from rapidfuzz.distance import Indel
+
+from gitpatch.errors import InvalidPatch, MatchAmbiguous, MatchNotFound
+
+__all__ = [
+    "FUZZY_LINE_MIN",
+    "FUZZY_MARGIN",
+    "FUZZY_MIN_CHARS",
+    "FUZZY_MIN_LINES",
+    "FUZZY_THRESHOLD",
+    "PROFILES",
+    "Level",
+    "Match",
+    "find_substring",
+    "normalize_punctuation",
+    "reindent",
+    "seek",
+]
+
+
+class Level(StrEnum):
+    """A matching level; the value is the name used in results and docs."""
+
+    EXACT = "exact"
+    TRAILING_WHITESPACE = "trailing_whitespace"
+    WHITESPACE = "whitespace"
+    PUNCTUATION = "punctuation"
+    INDENTATION = "indentation"
+    BLANK_LINES = "blank_lines"
+    FUZZY = "fuzzy"
+
+
+#: Which levels each tool may use, in cascade order. apply_patch stops before blank_lines: its
+#: hunks pair each context/removed line with one file line, which a blank-line-tolerant match
+#: (a range of another length) would break; indentation is a strict subset of whitespace.
+PROFILES: dict[str, tuple[Level, ...]] = {
+    "patch": tuple(Level),
+    "apply_patch": (
+        Level.EXACT,
+        Level.TRAILING_WHITESPACE,
+        Level.WHITESPACE,
+        Level.PUNCTUATION,
+        Level.INDENTATION,
+    ),
+    "patch_resource": (Level.EXACT,),
+}
+
+FUZZY_THRESHOLD = 90.0
+FUZZY_MARGIN = 5.0
+FUZZY_LINE_MIN = 70.0
+FUZZY_MIN_LINES = 3
+FUZZY_MIN_CHARS = 60
+
+
+@dataclass(frozen=True)
+class Match:
+    """Where a pattern matched: document lines ``[start, end)`` (0-based) and at which level.
+
+    ``indent`` is ``(pattern_prefix, file_prefix)`` when the block differs from the pattern by one
+    uniform indentation change; ``unit`` is ``(pattern_unit, file_unit)`` (e.g. ``("\\t", "    ")``)
+    when that change also swaps tabs and spaces. ``score`` is set for fuzzy matches only.
+    """
+
+    start: int
+    end: int
+    level: Level
+    indent: tuple[str, str] | None = None
+    score: float | None = None
+    unit: tuple[str, str] | None = None
+
+
+_PUNCT = str.maketrans(
+    {
+        **{chr(c): "-" for c in range(0x2010, 0x2016)},
+        "\u2212": "-",
+        **{chr(c): "'" for c in range(0x2018, 0x201C)},
+        **{chr(c): '"' for c in range(0x201C, 0x2020)},
+        **{chr(c): " " for c in (0x00A0, *range(0x2002, 0x200B), 0x202F, 0x205F, 0x3000)},
+        "\u2026": "...",
+    }
+)
+
+
+def normalize_punctuation(line: str) -> str:
+    """``line`` stripped, with typographic and look-alike characters mapped to ASCII."""
+    return line.strip() if line.isascii() else line.translate(_PUNCT).strip()
+
+
+# The normalisation each level compares with; indentation compares stripped lines and then checks
+# the indentation itself.
+_KEY = {
+    Level.EXACT: "exact",
+    Level.TRAILING_WHITESPACE: "rstrip",
+    Level.WHITESPACE: "strip",
+    Level.PUNCTUATION: "punct",
+    Level.INDENTATION: "strip",
+    Level.BLANK_LINES: "punct",
+    Level.FUZZY: "punct",
+}
+
+
+def _normalize(lines: Sequence[str], key: str) -> list[str]:
+    if key == "exact":
+        return list(lines)
+    if key == "rstrip":
+        return list(map(str.rstrip, lines))
+    if key == "strip":
+        return list(map(str.strip, lines))
+    return list(map(normalize_punctuation, lines))
+
+
+class _View:
+    """One document's lines, normalised lazily once per key."""
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = lines
+        self._norm: dict[str, list[str]] = {}
+        self._nonblank: tuple[list[int], list[str]] | None = None
+
+    def norm(self, key: str) -> list[str]:
+        """The document's lines under normalisation ``key``."""
+        got = self._norm.get(key)
+        if got is None:
+            got = self._norm[key] = _normalize(self.lines, key)
+        return got
+
+    def nonblank(self) -> tuple[list[int], list[str]]:
+        """Positions and punctuation-normalised text of the non-blank lines."""
+        if self._nonblank is None:
+            punct = self.norm("punct")
+            pos = [i for i, s in enumerate(punct) if s]
+            self._nonblank = (pos, [punct[i] for i in pos])
+        return self._nonblank
+
+
+_CACHE: OrderedDict[int, _View] = OrderedDict()
+_CACHE_SIZE = 8
+
+
+def _view(lines: Sequence[str]) -> _View:
+    # Only tuples are cached: they cannot change under us, and the view keeps the tuple alive so
+    # its id cannot be reused while cached.
+    if not isinstance(lines, tuple):
+        return _View(lines)
+    got = _CACHE.get(id(lines))
+    if got is not None and got.lines is lines:
+        _CACHE.move_to_end(id(lines))
+        return got
+    got = _CACHE[id(lines)] = _View(lines)
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return got
+
+
+def _positions(seq: list[str], value: str) -> list[int]:
+    """Every index of ``value`` in ``seq`` (C-level scans, no per-position Python compare)."""
+    out: list[int] = []
+    i = -1
+    try:
+        while True:
+            i = seq.index(value, i + 1)
+            out.append(i)
+    except ValueError:
+        return out
+
+
+def _find_runs(seq: list[str], pat: list[str], start: int) -> list[int]:
+    """Start indices ``>= start`` where ``pat`` occurs as a contiguous run in ``seq``."""
+    n = len(pat)
+    if n == 0 or n > len(seq):
+        return []
+    probe = max(range(n), key=lambda j: len(pat[j]))
+    out = []
+    for i in _positions(seq, pat[probe]):
+        s = i - probe
+        if s >= start and s + n <= len(seq) and seq[s : s + n] == pat:
+            out.append(s)
+    return out
+
+
+def _leading(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _convert_units(ws: str, src: str, dst: str) -> str:
+    count = 0
+    while ws.startswith(src, count * len(src)):
+        count += 1
+    return dst * count + ws[count * len(src) :]
+
+
+def _prefix_change(pws: list[str], fws: list[str]) -> tuple[str, str] | None:
+    """The one ``(P, F)`` with ``p == P + r`` and ``f == F + r`` for every pair, if any."""
+    k = min(range(len(pws)), key=lambda i: len(pws[i]))
+    p0, f0 = pws[k], fws[k]
+    common = 0
+    while common < min(len(p0), len(f0)) and p0[-1 - common] == f0[-1 - common]:
+        common += 1
+    big_p, big_f = p0[: len(p0) - common], f0[: len(f0) - common]
+    for p, f in zip(pws, fws, strict=True):
+        if not (p.startswith(big_p) and f.startswith(big_f)) or p[len(big_p) :] != f[len(big_f) :]:
+            return None
+    return big_p, big_f
+
+
+def _unit_swaps(pws: list[str], fws: list[str]) -> list[tuple[str, str]]:
+    p_chars, f_chars = set("".join(pws)), set("".join(fws))
+    if p_chars <= {" "} and "\t" in f_chars:
+        return [(" " * w, "\t") for w in (4, 8, 2)]
+    if "\t" in p_chars and f_chars <= {" "}:
+        return [("\t", " " * w) for w in (4, 8, 2)]
+    return []
+
+
+def indent_change(
+    pattern: Sequence[str], block: Sequence[str]
+) -> tuple[bool, tuple[str, str] | None, tuple[str, str] | None]:
+    """Compare the indentation of aligned non-blank line pairs.
+
+    Returns ``(uniform, indent, unit)``: ``uniform`` is False when no single indentation change
+    maps the pattern onto the block; ``indent``/``unit`` describe the change (None when none).
+    """
+    pairs = [(p, f) for p, f in zip(pattern, block, strict=True) if p.strip() and f.strip()]
+    pws = [_leading(p) for p, _ in pairs]
+    fws = [_leading(f) for _, f in pairs]
+    if pws == fws:
+        return True, None, None
+    found = _prefix_change(pws, fws)
+    if found is not None:
+        return True, found, None
+    best: tuple[tuple[str, str], tuple[str, str]] | None = None
+    for unit in _unit_swaps(pws, fws):
+        got = _prefix_change([_convert_units(w, *unit) for w in pws], fws)
+        if got is not None and (best is None or len(got[0] + got[1]) < len("".join(best[0]))):
+            best = (got, unit)
+    if best is None:
+        return False, None, None
+    return True, best[0], best[1]
+
+
+def reindent(lines: Sequence[str], match: Match) -> list[str]:
+    """Move replacement lines written in the pattern's indentation into the file's style."""
+    if match.indent is None:
+        return list(lines)
+    big_p, big_f = match.indent
+    out = []
+    for line in lines:
+        if not line.strip():
+            out.append(line)
+            continue
+        ws = _leading(line)
+        body = line[len(ws) :]
+        if match.unit is not None:
+            ws = _convert_units(ws, *match.unit)
+        if ws.startswith(big_p):
+            ws = big_f + ws[len(big_p) :]
+        elif len(set(big_p + big_f + ws)) == 1:
+            # A line dedented past the pattern's base: shift it by the same number of columns.
+            ws = ws[:1] * max(0, len(ws) - len(big_p) + len(big_f))
+        out.append(ws + body)
+    return out
+
+
+def find_substring(text: str, needle: str) -> list[int]:
+    """All non-overlapping start offsets of ``needle`` in ``text``."""
+    if not needle:
+        raise InvalidPatch(
+            "old_string is empty",
+            hint="Give the exact text to replace, with enough context to be unique, or use "
+            "after_line to insert.",
+        )
+    out: list[int] = []
+    i = text.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = text.find(needle, i + len(needle))
+    return out
+
+
+def _line_candidates(view: _View, pattern: list[str], level: Level, start: int) -> list[Match]:
+    key = _KEY[level]
+    n = len(pattern)
+    starts = _find_runs(view.norm(key), _normalize(pattern, key), start)
+    if level in (Level.EXACT, Level.TRAILING_WHITESPACE):
+        return [Match(s, s + n, level) for s in starts]
+    out = []
+    for s in starts:
+        uniform, indent, unit = indent_change(pattern, view.lines[s : s + n])
+        if level is Level.INDENTATION and (not uniform or indent is None):
+            continue
+        out.append(Match(s, s + n, level, indent=indent, unit=unit))
+    return out
+
+
+def _blank_candidates(view: _View, pattern: list[str], start: int) -> list[Match]:
+    pnorm = _normalize(pattern, "punct")
+    core = [j for j, p in enumerate(pnorm) if p]
+    if not core:
+        return []
+    pos, vals = view.nonblank()
+    k0 = next((k for k, i in enumerate(pos) if i >= start), len(pos))
+    lead, trail = core[0], len(pattern) - 1 - core[-1]
+    out = []
+    for k in _find_runs(vals, [pnorm[j] for j in core], k0):
+        first, last = pos[k], pos[k + len(core) - 1]
+        s, e = first, last + 1
+        # Take in the pattern's own leading/trailing blank lines when the file has them there.
+        while s > max(start, first - lead) and not view.norm("punct")[s - 1]:
+            s -= 1
+        while e < min(len(view.lines), last + 1 + trail) and not view.norm("punct")[e]:
+            e += 1
+        block = [view.lines[pos[k + c]] for c in range(len(core))]
+        _, indent, unit = indent_change([pattern[j] for j in core], block)
+        out.append(Match(s, e, Level.BLANK_LINES, indent=indent, unit=unit))
+    return out
+
+
+def _window_score(pat: list[str], doc: list[str], s: int, max_changed: int) -> float | None:
+    dist = total = changed = 0
+    for j, p in enumerate(pat):
+        w = doc[s + j]
+        total += len(p) + len(w)
+        if p == w:
+            continue
+        changed += 1
+        if changed > max_changed or fuzz.ratio(p, w) < FUZZY_LINE_MIN:
+            return None
+        dist += Indel.distance(p, w)
+    return 100.0 if not total else 100.0 * (1 - dist / total)
+
+
+def _fuzzy_candidates(view: _View, pattern: list[str], start: int) -> list[Match]:
+    pnorm = _normalize(pattern, "punct")
+    nonblank = [p for p in pnorm if p]
+    if len(nonblank) < FUZZY_MIN_LINES or sum(map(len, nonblank)) < FUZZY_MIN_CHARS:
+        return []
+    doc = view.norm("punct")
+    n = len(pnorm)
+    starts: set[int] | None = None
+    # Every plausible window has each line >= FUZZY_LINE_MIN similar, so scanning for the two
+    # longest lines alone finds all of them.
+    for j in sorted(range(n), key=lambda j: -len(pnorm[j]))[:2]:
+        hits = process.extract(
+            pnorm[j], doc, scorer=fuzz.ratio, score_cutoff=FUZZY_LINE_MIN, limit=None
+        )
+        found = {idx - j for _, _, idx in hits}
+        starts = found if starts is None else starts & found
+    out = []
+    for s in sorted(starts or ()):
+        if s < start or s + n > len(doc):
+            continue
+        score = _window_score(pnorm, doc, s, max(1, len(nonblank) // 3))
+        if score is not None:
+            _, indent, unit = indent_change(pattern, view.lines[s : s + n])
+            out.append(Match(s, s + n, Level.FUZZY, indent=indent, score=score, unit=unit))
+    return out
+
+
+def _candidates(view: _View, pattern: list[str], level: Level, start: int) -> list[Match]:
+    if level is Level.BLANK_LINES:
+        return _blank_candidates(view, pattern, start)
+    if level is Level.FUZZY:
+        return _fuzzy_candidates(view, pattern, start)
+    return _line_candidates(view, pattern, level, start)
+
+
+def _levels(profile: str | Sequence[Level]) -> tuple[Level, ...]:
+    if isinstance(profile, str):
+        if profile not in PROFILES:
+            raise InvalidPatch(
+                f"unknown matching profile {profile!r}",
+                hint=f"Use one of: {', '.join(PROFILES)}.",
+            )
+        return PROFILES[profile]
+    return tuple(Level(level) for level in profile)
+
+
+def _anchor_lines(view: _View, anchor: str) -> list[int]:
+    want = normalize_punctuation(anchor)
+    return [i for i, s in enumerate(view.norm("punct")) if s.startswith(want)]
+
+
+def _at_end_ok(view: _View, m: Match) -> bool:
+    # Blank lines after the block do not count: agents rarely show a file's trailing blank lines.
+    return not any(view.norm("strip")[m.end :])
+
+
+def _narrow(found: list[Match], anchors: list[int] | None, hint: int | None) -> Match | None:
+    """Pick one of several candidates by anchor, then by a strictly nearest line hint."""
+    if anchors is not None and found[0].level is not Level.FUZZY:
+        firsts = {
+            min(m.start for m in found if m.start > a) for a in anchors if a < found[-1].start
+        }
+        found = [m for m in found if m.start in firsts]
+        if len(found) == 1:
+            return found[0]
+    if hint is not None:
+        dist = sorted((abs(m.start + 1 - hint), m.start) for m in found)
+        if dist[0][0] < dist[1][0]:
+            best = next(m for m in found if m.start == dist[0][1])
+            if best.score is None or best.score >= FUZZY_THRESHOLD:
+                return best
+    return None
+
+
+def _fuzzy_contenders(found: list[Match]) -> list[Match]:
+    best = max(m.score or 0.0 for m in found)
+    if best < FUZZY_THRESHOLD:
+        return []
+    return [m for m in found if (m.score or 0.0) > best - FUZZY_MARGIN]
+
+
+def seek(
+    lines: Sequence[str],
+    pattern: Sequence[str],
+    *,
+    start: int = 0,
+    line_hint: int | None = None,
+    anchor: str | None = None,
+    at_end: bool = False,
+    profile: str | Sequence[Level] = "patch",
+) -> Match:
+    """Find the one place where ``pattern`` (lines without terminators) sits in ``lines``.
+
+    ``start``: 0-based first line a match may begin at. ``line_hint``: 1-based line the caller
+    believes the block starts at; it only chooses among content matches. ``anchor``: a line, or
+    the start of a line, somewhere above the block. ``at_end``: the block must end the document
+    (trailing blank lines aside). Raises ``MatchNotFound``, ``MatchAmbiguous`` or, for an empty
+    pattern, ``InvalidPatch``.
+    """
+    levels = _levels(profile)
+    pat = list(pattern)
+    if not pat:
+        raise InvalidPatch(
+            "the text to find is empty",
+            hint="Include at least one line of the existing file to locate the edit.",
+        )
+    view = _view(lines)
+    start = max(0, start)
+    anchors = None
+    if anchor is not None and normalize_punctuation(anchor):
+        anchors = _anchor_lines(view, anchor)
+        if not anchors:
+            raise _anchor_not_found(view, anchor)
+    for level in levels:
+        found = _candidates(view, pat, level, start)
+        if at_end:
+            found = [m for m in found if _at_end_ok(view, m)]
+        if anchors is not None:
+            found = [m for m in found if m.start > anchors[0]]
+        if level is Level.FUZZY and found:
+            found = _fuzzy_contenders(found)
+        if not found:
+            continue
+        if len(found) == 1:
+            return found[0]
+        chosen = _narrow(found, anchors, line_hint)
+        if chosen is None:
+            raise _ambiguous(found, level, pat)
+        return chosen
+    raise _not_found(view, pat, levels, start)
+
+
+def _ambiguous(found: list[Match], level: Level, pat: list[str]) -> MatchAmbiguous:
+    where = [m.start + 1 for m in found]
+    shown = ", ".join(map(str, where[:10])) + (", ..." if len(where) > 10 else "")
+    return MatchAmbiguous(
+        f"the old text ({len(pat)} line{'s' if len(pat) != 1 else ''}, first line "
+        f"{_clip(pat[0])!r}) matches {len(where)} places in the file (at lines {shown}, "
+        f"level {level.value}); it must match exactly one",
+        hint="Add unchanged lines from around the intended place until the old text occurs only "
+        "once; where the format allows, a line number or an anchor line above the block picks "
+        "among these places.",
+        details={"candidates": where, "level": level.value},
+    )
+
+
+def _clip(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _closest(view: _View, pat: list[str]) -> tuple[int, int, float] | None:
+    """The window of the document most like the pattern: (start, end, percent similar)."""
+    doc = view.norm("punct")
+    pnorm = _normalize(pat, "punct")
+    if not doc or not any(pnorm):
+        return None
+    best: tuple[float, int] | None = None
+    joined = "\n".join(pnorm)
+    for j in sorted(range(len(pnorm)), key=lambda j: -len(pnorm[j]))[:3]:
+        hit = process.extractOne(pnorm[j], doc, scorer=fuzz.ratio)
+        if hit is None:
+            continue
+        s = min(max(0, hit[2] - j), max(0, len(doc) - len(pnorm)))
+        score = fuzz.ratio(joined, "\n".join(doc[s : s + len(pnorm)]))
+        if best is None or score > best[0]:
+            best = (score, s)
+    if best is None:
+        return None
+    return best[1], min(len(doc), best[1] + len(pnorm)), best[0]
+
+
+def _not_found(view: _View, pat: list[str], levels: tuple[Level, ...], start: int) -> MatchNotFound:
+    names = ", ".join(level.value for level in levels)
+    message = (
+        f"the old text ({len(pat)} line{'s' if len(pat) != 1 else ''}, first line "
+        f"{_clip(pat[0])!r}) was not found in the file"
+        + (f" at or after line {start + 1}" if start else "")
+        + f" (compared: {names})"
+    )
+    details: dict[str, object] = {"levels": [level.value for level in levels]}
+    region = _closest(view, pat)
+    if region is None:
+        hint = "The file has no similar text. Re-read the file and copy the old text exactly."
+        return MatchNotFound(message, hint=hint, details=details)
+    s, e, score = region
+    details["closest"] = {"start_line": s + 1, "end_line": e, "similarity": round(score, 1)}
+    diff = list(
+        difflib.unified_diff(
+            pat, list(view.lines[s:e]), "sent", f"file lines {s + 1}-{e}", n=1, lineterm=""
+        )
+    )[2:]
+    if len(diff) > 16:
+        diff = [*diff[:16], f"... ({len(diff) - 16} more diff lines)"]
+    hint = (
+        f"The closest region is lines {s + 1}-{e} ({score:.0f}% similar); "
+        "'-' is what was sent, '+' is what the file has there:\n"
+        + "\n".join(diff)
+        + "\nCopy the old text exactly from the file (re-read it if it changed) and retry."
+    )
+    return MatchNotFound(message, hint=hint, details=details)
+
+
+def _anchor_not_found(view: _View, anchor: str) -> MatchNotFound:
+    return MatchNotFound(
+        f"the anchor line {_clip(anchor)!r} is not in the file",
+        hint="An anchor must be the text (or the start of the text) of a line above the block; "
+        "re-read the file and copy that line, or drop the anchor.",
+        details={"anchor": anchor},
+    )
