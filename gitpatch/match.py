@@ -55,6 +55,7 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Indel
 
 from gitpatch.errors import InvalidPatch, MatchAmbiguous, MatchNotFound
+from gitpatch.indentation import indent_change, shift_lines
 
 __all__ = [
     "FUZZY_LINE_MIN",
@@ -232,87 +233,11 @@ def _find_runs(seq: list[str], pat: list[str], start: int) -> list[int]:
     return out
 
 
-def _leading(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
-
-
-def _convert_units(ws: str, src: str, dst: str) -> str:
-    count = 0
-    while ws.startswith(src, count * len(src)):
-        count += 1
-    return dst * count + ws[count * len(src) :]
-
-
-def _prefix_change(pws: list[str], fws: list[str]) -> tuple[str, str] | None:
-    """The one ``(P, F)`` with ``p == P + r`` and ``f == F + r`` for every pair, if any."""
-    k = min(range(len(pws)), key=lambda i: len(pws[i]))
-    p0, f0 = pws[k], fws[k]
-    common = 0
-    while common < min(len(p0), len(f0)) and p0[-1 - common] == f0[-1 - common]:
-        common += 1
-    big_p, big_f = p0[: len(p0) - common], f0[: len(f0) - common]
-    for p, f in zip(pws, fws, strict=True):
-        if not (p.startswith(big_p) and f.startswith(big_f)) or p[len(big_p) :] != f[len(big_f) :]:
-            return None
-    return big_p, big_f
-
-
-def _unit_swaps(pws: list[str], fws: list[str]) -> list[tuple[str, str]]:
-    p_chars, f_chars = set("".join(pws)), set("".join(fws))
-    if p_chars <= {" "} and "\t" in f_chars:
-        return [(" " * w, "\t") for w in (4, 8, 2)]
-    if "\t" in p_chars and f_chars <= {" "}:
-        return [("\t", " " * w) for w in (4, 8, 2)]
-    return []
-
-
-def indent_change(
-    pattern: Sequence[str], block: Sequence[str]
-) -> tuple[bool, tuple[str, str] | None, tuple[str, str] | None]:
-    """Compare the indentation of aligned non-blank line pairs.
-
-    Returns ``(uniform, indent, unit)``: ``uniform`` is False when no single indentation change
-    maps the pattern onto the block; ``indent``/``unit`` describe the change (None when none).
-    """
-    pairs = [(p, f) for p, f in zip(pattern, block, strict=True) if p.strip() and f.strip()]
-    pws = [_leading(p) for p, _ in pairs]
-    fws = [_leading(f) for _, f in pairs]
-    if pws == fws:
-        return True, None, None
-    found = _prefix_change(pws, fws)
-    if found is not None:
-        return True, found, None
-    best: tuple[tuple[str, str], tuple[str, str]] | None = None
-    for unit in _unit_swaps(pws, fws):
-        got = _prefix_change([_convert_units(w, *unit) for w in pws], fws)
-        if got is not None and (best is None or len(got[0] + got[1]) < len("".join(best[0]))):
-            best = (got, unit)
-    if best is None:
-        return False, None, None
-    return True, best[0], best[1]
-
-
 def reindent(lines: Sequence[str], match: Match) -> list[str]:
     """Move replacement lines written in the pattern's indentation into the file's style."""
     if match.indent is None:
         return list(lines)
-    big_p, big_f = match.indent
-    out = []
-    for line in lines:
-        if not line.strip():
-            out.append(line)
-            continue
-        ws = _leading(line)
-        body = line[len(ws) :]
-        if match.unit is not None:
-            ws = _convert_units(ws, *match.unit)
-        if ws.startswith(big_p):
-            ws = big_f + ws[len(big_p) :]
-        elif len(set(big_p + big_f + ws)) == 1:
-            # A line dedented past the pattern's base: shift it by the same number of columns.
-            ws = ws[:1] * max(0, len(ws) - len(big_p) + len(big_f))
-        out.append(ws + body)
-    return out
+    return shift_lines(lines, match.indent, match.unit)
 
 
 def find_substring(text: str, needle: str) -> list[int]:
@@ -554,6 +479,25 @@ def _closest(view: _View, pat: list[str]) -> tuple[int, int, float] | None:
     return best[1], min(len(doc), best[1] + len(pnorm)), best[0]
 
 
+def _region_diff(pat: list[str], region: list[str], first: int) -> list[str]:
+    """A short line diff: ``-`` sent lines, ``+ N`` file lines, one line of context around."""
+    out: list[str] = []
+    ops = difflib.SequenceMatcher(None, pat, region, autojunk=False).get_opcodes()
+    for k, (tag, i1, i2, j1, j2) in enumerate(ops):
+        if tag == "equal":
+            keep = list(range(j1, j2))
+            if len(keep) > 3:
+                # Context: the line next to each change only.
+                keep = ([j1] if k > 0 else []) + ([j2 - 1] if k < len(ops) - 1 else [])
+            out.extend(f"  {first + j:>5} | {region[j]}" for j in keep)
+            continue
+        out.extend(f"- {'':>5} | {pat[i]}" for i in range(i1, i2))
+        out.extend(f"+ {first + j:>5} | {region[j]}" for j in range(j1, j2))
+    if len(out) > 16:
+        out = [*out[:16], f"  ... ({len(out) - 16} more lines)"]
+    return out
+
+
 def _not_found(view: _View, pat: list[str], levels: tuple[Level, ...], start: int) -> MatchNotFound:
     names = ", ".join(level.value for level in levels)
     message = (
@@ -569,16 +513,10 @@ def _not_found(view: _View, pat: list[str], levels: tuple[Level, ...], start: in
         return MatchNotFound(message, hint=hint, details=details)
     s, e, score = region
     details["closest"] = {"start_line": s + 1, "end_line": e, "similarity": round(score, 1)}
-    diff = list(
-        difflib.unified_diff(
-            pat, list(view.lines[s:e]), "sent", f"file lines {s + 1}-{e}", n=1, lineterm=""
-        )
-    )[2:]
-    if len(diff) > 16:
-        diff = [*diff[:16], f"... ({len(diff) - 16} more diff lines)"]
+    diff = _region_diff(pat, list(view.lines[s:e]), s + 1)
     hint = (
         f"The closest region is lines {s + 1}-{e} ({score:.0f}% similar); "
-        "'-' is what was sent, '+' is what the file has there:\n"
+        "'-' lines were sent but differ, '+' lines are what the file has (with line numbers):\n"
         + "\n".join(diff)
         + "\nCopy the old text exactly from the file (re-read it if it changed) and retry."
     )
