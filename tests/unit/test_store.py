@@ -1,0 +1,622 @@
+"""Store: every method and every error, on real repositories in temp dirs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pygit2
+import pytest
+from pygit2.enums import ConfigLevel
+
+from gitpatch.errors import (
+    ConcurrentUpdate,
+    InvalidArguments,
+    MergeConflict,
+    NotATextResource,
+    RepositoryError,
+    ResourceExists,
+    ResourceNotFound,
+)
+from gitpatch.model import FileChange as F
+from gitpatch.store import DEFAULT_EMAIL, DEFAULT_NAME, NOTES_REF, Store
+from gitpatch.store import refs as store_refs
+from tests.conftest import git
+
+MAIN = "refs/heads/main"
+EXEC = 0o100755
+
+
+@pytest.fixture
+def store(git_repo: Path) -> Store:
+    """A Store on the empty ``git_repo`` (user.name configured at repo level)."""
+    return Store.open(git_repo)
+
+
+def land(store: Store, changes: list[F], message: str = "change") -> pygit2.Oid:
+    """Build ``changes`` on main's tip, commit, and move main by CAS."""
+    tip = store.ref_target(MAIN)
+    tree = store.build_tree(tip, changes)
+    commit = store.commit(tree, [tip] if tip else [], message)
+    store.update_ref(MAIN, commit, tip, f"test: {message}")
+    return commit
+
+
+@pytest.fixture
+def no_global_config(tmp_path: Path) -> Iterator[None]:
+    """Point libgit2's global/XDG/system config search at an empty dir for one test."""
+    empty = tmp_path / "empty-config"
+    empty.mkdir()
+    levels = (ConfigLevel.GLOBAL, ConfigLevel.XDG, ConfigLevel.SYSTEM)
+    saved = {lvl: pygit2.settings.search_path[lvl] for lvl in levels}
+    for lvl in levels:
+        pygit2.settings.search_path[lvl] = str(empty)
+    yield
+    for lvl, value in saved.items():
+        pygit2.settings.search_path[lvl] = value
+
+
+# -- open and identity ---------------------------------------------------------------------
+
+
+def test_open_finds_repository_from_subdirectory(git_repo: Path) -> None:
+    (git_repo / "sub").mkdir()
+    assert Path(Store.open(git_repo / "sub").repo.workdir).resolve() == git_repo.resolve()
+
+
+def test_open_refuses_a_plain_directory(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(RepositoryError, match="not a git repository") as info:
+        Store.open(plain)
+    assert info.value.details["path"] == str(plain)
+
+
+def test_open_bare_repository(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", "bare.git")
+    store = Store.open(tmp_path / "bare.git")
+    assert store.repo.is_bare
+    assert land(store, [F("a.txt", b"a\n")]) == store.ref_target("HEAD")
+
+
+def test_signature_from_repository_config(store: Store) -> None:
+    sig = store.signature()
+    assert (sig.name, sig.email) == ("Test Person", "person@example.com")
+
+
+def test_signature_default_when_user_unset(tmp_path: Path, no_global_config: None) -> None:
+    git(tmp_path, "init", "-q", "-b", "main", "r")
+    store = Store.open(tmp_path / "r")
+    sig = store.signature()
+    assert (sig.name, sig.email) == (DEFAULT_NAME, DEFAULT_EMAIL)
+    commit = land(store, [F("a.txt", b"a\n")])
+    assert store.info(commit).author == f"{DEFAULT_NAME} <{DEFAULT_EMAIL}>"
+
+
+def test_signature_name_without_email(tmp_path: Path, no_global_config: None) -> None:
+    git(tmp_path, "init", "-q", "-b", "main", "r")
+    git(tmp_path / "r", "config", "user.name", "Only Name")
+    sig = Store.open(tmp_path / "r").signature()
+    assert (sig.name, sig.email) == ("Only Name", DEFAULT_EMAIL)
+
+
+# -- names ---------------------------------------------------------------------------------
+
+
+def test_resolve_commit_by_id_prefix_and_ref(store: Store) -> None:
+    c1 = land(store, [F("a.txt", b"1\n")])
+    c2 = land(store, [F("a.txt", b"2\n")])
+    assert store.resolve_commit(str(c1)) == c1
+    assert store.resolve_commit(str(c1)[:8]) == c1
+    assert store.resolve_commit("main") == c2
+    assert store.resolve_commit(MAIN) == c2
+    assert store.resolve_commit("HEAD") == c2
+
+
+@pytest.mark.parametrize("rev", ["nope", "refs/heads/nope", "0" * 40, "deadbeef"])
+def test_resolve_commit_missing(store: Store, rev: str) -> None:
+    land(store, [F("a.txt", b"1\n")])
+    with pytest.raises(RepositoryError, match=rev):
+        store.resolve_commit(rev)
+
+
+def test_resolve_commit_empty_is_invalid(store: Store) -> None:
+    with pytest.raises(InvalidArguments):
+        store.resolve_commit("  ")
+
+
+def test_resolve_commit_refuses_a_blob(store: Store) -> None:
+    blob = store.repo.create_blob(b"x\n")
+    with pytest.raises(RepositoryError, match="not a commit"):
+        store.resolve_commit(str(blob))
+
+
+def test_resolve_commit_ambiguous_prefix(store: Store) -> None:
+    # Blob contents are fixed, so their ids (and the first 4-hex collision) are deterministic.
+    seen: dict[str, pygit2.Oid] = {}
+    for i in range(5000):
+        oid = store.repo.create_blob(f"blob {i}\n".encode())
+        if str(oid)[:4] in seen:
+            break
+        seen[str(oid)[:4]] = oid
+    prefix = str(oid)[:4]
+    with pytest.raises(RepositoryError, match="ambiguous"):
+        store.resolve_commit(prefix)
+
+
+def test_ref_target_and_head_branch(store: Store) -> None:
+    assert store.head_branch() == MAIN  # unborn
+    assert store.ref_target(MAIN) is None
+    assert store.ref_target("HEAD") is None
+    c1 = land(store, [F("a.txt", b"1\n")])
+    assert store.ref_target(MAIN) == c1
+    assert store.ref_target("HEAD") == c1
+    assert store.ref_target("refs/heads/other") is None
+    store.repo.set_head(c1)
+    assert store.head_branch() is None
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def test_entry_and_read(store: Store) -> None:
+    c = land(store, [F("dir/a.txt", b"alpha\n"), F("top.txt", b"top\n")])
+    found = store.entry(c, "dir/a.txt")
+    assert found is not None and found.mode == 0o100644 and found.kind == "file"
+    assert store.repo[found.oid].read_raw() == b"alpha\n"
+    d = store.entry(c, "dir")
+    assert d is not None and d.kind == "directory"
+    assert store.read(c, "dir/a.txt") == b"alpha\n"
+    assert store.read(c, "missing.txt") is None
+    assert store.read(c, "top.txt/below") is None
+    assert store.entry(c, "dir/nope") is None
+
+
+def _commit_special(store: Store) -> pygit2.Oid:
+    """A commit holding a symlink and a submodule entry, built with TreeBuilder directly."""
+    repo = store.repo
+    builder = repo.TreeBuilder()
+    builder.insert("link", repo.create_blob(b"target.txt"), pygit2.enums.FileMode.LINK)
+    builder.insert("target.txt", repo.create_blob(b"t\n"), pygit2.enums.FileMode.BLOB)
+    builder.insert("sub", pygit2.Oid(hex="1" * 40), pygit2.enums.FileMode.COMMIT)
+    return store.commit(builder.write(), [], "special entries")
+
+
+@pytest.mark.parametrize(
+    ("path", "word"), [("link", "symbolic link"), ("sub", "submodule"), ("d", "directory")]
+)
+def test_read_refuses_non_files(store: Store, path: str, word: str) -> None:
+    base = _commit_special(store)
+    c = store.commit(store.build_tree(base, [F("d/f.txt", b"f\n")]), [base], "dir")
+    with pytest.raises(NotATextResource, match=word) as info:
+        store.read(c, path)
+    assert info.value.details["path"] == path
+
+
+def test_entry_on_missing_commit_is_repository_error(store: Store) -> None:
+    with pytest.raises(RepositoryError):
+        store.entry(pygit2.Oid(hex="2" * 40), "a.txt")
+
+
+# -- build_tree ----------------------------------------------------------------------------
+
+
+def test_build_tree_adds_nested_files_from_nothing(store: Store) -> None:
+    tree = store.build_tree(None, [F("a/b/c/d.txt", b"deep\n"), F("top.txt", b"t\n")])
+    c = store.commit(tree, [], "new")
+    assert store.read(c, "a/b/c/d.txt") == b"deep\n"
+    assert store.read(c, "top.txt") == b"t\n"
+
+
+def test_build_tree_keeps_mode_and_untouched_subtrees(store: Store) -> None:
+    base = land(store, [F("bin/run.sh", b"#!/bin/sh\n"), F("lib/x.py", b"x\n")])
+    tree = store.repo[base].tree
+    builder = store.repo.TreeBuilder(tree["bin"].id)
+    builder.insert("run.sh", tree["bin/run.sh"].id, EXEC)
+    root = store.repo.TreeBuilder(tree)
+    root.insert("bin", builder.write(), pygit2.enums.FileMode.TREE)
+    base = store.commit(root.write(), [base], "make executable")
+    new = store.commit(store.build_tree(base, [F("bin/run.sh", b"#!/bin/sh\necho\n")]), [], "e")
+    assert store.entry(new, "bin/run.sh").mode == EXEC  # type: ignore[union-attr]
+    assert store.entry(new, "lib") == store.entry(base, "lib")
+
+
+def test_build_tree_delete_removes_empty_directories(store: Store) -> None:
+    base = land(store, [F("a/b/c/only.txt", b"x\n"), F("a/keep.txt", b"k\n")])
+    c = land(store, [F("a/b/c/only.txt", None)])
+    assert store.entry(c, "a/b") is None
+    assert store.read(c, "a/keep.txt") == b"k\n"
+    assert store.changed_paths(base, c) == ["a/b/c/only.txt"]
+
+
+def test_build_tree_deleting_everything_gives_empty_root(store: Store) -> None:
+    land(store, [F("a/x.txt", b"x\n")])
+    c = land(store, [F("a/x.txt", None)])
+    assert len(store.repo[c].tree) == 0
+
+
+def test_build_tree_move_reuses_blob_and_mode(store: Store) -> None:
+    base = land(store, [F("src/old.py", b"NAME = 'old'\n")])
+    old = store.entry(base, "src/old.py")
+    c = land(store, [F("lib/new.py", None, source="src/old.py")])
+    new = store.entry(c, "lib/new.py")
+    assert new == old
+    assert store.entry(c, "src") is None
+
+
+def test_build_tree_move_with_new_content(store: Store) -> None:
+    land(store, [F("src/old.py", b"NAME = 'old'\n"), F("src/other.py", b"o\n")])
+    c = land(store, [F("src/new.py", b"NAME = 'new'\n", source="src/old.py")])
+    assert store.read(c, "src/new.py") == b"NAME = 'new'\n"
+    assert store.read(c, "src/old.py") is None
+
+
+def test_build_tree_move_then_reuse_source_path(store: Store) -> None:
+    land(store, [F("a.txt", b"a\n")])
+    c = land(store, [F("b.txt", None, source="a.txt"), F("a.txt", b"fresh\n")])
+    assert store.read(c, "b.txt") == b"a\n"
+    assert store.read(c, "a.txt") == b"fresh\n"
+
+
+def test_build_tree_replace_file_by_directory_in_one_change(store: Store) -> None:
+    land(store, [F("a", b"file\n")])
+    c = land(store, [F("a", None), F("a/b.txt", b"inside\n")])
+    assert store.read(c, "a/b.txt") == b"inside\n"
+
+
+@pytest.mark.parametrize(
+    ("changes", "error", "text"),
+    [
+        ([F("top.txt/x", b"x")], ResourceExists, "'top.txt' is a file"),
+        ([F("dir", b"x")], NotATextResource, "is a directory"),
+        ([F("missing.txt", None)], ResourceNotFound, "no such file"),
+        ([F("nowhere/missing.txt", None)], ResourceNotFound, "no such file"),
+        ([F("dir", None)], NotATextResource, "is a directory"),
+        ([F("new.txt", None, source="missing.txt")], ResourceNotFound, "missing.txt"),
+        ([F("top.txt", None, source="dir/f.txt")], ResourceExists, "target already exists"),
+        ([F("/abs.txt", b"x")], InvalidArguments, "invalid repository path"),
+        ([F("a/../b.txt", b"x")], InvalidArguments, "'..'"),
+        ([F("a//b.txt", b"x")], InvalidArguments, "empty"),
+        ([F("", b"x")], InvalidArguments, "invalid repository path"),
+        ([F("ok.txt", b"x", source="")], InvalidArguments, "invalid repository path"),
+    ],
+)
+def test_build_tree_errors(
+    store: Store, changes: list[F], error: type[Exception], text: str
+) -> None:
+    base = land(store, [F("top.txt", b"t\n"), F("dir/f.txt", b"f\n")])
+    with pytest.raises(error, match=text):
+        store.build_tree(base, changes)
+    assert store.ref_target(MAIN) == base
+
+
+def test_build_tree_refuses_to_edit_links_and_submodules(store: Store) -> None:
+    base = _commit_special(store)
+    for path in ("link", "sub"):
+        with pytest.raises(NotATextResource, match="not a regular file"):
+            store.build_tree(base, [F(path, b"new\n")])
+    with pytest.raises(NotATextResource, match="symbolic link"):
+        store.build_tree(base, [F("moved", b"other", source="link")])
+    moved = store.commit(store.build_tree(base, [F("moved", None, source="link")]), [], "m")
+    assert store.entry(moved, "moved").kind == "symlink"  # type: ignore[union-attr]
+    deleted = store.commit(store.build_tree(base, [F("sub", None)]), [], "d")
+    assert store.entry(deleted, "sub") is None
+
+
+# -- commits, trailers, info ---------------------------------------------------------------
+
+
+def test_commit_with_trailers_and_author(store: Store) -> None:
+    author = pygit2.Signature("Agent", "agent@example.com", 1767225600, 0)
+    tree = store.build_tree(None, [F("a.txt", b"a\n")])
+    trailers = {"Gitpatch-Proposal": "p-1", "Gitpatch-Tool": "apply_patch"}
+    c = store.commit(tree, [], "  Add a  \n\n", trailers, author=author)
+    info = store.info(c)
+    assert info.message == "Add a\n\nGitpatch-Proposal: p-1\nGitpatch-Tool: apply_patch\n"
+    assert info.summary == "Add a"
+    assert info.author == "Agent <agent@example.com>"
+    assert info.time == 1767225600
+    assert info.parents == ()
+    assert store.trailers(c) == trailers
+    assert store.repo[c].committer.name == "Test Person"
+
+
+def test_commit_without_trailers(store: Store) -> None:
+    c = store.commit(store.build_tree(None, []), [], "plain")
+    assert store.trailers(c) == {}
+    assert store.info(c).message == "plain\n"
+
+
+@pytest.mark.parametrize(
+    ("message", "trailers"),
+    [
+        ("", None),
+        ("ok", {"Bad Key": "v"}),
+        ("ok", {"Key": "two\nlines"}),
+        ("ok", {"Key": " "}),
+    ],
+)
+def test_commit_invalid_message(store: Store, message: str, trailers: dict[str, str]) -> None:
+    with pytest.raises(InvalidArguments):
+        store.commit(store.build_tree(None, []), [], message, trailers)
+
+
+def test_info_of_a_tree_is_repository_error(store: Store) -> None:
+    tree = store.build_tree(None, [F("a", b"")])
+    with pytest.raises(RepositoryError, match="not a commit"):
+        store.info(tree)
+    with pytest.raises(RepositoryError):
+        store.trailers(pygit2.Oid(hex="3" * 40))
+
+
+# -- refs ----------------------------------------------------------------------------------
+
+
+def test_update_ref_create_move_delete(store: Store) -> None:
+    c1 = land(store, [F("a", b"1")])
+    c2 = land(store, [F("a", b"2")])
+    name = "refs/heads/gitpatch/p1"
+    store.update_ref(name, c1, None, "create")
+    store.update_ref(name, c2, c1, "move")
+    assert store.ref_target(name) == c2
+    store.update_ref(name, None, c2, "delete")
+    assert store.ref_target(name) is None
+    store.update_ref(name, None, None, "already absent: nothing to do")
+    log = git(store.repo.workdir, "reflog", "show", "main")
+    assert "test: change" in log
+
+
+def test_update_ref_cas_failures_name_expected_and_actual(store: Store) -> None:
+    c1 = land(store, [F("a", b"1")])
+    c2 = land(store, [F("a", b"2")])
+    cases = [(MAIN, c1, None), (MAIN, c2, c1), (MAIN, None, c1), ("refs/heads/x", c2, c1)]
+    for name, new, old in cases:
+        with pytest.raises(ConcurrentUpdate, match="changed by someone else") as info:
+            store.update_ref(name, new, old, "lose")
+        actual = store.ref_target(name)
+        assert info.value.details == {
+            "ref": name,
+            "expected": None if old is None else str(old),
+            "actual": None if actual is None else str(actual),
+            "reason": "changed",
+        }
+    with pytest.raises(ConcurrentUpdate):
+        store.update_ref(MAIN, None, None, "must be absent")
+    assert store.ref_target(MAIN) == c2
+
+
+def test_update_ref_loses_to_git_binary(store: Store) -> None:
+    c1 = land(store, [F("a", b"1")])
+    c2 = land(store, [F("a", b"2")])
+    git(store.repo.workdir, "update-ref", MAIN, str(c1))
+    with pytest.raises(ConcurrentUpdate):
+        store.update_ref(MAIN, c2, c2, "stale")
+    assert store.ref_target(MAIN) == c1
+
+
+def test_update_ref_cas_on_packed_ref(store: Store) -> None:
+    c1 = land(store, [F("a", b"1")])
+    c2 = land(store, [F("a", b"2")])
+    store.update_ref("refs/heads/packed", c1, None, "create")
+    git(store.repo.workdir, "pack-refs", "--all")
+    with pytest.raises(ConcurrentUpdate):
+        store.update_ref("refs/heads/packed", c2, c2, "stale")
+    store.update_ref("refs/heads/packed", c2, c1, "move")
+    store.update_ref("refs/heads/packed", None, c2, "delete")
+    assert "refs/heads/packed" not in git(store.repo.workdir, "show-ref")
+
+
+def test_update_ref_refuses_symbolic_and_invalid_names(store: Store) -> None:
+    c1 = land(store, [F("a", b"1")])
+    with pytest.raises(RepositoryError, match="symbolic"):
+        store.update_ref("HEAD", c1, c1, "no")
+    with pytest.raises(RepositoryError, match="invalid reference name"):
+        store.update_ref("refs/heads/bad..name", c1, None, "no")
+
+
+def test_update_ref_lock_contention_then_gives_up(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c1 = land(store, [F("a", b"1")])
+    c2 = land(store, [F("a", b"2")])
+    monkeypatch.setattr(store_refs, "LOCK_RETRIES", 3)
+    lock = Path(store.repo.path) / "refs/heads/main.lock"
+    lock.write_text("")
+    with pytest.raises(ConcurrentUpdate, match="lock file") as info:
+        store.update_ref(MAIN, c1, c2, "blocked")
+    assert info.value.details["reason"] == "locked"
+    assert lock.exists()  # a fresh lock may belong to a live process: never broken
+    assert store.ref_target(MAIN) == c2
+
+
+def test_update_ref_breaks_a_stale_lock(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    c1 = land(store, [F("a", b"1")])
+    c2 = land(store, [F("a", b"2")])
+    monkeypatch.setattr(store_refs, "LOCK_RETRIES", 2)
+    lock = Path(store.repo.path) / "refs/heads/main.lock"
+    lock.write_text("")
+    old = lock.stat().st_mtime - store_refs.STALE_LOCK_SECONDS - 60
+    os.utime(lock, (old, old))
+    store.update_ref(MAIN, c1, c2, "after a crash")
+    assert store.ref_target(MAIN) == c1
+    assert not lock.exists()
+
+
+def test_update_refs_moves_all_or_nothing(store: Store) -> None:
+    c1 = land(store, [F("a", b"1")])
+    c2 = land(store, [F("a", b"2")])
+    store.update_ref("refs/heads/gitpatch/p", c2, None, "proposal")
+    store.update_refs([(MAIN, c1, c2), ("refs/heads/gitpatch/p", None, c2)], "approve")
+    assert store.ref_target(MAIN) == c1
+    assert store.ref_target("refs/heads/gitpatch/p") is None
+    with pytest.raises(ConcurrentUpdate) as info:
+        store.update_refs([("refs/heads/new", c2, None), (MAIN, c2, c2)], "one stale")
+    assert info.value.details["ref"] == MAIN
+    assert store.ref_target("refs/heads/new") is None
+    assert store.ref_target(MAIN) == c1
+    store.update_refs([], "nothing")
+
+
+def test_update_refs_refuses_duplicates_and_symbolic(store: Store) -> None:
+    c1 = land(store, [F("a", b"1")])
+    with pytest.raises(InvalidArguments, match="twice"):
+        store.update_refs([(MAIN, c1, c1), (MAIN, c1, c1)], "dup")
+    with pytest.raises(RepositoryError, match="symbolic"):
+        store.update_refs([("HEAD", c1, c1)], "sym")
+
+
+def test_update_refs_lock_contention(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    c1 = land(store, [F("a", b"1")])
+    monkeypatch.setattr(store_refs, "LOCK_RETRIES", 2)
+    (Path(store.repo.path) / "refs/heads/main.lock").write_text("")
+    with pytest.raises(ConcurrentUpdate) as info:
+        store.update_refs([(MAIN, None, c1), ("refs/heads/b", c1, None)], "blocked")
+    assert info.value.details["reason"] == "locked"
+    assert store.ref_target("refs/heads/b") is None
+
+
+# -- history -------------------------------------------------------------------------------
+
+
+def test_changed_paths_and_is_ancestor(store: Store) -> None:
+    c1 = land(store, [F("a/x.txt", b"x\n"), F("b.txt", b"b\n")])
+    c2 = land(store, [F("c/y.txt", None, source="a/x.txt"), F("b.txt", b"B\n")])
+    assert store.changed_paths(None, c1) == ["a/x.txt", "b.txt"]
+    assert store.changed_paths(c1, c2) == ["a/x.txt", "b.txt", "c/y.txt"]
+    assert store.changed_paths(c2, c2) == []
+    assert store.is_ancestor(c1, c2)
+    assert store.is_ancestor(c2, c2)
+    assert not store.is_ancestor(c2, c1)
+
+
+def test_diff_text_and_stats(store: Store) -> None:
+    c1 = land(store, [F("a.txt", b"one\ntwo\n")])
+    c2 = land(store, [F("a.txt", b"one\n2\nthree\n"), F("new.txt", b"n\n")])
+    text, stats = store.diff(c1, c2)
+    assert stats == {"files": 2, "insertions": 3, "deletions": 1}
+    assert "-two\n+2\n+three\n" in text and "+++ b/new.txt" in text
+    text0, stats0 = store.diff(None, c1)
+    assert stats0 == {"files": 1, "insertions": 2, "deletions": 0}
+    assert "new file mode 100644" in text0
+
+
+def _fork(store: Store, left: list[F], right: list[F]) -> tuple[pygit2.Oid, pygit2.Oid]:
+    base = land(store, [F("f.txt", b"1\n2\n3\n4\n5\n6\n7\n"), F("g.txt", b"g\n")])
+    ours = land(store, left, "ours")
+    theirs = store.commit(store.build_tree(base, right), [base], "theirs")
+    return ours, theirs
+
+
+def test_merge_clean_three_way(store: Store) -> None:
+    ours, theirs = _fork(
+        store, [F("f.txt", b"ONE\n2\n3\n4\n5\n6\n7\n")], [F("f.txt", b"1\n2\n3\n4\n5\n6\nSEVEN\n")]
+    )
+    m = store.merge(ours, theirs, "merge", {"Gitpatch-Proposal": "p"})
+    assert store.info(m).parents == (ours, theirs)
+    assert store.read(m, "f.txt") == b"ONE\n2\n3\n4\n5\n6\nSEVEN\n"
+    assert store.trailers(m) == {"Gitpatch-Proposal": "p"}
+
+
+def test_merge_follows_renames(store: Store) -> None:
+    ours, theirs = _fork(
+        store, [F("moved.txt", None, source="f.txt")], [F("f.txt", b"1\n2\n3\n4\n5\n6\nSEVEN\n")]
+    )
+    m = store.merge(ours, theirs, "merge")
+    assert store.read(m, "moved.txt") == b"1\n2\n3\n4\n5\n6\nSEVEN\n"
+    assert store.read(m, "f.txt") is None
+
+
+def test_merge_conflict_names_paths_and_writes_nothing(store: Store) -> None:
+    ours, theirs = _fork(
+        store,
+        [F("f.txt", b"1\nOURS\n3\n4\n5\n6\n7\n"), F("g.txt", b"ours\n")],
+        [F("f.txt", b"1\nTHEIRS\n3\n4\n5\n6\n7\n"), F("g.txt", b"theirs\n")],
+    )
+    refs_before = set(store.repo.references)
+    with pytest.raises(MergeConflict, match="f.txt, g.txt") as info:
+        store.merge(ours, theirs, "merge")
+    assert info.value.details["paths"] == ["f.txt", "g.txt"]
+    assert set(store.repo.references) == refs_before
+    assert store.ref_target(MAIN) == ours
+
+
+def test_revert_and_revert_conflict(store: Store) -> None:
+    c1 = land(store, [F("a.txt", b"a\n"), F("b.txt", b"b\n")])
+    c2 = land(store, [F("a.txt", b"A\n")])
+    c3 = land(store, [F("b.txt", b"B\n")])
+    r = store.revert(c2, c3, "undo", {"Gitpatch-Tool": "undo"})
+    assert store.info(r).parents == (c3,)
+    assert store.read(r, "a.txt") == b"a\n" and store.read(r, "b.txt") == b"B\n"
+    c4 = land(store, [F("a.txt", b"changed again\n")])
+    with pytest.raises(MergeConflict, match="a.txt") as info:
+        store.revert(c2, c4, "undo")
+    assert info.value.details["paths"] == ["a.txt"]
+    assert c1 != r
+
+
+def test_revert_a_merge_commit_uses_first_parent(store: Store) -> None:
+    ours, theirs = _fork(store, [F("g.txt", b"G\n")], [F("h.txt", b"h\n")])
+    m = store.merge(ours, theirs, "merge")
+    r = store.revert(m, m, "undo merge")
+    assert store.read(r, "h.txt") is None and store.read(r, "g.txt") == b"G\n"
+
+
+# -- notes ---------------------------------------------------------------------------------
+
+
+def test_notes_read_update_iterate(store: Store) -> None:
+    c1 = land(store, [F("a", b"1")])
+    c2 = land(store, [F("a", b"2")])
+    assert store.read_note(c1) is None
+    assert list(store.iter_notes()) == []
+    seen: list[object] = []
+
+    def propose(old: dict[str, object] | None) -> dict[str, object]:
+        seen.append(old)
+        return {"status": "proposed", "id": "p1"}
+
+    assert store.update_note(c1, propose) == {"status": "proposed", "id": "p1"}
+    store.update_note(c1, lambda old: {**(old or {}), "status": "approved", "by": "ann"})
+    store.update_note(c2, lambda old: {"status": "rejected", "reason": "no"})
+    assert seen == [None]
+    assert store.read_note(c1) == {"status": "approved", "by": "ann", "id": "p1"}
+    assert dict(store.iter_notes()) == {
+        c1: {"status": "approved", "by": "ann", "id": "p1"},
+        c2: {"status": "rejected", "reason": "no"},
+    }
+    notes_log = git(store.repo.workdir, "log", "--format=%s", NOTES_REF)
+    assert notes_log.splitlines() == ["Notes added by gitpatch"] * 3
+
+
+def test_note_written_by_git_as_text(store: Store) -> None:
+    c1 = land(store, [F("a", b"1")])
+    git(store.repo.workdir, "notes", "--ref", "gitpatch", "add", "-m", "looks good", str(c1))
+    assert store.read_note(c1) == {"text": "looks good\n"}
+    git(store.repo.workdir, "notes", "--ref", "gitpatch", "add", "-f", "-m", "[1, 2]", str(c1))
+    assert store.read_note(c1) == {"text": "[1, 2]\n"}
+
+
+def test_note_in_a_fanout_tree_is_updated_in_place(store: Store) -> None:
+    c1 = land(store, [F("a", b"1")])
+    hexid = str(c1)
+    fanout = f"{hexid[:2]}/{hexid[2:]}"
+    tree = store.build_tree(None, [F(fanout, b'{"status": "proposed"}\n')])
+    store.update_ref(NOTES_REF, store.commit(tree, [], "fanned out"), None, "notes")
+    assert store.read_note(c1) == {"status": "proposed"}
+    store.update_note(c1, lambda old: {**(old or {}), "status": "approved"})
+    tip = store.ref_target(NOTES_REF)
+    assert tip is not None and store.entry(tip, hexid) is None
+    assert store.read_note(c1) == {"status": "approved"}
+    assert list(store.iter_notes()) == [(c1, {"status": "approved"})]
+
+
+def test_update_note_errors(store: Store) -> None:
+    c1 = land(store, [F("a", b"1")])
+    with pytest.raises(InvalidArguments, match="JSON object"):
+        store.update_note(c1, lambda old: ["not", "a", "dict"])  # type: ignore[arg-type,return-value]
+    with pytest.raises(InvalidArguments, match="JSON-serializable"):
+        store.update_note(c1, lambda old: {"x": object()})
+    with pytest.raises(RepositoryError):
+        store.update_note(pygit2.Oid(hex="4" * 40), lambda old: {})
+    assert store.ref_target(NOTES_REF) is None
