@@ -102,7 +102,7 @@ def _scan(lines: list[str], path: str | None) -> list[tuple[str, _Block]]:
         if not line.strip() or is_fence(line):
             i += 1
             continue
-        _check_outside_line(line, i + 1, path, pending)
+        _check_outside_line(lines, i, path, pending)
         if path is None:
             pending = (_clean_path(line), i + 1)
         i += 1
@@ -116,9 +116,10 @@ def _scan(lines: list[str], path: str | None) -> list[tuple[str, _Block]]:
 
 
 def _check_outside_line(
-    line: str, number: int, path: str | None, pending: tuple[str, int] | None
+    lines: list[str], i: int, path: str | None, pending: tuple[str, int] | None
 ) -> None:
     """Refuse a non-blank line between blocks unless it is an acceptable path line."""
+    line, number = lines[i], i + 1
     shown = _show(line)
     if _DIVIDER.match(line) or _REPLACE.match(line) or _NEAR_MARKER.match(line):
         raise invalid(
@@ -139,7 +140,7 @@ def _check_outside_line(
         )
     if pending is not None:
         raise invalid(
-            f"text outside a SEARCH/REPLACE block: {_show(pending[0])} and then {shown}",
+            f"text outside a SEARCH/REPLACE block: {_show(lines[pending[1] - 1])} and then {shown}",
             pending[1],
             "Only one line, the file's path, may come before each block; remove the other text.",
         )
@@ -250,7 +251,12 @@ def _split_elision(lines: list[str]) -> list[list[str]]:
 
 def _clean_path(line: str) -> str:
     """The path a path line names, without the decoration models add (backticks, bold, colon)."""
-    return line.strip().strip("`*\"'").rstrip(":").strip()
+    cleaned = line.strip()
+    while True:
+        shorter = cleaned.strip().strip("`*\"'").rstrip(":")
+        if shorter == cleaned:
+            return cleaned
+        cleaned = shorter
 
 
 def _same_file(written: str, path: str) -> bool:

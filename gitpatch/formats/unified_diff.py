@@ -339,11 +339,15 @@ def _hunks(section: _Section) -> tuple[Hunk, ...]:
 
 def _hunk(raw: _RawHunk) -> Hunk:
     """One IR hunk: the old start as a hint, the end-of-file flag from the markers."""
-    has_old = any(h.op != "+" for h in raw.lines)
+    if all(h.op == "+" for h in raw.lines):
+        # Only the header's numbers could place it, and they are hints, never positions.
+        raise invalid(
+            "this hunk only adds lines and has no unchanged line to place it",
+            raw.line,
+            "Include at least one unchanged context line (' ' prefix) next to the added lines, "
+            "as 'diff -u' does by default.",
+        )
     hint = raw.old_start
-    if hint is not None and not has_old:
-        # '-a,0' inserts after old line a: the hunk's place starts at line a + 1.
-        hint += 1
     kwargs: dict[str, Any] = {
         "anchor": None,
         "line_hint": hint if hint is not None and hint >= 1 else None,
