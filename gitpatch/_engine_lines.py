@@ -1,0 +1,339 @@
+"""Line-based edits for the engine: SEARCH/REPLACE blocks and apply_patch / unified-diff hunks.
+
+Both languages end up as *placements*: a range of the ORIGINAL document's lines and what goes
+there. A SEARCH/REPLACE block is turned into hunk lines (context, removed, added) by diffing its
+SEARCH against its REPLACE, so both languages share one renderer, and that renderer keeps every
+context line as the FILE spells it: a model that dropped trailing spaces or straightened a quote
+in a line it did not mean to change must not rewrite that line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Any
+
+from gitpatch.errors import (
+    EditOverlap,
+    GitpatchError,
+    InvalidPatch,
+    MatchAmbiguous,
+    MatchNotFound,
+    error_for_code,
+)
+from gitpatch.match import Match, reindent, seek
+from gitpatch.model import Hunk, HunkLine, SearchReplace
+from gitpatch.text import Document
+
+__all__ = ["Placement", "assemble", "place_hunks", "place_search_replace"]
+
+#: A new line and its terminator; ``None`` means "the file's dominant line ending".
+NewLine = tuple[str, str | None]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Lines ``[start, end)`` of the original document become ``lines``.
+
+    ``index`` is the edit's position in its operation; ``level`` the matching level.
+    """
+
+    start: int
+    end: int
+    lines: tuple[NewLine, ...]
+    level: str
+    index: int
+
+
+def relabel(
+    exc: GitpatchError, where: str, hint: str | None = None, **details: Any
+) -> GitpatchError:
+    """The same error (same code) with ``where`` in front of its message and more details."""
+    merged = {**exc.details, **details}
+    return error_for_code(exc.code, f"{where}: {exc.message}", hint or exc.hint, merged)
+
+
+def _norm(line: str) -> str:
+    return " ".join(line.split())
+
+
+def _align(old: Sequence[str], window: Sequence[str]) -> tuple[list[int | None], list[list[int]]]:
+    """Pair each expected (old) line with the window line the matcher took it for.
+
+    Returns ``pair[i]`` (window index or None) and ``extra[i]``: window lines no old line
+    claims, sitting just before old line ``i`` (``extra[len(old)]``: after the last one). They
+    only arise at the blank-line and fuzzy levels, where the window and pattern differ in length.
+    """
+    extra: list[list[int]] = [[] for _ in range(len(old) + 1)]
+    if len(old) == len(window):
+        return list(range(len(old))), extra
+    pair: list[int | None] = [None] * len(old)
+    matcher = SequenceMatcher(None, [_norm(x) for x in old], [_norm(x) for x in window], False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            for d in range(i2 - i1):
+                pair[i1 + d] = j1 + d
+        else:
+            extra[i1].extend(range(j1, j2))
+    return pair, extra
+
+
+def render(
+    ops: Sequence[HunkLine], doc: Document, match: Match | None, start: int, end: int
+) -> tuple[NewLine, ...]:
+    """What the window ``[start, end)`` becomes under hunk lines ``ops``.
+
+    Context lines come from the file (with their own endings), removed lines go, added lines are
+    re-indented to the file when the match was not exact. A file line the pattern did not
+    mention (an extra blank line at the ``blank_lines`` level) stays when it sits between two
+    context lines and goes when it touches a removal.
+    """
+    window = doc.lines[start:end]
+    endings = doc.endings[start:end]
+    old = [h.text for h in ops if h.op != "+"]
+    added = [h.text for h in ops if h.op == "+"]
+    if match is not None and str(match.level) != "exact" and added:
+        added = list(reindent(added, match))
+    pair, extra = _align(old, window)
+    out: list[NewLine] = []
+    plus = iter(added)
+    prev: str | None = None
+    i = 0
+    for h in ops:
+        if h.op == "+":
+            out.append((next(plus), None))
+            continue
+        keep_extra = h.op == " " and prev in (None, " ")
+        out.extend((window[j], endings[j]) for j in extra[i] if keep_extra)
+        j = pair[i]
+        if h.op == " " and j is not None:
+            out.append((window[j], endings[j]))
+        prev = h.op
+        i += 1
+    if prev == " ":
+        out.extend((window[j], endings[j]) for j in extra[len(old)])
+    return tuple(out)
+
+
+def assemble(doc: Document, placements: Sequence[Placement]) -> Document:
+    """Apply placements (in document order, not overlapping) in one pass over the document.
+
+    Untouched lines keep their endings, new lines take the dominant one, and the final-newline
+    state of the document is kept.
+    """
+    eol = doc.eol
+    lines: list[str] = []
+    endings: list[str] = []
+    pos = 0
+    for p in placements:
+        lines.extend(doc.lines[pos : p.start])
+        endings.extend(doc.endings[pos : p.start])
+        for text, ending in p.lines:
+            lines.append(text)
+            endings.append(eol if ending is None else ending)
+        pos = p.end
+    lines.extend(doc.lines[pos:])
+    endings.extend(doc.endings[pos:])
+    for k in range(len(endings) - 1):
+        if not endings[k]:
+            endings[k] = eol
+    if endings:
+        endings[-1] = "" if doc.lines and not doc.final_newline else (endings[-1] or eol)
+    return Document(tuple(lines), tuple(endings), doc.bom)
+
+
+def near(doc: Document, line: int, radius: int = 2) -> str:
+    """A few numbered lines of the file around 0-based ``line``, for error hints."""
+    lo, hi = max(0, line - radius), min(len(doc.lines), line + radius + 1)
+    return "\n".join(f"{k + 1:>5}| {doc.lines[k]}" for k in range(lo, hi))
+
+
+# --- SEARCH/REPLACE ---------------------------------------------------------------------------
+
+
+def search_replace_ops(search: Sequence[str], replace: Sequence[str]) -> tuple[HunkLine, ...]:
+    """Hunk lines for one block: lines SEARCH and REPLACE share are context, the rest -/+."""
+    ops: list[HunkLine] = []
+    matcher = SequenceMatcher(None, list(search), list(replace), False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            ops.extend(HunkLine(" ", t) for t in search[i1:i2])
+            continue
+        ops.extend(HunkLine("-", t) for t in search[i1:i2])
+        ops.extend(HunkLine("+", t) for t in replace[j1:j2])
+    return tuple(ops)
+
+
+def _block_name(number: int, piece: int, pieces: int, edit: SearchReplace) -> str:
+    where = f" (edit line {edit.source_line})" if edit.source_line else ""
+    part = f", piece {piece} of {pieces} split by '...'" if pieces > 1 else ""
+    return f"SEARCH block {number}{part}{where}"
+
+
+_ORIGINAL_HINT = (
+    "All SEARCH blocks are matched against the file as it was before this call, not against "
+    "the result of earlier blocks."
+)
+
+
+def _seek_piece(
+    doc: Document, edit: SearchReplace, start: int, name: str, path: str, several: bool
+) -> Match:
+    try:
+        return seek(doc.lines, list(edit.search), start=start, profile="patch")
+    except MatchNotFound as exc:
+        if start > 0:
+            try:
+                before = seek(doc.lines, list(edit.search), profile="patch")
+            except GitpatchError:
+                before = None
+            if before is not None and before.start < start:
+                raise MatchNotFound(
+                    f"{path}: {name}: this piece is at line {before.start + 1}, before the "
+                    f"piece ahead of it (which ends at line {start})",
+                    hint="Pieces split by '...' must appear in the file in the order given; "
+                    "reorder them or send separate blocks.",
+                    details={"path": path, "line": before.start + 1},
+                ) from None
+        hint = f"{exc.hint}\n{_ORIGINAL_HINT}" if several and exc.hint else exc.hint
+        raise relabel(exc, f"{path}: {name}", hint, path=path) from None
+    except GitpatchError as exc:
+        raise relabel(exc, f"{path}: {name}", path=path) from None
+
+
+def place_search_replace(
+    path: str, doc: Document, edits: Sequence[tuple[Any, int, SearchReplace]]
+) -> list[Placement]:
+    """Locate every block in the ORIGINAL document; refuse overlaps. Returns sorted placements.
+
+    ``edits`` holds (group key, edit index, block); pieces of one elided block share a key and
+    must match in order, each searched below the one before.
+    """
+    groups: dict[Any, list[tuple[int, SearchReplace]]] = {}
+    for key, index, edit in edits:
+        groups.setdefault(key, []).append((index, edit))
+    placed: list[tuple[Placement, str]] = []
+    several = len(groups) > 1
+    for number, pieces in enumerate(groups.values(), 1):
+        start = 0
+        for piece, (index, edit) in enumerate(pieces, 1):
+            name = _block_name(edit.block or number, piece, len(pieces), edit)
+            if not edit.search:
+                raise InvalidPatch(
+                    f"{path}: {name} has an empty SEARCH section",
+                    hint="Copy the lines to replace from the file into the SEARCH section.",
+                    details={"path": path},
+                )
+            m = _seek_piece(doc, edit, start, name, path, several)
+            ops = search_replace_ops(edit.search, edit.replace)
+            lines = render(ops, doc, m, m.start, m.end)
+            placed.append((Placement(m.start, m.end, lines, str(m.level), index), name))
+            start = m.end
+    placed.sort(key=lambda item: item[0].start)
+    for (a, a_name), (b, b_name) in zip(placed, placed[1:], strict=False):
+        if b.start < a.end:
+            raise EditOverlap(
+                f"{path}: {b_name} covers lines {b.start + 1}-{b.end}, which overlap lines "
+                f"{a.start + 1}-{a.end} covered by {a_name}",
+                hint="Each SEARCH block must cover different lines of the file; merge the two "
+                "blocks into one.",
+                details={"path": path, "lines": [[a.start + 1, a.end], [b.start + 1, b.end]]},
+            )
+    return [p for p, _ in placed]
+
+
+# --- apply_patch / unified diff hunks ---------------------------------------------------------
+
+
+def _hunk_name(number: int, hunk: Hunk) -> str:
+    where = f" (patch line {hunk.source_line})" if hunk.source_line else ""
+    return f"hunk {number}{where}"
+
+
+def _find_anchor(doc: Document, anchor: str, start: int, path: str, name: str) -> int:
+    """The line an anchor names at or below ``start``: whole line first, then a line prefix."""
+    want = anchor.strip()
+    lines = doc.lines
+    hits = [k for k in range(start, len(lines)) if lines[k].strip() == want]
+    if not hits:
+        hits = [k for k in range(start, len(lines)) if want and lines[k].strip().startswith(want)]
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        raise MatchNotFound(
+            f"{path}: {name}: anchor {anchor!r} is not a line (or line prefix) of the file"
+            + (f" below line {start}" if start else ""),
+            hint="The '@@ text' anchor must repeat a line above the change, such as the "
+            "enclosing definition, exactly as the file has it.",
+            details={"path": path, "anchor": anchor},
+        )
+    numbers = [k + 1 for k in hits]
+    raise MatchAmbiguous(
+        f"{path}: {name}: anchor {anchor!r} matches lines {numbers}",
+        hint="Use an anchor line that occurs once, or give context lines to place the insertion.",
+        details={"path": path, "anchor": anchor, "candidates": numbers},
+    )
+
+
+def _insertion(doc: Document, hunk: Hunk, start: int, path: str, name: str) -> int:
+    if hunk.anchor is None or hunk.end_of_file:
+        return len(doc.lines)
+    return _find_anchor(doc, hunk.anchor, start, path, name) + 1
+
+
+def _seek_hunk(doc: Document, hunk: Hunk, start: int, profile: str, path: str, name: str) -> Match:
+    old = list(hunk.old_lines)
+    try:
+        return seek(
+            doc.lines,
+            old,
+            start=start,
+            line_hint=hunk.line_hint,
+            anchor=hunk.anchor,
+            at_end=hunk.end_of_file,
+            profile=profile,
+        )
+    except GitpatchError as exc:
+        err = relabel(exc, f"{path}: {name}", path=path)
+        if isinstance(exc, MatchNotFound) and start > 0:
+            try:
+                earlier = seek(doc.lines, old, profile=profile)
+            except GitpatchError:
+                earlier = None
+            if earlier is not None and earlier.start < start:
+                err = MatchNotFound(
+                    f"{path}: {name}: its lines are at line {earlier.start + 1}, above the end of "
+                    f"the previous hunk (line {start})",
+                    hint="Hunks are applied top to bottom, each below the one before, and must "
+                    "not share lines: order them by position and drop context that repeats "
+                    "lines of the previous hunk.",
+                    details={"path": path, "line": earlier.start + 1},
+                )
+        raise err from None
+
+
+def place_hunks(path: str, doc: Document, hunks: Sequence[Hunk], profile: str) -> list[Placement]:
+    """Locate hunks in order, each below the previous one; pure insertions go below their anchor
+    or at the end of the file. Returns placements in document order."""
+    placements: list[Placement] = []
+    cursor = 0
+    for index, hunk in enumerate(hunks):
+        name = _hunk_name(index + 1, hunk)
+        if not hunk.lines:
+            raise InvalidPatch(
+                f"{path}: {name} has no lines",
+                hint="Give each hunk at least one line: ' ' context, '-' removed or '+' added.",
+                details={"path": path},
+            )
+        if not hunk.old_lines:
+            at = _insertion(doc, hunk, cursor, path, name)
+            added = tuple((h.text, None) for h in hunk.lines)
+            placements.append(Placement(at, at, added, "exact", index))
+            cursor = at
+            continue
+        m = _seek_hunk(doc, hunk, cursor, profile, path, name)
+        lines = render(hunk.lines, doc, m, m.start, m.end)
+        placements.append(Placement(m.start, m.end, lines, str(m.level), index))
+        cursor = m.end
+    return placements

@@ -1,0 +1,201 @@
+"""patch_resource edits for the engine: anchored replace, line-range replace, insertion.
+
+These edits work on the text itself, in order, each on the result of the one before, and splice
+``new_string`` verbatim, with two exceptions made because users hate them more than they love
+literalness: in a file whose line endings are CRLF a bare ``\\n`` in ``new_string`` is written
+``\\r\\n``, and an edit that reaches the end of the file keeps the file's final-newline state
+(inserting ``"x\\n"`` after the last line of a file without a final newline adds the line
+``x`` and still leaves no final newline).
+
+``old_string`` matching is exact except for line endings: ``"a\\nb"`` finds ``a\\r\\nb``.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+
+from gitpatch.errors import (
+    GitpatchError,
+    InternalError,
+    InvalidPatch,
+    MatchAmbiguous,
+    MatchNotFound,
+)
+from gitpatch.match import find_substring, seek
+from gitpatch.model import Edit, EditReport, InsertAfter, Replace, ReplaceLines
+from gitpatch.text import Document, split_lines
+
+__all__ = ["apply_text_edits"]
+
+_EOL = re.compile(r"\r\n|\n|\r")
+_BARE_LF = re.compile(r"(?<!\r)\n")
+
+
+def _line_starts(text: str) -> list[int]:
+    """Offsets where each line starts; a trailing terminator does not start a new line."""
+    starts = [0] if text else []
+    starts.extend(m.end() for m in _EOL.finditer(text) if m.end() < len(text))
+    return starts
+
+
+def _line_of(starts: Sequence[int], offset: int) -> int:
+    """1-based line holding ``offset``."""
+    return max(1, bisect_right(starts, offset))
+
+
+def _ends_with_eol(text: str) -> bool:
+    return text.endswith(("\n", "\r"))
+
+
+def _strip_eol(text: str) -> str:
+    if text.endswith("\r\n"):
+        return text[:-2]
+    return text[:-1] if _ends_with_eol(text) else text
+
+
+def _find(text: str, old: str) -> list[tuple[int, int]]:
+    """Spans of ``old`` in ``text``, non-overlapping, comparing CRLF and LF as equal."""
+    if "\r" not in text and "\r" not in old:
+        return [(o, o + len(old)) for o in find_substring(text, old)]
+    norm = text.replace("\r\n", "\n")
+    needle = old.replace("\r\n", "\n")
+    # where each dropped CR sat, in normalised coordinates (the index of its LF there)
+    crs = [m.start() - k for k, m in enumerate(re.finditer("\r\n", text))]
+
+    def back(p: int) -> int:
+        return p + bisect_left(crs, p)
+
+    return [(back(o), back(o + len(needle))) for o in find_substring(norm, needle)]
+
+
+class _State:
+    """The text being edited, with what the rules need to know about the original file."""
+
+    def __init__(self, doc: Document, path: str) -> None:
+        self.path = path
+        self.text = doc.text
+        self.crlf = doc.eol == "\r\n"
+        self.eol = doc.eol
+
+    def splice(self, start: int, end: int, new: str) -> None:
+        """Replace ``text[start:end]`` by ``new``, keeping the final-newline state at the end."""
+        new = _BARE_LF.sub("\r\n", new) if self.crlf else new
+        before, after = self.text[:start], self.text[end:]
+        if after or not self.text:
+            self.text = before + new + after
+            return
+        had_eol = _ends_with_eol(self.text)
+        if before and not _ends_with_eol(before) and start == len(self.text) and new:
+            before += self.eol  # inserting after a last line that has no terminator
+        result = before + new
+        if result and not had_eol:
+            result = _strip_eol(result)
+        elif result and had_eol and not _ends_with_eol(result):
+            result += self.eol
+        self.text = result
+
+
+def _not_found_hint(doc_text: str, old: str) -> str:
+    """Point at the closest region of the file, using the line matcher's lenient levels."""
+    base = "old_string must match the file exactly (line endings aside): re-read the file "
+    base += "and copy the text, with its whitespace and punctuation."
+    pattern = [line for line in split_lines(old) if line.strip()]
+    if not pattern:
+        return base
+    try:
+        m = seek(split_lines(doc_text), pattern, profile="patch")
+    except GitpatchError as exc:
+        return f"{base}\n{exc.hint}" if exc.hint else base
+    shown = "\n".join(split_lines(doc_text)[m.start : m.end][:8])
+    return f"{base}\nThe file has similar text at lines {m.start + 1}-{m.end} ({m.level}):\n{shown}"
+
+
+def _replace(state: _State, edit: Replace, number: int) -> tuple[int, int]:
+    where = f"{state.path}: edit {number}"
+    if not edit.old:
+        raise InvalidPatch(
+            f"{where}: old_string is empty",
+            hint="Give the exact text to replace, or use after_line to insert.",
+            details={"path": state.path, "edit": number},
+        )
+    spans = _find(state.text, edit.old)
+    starts = _line_starts(state.text)
+    if not spans:
+        raise MatchNotFound(
+            f"{where}: old_string {_preview(edit.old)} is not in the file",
+            hint=_not_found_hint(state.text, edit.old),
+            details={"path": state.path, "edit": number},
+        )
+    lines = [_line_of(starts, s) for s, _ in spans]
+    if len(spans) > 1 and not edit.replace_all:
+        raise MatchAmbiguous(
+            f"{where}: old_string {_preview(edit.old)} occurs {len(spans)} times, at lines {lines}",
+            hint="Include more surrounding text so old_string occurs once, or set replace_all "
+            "to change every occurrence.",
+            details={"path": state.path, "edit": number, "candidates": lines},
+        )
+    last_end = spans[-1][1]
+    for s, e in reversed(spans):
+        state.splice(s, e, edit.new)
+    return lines[0], _line_of(starts, max(spans[-1][0], last_end - 1))
+
+
+def _preview(text: str, limit: int = 60) -> str:
+    short = text if len(text) <= limit else text[: limit - 3] + "..."
+    return repr(short)
+
+
+def _replace_lines(state: _State, edit: ReplaceLines, number: int) -> tuple[int, int]:
+    starts = _line_starts(state.text)
+    count = len(starts)
+    if not 1 <= edit.start <= edit.end <= count:
+        raise InvalidPatch(
+            f"{state.path}: edit {number}: line range {edit.start}-{edit.end} is out of bounds "
+            f"(the file has {count} line{'s' if count != 1 else ''} at this point)",
+            hint="start_line and end_line are 1-based and inclusive, with start_line <= "
+            f"end_line <= {count}; re-read the file for current line numbers.",
+            details={"path": state.path, "edit": number, "lines": count},
+        )
+    end = starts[edit.end] if edit.end < count else len(state.text)
+    state.splice(starts[edit.start - 1], end, edit.new)
+    return edit.start, edit.end
+
+
+def _insert_after(state: _State, edit: InsertAfter, number: int) -> tuple[int, int]:
+    starts = _line_starts(state.text)
+    count = len(starts)
+    if not 0 <= edit.line <= count:
+        raise InvalidPatch(
+            f"{state.path}: edit {number}: after_line {edit.line} is out of bounds (the file has "
+            f"{count} line{'s' if count != 1 else ''} at this point)",
+            hint=f"after_line is 1-based, between 0 (the very top) and {count} (the end).",
+            details={"path": state.path, "edit": number, "lines": count},
+        )
+    at = starts[edit.line] if edit.line < count else len(state.text)
+    state.splice(at, at, edit.new)
+    return edit.line, edit.line
+
+
+def apply_text_edits(
+    path: str, doc: Document, edits: Sequence[Edit]
+) -> tuple[Document, list[EditReport]]:
+    """Apply patch_resource edits in order; returns the new document and one report per edit.
+
+    Line numbers in the report refer to the text each edit saw (the result of the edits before).
+    """
+    state = _State(doc, path)
+    reports: list[EditReport] = []
+    for index, edit in enumerate(edits):
+        number = index + 1
+        if isinstance(edit, Replace):
+            first, last = _replace(state, edit, number)
+        elif isinstance(edit, ReplaceLines):
+            first, last = _replace_lines(state, edit, number)
+        elif isinstance(edit, InsertAfter):
+            first, last = _insert_after(state, edit, number)
+        else:
+            raise InternalError(f"{type(edit).__name__} is not a patch_resource edit")
+        reports.append(EditReport(path, index, first, last, "exact"))
+    return doc.with_text(state.text), reports

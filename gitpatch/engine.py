@@ -1,0 +1,254 @@
+"""The engine: apply a Proposal to a snapshot of file contents, all or nothing. Pure, no I/O.
+
+``apply(proposal, snapshot)`` reads only the paths the proposal names (``in`` and ``get`` on the
+snapshot, which may be lazy) and returns a ``Changeset``, or raises a ``GitpatchError`` and
+returns nothing: no file is half-edited because nothing is written here at all.
+
+Semantics per language:
+
+- ``search_replace``: every block is located in the ORIGINAL content and must match exactly one
+  place (matcher profile ``patch``); blocks may not overlap; pieces of a block split by ``...``
+  must match in order. Non-exact matches are re-indented to the file.
+- ``apply_patch`` and ``unified_diff``: hunks in order, each below the previous one (profile
+  ``apply_patch``); context lines stay as the file has them; a hunk with no old lines goes below
+  its anchor, or at the end of the file. Add needs a new path, Delete an existing file, a move
+  a free destination.
+- ``edits`` (patch_resource): edits in order, each on the previous result; see
+  ``gitpatch._engine_text``.
+
+Everywhere: BOM, line endings and the final-newline state are kept, and an update that leaves
+its file as it was is refused with ``no_change``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from gitpatch._engine_lines import assemble, place_hunks, place_search_replace
+from gitpatch._engine_text import apply_text_edits
+from gitpatch.errors import (
+    EmptyEdits,
+    InternalError,
+    InvalidPatch,
+    NoChange,
+    ResourceExists,
+    ResourceNotFound,
+)
+from gitpatch.model import (
+    AddFile,
+    Changeset,
+    DeleteFile,
+    EditReport,
+    FileChange,
+    FileOp,
+    Hunk,
+    Proposal,
+    SearchReplace,
+    UpdateFile,
+)
+from gitpatch.text import Document
+
+__all__ = ["apply"]
+
+_HUNK_FORMATS = ("apply_patch", "unified_diff")
+
+
+def apply(proposal: Proposal, snapshot: Mapping[str, bytes]) -> Changeset:
+    """Apply every operation of ``proposal`` to ``snapshot``; all succeed or an error is raised.
+
+    ``snapshot`` maps repository-relative paths to file bytes (a missing key: no such file).
+    A move is one ``FileChange`` at the destination whose ``source`` is the old path.
+    """
+    ops = _merge_updates(proposal.operations) if proposal.format == "search_replace" else None
+    operations = ops if ops is not None else proposal.operations
+    _check_distinct(operations)
+    gone = _leaving(operations)
+    changes: list[FileChange] = []
+    reports: list[EditReport] = []
+    for op in operations:
+        if isinstance(op, AddFile):
+            changes.append(_add(op, proposal.format, snapshot, gone))
+        elif isinstance(op, DeleteFile):
+            changes.append(_delete(op, snapshot))
+        else:
+            change, done = _update(op, proposal.format, snapshot, gone)
+            changes.append(change)
+            reports.extend(done)
+    return Changeset(tuple(changes), tuple(reports))
+
+
+def _merge_updates(operations: Sequence[FileOp]) -> tuple[FileOp, ...]:
+    """SEARCH/REPLACE blocks for one file may come in several groups: one update per path.
+
+    Their block numbers restart per group, so they are offset to stay distinct.
+    """
+    where: dict[str, int] = {}
+    out: list[FileOp] = []
+    for op in operations:
+        if not isinstance(op, UpdateFile) or op.move_to is not None or op.path not in where:
+            if isinstance(op, UpdateFile) and op.move_to is None:
+                where[op.path] = len(out)
+            out.append(op)
+            continue
+        first = out[where[op.path]]
+        assert isinstance(first, UpdateFile)
+        top = 1 + max((e.block for e in first.edits if isinstance(e, SearchReplace)), default=-1)
+        moved = tuple(
+            replace(e, block=e.block + top) if isinstance(e, SearchReplace) else e for e in op.edits
+        )
+        out[where[op.path]] = UpdateFile(op.path, first.edits + moved)
+    return tuple(out)
+
+
+def _check_distinct(operations: Sequence[FileOp]) -> None:
+    """Refuse two operations on one path (a move's destination counts as its path too)."""
+    seen: dict[str, int] = {}
+    for number, op in enumerate(operations, 1):
+        paths = [op.path]
+        if isinstance(op, UpdateFile) and op.move_to is not None:
+            if op.move_to == op.path:
+                raise InvalidPatch(
+                    f"operation {number}: {op.path} is moved onto itself",
+                    hint="Drop the 'Move to' line, or name a different destination.",
+                    details={"path": op.path},
+                )
+            paths.append(op.move_to)
+        for path in paths:
+            if path in seen:
+                raise InvalidPatch(
+                    f"operations {seen[path]} and {number} both touch {path}",
+                    hint="Give each file at most one operation per patch: put all hunks for a "
+                    "file under one 'Update File', and do not add, delete or move it twice.",
+                    details={"path": path, "operations": [seen[path], number]},
+                )
+            seen[path] = number
+
+
+def _leaving(operations: Iterable[FileOp]) -> frozenset[str]:
+    """Paths this proposal deletes or moves away: they no longer block new files below them."""
+    out: set[str] = set()
+    for op in operations:
+        if isinstance(op, DeleteFile) or (isinstance(op, UpdateFile) and op.move_to):
+            out.add(op.path)
+    return frozenset(out)
+
+
+_EXISTS_HINT = {
+    "add": "To change an existing file, update it with its actual old contents; to replace it "
+    "whole, delete it in a separate call first.",
+    "move": "Choose a destination that does not exist yet, or delete the file there in a "
+    "separate call first.",
+}
+
+
+def _check_free(
+    path: str, snapshot: Mapping[str, bytes], gone: frozenset[str], what: str, kind: str
+) -> None:
+    """A new file may not replace an existing one, nor sit below a path that is a file."""
+    if path in snapshot:
+        raise ResourceExists(
+            f"{what} {path}: {path} already exists",
+            hint=_EXISTS_HINT[kind],
+            details={"path": path},
+        )
+    parent = posixpath.dirname(path)
+    while parent:
+        if parent in snapshot and parent not in gone:
+            raise ResourceExists(
+                f"{what} {path}: {parent} is a file, so it cannot be a directory",
+                hint="Choose a path whose parent directories are not existing files.",
+                details={"path": path, "blocking": parent},
+            )
+        parent = posixpath.dirname(parent)
+
+
+def _missing(path: str, what: str) -> ResourceNotFound:
+    return ResourceNotFound(
+        f"{what} {path}: no such file",
+        hint="Check the path (it is relative to the repository root); to create a file, add it.",
+        details={"path": path},
+    )
+
+
+def _add(op: AddFile, fmt: str, snapshot: Mapping[str, bytes], gone: frozenset[str]) -> FileChange:
+    _check_free(op.path, snapshot, gone, "cannot add", "add")
+    if not op.content and fmt == "apply_patch":
+        raise InvalidPatch(
+            f"Add File {op.path} has no content",
+            hint="An Add needs at least one '+' line; this grammar does not create empty files.",
+            details={"path": op.path},
+        )
+    return FileChange(op.path, op.content.encode("utf-8"))
+
+
+def _delete(op: DeleteFile, snapshot: Mapping[str, bytes]) -> FileChange:
+    if op.path not in snapshot:
+        raise _missing(op.path, "cannot delete")
+    return FileChange(op.path, None)
+
+
+def _update(
+    op: UpdateFile, fmt: str, snapshot: Mapping[str, bytes], gone: frozenset[str]
+) -> tuple[FileChange, list[EditReport]]:
+    data = snapshot.get(op.path)
+    if data is None:
+        raise _missing(op.path, "cannot update")
+    if op.move_to is not None:
+        _check_free(op.move_to, snapshot, gone, f"cannot move {op.path} to", "move")
+    if not op.edits:
+        if op.move_to is not None:
+            # a pure rename keeps the bytes as they are, even of a binary file
+            return FileChange(op.move_to, data, op.path), []
+        if fmt == "edits":
+            raise EmptyEdits(f"{op.path}: no edits given", hint="Pass at least one edit.")
+        raise NoChange(
+            f"{op.path}: the update has no changes",
+            hint="Give at least one hunk that changes the file, or leave the file out.",
+            details={"path": op.path},
+        )
+    doc = Document.from_bytes(data, op.path)
+    new_doc, reports = _edit(op, fmt, doc)
+    content = new_doc.to_bytes()
+    if content == data and op.move_to is None:
+        raise NoChange(
+            f"{op.path}: the edits leave the file exactly as it is",
+            hint="Check that the new text differs from the old text; nothing was changed.",
+            details={"path": op.path},
+        )
+    if op.move_to is not None:
+        return FileChange(op.move_to, content, op.path), reports
+    return FileChange(op.path, content), reports
+
+
+def _edit(op: UpdateFile, fmt: str, doc: Document) -> tuple[Document, list[EditReport]]:
+    """Dispatch an update's edits to the rules of its language."""
+    if fmt == "edits":
+        return apply_text_edits(op.path, doc, op.edits)
+    if fmt == "search_replace":
+        blocks = [(e.block, i, e) for i, e in enumerate(op.edits) if isinstance(e, SearchReplace)]
+        _same_kind(op, len(blocks), "SEARCH/REPLACE blocks")
+        placements = place_search_replace(op.path, doc, blocks)
+    elif fmt in _HUNK_FORMATS:
+        hunks = [e for e in op.edits if isinstance(e, Hunk)]
+        _same_kind(op, len(hunks), "hunks")
+        placements = place_hunks(op.path, doc, hunks, "apply_patch")
+    else:
+        raise InternalError(f"unknown proposal format {fmt!r}")
+    reports = [_report(op.path, p.index, p.start, p.end, p.level) for p in placements]
+    reports.sort(key=lambda r: r.index)
+    return assemble(doc, placements), reports
+
+
+def _same_kind(op: UpdateFile, count: int, what: str) -> None:
+    if count != len(op.edits):
+        raise InternalError(f"{op.path}: an update mixes {what} with other kinds of edits")
+
+
+def _report(path: str, index: int, start: int, end: int, level: Any) -> EditReport:
+    """1-based inclusive lines; an insertion reports the line it went after, twice."""
+    if start == end:
+        return EditReport(path, index, start, start, str(level))
+    return EditReport(path, index, start + 1, end, str(level))

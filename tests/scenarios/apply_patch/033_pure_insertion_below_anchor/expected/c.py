@@ -1,0 +1,7 @@
+class A:
+    pass
+
+
+class B:
+    x = 1
+    pass

@@ -1,0 +1,6 @@
+class A:
+    pass
+
+
+class B:
+    pass

@@ -1,0 +1,4 @@
+if ok:
+	if more:
+		run(fast=True)
+		log()

@@ -1,0 +1,3 @@
+if ok:
+	if more:
+		run()

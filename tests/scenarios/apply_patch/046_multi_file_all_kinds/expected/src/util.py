@@ -1,0 +1,2 @@
+def util():
+    pass

@@ -1,0 +1,11 @@
+import re
+
+
+def greet(name):
+    message = 'Hello, ' + name
+    print(message)
+    return message
+
+
+def main():
+    greet('moon')

@@ -1,0 +1,10 @@
+import os
+
+
+def greet(name):
+    message = 'Hello, ' + name
+    return message
+
+
+def main():
+    greet('world')

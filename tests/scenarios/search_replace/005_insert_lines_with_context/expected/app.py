@@ -1,0 +1,12 @@
+import os
+
+
+def greet(name):
+    message = 'Hello, ' + name
+    print(message)
+    return message
+
+
+def main():
+    """Entry point."""
+    greet('world')

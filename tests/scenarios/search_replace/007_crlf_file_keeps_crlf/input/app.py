@@ -1,0 +1,11 @@
+import os
+
+
+def greet(name):
+    message = 'Hello, ' + name
+    print(message)
+    return message
+
+
+def main():
+    greet('world')

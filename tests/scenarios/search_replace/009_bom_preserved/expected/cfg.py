@@ -1,0 +1,2 @@
+﻿name = 'x'
+value = 2

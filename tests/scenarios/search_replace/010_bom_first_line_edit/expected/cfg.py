@@ -1,0 +1,2 @@
+﻿name = 'y'
+value = 1

@@ -1,0 +1,4 @@
+def f():
+    x = 1   
+    y = 3
+    return x + y

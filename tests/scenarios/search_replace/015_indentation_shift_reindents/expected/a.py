@@ -1,0 +1,6 @@
+class A:
+    def run(self):
+        if self.ok:
+            go()
+            log('went')
+        stop()

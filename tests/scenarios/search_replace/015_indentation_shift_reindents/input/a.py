@@ -1,0 +1,5 @@
+class A:
+    def run(self):
+        if self.ok:
+            go()
+        stop()

@@ -1,0 +1,3 @@
+class P:
+    def run(self):
+        ...

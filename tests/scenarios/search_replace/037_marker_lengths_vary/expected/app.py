@@ -1,0 +1,11 @@
+import io
+
+
+def greet(name):
+    message = 'Hello, ' + name
+    print(message)
+    return message
+
+
+def main():
+    greet('world')
