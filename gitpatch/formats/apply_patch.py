@@ -98,13 +98,14 @@ def parse(text: str) -> Proposal:
             )
         marker = _marker(cur.lines[cur.i])
         if marker is not None and marker.kind == "end patch":
+            end = cur.number
             _check_tail(cur)
             break
         ops.append(_operation(cur, marker))
     if not ops:
         raise invalid(
             "the patch has no file operation between '*** Begin Patch' and '*** End Patch'",
-            cur.number,
+            end,
             _OP_HINT,
         )
     return Proposal(operations=tuple(ops), format="apply_patch")
