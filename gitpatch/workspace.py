@@ -475,14 +475,6 @@ class Workspace:
         dirty = self.worktree.modified(str(head) if head else None, paths)
         if not dirty:
             return head, []
-        ignored = [p for p in dirty if self._ignored(head, p)]
-        if ignored and not self.allow_ignored:
-            raise PathIgnored(
-                f"{', '.join(ignored)} is ignored by .gitignore; gitpatch does not edit "
-                "ignored files",
-                hint="Edit a tracked file, or set git config gitpatch.allowIgnored true.",
-                details={"paths": ignored},
-            )
         if self.dirty == "refuse":
             raise DirtyWorktree(
                 f"{', '.join(dirty)} has uncommitted changes on disk",
@@ -639,6 +631,14 @@ class Workspace:
                     _refuse_mode(path, prefix, mode, last)
                 if self._tracks_disk():
                     _refuse_disk(self.worktree.root, path, prefix, last)  # type: ignore[union-attr]
+        ignored = [p for p in paths if self._ignored(head, p)]
+        if ignored and not self.allow_ignored:
+            raise PathIgnored(
+                f"{', '.join(ignored)}: ignored by .gitignore; gitpatch does not edit or create "
+                "ignored files",
+                hint="Edit a tracked file, or set git config gitpatch.allowIgnored true.",
+                details={"paths": ignored},
+            )
 
     def _check_unchanged(
         self,
@@ -701,6 +701,8 @@ class Workspace:
 
     def _ignored(self, head: pygit2.Oid | None, path: str) -> bool:
         """True for a path .gitignore ignores and the branch does not track."""
+        if self.worktree is None:
+            return False
         if head is not None and self.store.entry(head, path) is not None:
             return False
         try:
