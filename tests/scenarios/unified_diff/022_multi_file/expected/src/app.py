@@ -1,0 +1,6 @@
+import sys
+
+
+def main():
+    print('hi')
+    return 0
