@@ -1,0 +1,48 @@
+"""A sample of the robustness corpus through the matcher: 0 wrong, >= 95% correct."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.robustness.corpus import BOM, KINDS, RECOVERABLE, REFUSALS, Case, generate
+from bench.robustness.runner import outcome, run_matcher, tally
+
+PER_KIND = 25
+
+
+@pytest.fixture(scope="module")
+def sample() -> list[Case]:
+    return generate(PER_KIND)
+
+
+def test_matcher_never_applies_wrongly_and_recovers_95_percent(sample: list[Case]) -> None:
+    result = tally(sample, run_matcher)
+    assert result.total_wrong() == 0, result.wrong
+    assert result.recoverable_rate() >= 0.95, result.table()
+    for kind in REFUSALS:
+        assert result.counts[kind]["refused"] == PER_KIND
+
+
+def test_every_kind_is_drawn_with_its_outcome(sample: list[Case]) -> None:
+    assert {c.kind for c in sample} == set(KINDS)
+    for case in sample:
+        assert (case.expected is None) == (case.kind in REFUSALS)
+        if case.expected is not None:
+            assert case.expected != case.data
+    crlf = next(c for c in sample if c.kind == "crlf")
+    assert b"\r\n" in crlf.data and crlf.expected is not None and b"\r\n" in crlf.expected
+    bom = next(c for c in sample if c.kind == "bom")
+    assert bom.data.startswith(BOM) and bom.expected is not None and bom.expected.startswith(BOM)
+
+
+def test_generation_is_deterministic_and_prefix_stable() -> None:
+    small = generate(2, seed=7, kinds=RECOVERABLE[:1])
+    assert generate(3, seed=7, kinds=RECOVERABLE[:1])[:2] == small
+    assert generate(2, seed=7, kinds=RECOVERABLE[:1]) == small
+    assert generate(2, seed=8, kinds=RECOVERABLE[:1]) != small
+
+
+def test_a_refusal_applied_counts_as_wrong(sample: list[Case]) -> None:
+    case = next(c for c in sample if c.kind == "not_unique")
+    assert outcome(case, lambda c: c.data) == "wrong"
+    assert outcome(case, run_matcher) == "refused"
