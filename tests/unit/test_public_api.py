@@ -1,0 +1,32 @@
+"""The package's public surface: __all__ is complete and importable, the demo runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import gitpatch
+
+
+def test_all_names_resolve() -> None:
+    for name in gitpatch.__all__:
+        assert hasattr(gitpatch, name), name
+
+
+def test_workspace_and_error_are_exported() -> None:
+    assert {"Workspace", "GitpatchError"} <= set(gitpatch.__all__)
+    assert issubclass(gitpatch.GitpatchError, Exception)
+
+
+def test_demo_places_refuses_and_lands() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "gitpatch.demo"], capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "at level punctuation" in text
+    assert "refused [match_ambiguous]" in text
+    assert "refused [match_not_found]" in text
+    assert "CHANGES.md now on disk: 'Summary now counts items.'" in text
+    assert "status approved" in text
+    assert "git fsck: clean" in text
