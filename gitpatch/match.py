@@ -519,7 +519,7 @@ def _not_found(view: _View, pat: list[str], levels: tuple[Level, ...], start: in
     details["closest"] = {"start_line": s + 1, "end_line": e, "similarity": round(score, 1)}
     diff = _region_diff(pat, list(view.lines[s:e]), s + 1)
     hint = (
-        f"The closest region is lines {s + 1}-{e} ({score:.0f}% similar); "
+        f"The closest region is lines {s + 1}-{e} ({score:.1f}% similar); "
         "'-' lines were sent but differ, '+' lines are what the file has (with line numbers):\n"
         + "\n".join(diff)
         + "\nCopy the old text exactly from the file (re-read it if it changed) and retry."

@@ -125,25 +125,40 @@ def _pick(
     return None
 
 
-def _change(rng: random.Random, block: list[str]) -> list[str]:
-    """The intended edit of a block: change, insert or delete one line."""
+@dataclass(frozen=True)
+class _Change:
+    """The intended edit: ``mode`` applied to line ``line`` of the block."""
+
+    line: int
+    mode: int
+    number: int
+
+
+def _plan(rng: random.Random, block: list[str], avoid: Callable[[int], bool]) -> _Change:
+    """Choose the edit: a non-blank line (preferably one ``avoid`` does not reject) and a mode."""
     nonblank = [i for i, x in enumerate(block) if x.strip()]
-    c = rng.choice(nonblank)
-    ws = _indent(block[c])
+    c = rng.choice([i for i in nonblank if not avoid(i)] or nonblank)
     mode = rng.randrange(4)
-    new = list(block)
-    if mode == 0:
-        new[c] = block[c] + "  # edited"
-    elif mode == 1:
-        new.insert(c + 1, f"{ws}edited_{rng.randrange(1000)} = {rng.randrange(1000)}")
-    elif mode == 2 and 0 < c < len(block) - 1:
-        # Interior lines only: a block must keep non-blank first and last lines.
-        del new[c]
+    if mode == 2 and not 0 < c < len(block) - 1:
+        mode = 0  # a block keeps non-blank first and last lines
+    return _Change(c, mode, rng.randrange(1000))
+
+
+def _apply(lines: list[str], at: int, change: _Change) -> list[str]:
+    """Make ``change`` to ``lines`` at index ``at`` (the block itself, or the agent's view)."""
+    out = list(lines)
+    line = lines[at]
+    if change.mode == 0:
+        out[at] = line + "  # edited"
+    elif change.mode == 1:
+        out.insert(at + 1, f"{_indent(line)}edited_{change.number} = {change.number % 7}")
+    elif change.mode == 2:
+        del out[at]
     else:
-        new[c] = re.sub(r"[A-Za-z_]\w*", lambda m: m.group(0) + "_v2", block[c], count=1)
-        if new[c] == block[c]:
-            new[c] = block[c] + "  # edited"
-    return new
+        out[at] = re.sub(r"[A-Za-z_]\w*", lambda m: m.group(0) + "_v2", line, count=1)
+        if out[at] == line:
+            out[at] = line + "  # edited"
+    return out
 
 
 def _min_indent(block: list[str]) -> str:
@@ -163,22 +178,17 @@ def _typographic(text: str) -> str:
     return "".join(out).replace(" - ", " \u2013 ").replace("--", "\u2014").replace("...", "\u2026")
 
 
-def _typo(rng: random.Random, block: list[str]) -> list[str]:
-    cands = [i for i, x in enumerate(block) if len(x.strip()) >= 8]
-    i = rng.choice(cands)
-    line = block[i]
+def _typo(rng: random.Random, line: str) -> str:
     ws = len(_indent(line))
     p = rng.randrange(ws, len(line) - 1)
     op = rng.randrange(3)
     if op == 0:
-        line = line[:p] + ("x" if line[p] != "x" else "y") + line[p + 1 :]
+        got = line[:p] + ("x" if line[p] != "x" else "y") + line[p + 1 :]
     elif op == 1:
-        line = line[:p] + line[p + 1 :]
+        got = line[:p] + line[p + 1 :]
     else:
-        line = line[:p] + line[p + 1] + line[p] + line[p + 2 :]
-    out = list(block)
-    out[i] = line if line != block[i] else block[i] + "x"
-    return out
+        got = line[:p] + line[p + 1] + line[p] + line[p + 2 :]
+    return got if got != line else line + "x"
 
 
 def _has_quote(block: list[str]) -> bool:
@@ -206,41 +216,48 @@ def _tabify(line: str) -> str:
     return ws.replace("    ", "\t") + line[len(ws) :]
 
 
-def _damage(
-    kind: str, rng: random.Random, block: list[str], new: list[str]
-) -> tuple[list[str], ...]:
-    """The agent's (old, new) view of the block and of its replacement."""
-    if kind == "trailing_spaces":
-        pads = [" ", "  ", "\t", "    "]
-        first = next(i for i, x in enumerate(block) if x.strip())
-        old = [
-            x + rng.choice(pads) if x.strip() and (i == first or rng.random() < 0.5) else x
-            for i, x in enumerate(block)
-        ]
-        return old, new
+_TRAILING = (" ", "  ", "\t", "    ")
+
+
+def _shift(kind: str, rng: random.Random, block: list[str]) -> Callable[[str], str]:
+    """The re-indentation an agent applies to every line it quotes or writes."""
     if kind == "indent_shift":
         pad = rng.choice(["    ", "  ", "\t", "        "])
-        return [pad + x if x.strip() else x for x in block], [
-            pad + x if x.strip() else x for x in new
-        ]
+        return lambda x: pad + x if x.strip() else x
     if kind == "dedent":
         m = len(_min_indent(block))
-        return [x[m:] for x in block], [x[min(m, len(_indent(x))) :] for x in new]
+        return lambda x: x[min(m, len(_indent(x))) :]
     if kind == "tabs":
-        return [_tabify(x) for x in block], [_tabify(x) for x in new]
-    if kind == "typographic":
-        return [_typographic(x) for x in block], new
-    if kind == "blank_dropped":
-        blanks = [i for i in range(1, len(block) - 1) if not block[i].strip()]
-        drop = rng.choice(blanks)
-        return block[:drop] + block[drop + 1 :], new
-    if kind == "blank_added":
+        return _tabify
+    return lambda x: x
+
+
+def _view(kind: str, rng: random.Random, block: list[str], keep: int) -> tuple[list[str], int]:
+    """The agent's view of ``block``, and where block line ``keep`` (left undamaged) sits in it.
+
+    Re-indentation hits every line; the other damage spares line ``keep``, the one the agent
+    edits, so the right bytes for the edited line are unambiguous.
+    """
+    shift = _shift(kind, rng, block)
+    view = [shift(x) for x in block]
+    others = [i for i, x in enumerate(block) if x.strip() and i != keep]
+    if kind == "trailing_spaces" and others:
+        first = others.pop(0)
+        for i in [first, *(i for i in others if rng.random() < 0.5)]:
+            view[i] += rng.choice(_TRAILING)
+    elif kind == "typographic":
+        view = [x if i == keep else _typographic(x) for i, x in enumerate(view)]
+    elif kind == "typo":
+        i = rng.choice([i for i in others if len(block[i].strip()) >= 8] or others)
+        view[i] = _typo(rng, view[i])
+    elif kind == "blank_dropped":
+        drop = rng.choice([i for i in range(1, len(block) - 1) if not block[i].strip()])
+        return view[:drop] + view[drop + 1 :], keep - (drop < keep)
+    elif kind == "blank_added":
         spots = [i for i in range(len(block) - 1) if block[i].strip() and block[i + 1].strip()]
         at = rng.choice(spots) + 1
-        return [*block[:at], "", *block[at:]], new
-    if kind == "typo":
-        return _typo(rng, block), new
-    return block, new
+        return [*view[:at], "", *view[at:]], keep + (at <= keep)
+    return view, keep
 
 
 def _encode(kind: str, text: str) -> bytes:
@@ -248,6 +265,12 @@ def _encode(kind: str, text: str) -> bytes:
         text = text.replace("\n", "\r\n")
     data = text.encode("utf-8")
     return BOM + data if kind == "bom" else data
+
+
+def _typographic_elsewhere(block: list[str]) -> Callable[[int], bool]:
+    """Reject an edited line when it is the only one typography would change."""
+    changed = {i for i, x in enumerate(block) if _typographic(x) != x}
+    return lambda i: not changed - {i}
 
 
 def _recoverable(kind: str, rng: random.Random) -> Case | None:
@@ -258,15 +281,16 @@ def _recoverable(kind: str, rng: random.Random) -> Case | None:
         return None
     s, e = found
     block = list(lines[s:e])
-    new = _change(rng, block)
-    old, new_view = _damage(kind, rng, block, new)
-    expected = "\n".join([*lines[:s], *new, *lines[e:]])
+    avoid = _typographic_elsewhere(block) if kind == "typographic" else (lambda i: False)
+    change = _plan(rng, block, avoid)
+    view, at = _view(kind, rng, block, change.line)
+    expected = "\n".join([*lines[:s], *_apply(block, change.line, change), *lines[e:]])
     return Case(
         kind=kind,
         name=f"{kind}:{name}:{s + 1}",
         data=_encode(kind, "\n".join(lines)),
-        old="\n".join(old),
-        new="\n".join(new_view),
+        old="\n".join(view),
+        new="\n".join(_apply(view, at, change)),
         expected=_encode(kind, expected),
         line=s + 1,
     )
@@ -284,12 +308,13 @@ def _not_unique(rng: random.Random) -> Case | None:
     if not dups:
         return None
     chosen = list(rng.choice(dups))
+    change = _plan(rng, chosen, lambda i: False)
     return Case(
         kind="not_unique",
         name=f"not_unique:{name}",
         data=_encode("", "\n".join(lines)),
         old="\n".join(chosen),
-        new="\n".join(_change(rng, chosen)),
+        new="\n".join(_apply(chosen, change.line, change)),
         expected=None,
     )
 
@@ -314,12 +339,13 @@ def _foreign_line(rng: random.Random) -> Case | None:
         if fake not in present:
             break
     old = [*block[:at], ws + fake, *block[at:]]
+    change = _plan(rng, block, lambda i: False)
     return Case(
         kind="foreign_line",
         name=f"foreign_line:{name}:{s + 1}",
         data=_encode("", "\n".join(lines)),
         old="\n".join(old),
-        new="\n".join(_change(rng, block)),
+        new="\n".join(_apply(old, change.line + (at <= change.line), change)),
         expected=None,
     )
 

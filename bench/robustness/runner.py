@@ -2,27 +2,138 @@
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from bench.robustness.corpus import RECOVERABLE, Case
+from gitpatch import engine
 from gitpatch.errors import GitpatchError
-from gitpatch.match import reindent, seek
+from gitpatch.formats import apply_patch, edits, search_replace
+from gitpatch.match import Match, normalize_punctuation, reindent, seek
+from gitpatch.model import Proposal
 from gitpatch.text import Document
 
-__all__ = ["Tally", "outcome", "run_matcher", "tally"]
+__all__ = [
+    "FORMATS",
+    "Tally",
+    "apply_patch_text",
+    "outcome",
+    "run_apply_patch",
+    "run_edits",
+    "run_matcher",
+    "run_search_replace",
+    "search_replace_text",
+    "tally",
+]
 
 #: How a case fared: "correct", "refused" or "wrong".
 Outcome = str
 
 
 def run_matcher(case: Case, profile: str = "patch") -> bytes:
-    """Apply ``case`` with the matcher alone: seek, re-indent the new text, splice."""
+    """Apply ``case`` with the matcher alone: seek, then replace only what the agent changed.
+
+    Lines the agent quoted unchanged keep the file's own text (so its misquotes do not land in
+    the file); changed and added lines are re-indented into the file's style.
+    """
     doc = Document.from_bytes(case.data)
-    found = seek(doc.lines, case.old.split("\n"), profile=profile)
-    new_lines = reindent(case.new.split("\n"), found)
-    return doc.splice(found.start, found.end, new_lines).to_bytes()
+    old, new = case.old.split("\n"), case.new.split("\n")
+    found = seek(doc.lines, old, profile=profile)
+    region = list(doc.lines[found.start : found.end])
+    return doc.splice(found.start, found.end, _merge(old, new, region, found)).to_bytes()
+
+
+def _pairs(old: list[str], region: list[str]) -> list[int | None]:
+    """For each quoted line, the file line it stands for (None for a line the file lacks)."""
+    if len(old) == len(region):
+        return list(range(len(old)))
+    pair: list[int | None] = [None] * len(old)
+    keys = [normalize_punctuation(x) for x in old], [normalize_punctuation(x) for x in region]
+    for tag, i1, i2, j1, _ in difflib.SequenceMatcher(None, *keys, autojunk=False).get_opcodes():
+        if tag == "equal":
+            for d in range(i2 - i1):
+                pair[i1 + d] = j1 + d
+    return pair
+
+
+def _merge(old: list[str], new: list[str], region: list[str], found: Match) -> list[str]:
+    pair = _pairs(old, region)
+    out: list[str] = []
+    nxt = 0  # the first file line of the region not yet kept or dropped
+    for tag, i1, i2, j1, j2 in _opcodes(old, new):
+        for i in range(i1, i2):
+            j = pair[i]
+            if j is None:
+                continue
+            out.extend(region[nxt:j])  # lines the agent did not quote stay
+            nxt = j + 1
+            if tag == "equal":
+                out.append(region[j])
+        if tag != "equal":
+            out.extend(reindent(new[j1:j2], found))
+    return out + region[nxt:]
+
+
+def _opcodes(a: list[str], b: list[str]) -> Sequence[tuple[str, int, int, int, int]]:
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+
+
+PATH = "src/module.py"
+
+
+def _engine(proposal: Proposal, case: Case) -> bytes:
+    changes = engine.apply(proposal, {PATH: case.data}).changes
+    content = next(ch.content for ch in changes if ch.path == PATH)
+    if content is None:
+        raise AssertionError("the file was deleted")
+    return content
+
+
+def search_replace_text(case: Case) -> str:
+    """The case as one bare SEARCH/REPLACE block."""
+    return f"<<<<<<< SEARCH\n{case.old}\n=======\n{case.new}\n>>>>>>> REPLACE\n"
+
+
+def apply_patch_text(case: Case) -> str:
+    """The case as an apply_patch Update with one hunk: the line diff of old and new text."""
+    old, new = case.old.split("\n"), case.new.split("\n")
+    body: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
+        None, old, new, autojunk=False
+    ).get_opcodes():
+        if tag == "equal":
+            body.extend(" " + x for x in old[i1:i2])
+            continue
+        body.extend("-" + x for x in old[i1:i2])
+        body.extend("+" + x for x in new[j1:j2])
+    lines = ["*** Begin Patch", f"*** Update File: {PATH}", "@@", *body, "*** End Patch"]
+    return "\n".join(lines) + "\n"
+
+
+def run_search_replace(case: Case) -> bytes:
+    """The case through the SEARCH/REPLACE parser and the engine."""
+    return _engine(search_replace.parse(search_replace_text(case), PATH), case)
+
+
+def run_apply_patch(case: Case) -> bytes:
+    """The case through the apply_patch parser and the engine."""
+    return _engine(apply_patch.parse(apply_patch_text(case)), case)
+
+
+def run_edits(case: Case) -> bytes:
+    """The case as one patch_resource old_string edit through the engine."""
+    return _engine(edits.parse(PATH, [{"old_string": case.old, "new_string": case.new}]), case)
+
+
+#: Every way to run a case, with the matcher profile each one uses.
+FORMATS: dict[str, tuple[Callable[[Case], bytes], str]] = {
+    "matcher": (run_matcher, "patch"),
+    "search_replace": (run_search_replace, "patch"),
+    "apply_patch": (run_apply_patch, "apply_patch"),
+    "edits": (run_edits, "patch_resource"),
+}
 
 
 def outcome(case: Case, apply: Callable[[Case], bytes]) -> Outcome:
