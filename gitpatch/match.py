@@ -50,6 +50,7 @@ typo in a 4-character line.
 from __future__ import annotations
 
 import difflib
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -194,6 +195,7 @@ class _View:
 
 _CACHE: OrderedDict[int, _View] = OrderedDict()
 _CACHE_SIZE = 8
+_CACHE_LOCK = threading.Lock()
 
 
 def _view(lines: Sequence[str]) -> _View:
@@ -201,14 +203,15 @@ def _view(lines: Sequence[str]) -> _View:
     # its id cannot be reused while cached.
     if not isinstance(lines, tuple):
         return _View(lines)
-    got = _CACHE.get(id(lines))
-    if got is not None and got.lines is lines:
-        _CACHE.move_to_end(id(lines))
+    with _CACHE_LOCK:
+        got = _CACHE.get(id(lines))
+        if got is not None and got.lines is lines:
+            _CACHE.move_to_end(id(lines))
+            return got
+        got = _CACHE[id(lines)] = _View(lines)
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
         return got
-    got = _CACHE[id(lines)] = _View(lines)
-    while len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return got
 
 
 def _positions(seq: list[str], value: str) -> list[int]:
@@ -359,8 +362,10 @@ def _levels(profile: str | Sequence[Level]) -> tuple[Level, ...]:
 
 
 def _anchor_lines(view: _View, anchor: str) -> list[int]:
+    """Lines equal to the anchor; failing those, lines that start with it."""
     want = normalize_punctuation(anchor)
-    return [i for i, s in enumerate(view.norm("punct")) if s.startswith(want)]
+    punct = view.norm("punct")
+    return _positions(punct, want) or [i for i, s in enumerate(punct) if s.startswith(want)]
 
 
 def _at_end_ok(view: _View, m: Match) -> bool:

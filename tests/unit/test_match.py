@@ -214,6 +214,7 @@ AMBIGUITY: list[tuple[str, dict[str, Any], int | list[int]]] = [
     ("anchor as a whole line", {"anchor": "def beta(values):"}, 5),
     ("start skips the first", {"start": 2}, 5),
     ("anchor and hint together", {"anchor": "def", "line_hint": 7}, 5),
+    ("anchor prefix of both defs", {"anchor": "def"}, [2, 6]),
 ]
 
 
@@ -253,6 +254,15 @@ def test_a_stale_hint_does_not_reject_a_unique_match() -> None:
 def test_the_block_must_lie_below_the_anchor() -> None:
     with pytest.raises(MatchNotFound):
         seek(DOC, ["def alpha(values):"], anchor="class Reporter", profile="apply_patch")
+
+
+def test_a_whole_line_anchor_wins_over_prefixes() -> None:
+    doc = ("def run():", "    x = 1", "def run_all():", "    x = 1", "def runner():", "    x = 1")
+    assert seek(doc, ["    x = 1"], anchor="def run_all():").start == 3
+    assert seek(doc, ["    x = 1"], anchor="def run():").start == 1
+    with pytest.raises(MatchAmbiguous) as info:
+        seek(doc, ["    x = 1"], anchor="def run")
+    assert info.value.details["candidates"] == [2, 4, 6]
 
 
 def test_an_anchor_that_is_not_in_the_file() -> None:
