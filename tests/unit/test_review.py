@@ -427,3 +427,85 @@ def test_log_shows_recorded_local_changes(repo: Path) -> None:
     res = ws.propose(edit("a.txt", "local\n", "LOCAL\n"))
     tools = [(e.tool, e.proposal_id) for e in ws.log()]
     assert tools == [("test", res.proposal_id), ("record", res.proposal_id)]
+
+
+# -- edges ----------------------------------------------------------------------------------------
+
+
+def test_approving_twice_says_who_approved(repo: Path, ws: Workspace) -> None:
+    res = ws.propose(edit("a.txt", "beta\n", "BETA\n"))
+    ws.approve(res.proposal_id, by="Alice")
+    before = snapshot(repo)
+    with pytest.raises(ProposalClosed) as err:
+        ws.approve(res.proposal_id.upper(), by="Bob")
+    assert "approved by Alice" in err.value.message
+    assert snapshot(repo) == before
+
+
+def test_recorded_local_changes_are_approved_with_the_proposal(repo: Path, ws: Workspace) -> None:
+    (repo / "a.txt").write_text("alpha\nbeta\ngamma\nlocal\n")
+    res = ws.propose(edit("a.txt", "local\n", "LOCAL\n"))
+    record = git(repo, "rev-parse", f"{res.version}^").strip()
+    assert "Gitpatch-Record" in git(repo, "log", "-1", "--format=%B", record)
+    ws.approve(res.proposal_id, by="Alice")
+    got = note(repo, record)
+    assert (
+        got["status"] == "approved"
+        and got["tool"] == "record"
+        and got["id"] == ws.proposals()[0].id
+    )
+    assert [p.id for p in ws.proposals()] == [res.proposal_id], "a record is no proposal"
+    assert_sound(repo)
+
+
+def test_a_hand_made_proposal_branch_gets_a_fingerprint_on_rejection(
+    repo: Path, ws: Workspace
+) -> None:
+    """No note: the target defaults to the workspace's, the fingerprint comes from the commit."""
+    proposal = edit("b.txt", "two\n", "TWO\n")
+    (repo / "b.txt").write_text("one\nTWO\nthree\n")
+    blob = git(repo, "hash-object", "-w", "b.txt").strip()
+    git(repo, "checkout", "--", "b.txt")
+    tree = _tree_with(repo, rev(repo), "b.txt", blob)
+    commit = git(repo, "commit-tree", tree, "-p", rev(repo), "-m", "by hand").strip()
+    git(repo, "update-ref", "refs/heads/gitpatch/00000000abcd", commit)
+    assert ws.show("00000000abcd").info.target == WORK
+    ws.reject("00000000abcd", by="Bob", reason="no")
+    with pytest.raises(ProposalRejected):
+        ws.propose(proposal)
+    assert_sound(repo)
+
+
+def _tree_with(repo: Path, commit: str, path: str, blob: str) -> str:
+    listing = git(repo, "ls-tree", commit)
+    lines = [ln for ln in listing.splitlines() if not ln.endswith(f"\t{path}")]
+    lines.append(f"100644 blob {blob}\t{path}")
+    out = subprocess.run(
+        ["git", "mktree"], cwd=repo, input="\n".join(lines) + "\n", capture_output=True, text=True
+    )
+    return out.stdout.strip()
+
+
+def test_undo_on_a_protected_branch_is_a_persons_approved_act(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", branch="main")
+    ws = Workspace.open(repo, mode="review")
+    res = ws.propose(edit("a.txt", "beta\n", "BETA\n"))
+    ws.approve(res.proposal_id, by="Alice")
+    done = ws.undo()
+    assert done.branch == MAIN and (repo / "a.txt").read_text() == FILES["a.txt"]
+    got = note(repo, done.version)
+    assert got["tool"] == "undo" and got["status"] == "approved" and got["reverts"] == res.version
+    assert [p.id for p in ws.proposals()] == [res.proposal_id]
+    assert ws.proposals()[0].status == "undone"
+    assert_sound(repo)
+
+
+def test_show_and_list_a_session(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", branch="main")
+    agent = Workspace.open(repo)
+    assert [p.id for p in agent.proposals()] == [], "an empty session is not listed"
+    agent.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
+    detail = agent.show("agent")
+    assert detail.info.status == "applied" and detail.info.branch == SESSION
+    assert "+ALPHA" in detail.diff and detail.stats["files"] == 1
+    assert detail.info.base == rev(repo, MAIN)
