@@ -22,7 +22,7 @@ from gitpatch.errors import (
     MatchNotFound,
     error_for_code,
 )
-from gitpatch.match import Match, reindent, seek
+from gitpatch.match import Match, normalize_punctuation, reindent, seek
 from gitpatch.model import Hunk, HunkLine, SearchReplace
 from gitpatch.text import Document
 
@@ -55,7 +55,7 @@ def relabel(
 
 
 def _norm(line: str) -> str:
-    return " ".join(line.split())
+    return " ".join(normalize_punctuation(line).split())
 
 
 def _align(old: Sequence[str], window: Sequence[str]) -> tuple[list[int | None], list[list[int]]]:
@@ -79,6 +79,29 @@ def _align(old: Sequence[str], window: Sequence[str]) -> tuple[list[int | None],
     return pair, extra
 
 
+def _blank_runs_deduped(out: list[tuple[str, str | None, str]]) -> tuple[NewLine, ...]:
+    """Drop added blank lines that a kept, unmentioned blank line of the file already provides.
+
+    An agent that left a blank line out of its old text but kept it in its new text means the
+    blank line the file has, not a second one. Within each run of blank lines, every file blank
+    line the pattern did not mention cancels one added blank line.
+    """
+    drop: set[int] = set()
+    k = 0
+    while k < len(out):
+        if out[k][0].strip():
+            k += 1
+            continue
+        run_end = k
+        while run_end < len(out) and not out[run_end][0].strip():
+            run_end += 1
+        added = [n for n in range(k, run_end) if out[n][2] == "+"]
+        spare = sum(1 for n in range(k, run_end) if out[n][2] == "extra")
+        drop.update(added[:spare])
+        k = run_end
+    return tuple((t, e) for n, (t, e, _) in enumerate(out) if n not in drop)
+
+
 def render(
     ops: Sequence[HunkLine], doc: Document, match: Match | None, start: int, end: int
 ) -> tuple[NewLine, ...]:
@@ -86,34 +109,33 @@ def render(
 
     Context lines come from the file (with their own endings), removed lines go, added lines are
     re-indented to the file when the match was not exact. A file line the pattern did not
-    mention (an extra blank line at the ``blank_lines`` level) stays when it sits between two
-    context lines and goes when it touches a removal.
+    mention (a blank line at the ``blank_lines`` level) stays, unless it lies inside a run of
+    removed lines: the agent did not see it, so it did not mean to remove it.
     """
     window = doc.lines[start:end]
-    endings = doc.endings[start:end]
+    ends = doc.endings[start:end]
     old = [h.text for h in ops if h.op != "+"]
     added = [h.text for h in ops if h.op == "+"]
     if match is not None and str(match.level) != "exact" and added:
         added = list(reindent(added, match))
     pair, extra = _align(old, window)
-    out: list[NewLine] = []
+    out: list[tuple[str, str | None, str]] = []
     plus = iter(added)
     prev: str | None = None
     i = 0
     for h in ops:
         if h.op == "+":
-            out.append((next(plus), None))
+            out.append((next(plus), None, "+"))
             continue
-        keep_extra = h.op == " " and prev in (None, " ")
-        out.extend((window[j], endings[j]) for j in extra[i] if keep_extra)
+        if not (h.op == "-" and prev == "-"):
+            out.extend((window[j], ends[j], "extra") for j in extra[i])
         j = pair[i]
         if h.op == " " and j is not None:
-            out.append((window[j], endings[j]))
+            out.append((window[j], ends[j], " "))
         prev = h.op
         i += 1
-    if prev == " ":
-        out.extend((window[j], endings[j]) for j in extra[len(old)])
-    return tuple(out)
+    out.extend((window[j], ends[j], "extra") for j in extra[len(old)])
+    return _blank_runs_deduped(out)
 
 
 def assemble(doc: Document, placements: Sequence[Placement]) -> Document:

@@ -201,6 +201,23 @@ def test_blank_lines_level_drops_blank_line_inside_a_removal() -> None:
     assert out.changes[0].content == b"keep = 0\nend = 9\n"
 
 
+def test_blank_lines_level_keeps_blank_line_beside_a_changed_line() -> None:
+    doc = {"f": b"for x in xs:\n    yield x\n\n# next part\nend()\n"}
+    edit = sr(
+        "for x in xs:\n    yield x\n# next part", "for x in xs:\n    yield x + 1\n# next part"
+    )
+    out = apply(update("f", edit, fmt="search_replace"), doc)
+    assert out.changes[0].content == b"for x in xs:\n    yield x + 1\n\n# next part\nend()\n"
+
+
+def test_blank_line_missing_from_search_but_kept_in_replace_is_not_doubled() -> None:
+    doc = {"f": b"import a\nimport b\n\n\nrun(a, b)\n"}
+    edit = sr("import a\nimport b\n\nrun(a, b)", "import a\nimport b  # b\n\n\nrun(a, b)")
+    out = apply(update("f", edit, fmt="search_replace"), doc)
+    assert out.report[0].level == "blank_lines"
+    assert out.changes[0].content == b"import a\nimport b  # b\n\n\nrun(a, b)\n"
+
+
 def test_fuzzy_match_keeps_the_file_spelling_of_context() -> None:
     text = (
         "def compute_total(items):\n"

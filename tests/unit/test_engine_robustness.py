@@ -1,0 +1,30 @@
+"""A sample of the robustness corpus through every edit language: never a wrong application."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.bench_formats import FORMATS, runner
+from bench.robustness.corpus import RECOVERABLE, generate
+from bench.robustness.runner import tally
+
+CASES = generate(6)
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_no_wrong_application(fmt: str) -> None:
+    result = tally(CASES, runner(FORMATS[fmt]))
+    assert result.total_wrong() == 0, result.wrong
+
+
+def test_search_replace_recovers_what_the_matcher_recovers() -> None:
+    result = tally(CASES, runner(FORMATS["search_replace"]))
+    assert result.recoverable_rate() >= 0.95, result.table()
+    assert all(result.counts[k]["correct"] >= 5 for k in RECOVERABLE), result.table()
+
+
+def test_exact_cases_apply_in_every_language() -> None:
+    exact = [c for c in CASES if c.kind in ("exact", "crlf", "bom")]
+    for make in FORMATS.values():
+        result = tally(exact, runner(make))
+        assert sum(c["correct"] for c in result.counts.values()) == len(exact), result.table()
