@@ -22,8 +22,12 @@ _RETRY_HINT = "Another process moved it first; read the current state again and 
 def is_lock_contention(exc: BaseException) -> bool:
     """True when ``exc`` is libgit2 failing to take a ``.lock`` file another process holds."""
     # libgit2 reports a busy lock as OSError from most calls but as GitError (class OS) from a
-    # reference transaction; the message is the same in both.
-    return isinstance(exc, OSError | pygit2.GitError) and "failed to lock" in str(exc)
+    # reference transaction, and words it "failed to lock file" or, when it loses the race to
+    # create the lock, "failed to create locked file ... File exists".
+    text = str(exc)
+    return isinstance(exc, OSError | pygit2.GitError) and (
+        "failed to lock" in text or ("locked file" in text and "exists" in text)
+    )
 
 
 def _cas_lost(exc: BaseException) -> bool:
