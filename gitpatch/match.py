@@ -166,7 +166,8 @@ def _normalize(lines: Sequence[str], key: str) -> list[str]:
         return list(map(str.rstrip, lines))
     if key == "strip":
         return list(map(str.strip, lines))
-    return list(map(normalize_punctuation, lines))
+    table = _PUNCT
+    return [s.strip() if s.isascii() else s.translate(table).strip() for s in lines]
 
 
 class _View:

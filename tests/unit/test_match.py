@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gitpatch.errors import InvalidPatch, MatchAmbiguous, MatchNotFound
 from gitpatch.indentation import indent_change, shift_lines
@@ -422,3 +424,36 @@ def test_indent_change(pattern: list[str], block: list[str], expected: Any) -> N
 )
 def test_find_substring(text: str, needle: str, expected: list[int]) -> None:
     assert find_substring(text, needle) == expected
+
+
+WORDS = st.sampled_from(["a = 1", "b = 2", "", "return a", "    if a:", "        b()"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(WORDS, min_size=1, max_size=30), st.data())
+def test_exact_level_agrees_with_a_naive_search(lines: list[str], data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(lines) - 1))
+    size = data.draw(st.integers(1, len(lines) - start))
+    block = lines[start : start + size]
+    where = [i for i in range(len(lines) - size + 1) if lines[i : i + size] == block]
+    try:
+        found = seek(tuple(lines), block, profile="patch_resource")
+    except MatchAmbiguous as exc:
+        assert exc.details["candidates"] == [i + 1 for i in where]
+    else:
+        assert where == [found.start] and found.end == found.start + size
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.sampled_from(["x()", "if y:", "    z()", "w = [", "    1,", "]"]), min_size=2),
+    st.sampled_from(["  ", "    ", "\t"]),
+)
+def test_a_uniformly_shifted_view_reindents_back(body: list[str], pad: str) -> None:
+    doc = ("# head", *("    " + x for x in body), "# tail")
+    view = ["# head", *(pad + x for x in body)]
+    found = seek(doc, view[1:], start=1)
+    if found.level is Level.EXACT:
+        return
+    assert found.indent is not None
+    assert reindent(view[1:], found) == list(doc[found.start : found.end])
