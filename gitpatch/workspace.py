@@ -18,37 +18,39 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import random
 import secrets
-import stat
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import pygit2
 
-from gitpatch import engine
+from gitpatch import engine, guards
 from gitpatch.errors import (
     ConcurrentUpdate,
     DirtyWorktree,
     InternalError,
     InvalidArguments,
-    NotATextResource,
-    PathIgnored,
     ProposalRejected,
-    RepositoryError,
-    ResourceConflict,
     ResourceNotFound,
-    UnsafePath,
 )
 from gitpatch.model import Changeset, FileChange, FileOp, Proposal, UpdateFile
 from gitpatch.paths import normalize
 from gitpatch.results import EditResult, FileResult, Mode, ProposalResult, ReadResult
+from gitpatch.sessions import (
+    DEFAULT_PROTECTED,
+    PROPOSAL_PREFIX,
+    REJECTED_PREFIX,
+    SESSION_PREFIX,
+    pick_target,
+    protected_branches,
+    session_target,
+    start_session,
+)
 from gitpatch.store import Store
-from gitpatch.store.trees import MODE_LINK, MODE_SUBMODULE, MODE_TREE
 from gitpatch.text import Document
 from gitpatch.worktree import WorkingTree
 
@@ -61,20 +63,14 @@ __all__ = [
     "REJECTED_PREFIX",
     "SESSION_PREFIX",
     "Workspace",
-    "fingerprint",
     "protected_branches",
     "session_target",
 ]
 
 Dirty = Literal["record", "refuse"]
 
-PROPOSAL_PREFIX = "refs/heads/gitpatch/"
-SESSION_PREFIX = "refs/heads/gitpatch/session/"
-REJECTED_PREFIX = "refs/gitpatch/rejected/"
-DEFAULT_PROTECTED = ("main", "master")
 #: Lost compare-and-swaps absorbed before ``concurrent_update`` (each costs one rebuild).
 MAX_ATTEMPTS = 60
-_SESSION_CONFIG = "gitpatch-session.{name}.target"
 
 
 def _now_iso() -> str:
@@ -83,100 +79,6 @@ def _now_iso() -> str:
 
 def _short(ref: str) -> str:
     return ref.removeprefix("refs/heads/")
-
-
-def _branch_ref(name: str) -> str:
-    ref = name if name.startswith("refs/") else f"refs/heads/{name}"
-    if not pygit2.reference_is_valid_name(ref):
-        raise InvalidArguments(
-            f"{name!r} is not a valid branch name",
-            hint="Pass a branch name such as 'main' or a full ref such as 'refs/heads/main'.",
-            details={"branch": name},
-        )
-    return ref
-
-
-def protected_branches(store: Store, override: Sequence[str] | None = None) -> frozenset[str]:
-    """Full refs of the protected branches: ``override``, else git config ``gitpatch.protected``
-    (multi-valued or comma-separated), else main and master."""
-    names: list[str] = list(override) if override is not None else []
-    if override is None:
-        with contextlib.suppress(KeyError, pygit2.GitError):
-            for value in store.repo.config.get_multivar("gitpatch.protected"):
-                names.extend(part.strip() for part in str(value).split(","))
-        if not names:
-            names = list(DEFAULT_PROTECTED)
-    return frozenset(_branch_ref(n) for n in names if n.strip())
-
-
-def session_target(store: Store, name: str) -> str | None:
-    """The protected branch (full ref) the session ``name`` was started from, if recorded."""
-    key = _SESSION_CONFIG.format(name=name)
-    with contextlib.suppress(KeyError, pygit2.GitError):
-        if key in store.repo.config:
-            return str(store.repo.config[key])
-    return None
-
-
-def fingerprint(store: Store, base: pygit2.Oid | None, changeset: Changeset) -> str:
-    """sha256 of the sorted ``"<path>\\t<new blob hex or DELETED>"`` lines of a changeset."""
-    lines: dict[str, str] = {}
-    for change in changeset.changes:
-        if change.source is not None:
-            lines[change.source] = "DELETED"
-        if change.content is None:
-            lines[change.path] = "DELETED"
-        else:
-            lines[change.path] = str(pygit2.hash(change.content))
-    text = "\n".join(f"{path}\t{blob}" for path, blob in sorted(lines.items()))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-class _Snapshot(Mapping[str, bytes]):
-    """The regular files of one commit, read lazily: the engine reads only what it names."""
-
-    def __init__(self, store: Store, commit: pygit2.Oid | None) -> None:
-        self._store = store
-        self._commit = commit
-        self._cache: dict[str, bytes | None] = {}
-
-    def _load(self, path: str) -> bytes | None:
-        if path not in self._cache:
-            found = None if self._commit is None else self._store.entry(self._commit, path)
-            if found is None or found.mode == MODE_TREE:
-                self._cache[path] = None
-            else:
-                self._cache[path] = self._store.read(self._commit, path)  # type: ignore[arg-type]
-        return self._cache[path]
-
-    def __getitem__(self, path: str) -> bytes:
-        data = self._load(path)
-        if data is None:
-            raise KeyError(path)
-        return data
-
-    def __contains__(self, path: object) -> bool:
-        if not isinstance(path, str) or self._commit is None:
-            return False
-        found = self._store.entry(self._commit, path)
-        return found is not None and found.mode != MODE_TREE
-
-    def __iter__(self) -> Iterator[str]:
-        if self._commit is None:
-            return
-        tree = self._store.repo[self._commit].peel(pygit2.Tree)
-        stack: list[tuple[str, pygit2.Tree]] = [("", tree)]
-        while stack:
-            prefix, node = stack.pop()
-            for entry in node:
-                name = prefix + (entry.name or "")
-                if entry.filemode == MODE_TREE:
-                    stack.append((name + "/", self._store.repo[entry.id].peel(pygit2.Tree)))
-                else:
-                    yield name
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -255,7 +157,7 @@ class Workspace:
         if worktree is not None:
             worktree.recover()
         guarded = protected_branches(store, protected)
-        target, resumed = cls._pick_target(store, branch, guarded)
+        target, resumed = pick_target(store, branch, guarded)
         if allow_ignored is None:
             allow_ignored = _config_bool(store, "gitpatch.allowIgnored")
         ws = cls(
@@ -271,74 +173,9 @@ class Workspace:
         if resumed is not None and session is None:
             session = resumed
         if mode == "auto" and (session is not None or target in guarded):
-            ws._start_session(session or "agent")
+            ws.session = session or "agent"
+            ws.branch = start_session(store, worktree, target, ws.session)
         return ws
-
-    @staticmethod
-    def _pick_target(
-        store: Store, branch: str | None, guarded: frozenset[str]
-    ) -> tuple[str, str | None]:
-        """(target ref, session name when the chosen branch is itself a session branch)."""
-        ref = _branch_ref(branch) if branch else store.head_branch()
-        if ref is None:
-            raise RepositoryError(
-                "HEAD is detached: there is no branch to work on",
-                hint="Check out a branch, or pass branch='name' to Workspace.open.",
-            )
-        if ref.startswith(SESSION_PREFIX):
-            name = ref.removeprefix(SESSION_PREFIX)
-            origin = session_target(store, name)
-            if origin is None:
-                origin = next((g for g in sorted(guarded) if store.ref_target(g)), None)
-            if origin is not None:
-                return origin, name
-        return ref, None
-
-    def _start_session(self, name: str) -> None:
-        ref = _branch_ref(SESSION_PREFIX + name)
-        if ref.startswith(SESSION_PREFIX + "/") or not name or "/" in name:
-            raise InvalidArguments(
-                f"invalid session name {name!r}",
-                hint="Use a short name without slashes, such as 'agent'.",
-            )
-        head = self.store.ref_target(self.target)
-        current = self.store.ref_target(ref)
-        if current is None:
-            if head is None:
-                raise RepositoryError(
-                    f"branch {_short(self.target)} has no commits to start a session from",
-                    hint="Make a first commit on it, or open a non-protected branch.",
-                )
-            self.store.update_ref(ref, head, None, f"gitpatch: start session at {self.target}")
-            current = head
-        with contextlib.suppress(pygit2.GitError, OSError):
-            self.store.repo.config[_SESSION_CONFIG.format(name=name)] = self.target
-        if self.worktree is not None and self.store.head_branch() == self.target:
-            self._switch(ref, head, current)
-        self.branch = ref
-        self.session = name
-
-    def _switch(self, ref: str, here: pygit2.Oid | None, there: pygit2.Oid) -> None:
-        """Point HEAD at ``ref``, keeping local changes (refused where they would be lost)."""
-        assert self.worktree is not None
-        repo = self.store.repo
-
-        def move_head() -> None:
-            repo.references.create("HEAD", ref, force=True)
-
-        if here == there:
-            move_head()
-            return
-        paths = self.store.changed_paths(here, there)
-        local = self.worktree.modified(str(here) if here else None, paths)
-        if local:
-            raise DirtyWorktree(
-                f"cannot switch to {ref}: local changes in {', '.join(local)} would be "
-                "overwritten by the session's commits",
-                hint="Commit or stash those files, then open the Workspace again.",
-                details={"paths": local, "branch": ref},
-            )
-        self.worktree.land(str(here) if here else None, str(there), paths, move_head, ref="HEAD")
 
     # -- the tool methods --------------------------------------------------------------------
 
@@ -412,15 +249,19 @@ class Workspace:
         proposal = self._normalize_proposal(proposal)
         touched = proposal.paths
         pid = secrets.token_hex(6)
-        expected = self._resolve_version(expected_version)
+        expected = guards.resolve_version(self.store, expected_version)
         first = self.store.ref_target(self.branch)
         self._check_paths(first, touched)
         for attempt in range(MAX_ATTEMPTS):
             head = first if attempt == 0 else self.store.ref_target(self.branch)
             if expected is not None:
-                self._check_unchanged(expected, head, touched, since_version=True)
+                guards.check_unchanged(
+                    self.store, expected, head, touched, since_version=True, branch=self.branch
+                )
             elif attempt > 0:
-                self._check_unchanged(first, head, touched, since_version=False)
+                guards.check_unchanged(
+                    self.store, first, head, touched, since_version=False, branch=self.branch
+                )
             built = self._build(proposal, head, pid, revision)
             try:
                 self._publish(built, head, pid, proposal.tool)
@@ -446,8 +287,8 @@ class Workspace:
         recorded: list[str] = []
         if self._tracks_disk():
             base, recorded = self._record_dirty(head, proposal.paths, pid)
-        changeset = engine.apply(proposal, _Snapshot(self.store, base))
-        print_ = fingerprint(self.store, base, changeset)
+        changeset = engine.apply(proposal, guards.Snapshot(self.store, base))
+        print_ = guards.fingerprint(changeset)
         if not revision and self.store.ref_target(REJECTED_PREFIX + print_) is not None:
             raise ProposalRejected(
                 "a person already rejected exactly this change "
@@ -581,6 +422,11 @@ class Workspace:
         """True when the working tree shows ``self.branch`` (so disk content is the base)."""
         return self.worktree is not None and self.store.head_branch() == self.branch
 
+    def _check_paths(self, head: pygit2.Oid | None, paths: Sequence[str]) -> None:
+        disk = self.worktree.root if self.worktree is not None and self._tracks_disk() else None
+        check_ignored = self.worktree is not None and not self.allow_ignored
+        guards.check_paths(self.store, head, paths, disk=disk, check_ignored=check_ignored)
+
     def _normalize(self, path: str) -> str:
         root = str(self.worktree.root) if self.worktree is not None else None
         return normalize(path, root.rstrip("/") if root else None)
@@ -597,118 +443,6 @@ class Workspace:
                 "the proposal has no operations", hint="Give at least one file operation."
             )
         return dataclasses.replace(proposal, operations=tuple(ops))
-
-    def _resolve_version(self, version: str | None) -> pygit2.Oid | None:
-        if version is None:
-            return None
-        text = str(version).strip().lower()
-        if not text or any(c not in "0123456789abcdef" for c in text) or len(text) < 4:
-            raise InvalidArguments(
-                f"expected_version {version!r} is not a commit id",
-                hint="Pass the version (a commit id) returned by your last read or edit.",
-                details={"expected_version": version},
-            )
-        try:
-            return self.store.resolve_commit(text)
-        except RepositoryError as exc:
-            raise InvalidArguments(
-                f"expected_version {version!r} names no commit of this repository ({exc.message})",
-                hint="Pass the version returned by your last read or edit, or read the file "
-                "again to get its current version.",
-                details={"expected_version": version},
-            ) from exc
-
-    def _check_paths(self, head: pygit2.Oid | None, paths: Sequence[str]) -> None:
-        """Refuse symlinks, submodules and directories, in the branch and on disk."""
-        for path in paths:
-            parts = path.split("/")
-            for depth in range(1, len(parts) + 1):
-                prefix = "/".join(parts[:depth])
-                found = None if head is None else self.store.entry(head, prefix)
-                mode = found.mode if found is not None else None
-                last = depth == len(parts)
-                if mode is not None:
-                    _refuse_mode(path, prefix, mode, last)
-                if self._tracks_disk():
-                    _refuse_disk(self.worktree.root, path, prefix, last)  # type: ignore[union-attr]
-        ignored = [p for p in paths if self._ignored(head, p)]
-        if ignored and not self.allow_ignored:
-            raise PathIgnored(
-                f"{', '.join(ignored)}: ignored by .gitignore; gitpatch does not edit or create "
-                "ignored files",
-                hint="Edit a tracked file, or set git config gitpatch.allowIgnored true.",
-                details={"paths": ignored},
-            )
-
-    def _check_unchanged(
-        self,
-        reference: pygit2.Oid | None,
-        head: pygit2.Oid | None,
-        paths: Sequence[str],
-        *,
-        since_version: bool,
-    ) -> None:
-        """``resource_conflict`` when a touched path's content at ``head`` is not the one at
-        ``reference``; ``resource_not_found`` when it was deleted (and maybe re-created) since."""
-        if reference == head:
-            return
-        what = f"version {str(reference)[:12]}" if since_version else "the proposal was prepared"
-        gone = self._deleted_since(reference, head, paths) if since_version else set()
-        for path in paths:
-            then = _blob(self.store, reference, path)
-            now = _blob(self.store, head, path)
-            if then is not None and path in gone:
-                raise ResourceNotFound(
-                    f"{path} was deleted since {what}"
-                    + (" and a new file was created at that path" if now is not None else ""),
-                    hint="The file you read no longer exists; read the current file (and its "
-                    "version) before editing it.",
-                    details={"path": path, "version": str(reference), "head": str(head)},
-                )
-            if then != now:
-                raise ResourceConflict(
-                    f"{path} changed since {what}: {_short(self.branch)} is now at "
-                    f"{str(head)[:12]}",
-                    hint="Read the file again and redo the edit on its current content, passing "
-                    "the new version as expected_version.",
-                    details={
-                        "path": path,
-                        "expected_version": str(reference),
-                        "current_version": str(head),
-                    },
-                )
-
-    def _deleted_since(
-        self, reference: pygit2.Oid | None, head: pygit2.Oid | None, paths: Sequence[str]
-    ) -> set[str]:
-        """Touched paths that are missing in some commit between ``reference`` and ``head``."""
-        if reference is None or head is None:
-            return set()
-        repo = self.store.repo
-        present = [p for p in paths if _blob(self.store, reference, p) is not None]
-        if not present:
-            return set()
-        gone: set[str] = set()
-        walker = repo.walk(head, pygit2.enums.SortMode.TOPOLOGICAL)
-        walker.hide(reference)
-        for count, commit in enumerate(walker):
-            if count >= 10_000:
-                break
-            for path in present:
-                if path not in gone and _blob_in_tree(commit.tree, path) is None:
-                    gone.add(path)
-        return gone
-
-    def _ignored(self, head: pygit2.Oid | None, path: str) -> bool:
-        """True for a path .gitignore ignores and the branch does not track."""
-        if self.worktree is None:
-            return False
-        if head is not None and self.store.entry(head, path) is not None:
-            return False
-        try:
-            return bool(self.store.repo.path_is_ignored(path))
-        except pygit2.GitError:
-            return False
 
     # -- review (written in gitpatch.review) -------------------------------------------------
 
@@ -755,61 +489,6 @@ class Workspace:
         return review.log(self, limit)
 
 
-def _refuse_mode(path: str, prefix: str, mode: int, last: bool) -> None:
-    """Refuse a path that is, or goes through, a symlink, a submodule or a directory."""
-    if mode == MODE_LINK:
-        raise UnsafePath(
-            f"{path}: {prefix} is a symbolic link; gitpatch does not follow or edit symlinks",
-            hint="Edit the file the link points to, by its real path.",
-            details={"path": path, "symlink": prefix},
-        )
-    if mode == MODE_SUBMODULE:
-        raise NotATextResource(
-            f"{path}: {prefix} is a submodule; gitpatch does not edit inside submodules",
-            hint="Open a Workspace on the submodule's own repository instead.",
-            details={"path": path, "submodule": prefix},
-        )
-    if mode == MODE_TREE and last:
-        raise NotATextResource(
-            f"{path} is a directory, not a file",
-            hint="Name a file inside the directory.",
-            details={"path": path},
-        )
-
-
-def _refuse_disk(root: Path, path: str, prefix: str, last: bool) -> None:
-    """The same refusals for what is on disk (an untracked symlink or directory)."""
-    try:
-        st = (root / prefix).lstat()
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    if stat.S_ISLNK(st.st_mode):
-        _refuse_mode(path, prefix, MODE_LINK, last)
-    if last and stat.S_ISDIR(st.st_mode):
-        _refuse_mode(path, prefix, MODE_TREE, last)
-    if last and not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
-        raise NotATextResource(
-            f"{path} is not a regular file",
-            hint="Only regular text files can be edited.",
-            details={"path": path},
-        )
-
-
-def _blob_in_tree(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
-    try:
-        obj = tree[path]
-    except KeyError:
-        return None
-    return None if obj.filemode == MODE_TREE else obj.id
-
-
-def _blob(store: Store, commit: pygit2.Oid | None, path: str) -> pygit2.Oid | None:
-    if commit is None:
-        return None
-    found = store.entry(commit, path)
-    return None if found is None or found.mode == MODE_TREE else found.oid
-
-
 def _config_bool(store: Store, key: str) -> bool:
     with contextlib.suppress(KeyError, pygit2.GitError, ValueError):
         if key in store.repo.config:
@@ -824,7 +503,7 @@ def _file_results(base: pygit2.Oid | None, changeset: Changeset, store: Store) -
             out.append(FileResult(path=change.path, action="move", moved_from=change.source))
         elif change.content is None:
             out.append(FileResult(path=change.path, action="delete"))
-        elif _blob(store, base, change.path) is not None:
+        elif guards.blob(store, base, change.path) is not None:
             out.append(FileResult(path=change.path, action="update"))
         else:
             out.append(FileResult(path=change.path, action="add"))

@@ -1,0 +1,161 @@
+"""Branch names gitpatch owns, protected branches, and session branches.
+
+Agents never commit to a protected branch (git config ``gitpatch.protected``, default main and
+master). In auto mode on such a branch, their commits land on ``gitpatch/session/<name>``,
+started at the protected head; switching to it keeps the working tree and index exactly as
+``git switch -c`` does, and a person later merges the session with ``approve(<name>)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+
+import pygit2
+
+from gitpatch.errors import DirtyWorktree, InvalidArguments, RepositoryError
+from gitpatch.store import Store
+from gitpatch.worktree import WorkingTree
+
+__all__ = [
+    "DEFAULT_PROTECTED",
+    "PROPOSAL_PREFIX",
+    "REJECTED_PREFIX",
+    "SESSION_PREFIX",
+    "branch_ref",
+    "pick_target",
+    "protected_branches",
+    "session_target",
+    "start_session",
+]
+
+PROPOSAL_PREFIX = "refs/heads/gitpatch/"
+SESSION_PREFIX = "refs/heads/gitpatch/session/"
+REJECTED_PREFIX = "refs/gitpatch/rejected/"
+DEFAULT_PROTECTED = ("main", "master")
+# Where a session remembers the protected branch it came from (read by approve).
+_SESSION_CONFIG = "gitpatch-session.{name}.target"
+
+
+def branch_ref(name: str) -> str:
+    """``name`` as a full ref (``main`` -> ``refs/heads/main``); refuses invalid names."""
+    ref = name if name.startswith("refs/") else f"refs/heads/{name}"
+    if not pygit2.reference_is_valid_name(ref):
+        raise InvalidArguments(
+            f"{name!r} is not a valid branch name",
+            hint="Pass a branch name such as 'main' or a full ref such as 'refs/heads/main'.",
+            details={"branch": name},
+        )
+    return ref
+
+
+def protected_branches(store: Store, override: Sequence[str] | None = None) -> frozenset[str]:
+    """Full refs of the protected branches: ``override``, else git config ``gitpatch.protected``
+    (multi-valued or comma-separated), else main and master."""
+    names: list[str] = list(override) if override is not None else []
+    if override is None:
+        with contextlib.suppress(KeyError, pygit2.GitError):
+            for value in store.repo.config.get_multivar("gitpatch.protected"):
+                names.extend(part.strip() for part in str(value).split(","))
+        if not names:
+            names = list(DEFAULT_PROTECTED)
+    return frozenset(branch_ref(n) for n in names if n.strip())
+
+
+def session_target(store: Store, name: str) -> str | None:
+    """The protected branch (full ref) the session ``name`` was started from, if recorded."""
+    key = _SESSION_CONFIG.format(name=name)
+    with contextlib.suppress(KeyError, pygit2.GitError):
+        if key in store.repo.config:
+            return str(store.repo.config[key])
+    return None
+
+
+def pick_target(
+    store: Store, branch: str | None, guarded: frozenset[str]
+) -> tuple[str, str | None]:
+    """(target ref, session name when the chosen branch is itself a session branch).
+
+    With HEAD on ``gitpatch/session/<name>``, the target is the branch the session came from,
+    so reopening a Workspace resumes the session instead of treating it as a plain branch.
+    """
+    ref = branch_ref(branch) if branch else store.head_branch()
+    if ref is None:
+        raise RepositoryError(
+            "HEAD is detached: there is no branch to work on",
+            hint="Check out a branch, or pass branch='name' to Workspace.open.",
+        )
+    if ref.startswith(SESSION_PREFIX):
+        name = ref.removeprefix(SESSION_PREFIX)
+        origin = session_target(store, name)
+        if origin is None:
+            origin = next((g for g in sorted(guarded) if store.ref_target(g)), None)
+        if origin is not None:
+            return origin, name
+    return ref, None
+
+
+def start_session(store: Store, worktree: WorkingTree | None, target: str, name: str) -> str:
+    """Start (or resume) session ``name`` for ``target``; return its full ref.
+
+    When ``target`` is checked out, HEAD moves to the session, keeping local changes; resuming
+    a session that is ahead rewrites only the files it changed, and refuses (changing nothing)
+    when one of them has local changes.
+    """
+    if not name or "/" in name:
+        raise InvalidArguments(
+            f"invalid session name {name!r}",
+            hint="Use a short name without slashes, such as 'agent'.",
+        )
+    ref = branch_ref(SESSION_PREFIX + name)
+    head = store.ref_target(target)
+    current = store.ref_target(ref)
+    checked_out = worktree is not None and store.head_branch() == target
+    if current is None:
+        if head is None:
+            raise RepositoryError(
+                f"branch {target.removeprefix('refs/heads/')} has no commits to start a "
+                "session from",
+                hint="Make a first commit on it, or open a branch that is not protected.",
+            )
+        store.update_ref(ref, head, None, f"gitpatch: start session at {target}")
+        current = head
+    elif checked_out and worktree is not None:
+        _check_switch(store, worktree, ref, head, current)
+    with contextlib.suppress(pygit2.GitError, OSError):
+        store.repo.config[_SESSION_CONFIG.format(name=name)] = target
+    if checked_out and worktree is not None:
+        _switch(store, worktree, ref, head, current)
+    return ref
+
+
+def _check_switch(
+    store: Store, worktree: WorkingTree, ref: str, here: pygit2.Oid | None, there: pygit2.Oid
+) -> None:
+    if here == there:
+        return
+    paths = store.changed_paths(here, there)
+    local = worktree.modified(str(here) if here else None, paths)
+    if local:
+        raise DirtyWorktree(
+            f"cannot switch to {ref}: local changes in {', '.join(local)} would be overwritten "
+            "by the session's commits",
+            hint="Commit or stash those files, then open the Workspace again.",
+            details={"paths": local, "branch": ref},
+        )
+
+
+def _switch(
+    store: Store, worktree: WorkingTree, ref: str, here: pygit2.Oid | None, there: pygit2.Oid
+) -> None:
+    """Point HEAD at ``ref``; files differing between ``here`` and ``there`` go through land."""
+
+    def move_head() -> None:
+        store.repo.references.create("HEAD", ref, force=True)
+
+    if here == there:
+        move_head()
+        return
+    paths = store.changed_paths(here, there)
+    # The journal names HEAD: a crash before HEAD moved leaves the files alone on recovery.
+    worktree.land(str(here) if here else None, str(there), paths, move_head, ref="HEAD")
