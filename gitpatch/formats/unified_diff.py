@@ -63,6 +63,7 @@ class _RawHunk:
     lines: list[HunkLine]
     old_start: int | None
     old_count: int | None
+    new_start: int | None
     new_count: int | None
     old_no_newline: bool = False
     new_no_newline: bool = False
@@ -200,8 +201,9 @@ def _read_hunk(lines: list[str], i: int) -> tuple[_RawHunk, int]:
         raise invalid("invalid hunk header", i + 1, _HEADER_HINT)
     old_start = int(m.group(1)) if m.group(1) else None
     old_count = _count(m.group(2)) if m.group(1) else None
+    new_start = int(m.group(3)) if m.group(3) else None
     new_count = _count(m.group(4)) if m.group(3) else None
-    hunk = _RawHunk(i + 1, [], old_start, old_count, new_count)
+    hunk = _RawHunk(i + 1, [], old_start, old_count, new_start, new_count)
     empties = 0
     j = i + 1
     while j < len(lines):
@@ -354,7 +356,9 @@ def _hunk(raw: _RawHunk) -> Hunk:
         "end_of_file": raw.old_no_newline or raw.new_no_newline,
         "source_line": raw.line,
     }
-    if raw.old_no_newline != raw.new_no_newline:
+    # '+0,0' leaves an empty file, which has no final newline to keep or change.
+    emptied = raw.new_start == 0 and raw.new_count == 0
+    if raw.old_no_newline != raw.new_no_newline and not emptied:
         if not _HAS_FINAL_NEWLINE:
             raise invalid(
                 "this hunk changes only whether the file ends with a newline "

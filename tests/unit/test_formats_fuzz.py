@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -76,7 +77,11 @@ _texts = st.one_of(
     st.builds(lambda ls: "\n".join(ls) + "\n", _lines),
 )
 
-_settings = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_settings = settings(
+    max_examples=int(os.environ.get("GITPATCH_FUZZ_EXAMPLES", "300")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def _only_gitpatch_errors(call: Callable[[], Proposal]) -> None:
