@@ -56,21 +56,7 @@ def format_sample() -> list[Case]:
     return generate(FORMAT_SAMPLE)
 
 
-@pytest.mark.parametrize(
-    "fmt",
-    [
-        pytest.param(
-            "search_replace",
-            marks=pytest.mark.xfail(
-                reason="engine.render drops a file blank line the agent did not quote when it "
-                "touches a changed line (blank_dropped kind); reported to the lead",
-                strict=False,
-            ),
-        ),
-        "apply_patch",
-        "edits",
-    ],
-)
+@pytest.mark.parametrize("fmt", ["search_replace", "apply_patch", "edits"])
 def test_formats_never_apply_wrongly(fmt: str, format_sample: list[Case]) -> None:
     run, profile = FORMATS[fmt]
     result = tally(format_sample, run)
