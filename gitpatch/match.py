@@ -273,7 +273,7 @@ def _line_candidates(view: _View, pattern: list[str], level: Level, start: int) 
     out = []
     for s in starts:
         uniform, indent, unit = indent_change(pattern, view.lines[s : s + n])
-        if level is Level.INDENTATION and (not uniform or indent is None):
+        if level is Level.INDENTATION and not uniform:
             continue
         out.append(Match(s, s + n, level, indent=indent, unit=unit))
     return out

@@ -236,6 +236,14 @@ def test_ambiguity_rules(kwargs: dict[str, Any], expected: int | list[int]) -> N
     assert "lines 2, 6" in info.value.message and info.value.hint
 
 
+def test_indentation_level_rejects_non_uniform_indentation() -> None:
+    profile = [Level.EXACT, Level.INDENTATION]
+    assert seek(DOC, ["    return total  ", "", "def beta(values):"], profile=profile).start == 2
+    with pytest.raises(MatchNotFound):
+        seek(DOC, ["        return total", "", "def beta(values):"], profile=profile)
+    assert seek(DOC, ["        return total", "", "def beta(values):"]).level is Level.WHITESPACE
+
+
 def test_several_at_one_level_never_fall_through() -> None:
     doc = ("x = 1 ", "y", "x = 1\t", "y", "    x = 1", "y")
     with pytest.raises(MatchAmbiguous) as info:
