@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -509,3 +510,27 @@ def test_show_and_list_a_session(tmp_path: Path) -> None:
     assert detail.info.status == "applied" and detail.info.branch == SESSION
     assert "+ALPHA" in detail.diff and detail.stats["files"] == 1
     assert detail.info.base == rev(repo, MAIN)
+
+
+def test_two_people_approving_at_once_merge_it_exactly_once(repo: Path) -> None:
+    """Whatever the interleaving, one approval wins and the other is told it is closed."""
+    res = Workspace.open(repo, mode="review").propose(edit("a.txt", "beta\n", "BETA\n"))
+    outcomes: list[str] = []
+
+    def approve_as(name: str) -> None:
+        ws = Workspace.open(repo, mode="review")  # one Repository object per thread
+        try:
+            ws.approve(res.proposal_id, by=name)
+            outcomes.append("approved")
+        except ProposalClosed:
+            outcomes.append("closed")
+
+    threads = [threading.Thread(target=approve_as, args=(n,)) for n in ("Alice", "Bob")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["approved", "closed"]
+    assert rev(repo, WORK) == res.version and not has_ref(repo, res.branch)
+    assert note(repo, res.version)["approved_by"] in ("Alice", "Bob")
+    assert_sound(repo)
