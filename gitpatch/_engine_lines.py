@@ -9,6 +9,7 @@ in a line it did not mean to change must not rewrite that line.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -24,9 +25,17 @@ from gitpatch.errors import (
 )
 from gitpatch.match import Match, normalize_punctuation, reindent, seek
 from gitpatch.model import Hunk, HunkLine, SearchReplace
-from gitpatch.text import Document
+from gitpatch.text import BOM, Document
 
-__all__ = ["Placement", "assemble", "place_hunks", "place_search_replace"]
+__all__ = [
+    "Placement",
+    "assemble",
+    "encode",
+    "eol_of",
+    "place_hunks",
+    "place_search_replace",
+    "text_of",
+]
 
 #: A new line and its terminator; ``None`` means "the file's dominant line ending".
 NewLine = tuple[str, str | None]
@@ -138,13 +147,32 @@ def render(
     return _blank_runs_deduped(out)
 
 
-def assemble(doc: Document, placements: Sequence[Placement]) -> Document:
-    """Apply placements (in document order, not overlapping) in one pass over the document.
+def eol_of(doc: Document) -> str:
+    """``doc.eol``, computed with C-level counts: it runs once per edited file of any size."""
+    counts = {e: doc.endings.count(e) for e in ("\n", "\r\n", "\r")}
+    best = max(counts.values())
+    if best == 0 or counts["\n"] == best:
+        return "\n"
+    return "\r\n" if counts["\r\n"] == best else "\r"
+
+
+def text_of(doc: Document) -> str:
+    """``doc.text`` without a Python-level loop over the lines."""
+    return "".join(map(operator.add, doc.lines, doc.endings))
+
+
+def encode(doc: Document, text: str) -> bytes:
+    """The file bytes for ``text`` with the document's BOM."""
+    return (BOM if doc.bom else b"") + text.encode("utf-8")
+
+
+def assemble(doc: Document, placements: Sequence[Placement]) -> bytes:
+    """Apply placements (in document order, not overlapping) in one pass; return the bytes.
 
     Untouched lines keep their endings, new lines take the dominant one, and the final-newline
     state of the document is kept.
     """
-    eol = doc.eol
+    eol = eol_of(doc)
     lines: list[str] = []
     endings: list[str] = []
     pos = 0
@@ -157,12 +185,12 @@ def assemble(doc: Document, placements: Sequence[Placement]) -> Document:
         pos = p.end
     lines.extend(doc.lines[pos:])
     endings.extend(doc.endings[pos:])
-    for k in range(len(endings) - 1):
-        if not endings[k]:
-            endings[k] = eol
+    # Only the file's last line can lack a terminator; if lines now follow it, it needs one.
+    if "" in endings[:-1]:
+        endings[endings.index("")] = eol
     if endings:
         endings[-1] = "" if doc.lines and not doc.final_newline else (endings[-1] or eol)
-    return Document(tuple(lines), tuple(endings), doc.bom)
+    return encode(doc, "".join(map(operator.add, lines, endings)))
 
 
 def near(doc: Document, line: int, radius: int = 2) -> str:
@@ -299,9 +327,24 @@ def _find_anchor(doc: Document, anchor: str, start: int, path: str, name: str) -
 
 
 def _insertion(doc: Document, hunk: Hunk, start: int, path: str, name: str) -> int:
-    if hunk.anchor is None or hunk.end_of_file:
-        return len(doc.lines)
-    return _find_anchor(doc, hunk.anchor, start, path, name) + 1
+    """Where a hunk of only added lines goes: below its anchor, else at the end of the file.
+
+    A line number alone cannot place it: numbers only choose among content matches, and
+    appending at the end what the agent meant for line N would be a silent wrong edit.
+    """
+    if hunk.anchor is not None and not hunk.end_of_file:
+        return _find_anchor(doc, hunk.anchor, start, path, name) + 1
+    end = len(doc.lines)
+    if hunk.line_hint is not None and not hunk.end_of_file and hunk.line_hint < end:
+        raise InvalidPatch(
+            f"{path}: {name} only adds lines and names line {hunk.line_hint}, but a line number "
+            f"cannot place lines on its own (the file has {end} lines)",
+            hint="Include an unchanged line (' ' prefix) next to the added lines, or an anchor "
+            f"'@@ text' naming a line above them. Near line {hunk.line_hint} the file has:\n"
+            + near(doc, hunk.line_hint - 1),
+            details={"path": path, "line_hint": hunk.line_hint},
+        )
+    return end
 
 
 def _seek_hunk(doc: Document, hunk: Hunk, start: int, profile: str, path: str, name: str) -> Match:

@@ -12,10 +12,13 @@ literalness: in a file whose line endings are CRLF a bare ``\\n`` in ``new_strin
 
 from __future__ import annotations
 
+import operator
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import accumulate, repeat
 
+from gitpatch._engine_lines import encode, eol_of, text_of
 from gitpatch.errors import (
     GitpatchError,
     InternalError,
@@ -29,14 +32,26 @@ from gitpatch.text import Document, split_lines
 
 __all__ = ["apply_text_edits"]
 
-_EOL = re.compile(r"\r\n|\n|\r")
+_EOL_SPLIT = re.compile(r"(\r\n|\n|\r)")
 _BARE_LF = re.compile(r"(?<!\r)\n")
 
 
 def _line_starts(text: str) -> list[int]:
-    """Offsets where each line starts; a trailing terminator does not start a new line."""
-    starts = [0] if text else []
-    starts.extend(m.end() for m in _EOL.finditer(text) if m.end() < len(text))
+    """Offsets where each line starts; a trailing terminator does not start a new line.
+
+    Built from C-level splits and sums: edits run on files of 100,000 lines.
+    """
+    if not text:
+        return []
+    if "\r" not in text:
+        parts = text.split("\n")
+        sizes: Iterable[int] = map(operator.add, map(len, parts[:-1]), repeat(1))
+    else:
+        pieces = _EOL_SPLIT.split(text)
+        sizes = map(operator.add, map(len, pieces[0:-1:2]), map(len, pieces[1::2]))
+    starts = [0, *accumulate(sizes)]
+    if starts[-1] == len(text):
+        starts.pop()
     return starts
 
 
@@ -75,9 +90,9 @@ class _State:
 
     def __init__(self, doc: Document, path: str) -> None:
         self.path = path
-        self.text = doc.text
-        self.crlf = doc.eol == "\r\n"
-        self.eol = doc.eol
+        self.text = text_of(doc)
+        self.eol = eol_of(doc)
+        self.crlf = self.eol == "\r\n"
 
     def splice(self, start: int, end: int, new: str) -> None:
         """Replace ``text[start:end]`` by ``new``, keeping the final-newline state at the end."""
@@ -180,8 +195,8 @@ def _insert_after(state: _State, edit: InsertAfter, number: int) -> tuple[int, i
 
 def apply_text_edits(
     path: str, doc: Document, edits: Sequence[Edit]
-) -> tuple[Document, list[EditReport]]:
-    """Apply patch_resource edits in order; returns the new document and one report per edit.
+) -> tuple[bytes, list[EditReport]]:
+    """Apply patch_resource edits in order; returns the new bytes and one report per edit.
 
     Line numbers in the report refer to the text each edit saw (the result of the edits before).
     """
@@ -198,4 +213,4 @@ def apply_text_edits(
         else:
             raise InternalError(f"{type(edit).__name__} is not a patch_resource edit")
         reports.append(EditReport(path, index, first, last, "exact"))
-    return doc.with_text(state.text), reports
+    return encode(doc, state.text), reports

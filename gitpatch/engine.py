@@ -195,7 +195,7 @@ def _update(
 ) -> tuple[FileChange, list[EditReport]]:
     data = snapshot.get(op.path)
     if data is None:
-        raise _missing(op.path, "cannot update")
+        raise _missing(op.path, "cannot move" if op.move_to else "cannot update")
     if op.move_to is not None:
         _check_free(op.move_to, snapshot, gone, f"cannot move {op.path} to", "move")
     if not op.edits:
@@ -210,8 +210,7 @@ def _update(
             details={"path": op.path},
         )
     doc = Document.from_bytes(data, op.path)
-    new_doc, reports = _edit(op, fmt, doc)
-    content = new_doc.to_bytes()
+    content, reports = _edit(op, fmt, doc)
     if content == data and op.move_to is None:
         raise NoChange(
             f"{op.path}: the edits leave the file exactly as it is",
@@ -223,7 +222,7 @@ def _update(
     return FileChange(op.path, content), reports
 
 
-def _edit(op: UpdateFile, fmt: str, doc: Document) -> tuple[Document, list[EditReport]]:
+def _edit(op: UpdateFile, fmt: str, doc: Document) -> tuple[bytes, list[EditReport]]:
     """Dispatch an update's edits to the rules of its language."""
     if fmt == "edits":
         return apply_text_edits(op.path, doc, op.edits)

@@ -1,0 +1,6 @@
+def a():
+    """A."""
+    return 1
+
+def b():
+    return 3
