@@ -219,11 +219,14 @@ def _add_body(cur: _Cursor, path: str, header: int) -> str:
     """The content of an Add: its '+' lines (empty lines between them count as empty lines)."""
     content: list[str] = []
     blanks = 0
-    while not cur.at_end():
-        line = cur.lines[cur.i]
-        if line.startswith("+"):
-            content.extend([""] * blanks + [line[1:]])
-            blanks = 0
+    lines, i = cur.lines, cur.i
+    while i < cur.stop:
+        line = lines[i]
+        if line[:1] == "+":
+            if blanks:
+                content.extend([""] * blanks)
+                blanks = 0
+            content.append(line[1:])
         elif not line.strip():
             blanks += 1
         elif _marker(line) is not None:
@@ -232,11 +235,12 @@ def _add_body(cur: _Cursor, path: str, header: int) -> str:
             raise invalid(
                 f"in '*** Add File: {path}' every content line starts with '+', found "
                 f"{line[:80]!r}",
-                cur.number,
+                i + 1,
                 "Prefix each line of the new file with '+'; to change an existing file use "
                 "'*** Update File:'.",
             )
-        cur.i += 1
+        i += 1
+    cur.i = i
     if not content:
         raise invalid(
             f"'*** Add File: {path}' has no content lines",

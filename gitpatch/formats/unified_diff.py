@@ -67,6 +67,20 @@ class _RawHunk:
     new_count: int | None
     old_no_newline: bool = False
     new_no_newline: bool = False
+    old_seen: int = 0
+    new_seen: int = 0
+
+    def add(self, op: Literal[" ", "-", "+"], text: str) -> None:
+        """Append a line and count it for its side(s)."""
+        self.lines.append(HunkLine(op, text))
+        self.old_seen += op != "+"
+        self.new_seen += op != "-"
+
+    def drop_last(self, count: int) -> None:
+        """Remove the last ``count`` lines (all context lines)."""
+        del self.lines[len(self.lines) - count :]
+        self.old_seen -= count
+        self.new_seen -= count
 
 
 @dataclass
@@ -214,17 +228,17 @@ def _read_hunk(lines: list[str], i: int) -> tuple[_RawHunk, int]:
         elif _hunk_ends(lines, j, hunk):
             break
         elif line == "":
-            hunk.lines.append(HunkLine(" ", ""))
+            hunk.add(" ", "")
             empties += 1
         elif line[0] in _OPS:
-            hunk.lines.append(HunkLine(_OPS[line[0]], line[1:]))
+            hunk.add(_OPS[line[0]], line[1:])
             empties = 0
         else:
             break
         j += 1
     if empties and not _counts_met(hunk):
         # Blank lines that end a hunk are separators models add, not context they mean.
-        del hunk.lines[len(hunk.lines) - empties :]
+        hunk.drop_last(empties)
     if not hunk.lines:
         raise invalid("this hunk has no lines", i + 1, _HEADER_HINT)
     return hunk, j
@@ -257,9 +271,7 @@ def _counts_met(hunk: _RawHunk) -> bool:
     """True when the header gave counts and the lines read so far meet them exactly."""
     if hunk.old_count is None or hunk.new_count is None:
         return False
-    old = sum(1 for h in hunk.lines if h.op != "+")
-    new = sum(1 for h in hunk.lines if h.op != "-")
-    return old == hunk.old_count and new == hunk.new_count
+    return hunk.old_seen == hunk.old_count and hunk.new_seen == hunk.new_count
 
 
 def _no_newline(hunk: _RawHunk, number: int) -> None:
