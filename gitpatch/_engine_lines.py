@@ -302,12 +302,15 @@ def _hunk_name(number: int, hunk: Hunk) -> str:
 
 
 def _find_anchor(doc: Document, anchor: str, start: int, path: str, name: str) -> int:
-    """The line an anchor names at or below ``start``: whole line first, then a line prefix."""
-    want = anchor.strip()
-    lines = doc.lines
-    hits = [k for k in range(start, len(lines)) if lines[k].strip() == want]
-    if not hits:
-        hits = [k for k in range(start, len(lines)) if want and lines[k].strip().startswith(want)]
+    """The line an anchor names at or below ``start``: whole line first, then a line prefix.
+
+    Compared as the matcher compares anchors: stripped, typographic punctuation as ASCII.
+    """
+    want = normalize_punctuation(anchor)
+    lines = [normalize_punctuation(x) for x in doc.lines[start:]]
+    hits = [start + k for k, line in enumerate(lines) if line == want]
+    if not hits and want:
+        hits = [start + k for k, line in enumerate(lines) if line.startswith(want)]
     if len(hits) == 1:
         return hits[0]
     if not hits:

@@ -62,6 +62,10 @@ def apply(proposal: Proposal, snapshot: Mapping[str, bytes]) -> Changeset:
     ``snapshot`` maps repository-relative paths to file bytes (a missing key: no such file).
     A move is one ``FileChange`` at the destination whose ``source`` is the old path.
     """
+    if not proposal.operations:
+        raise InvalidPatch(
+            "the proposal has no file operations", hint="Give at least one edit to apply."
+        )
     ops = _merge_updates(proposal.operations) if proposal.format == "search_replace" else None
     operations = ops if ops is not None else proposal.operations
     _check_distinct(operations)

@@ -237,6 +237,17 @@ def test_mixed_endings_untouched_lines_keep_theirs() -> None:
     assert out.changes[0].content == b"a\r\nb\nC\nd\n"
 
 
+def test_pure_insertion_anchor_compares_like_the_matcher() -> None:
+    doc = {"f": b"  title = \xe2\x80\x9cA\xe2\x80\x9d\nbody\n"}
+    out = apply(update("f", hunk("+  sub = 1", anchor='title = "A"')), doc)
+    assert out.changes[0].content == doc["f"].replace(b"\nbody", b"\n  sub = 1\nbody")
+
+
+def test_empty_proposal_is_invalid() -> None:
+    with pytest.raises(InvalidPatch, match="no file operations"):
+        apply(Proposal((), "apply_patch"), {})
+
+
 def test_pure_insertion_anchor_must_be_unique() -> None:
     with pytest.raises(MatchAmbiguous, match=r"anchor 'x' matches lines \[1, 3\]"):
         apply(update("f", hunk("+new", anchor="x")), {"f": b"x\ny\nx\n"})
