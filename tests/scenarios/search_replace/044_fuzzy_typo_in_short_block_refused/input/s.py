@@ -1,0 +1,2 @@
+alpha = 1
+beta = 2
