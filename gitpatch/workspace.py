@@ -21,7 +21,7 @@ import dataclasses
 import random
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -215,16 +215,16 @@ class Workspace:
         """
         self._recover()
         clean = self._normalize(path)
-        head = self.store.ref_target(self.branch)
-        self._check_paths(head, [clean])
-        if self._tracks_disk():
-            assert self.worktree is not None
-            try:
-                data: bytes | None = (self.worktree.root / clean).read_bytes()
-            except FileNotFoundError:
-                data = None
-        else:
-            data = None if head is None else self.store.read(head, clean)
+        with self._consistent_view():
+            head = self.store.ref_target(self.branch)
+            self._check_paths(head, [clean])
+            if self.worktree is not None and self._tracks_disk():
+                try:
+                    data: bytes | None = (self.worktree.root / clean).read_bytes()
+                except FileNotFoundError:
+                    data = None
+            else:
+                data = None if head is None else self.store.read(head, clean)
         if data is None:
             raise ResourceNotFound(
                 f"cannot read {clean}: no such file on {_short(self.branch)}",
@@ -247,22 +247,18 @@ class Workspace:
         """
         self._recover()
         proposal = self._normalize_proposal(proposal)
-        touched = proposal.paths
         pid = secrets.token_hex(6)
         expected = guards.resolve_version(self.store, expected_version)
-        first = self.store.ref_target(self.branch)
-        self._check_paths(first, touched)
+        first: pygit2.Oid | None = None
         for attempt in range(MAX_ATTEMPTS):
-            head = first if attempt == 0 else self.store.ref_target(self.branch)
-            if expected is not None:
-                guards.check_unchanged(
-                    self.store, expected, head, touched, since_version=True, branch=self.branch
-                )
-            elif attempt > 0:
-                guards.check_unchanged(
-                    self.store, first, head, touched, since_version=False, branch=self.branch
-                )
-            built = self._build(proposal, head, pid, revision)
+            with self._consistent_view():
+                head = self.store.ref_target(self.branch)
+                if attempt == 0:
+                    first = head
+                    self._check_paths(head, proposal.paths)
+                self._check_since(expected, first, head, proposal.paths)
+                base, recorded = self._record_dirty(head, proposal.paths, pid)
+            built = self._build(proposal, base, recorded, pid, revision)
             try:
                 self._publish(built, head, pid, proposal.tool)
             except ConcurrentUpdate as exc:
@@ -279,14 +275,42 @@ class Workspace:
             details={"branch": self.branch, "reason": "changed"},
         )
 
+    def _check_since(
+        self,
+        expected: pygit2.Oid | None,
+        first: pygit2.Oid | None,
+        head: pygit2.Oid | None,
+        paths: Sequence[str],
+    ) -> None:
+        """The touched files must be as at ``expected`` (a version the caller read) or, when
+        the branch moved during this call, as at ``first`` (the head the call started from)."""
+        if expected is not None:
+            guards.check_unchanged(
+                self.store, expected, head, paths, since_version=True, branch=self.branch
+            )
+        else:
+            guards.check_unchanged(
+                self.store, first, head, paths, since_version=False, branch=self.branch
+            )
+
+    @contextlib.contextmanager
+    def _consistent_view(self) -> Iterator[None]:
+        """While reading head and disk together, no land may run (see WorkingTree.reading)."""
+        if self.worktree is None or not self._tracks_disk():
+            yield
+            return
+        with self.worktree.reading():
+            yield
+
     def _build(
-        self, proposal: Proposal, head: pygit2.Oid | None, pid: str, revision: bool
+        self,
+        proposal: Proposal,
+        base: pygit2.Oid | None,
+        recorded: Sequence[str],
+        pid: str,
+        revision: bool,
     ) -> _Built:
-        """Record dirty files, apply the proposal, build its commit; move no ref."""
-        base = head
-        recorded: list[str] = []
-        if self._tracks_disk():
-            base, recorded = self._record_dirty(head, proposal.paths, pid)
+        """Apply the proposal on ``base``, build its commit; move no ref."""
         changeset = engine.apply(proposal, guards.Snapshot(self.store, base))
         print_ = guards.fingerprint(changeset)
         if not revision and self.store.ref_target(REJECTED_PREFIX + print_) is not None:
@@ -312,7 +336,8 @@ class Workspace:
         self, head: pygit2.Oid | None, paths: Sequence[str], pid: str
     ) -> tuple[pygit2.Oid | None, list[str]]:
         """Commit the disk content of touched paths that differ from ``head`` (not published)."""
-        assert self.worktree is not None
+        if self.worktree is None or not self._tracks_disk():
+            return head, []
         dirty = self.worktree.modified(str(head) if head else None, paths)
         if not dirty:
             return head, []
@@ -355,7 +380,9 @@ class Workspace:
         if self._tracks_disk():
             assert self.worktree is not None
             base = str(built.base) if built.base is not None else None
-            self.worktree.land(base, str(built.commit), built.land_paths, move, ref=self.branch)
+            self.worktree.land(
+                base, str(built.commit), built.land_paths, move, ref=self.branch, verify=True
+            )
         else:
             move()
 

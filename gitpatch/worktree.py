@@ -116,16 +116,25 @@ class WorkingTree:
         move_ref: Callable[[], object],
         *,
         ref: str = "",
+        verify: bool = False,
     ) -> None:
         """Move a branch with ``move_ref()`` (the CAS) and bring ``paths`` on disk to ``new``.
 
         The journal is written before the ref moves and removed after the files and index
         entries are written; if ``move_ref`` raises, nothing on disk changed and the error
-        propagates.
+        propagates. With ``verify``, a path whose disk content is no longer the one at ``old``
+        (someone wrote it since it was read) raises ``ConcurrentUpdate`` before anything moves.
         """
         journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)))
         with self._land_lock():
             self._recover_locked()
+            changed = self.modified(old, journal.paths) if verify else []
+            if changed:
+                raise ConcurrentUpdate(
+                    f"{', '.join(changed)} changed on disk while the proposal was prepared",
+                    hint="Read the file again and retry.",
+                    details={"paths": changed, "reason": "disk"},
+                )
             self._write_journal(journal)
             try:
                 move_ref()
@@ -328,15 +337,26 @@ class WorkingTree:
         return removed
 
     @contextlib.contextmanager
-    def _land_lock(self) -> Iterator[None]:
+    def reading(self) -> Iterator[None]:
+        """Hold off lands while the caller reads the branch head and disk together.
+
+        A land moves the ref before it writes the files; a reader between the two would take
+        the old file content for a local edit. Readers share the lock; lands take it alone.
+        """
+        with self._land_lock(shared=True):
+            yield
+
+    @contextlib.contextmanager
+    def _land_lock(self, shared: bool = False) -> Iterator[None]:
         self.state_dir.mkdir(exist_ok=True)
         fd = os.open(self.state_dir / "land.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             deadline = time.monotonic() + _LOCK_WAIT_SECONDS
-            delay = 0.001
+            delay = 0.0005
+            kind = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
             while True:
                 try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    fcntl.flock(fd, kind | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
                     if time.monotonic() > deadline:
@@ -344,19 +364,19 @@ class WorkingTree:
                             "another gitpatch process kept the working tree busy for "
                             f"{_LOCK_WAIT_SECONDS:.0f} s",
                             hint="Retry the call; if it keeps failing, look for a hung process.",
+                            details={"reason": "locked"},
                         ) from None
                     time.sleep(delay)
-                    delay = min(delay * 2, 0.05)
+                    delay = min(delay * 2, 0.01)
             yield
         finally:
             os.close(fd)
 
     def _write_journal(self, journal: Journal) -> None:
         tmp = self.state_dir / f"journal.{os.getpid()}{_TMP_SUFFIX}"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(journal.to_json())
-            fh.flush()
-            os.fsync(fh.fileno())
+        # No fsync: the journal guards against a killed process, and libgit2 does not fsync
+        # the ref it guards either; after a power loss both are equally old or new.
+        tmp.write_text(journal.to_json(), encoding="utf-8")
         os.replace(tmp, self.journal_path)
 
     def _read_journal(self) -> Journal | None:
