@@ -21,7 +21,7 @@ from gitpatch.errors import (
     ResourceExists,
     ResourceNotFound,
 )
-from gitpatch.formats import unified_diff
+from gitpatch.formats import apply_patch, unified_diff
 from gitpatch.model import (
     AddFile,
     DeleteFile,
@@ -290,6 +290,18 @@ def test_unified_diff_of_two_texts_applies_back_exactly(old: list[str], new: lis
     if a == b:
         return
     out = apply(unified_diff.parse(diff), {"f": a.encode()})
+    assert out.changes == (FileChange("f", b.encode()),)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(old=_LINES, new=_LINES)
+def test_apply_patch_of_two_texts_applies_back_exactly(old: list[str], new: list[str]) -> None:
+    a, b = _text(old), _text(new)
+    hunks = list(difflib.unified_diff(a.splitlines(True), b.splitlines(True), n=2))[2:]
+    if a == b:
+        return
+    patch = "*** Begin Patch\n*** Update File: f\n" + "".join(hunks) + "*** End Patch\n"
+    out = apply(apply_patch.parse(patch), {"f": a.encode()})
     assert out.changes == (FileChange("f", b.encode()),)
 
 
