@@ -40,7 +40,7 @@ def is_fence(line: str) -> bool:
     s = line.strip()
     if not s.startswith(("```", "~~~")):
         return False
-    rest = s.lstrip(s[0])
+    rest = s.lstrip(s[0]).strip()
     return not rest or rest.replace("-", "").replace("+", "").replace(".", "").isalnum()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 
 from gitpatch.errors import GitpatchError
@@ -12,6 +14,9 @@ from gitpatch.model import AddFile, DeleteFile, FileOp, Hunk, HunkLine, Proposal
 def hl(*specs: str) -> tuple[HunkLine, ...]:
     """Hunk lines from their diff spelling."""
     return tuple(HunkLine(s[0], s[1:]) for s in specs)  # type: ignore[arg-type]
+
+
+NO_NL = "\\ No newline at end of file"
 
 
 def lines(*rows: str) -> str:
@@ -366,20 +371,6 @@ ERRORS: list[tuple[str, str, str, str, int | None]] = [
         4,
     ),
     (
-        "final newline added",
-        lines("--- a/n", "+++ b/n", "@@ -1 +1 @@", "-x", "\\ No newline at end of file", "+x"),
-        "invalid_patch",
-        "ends with a newline",
-        3,
-    ),
-    (
-        "final newline removed",
-        lines("--- a/n", "+++ b/n", "@@ -1 +1 @@", "-x", "+x", "\\ No newline at end of file"),
-        "invalid_patch",
-        "ends with a newline",
-        3,
-    ),
-    (
         "only additions",
         lines("--- a/f", "+++ b/f", "@@ -3,0 +4 @@", "+x"),
         "invalid_patch",
@@ -424,3 +415,28 @@ def test_refusals(text: str, code: str, fragment: str, line: int | None) -> None
     if line is not None:
         assert err.message.startswith(f"line {line}: ")
     assert err.hint
+
+
+FINAL_NEWLINE = [
+    ("added", lines("--- a/n", "+++ b/n", "@@ -1 +1 @@", "-x", NO_NL, "+x"), True),
+    ("removed", lines("--- a/n", "+++ b/n", "@@ -1 +1 @@", "-x", "+x", NO_NL), False),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "final"), [c[1:] for c in FINAL_NEWLINE], ids=[c[0] for c in FINAL_NEWLINE]
+)
+def test_final_newline_change(text: str, final: bool) -> None:
+    """With a ``Hunk.final_newline`` field the change is carried; without it, it is refused."""
+    if "final_newline" not in {f.name for f in fields(Hunk)}:
+        with pytest.raises(GitpatchError) as info:
+            unified_diff.parse(text)
+        assert info.value.code == "invalid_patch"
+        assert "ends with a newline" in info.value.message
+        assert info.value.details["line"] == 3
+        return
+    (op,) = unified_diff.parse(text).operations
+    assert isinstance(op, UpdateFile)
+    (hunk,) = op.edits
+    assert isinstance(hunk, Hunk) and hunk.end_of_file
+    assert hunk.final_newline is final  # type: ignore[attr-defined]
