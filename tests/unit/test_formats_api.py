@@ -1,0 +1,57 @@
+"""The formats package: its public names exist, and every public function says what it does."""
+
+from __future__ import annotations
+
+import inspect
+from types import ModuleType
+
+import pytest
+
+from gitpatch import formats
+from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
+
+MODULES = [apply_patch, edits, search_replace, unified_diff]
+
+
+def test_package_reexports_the_four_parsers() -> None:
+    assert set(formats.__all__) == {"apply_patch", "edits", "search_replace", "unified_diff"}
+    for name in formats.__all__:
+        assert isinstance(getattr(formats, name), ModuleType)
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_all_names_exist_and_are_documented(module: ModuleType) -> None:
+    assert "parse" in module.__all__
+    assert module.__doc__
+    for name in module.__all__:
+        value = getattr(module, name)
+        if inspect.isfunction(value) or inspect.isclass(value):
+            assert inspect.getdoc(value), f"{module.__name__}.{name} has no docstring"
+
+
+@pytest.mark.parametrize(
+    ("module", "fmt", "call"),
+    [
+        (
+            search_replace,
+            "search_replace",
+            lambda: search_replace.parse("<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n", "f"),
+        ),
+        (
+            apply_patch,
+            "apply_patch",
+            lambda: apply_patch.parse("*** Begin Patch\n*** Delete File: f\n*** End Patch\n"),
+        ),
+        (
+            unified_diff,
+            "unified_diff",
+            lambda: unified_diff.parse("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n"),
+        ),
+        (edits, "edits", lambda: edits.parse("f", [{"after_line": 0, "new_string": "x"}])),
+    ],
+    ids=["search_replace", "apply_patch", "unified_diff", "edits"],
+)
+def test_each_parser_tags_its_format(module: ModuleType, fmt: str, call: object) -> None:
+    proposal = call()  # type: ignore[operator]
+    assert proposal.format == fmt
+    assert proposal.tool == "" and proposal.message == ""
