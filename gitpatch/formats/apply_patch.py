@@ -361,6 +361,8 @@ def _bad_hunk_line(cur: _Cursor, line: str) -> InvalidPatch:
         )
     elif line[:1].isspace():
         extra = " (it starts with a tab or other whitespace, not one space)"
+    else:
+        extra = f" (if it is an unchanged line, write it with one leading space: ' {line[:60]}')"
     return invalid(f"invalid hunk line {line[:80]!r}{extra}", cur.number, _HUNK_HINT)
 
 

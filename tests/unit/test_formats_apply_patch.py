@@ -254,7 +254,7 @@ ERRORS: list[tuple[str, str, str, str, int | None]] = [
         "bad hunk line",
         patch("*** Update File: f", "@@", " a", "b"),
         "invalid_patch",
-        "invalid hunk line 'b'",
+        "invalid hunk line 'b' (if it is an unchanged line, write it with one leading space: ' b')",
         5,
     ),
     (
