@@ -1,0 +1,169 @@
+"""Helpers for the compat proofs: real repositories checked with the real ``git`` binary.
+
+Kept free of pytest fixtures so child processes (spawned or forked by the concurrency and crash
+tests) can import it cheaply.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test Person",
+    "GIT_AUTHOR_EMAIL": "person@example.com",
+    "GIT_COMMITTER_NAME": "Test Person",
+    "GIT_COMMITTER_EMAIL": "person@example.com",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+TRAILER_KEY = "Gitpatch-Proposal"
+
+
+def run_git(
+    cwd: Path | str, *args: str, input: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run the real git binary in ``cwd`` with a fixed identity and clock; never raises."""
+    env = {**os.environ, **GIT_ENV, "HOME": str(cwd)}
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, input=input, capture_output=True, check=False
+    )
+
+
+def git(cwd: Path | str, *args: str) -> str:
+    """Run git and return its stdout as text; a failure is an AssertionError with stderr."""
+    out = run_git(cwd, *args)
+    if out.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {out.stderr.decode(errors='replace')}")
+    return out.stdout.decode()
+
+
+def make_repo(root: Path, files: Mapping[str, bytes], branch: str = "work") -> Path:
+    """Create a non-bare repository at ``root`` holding ``files`` in one commit on ``branch``.
+
+    The default branch is not ``main`` on purpose: ``main`` and ``master`` are protected by
+    default, and most proofs are about plain auto-apply, not session branches.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", branch)
+    git(root, "config", "user.name", "Test Person")
+    git(root, "config", "user.email", "person@example.com")
+    write_files(root, files)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def write_files(root: Path, files: Mapping[str, bytes]) -> None:
+    """Write ``files`` (relative POSIX paths) under ``root``, creating directories."""
+    for rel, data in files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def head(repo: Path, ref: str = "HEAD") -> str:
+    """The full commit id ``ref`` resolves to."""
+    return git(repo, "rev-parse", "--verify", f"{ref}^{{commit}}").strip()
+
+
+def fsck_problems(repo: Path) -> str:
+    """What ``git fsck --strict`` complains about (empty when the repository is sound).
+
+    Dangling objects are normal (a proposal built but never landed) and are not problems.
+    """
+    out = run_git(repo, "fsck", "--strict", "--no-dangling", "--no-progress")
+    text = (out.stdout + out.stderr).decode(errors="replace").strip()
+    if out.returncode != 0:
+        return text or f"git fsck exited with {out.returncode}"
+    bad = [
+        line
+        for line in text.splitlines()
+        if line.startswith(("error", "fatal", "missing", "broken", "warning", "bad"))
+    ]
+    return "\n".join(bad)
+
+
+def assert_fsck_clean(repo: Path) -> None:
+    """Fail with git's own words unless ``git fsck --strict`` is clean."""
+    problems = fsck_problems(repo)
+    assert not problems, f"git fsck --strict in {repo}:\n{problems}"
+
+
+def status_porcelain(repo: Path) -> str:
+    """``git status --porcelain`` (untracked files included)."""
+    return git(repo, "status", "--porcelain", "--untracked-files=all")
+
+
+def assert_status_clean(repo: Path) -> None:
+    """Fail unless the working tree and index match HEAD exactly."""
+    status = status_porcelain(repo)
+    assert status == "", f"git status --porcelain in {repo} is not clean:\n{status}"
+
+
+def refs_snapshot(repo: Path) -> str:
+    """Every ref with its target, plus what HEAD points at: equal snapshots = no ref moved."""
+    refs = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
+    sym = run_git(repo, "symbolic-ref", "-q", "HEAD").stdout.decode().strip()
+    return f"HEAD -> {sym or head(repo)}\n{refs}"
+
+
+def disk_files(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` except ``.git``, keyed by relative POSIX path."""
+    out: dict[str, bytes] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames:
+            full = Path(dirpath) / name
+            out[full.relative_to(root).as_posix()] = full.read_bytes()
+    return out
+
+
+def tree_files(repo: Path, rev: str) -> dict[str, bytes]:
+    """Every blob in ``rev``'s tree, keyed by path, read through ``git cat-file --batch``."""
+    listing = git(repo, "ls-tree", "-r", "-z", "--full-tree", rev)
+    entries: list[tuple[str, str]] = []
+    for item in listing.split("\0"):
+        if not item:
+            continue
+        meta, path = item.split("\t", 1)
+        _mode, kind, oid = meta.split()
+        if kind == "blob":
+            entries.append((path, oid))
+    if not entries:
+        return {}
+    batch = run_git(
+        repo, "cat-file", "--batch", input="".join(f"{o}\n" for _, o in entries).encode()
+    )
+    data = batch.stdout
+    out: dict[str, bytes] = {}
+    pos = 0
+    for path, _oid in entries:
+        header_end = data.index(b"\n", pos)
+        size = int(data[pos:header_end].split()[2])
+        start = header_end + 1
+        out[path] = data[start : start + size]
+        pos = start + size + 1
+    return out
+
+
+def commits_between(repo: Path, base: str, tip: str) -> list[str]:
+    """Commits reachable from ``tip`` and not from ``base``, oldest first."""
+    text = git(repo, "rev-list", "--reverse", f"{base}..{tip}")
+    return text.split()
+
+
+def proposal_trailer(repo: Path, commit: str) -> str:
+    """The ``Gitpatch-Proposal`` trailer of ``commit`` ('' when it has none)."""
+    fmt = f"--format=%(trailers:key={TRAILER_KEY},valueonly,separator=%x2C)"
+    return git(repo, "log", "-1", fmt, commit).strip()
+
+
+def note_json(repo: Path, commit: str) -> str:
+    """``git notes --ref gitpatch show <commit>`` ('' when there is no note)."""
+    out = run_git(repo, "notes", "--ref", "gitpatch", "show", commit)
+    return out.stdout.decode() if out.returncode == 0 else ""

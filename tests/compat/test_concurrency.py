@@ -1,0 +1,162 @@
+"""Separate processes editing one repository at once: nothing lost, nothing half-done.
+
+Each worker is a real process (``spawn``) with its own Workspace, as separate agents would be.
+Events are ordered only by barriers; the checks hold whatever the interleaving was.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+from typing import Any
+
+from tests.compat import workers
+from tests.compat.proofkit import (
+    assert_fsck_clean,
+    assert_status_clean,
+    commits_between,
+    disk_files,
+    git,
+    head,
+    make_repo,
+    proposal_trailer,
+    tree_files,
+)
+
+WORKERS = 8
+PER_WORKER = 50
+BRANCH = "refs/heads/work"
+RESULT_TIMEOUT = 600.0  # a guard against a hung child, never used to order events
+
+
+def _run_workers(target: Any, args_for: Any) -> list[tuple[Any, ...]]:
+    """Start one spawned process per worker, collect one report from each, join them all."""
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(WORKERS)
+    queue = ctx.Queue()
+    procs = [
+        ctx.Process(target=target, args=args_for(w, barrier, queue), daemon=True)
+        for w in range(WORKERS)
+    ]
+    for proc in procs:
+        proc.start()
+    try:
+        reports = [queue.get(timeout=RESULT_TIMEOUT) for _ in procs]
+    finally:
+        for proc in procs:
+            proc.join(timeout=60)
+            if proc.is_alive():
+                proc.kill()
+    crashed = [r for r in reports if r[0] == "crash"]
+    assert not crashed, "a worker crashed:\n" + "\n".join(str(r[2:]) for r in crashed)
+    assert all(proc.exitcode == 0 for proc in procs), [p.exitcode for p in procs]
+    return sorted(reports, key=lambda r: int(r[1]))
+
+
+def _own_files_repo(root: Path) -> Path:
+    files = {
+        f"w{w}/f{i:02d}.txt": f"file {w}-{i}\nvalue 0\n".encode()
+        for w in range(WORKERS)
+        for i in range(0, PER_WORKER, 2)
+    }
+    return make_repo(root, files)
+
+
+def test_eight_processes_different_files_all_land(tmp_path: Path) -> None:
+    """8 processes x 50 proposals on their own files: 400 commits, every change present."""
+    repo = _own_files_repo(tmp_path / "repo")
+    base = head(repo)
+    reports = _run_workers(workers.edit_own_files, lambda w, b, q: (str(repo), w, PER_WORKER, b, q))
+
+    errors = [(r[1], e) for r in reports for e in r[3]]
+    assert not errors, f"proposals that did not land: {errors[:10]}"
+    landed = {pid: (r[1], index, version) for r in reports for index, pid, version in r[2]}
+    assert len(landed) == WORKERS * PER_WORKER, "proposal ids must be unique"
+
+    commits = commits_between(repo, base, BRANCH)
+    assert len(commits) == WORKERS * PER_WORKER
+    assert git(repo, "rev-list", "--merges", f"{base}..{BRANCH}") == ""
+    trailers = {proposal_trailer(repo, c): c for c in commits}
+    assert set(trailers) == set(landed)
+    for pid, (_worker, _index, version) in landed.items():
+        assert trailers[pid] == version, f"result version of {pid} is not its commit"
+    _assert_one_file_per_commit(repo, base)
+
+    expected = tree_files(repo, base)
+    for w in range(WORKERS):
+        for i in range(PER_WORKER):
+            if i % 2 == 0:
+                expected[f"w{w}/f{i:02d}.txt"] = f"file {w}-{i}\nvalue {w}-{i}\n".encode()
+            else:
+                expected[f"w{w}/new{i:02d}.txt"] = f"added by {w}-{i}\n".encode()
+    assert tree_files(repo, BRANCH) == expected, "an update was lost on the branch"
+    assert disk_files(repo) == expected, "the working tree does not hold every change"
+    assert_status_clean(repo)
+    assert_fsck_clean(repo)
+
+
+def _assert_one_file_per_commit(repo: Path, base: str) -> None:
+    log = git(repo, "log", "--format=@%H", "--name-only", f"{base}..{BRANCH}")
+    per_commit: dict[str, list[str]] = {}
+    current = ""
+    for line in log.splitlines():
+        if line.startswith("@"):
+            current = line[1:]
+            per_commit[current] = []
+        elif line:
+            per_commit[current].append(line)
+    wrong = {c: files for c, files in per_commit.items() if len(files) != 1}
+    assert not wrong, f"commits that do not change exactly one file: {wrong}"
+
+
+def _shared_repo(root: Path) -> Path:
+    return make_repo(root, {workers.SHARED_PATH: workers.SHARED_INITIAL.encode(), "x": b"x\n"})
+
+
+def _check_replay(repo: Path, base: str, reports: list[tuple[Any, ...]]) -> int:
+    """Every outcome is a landing or a conflict; the landed ones replay to the final content."""
+    landed: dict[str, tuple[int, int, str]] = {}
+    for _status, worker, outcomes, _tb in reports:
+        for code, round_, detail, seen in outcomes:
+            assert code in ("landed", "resource_conflict"), (worker, round_, code, detail)
+            if code == "landed":
+                landed[detail] = (worker, round_, seen)
+    commits = commits_between(repo, base, BRANCH)
+    assert len(commits) == len(landed), "landed proposals and new commits differ"
+    content = workers.SHARED_INITIAL
+    for commit in commits:
+        pid = proposal_trailer(repo, commit)
+        assert pid in landed, f"commit {commit} carries an unknown proposal id {pid!r}"
+        worker, round_, seen = landed[pid]
+        assert seen == content, f"{pid} landed on content it had not read"
+        content = workers.bump(content, worker, round_)
+    final = tree_files(repo, BRANCH)
+    assert final[workers.SHARED_PATH].decode() == content
+    assert disk_files(repo) == final
+    assert_status_clean(repo)
+    assert_fsck_clean(repo)
+    return len(landed)
+
+
+def test_eight_processes_same_file_lockstep_one_winner_per_round(tmp_path: Path) -> None:
+    """All 8 read the same version, then all propose: exactly one lands per round."""
+    repo = _shared_repo(tmp_path / "repo")
+    base = head(repo)
+    rounds = 6
+    reports = _run_workers(
+        workers.edit_shared_file, lambda w, b, q: (str(repo), w, rounds, b, q, True)
+    )
+    assert _check_replay(repo, base, reports) == rounds
+    for round_ in range(rounds):
+        codes = sorted(o[0] for r in reports for o in r[2] if o[1] == round_)
+        assert codes == ["landed"] + ["resource_conflict"] * (WORKERS - 1), (round_, codes)
+
+
+def test_eight_processes_same_file_free_running_replays(tmp_path: Path) -> None:
+    """8 free-running read-edit-propose loops: the landed ones replay to the final content."""
+    repo = _shared_repo(tmp_path / "repo")
+    base = head(repo)
+    reports = _run_workers(
+        workers.edit_shared_file, lambda w, b, q: (str(repo), w, 12, b, q, False)
+    )
+    assert _check_replay(repo, base, reports) >= 1

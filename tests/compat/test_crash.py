@@ -1,0 +1,164 @@
+"""SIGKILL in the middle of auto-apply: git stays sound and the next call recovers.
+
+A forked child applies multi-file proposals (updates, a move, an add or a delete) in a loop. The
+parent kills it either at an exact file-system step (the child pauses at each hooked call until
+told to go on) or after a random short delay (which only varies where the kill lands). Whatever
+the moment, the checks are the same, so passing never depends on timing.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.connection
+import os
+import random
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.compat import workers
+from tests.compat.proofkit import (
+    commits_between,
+    disk_files,
+    fsck_problems,
+    git,
+    head,
+    make_repo,
+    proposal_trailer,
+    status_porcelain,
+    tree_files,
+)
+
+TRIALS = 120
+SEED = 20261130
+BRANCH = "refs/heads/work"
+
+
+def _step_of(tree: dict[str, bytes]) -> int:
+    """Which complete state a tree is; fails if it is a mix of two steps."""
+    first = tree["a.txt"].split(b"\n", 1)[0]
+    step = int(first.rsplit(b" ", 1)[1])
+    assert tree == workers.crash_state(step), f"tree is not a complete step {step}"
+    return step
+
+
+def _kill_child(repo: Path, first_step: int, rng: random.Random) -> str:
+    """Run one child from ``first_step`` and SIGKILL it; return where the kill was aimed."""
+    ctx = multiprocessing.get_context("fork")
+    ours, theirs = ctx.Pipe()
+    handshake = rng.random() < 0.6
+    child = ctx.Process(target=workers.crash_child, args=(str(repo), first_step, theirs, handshake))
+    child.start()
+    theirs.close()
+    try:
+        where = _wait_for_kill_point(ours, handshake, rng)
+    finally:
+        if child.pid is not None and child.is_alive():
+            os.kill(child.pid, signal.SIGKILL)
+        child.join()
+        ours.close()
+    return where
+
+
+def _wait_for_kill_point(
+    conn: multiprocessing.connection.Connection, handshake: bool, rng: random.Random
+) -> str:
+    if handshake:
+        target = rng.randint(1, 60)
+        for seen in range(1, target + 1):
+            kind, detail = conn.recv()
+            assert kind == "event", f"child stopped early ({kind}):\n{detail}"
+            if seen == target:
+                return f"at {detail} (event {seen})"
+            conn.send("go")
+    done = rng.randint(0, 2)
+    for _ in range(done):
+        kind, detail = conn.recv()
+        assert kind == "event", f"child stopped early ({kind}):\n{detail}"
+    # The delay only moves the kill around inside libgit2 and the writes; any moment must pass.
+    time.sleep(rng.uniform(0, 0.03))
+    return f"after {done} proposals + delay"
+
+
+def _check_crashed_state(repo: Path, since: str, where: str) -> int:
+    """The state a kill leaves: fsck clean, whole commits, each file old or new. Returns step.
+
+    Only the commits made after ``since`` (the tip before this trial) are walked.
+    """
+    problems = fsck_problems(repo)
+    assert not problems, f"git fsck after a kill {where}:\n{problems}"
+    tip = head(repo, BRANCH)
+    step = _step_of(tree_files(repo, tip))
+    for commit in commits_between(repo, since, tip):
+        _step_of(tree_files(repo, commit))
+        assert proposal_trailer(repo, commit), f"commit {commit} has no proposal trailer"
+    old, new = workers.crash_state(max(step - 1, 0)), workers.crash_state(step)
+    disk = disk_files(repo)
+    for path in set(old) | set(new):
+        assert disk.get(path) in (old.get(path), new.get(path)), (
+            f"{path} is neither its old nor its new content after a kill {where}: "
+            f"{disk.get(path)!r}"
+        )
+    return step
+
+
+def _recover_and_check(repo: Path, step: int, land_next: bool) -> int:
+    from gitpatch.workspace import Workspace
+
+    ws = Workspace.open(str(repo))
+    seen = ws.read("a.txt")
+    assert seen.content.encode() == workers.crash_state(step)["a.txt"]
+    if land_next:
+        step += 1
+        result = ws.propose(workers.crash_proposal(step))
+        assert result.version == head(repo, BRANCH)
+    del ws
+    assert disk_files(repo) == workers.crash_state(step), "recovery left the tree incomplete"
+    assert status_porcelain(repo) == "", f"git status after recovery:\n{status_porcelain(repo)}"
+    assert not (repo / ".git" / "gitpatch" / "journal.json").exists()
+    locks = [str(p) for p in (repo / ".git").rglob("*.lock") if p.name != "land.lock"]
+    assert not locks, f"lock files left after recovery: {locks}"
+    return step
+
+
+def test_sigkill_during_auto_apply_always_recovers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """>= 100 kills at varied moments: every one leaves a sound repository that recovers."""
+    # A lock left by a process this test killed is stale at once; 0 lets recovery remove it.
+    monkeypatch.setenv("GITPATCH_STALE_LOCK_SECONDS", "0")
+    repo = make_repo(tmp_path / "repo", workers.crash_state(0))
+    base = head(repo)
+    rng = random.Random(SEED)
+    step = 0
+    kills: list[str] = []
+    for trial in range(TRIALS):
+        before = head(repo, BRANCH)
+        where = _kill_child(repo, step + 1, rng)
+        kills.append(where)
+        step = _check_crashed_state(repo, before, f"{where} in trial {trial}")
+        step = _recover_and_check(repo, step, land_next=trial % 5 == 0)
+    assert step > TRIALS // 5, "the kills never let a proposal land"
+    assert sum(k.startswith("at ") for k in kills) >= TRIALS // 3
+    assert fsck_problems(repo) == ""
+    assert git(repo, "rev-list", "--merges", f"{base}..{BRANCH}") == ""
+
+
+def test_stale_lock_files_from_a_dead_process_are_removed(tmp_path: Path) -> None:
+    """Old ``*.lock`` files (ref and index) do not block the next call; they are cleaned up."""
+    from gitpatch.workspace import Workspace
+
+    repo = make_repo(tmp_path / "repo", workers.crash_state(0))
+    stale = [repo / ".git" / "index.lock", repo / ".git" / "refs" / "heads" / "work.lock"]
+    an_hour_ago = time.time() - 3600
+    for lock in stale:
+        lock.write_bytes(b"")
+        os.utime(lock, (an_hour_ago, an_hour_ago))
+    ws = Workspace.open(str(repo))
+    result = ws.propose(workers.crash_proposal(1))
+    assert result.version == head(repo, BRANCH)
+    assert not [p for p in stale if p.exists()]
+    assert disk_files(repo) == workers.crash_state(1)
+    assert status_porcelain(repo) == ""
