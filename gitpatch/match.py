@@ -45,11 +45,17 @@ minimum lowered to 50); other plausible windows, where the file has a near-twin 
 90.8-99.8. Hence a threshold of 95 (room for a few wrong characters, not for a stale block) and a
 margin of 5 (near-twins are refused, never guessed). The line minimum of 70 admits a one-character
 typo in a 4-character line.
+
+Speed: each level works on the document normalised once (cached per ``lines`` tuple, so several
+edits to one document pay once). Candidates come from C-level ``list.index`` scans for the
+pattern's longest line; the block is compared only there. When that line is absent even under
+punctuation normalisation, every level up to ``blank_lines`` is skipped. Fuzzy windows come from
+a rapidfuzz scan with ``score_cutoff`` for the longest line (and the second longest when the
+first is common); the closest region of a miss costs two ``extractOne`` scans.
 """
 
 from __future__ import annotations
 
-import difflib
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -59,8 +65,9 @@ from enum import StrEnum
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Indel
 
-from gitpatch.errors import InvalidPatch, MatchAmbiguous, MatchNotFound
+from gitpatch.errors import InvalidPatch
 from gitpatch.indentation import indent_change, shift_lines
+from gitpatch.match_hints import ambiguous, anchor_not_found, not_found
 
 __all__ = [
     "FUZZY_LINE_MIN",
@@ -324,14 +331,16 @@ def _fuzzy_candidates(view: _View, pattern: list[str], start: int) -> list[Match
     doc = view.norm("punct")
     n = len(pnorm)
     starts: set[int] | None = None
-    # Every plausible window has each line >= FUZZY_LINE_MIN similar, so scanning for the two
-    # longest lines alone finds all of them.
+    # Every plausible window has each line >= FUZZY_LINE_MIN similar, so scanning for the longest
+    # line finds all of them; a second scan narrows the windows when that line is common.
     for j in sorted(range(n), key=lambda j: -len(pnorm[j]))[:2]:
         hits = process.extract(
             pnorm[j], doc, scorer=fuzz.ratio, score_cutoff=FUZZY_LINE_MIN, limit=None
         )
         found = {idx - j for _, _, idx in hits}
         starts = found if starts is None else starts & found
+        if len(starts) <= 64:
+            break
     out = []
     for s in sorted(starts or ()):
         if s < start or s + n > len(doc):
@@ -367,6 +376,11 @@ def _anchor_lines(view: _View, anchor: str) -> list[int]:
     want = normalize_punctuation(anchor)
     punct = view.norm("punct")
     return _positions(punct, want) or [i for i, s in enumerate(punct) if s.startswith(want)]
+
+
+def _longest_absent(view: _View, pat: list[str]) -> bool:
+    longest = max(_normalize(pat, "punct"), key=len)
+    return bool(longest) and longest not in view.norm("punct")
 
 
 def _at_end_ok(view: _View, m: Match) -> bool:
@@ -430,8 +444,17 @@ def seek(
     if anchor is not None and normalize_punctuation(anchor):
         anchors = _anchor_lines(view, anchor)
         if not anchors:
-            raise _anchor_not_found(view, anchor)
+            raise anchor_not_found(anchor)
+    absent: bool | None = None
     for level in levels:
+        if level not in (Level.EXACT, Level.FUZZY):
+            # Every level from trailing_whitespace to blank_lines is a refinement of equality
+            # under punctuation normalisation: if the pattern's longest line is nowhere in the
+            # file under it, none of them can match, and their normalisations can be skipped.
+            if absent is None:
+                absent = _longest_absent(view, pat)
+            if absent:
+                continue
         found = _candidates(view, pat, level, start)
         if at_end:
             found = [m for m in found if _at_end_ok(view, m)]
@@ -445,98 +468,7 @@ def seek(
             return found[0]
         chosen = _narrow(found, anchors, line_hint)
         if chosen is None:
-            raise _ambiguous(found, level, pat)
+            raise ambiguous([m.start + 1 for m in found], level.value, pat)
         return chosen
-    raise _not_found(view, pat, levels, start)
-
-
-def _ambiguous(found: list[Match], level: Level, pat: list[str]) -> MatchAmbiguous:
-    where = [m.start + 1 for m in found]
-    shown = ", ".join(map(str, where[:10])) + (", ..." if len(where) > 10 else "")
-    return MatchAmbiguous(
-        f"the old text ({len(pat)} line{'s' if len(pat) != 1 else ''}, first line "
-        f"{_clip(pat[0])!r}) matches {len(where)} places in the file (at lines {shown}, "
-        f"level {level.value}); it must match exactly one",
-        hint="Add unchanged lines from around the intended place until the old text occurs only "
-        "once; where the format allows, a line number or an anchor line above the block picks "
-        "among these places.",
-        details={"candidates": where, "level": level.value},
-    )
-
-
-def _clip(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
-def _closest(view: _View, pat: list[str]) -> tuple[int, int, float] | None:
-    """The window of the document most like the pattern: (start, end, percent similar)."""
-    doc = view.norm("punct")
-    pnorm = _normalize(pat, "punct")
-    if not doc or not any(pnorm):
-        return None
-    best: tuple[float, int] | None = None
-    joined = "\n".join(pnorm)
-    for j in sorted(range(len(pnorm)), key=lambda j: -len(pnorm[j]))[:3]:
-        hit = process.extractOne(pnorm[j], doc, scorer=fuzz.ratio)
-        if hit is None:
-            continue
-        s = min(max(0, hit[2] - j), max(0, len(doc) - len(pnorm)))
-        score = fuzz.ratio(joined, "\n".join(doc[s : s + len(pnorm)]))
-        if best is None or score > best[0]:
-            best = (score, s)
-    if best is None:
-        return None
-    return best[1], min(len(doc), best[1] + len(pnorm)), best[0]
-
-
-def _region_diff(pat: list[str], region: list[str], first: int) -> list[str]:
-    """A short line diff: ``-`` sent lines, ``+ N`` file lines, one line of context around."""
-    out: list[str] = []
-    ops = difflib.SequenceMatcher(None, pat, region, autojunk=False).get_opcodes()
-    for k, (tag, i1, i2, j1, j2) in enumerate(ops):
-        if tag == "equal":
-            keep = list(range(j1, j2))
-            if len(keep) > 3:
-                # Context: the line next to each change only.
-                keep = ([j1] if k > 0 else []) + ([j2 - 1] if k < len(ops) - 1 else [])
-            out.extend(f"  {first + j:>5} | {region[j]}" for j in keep)
-            continue
-        out.extend(f"- {'':>5} | {pat[i]}" for i in range(i1, i2))
-        out.extend(f"+ {first + j:>5} | {region[j]}" for j in range(j1, j2))
-    if len(out) > 16:
-        out = [*out[:16], f"  ... ({len(out) - 16} more lines)"]
-    return out
-
-
-def _not_found(view: _View, pat: list[str], levels: tuple[Level, ...], start: int) -> MatchNotFound:
-    names = ", ".join(level.value for level in levels)
-    message = (
-        f"the old text ({len(pat)} line{'s' if len(pat) != 1 else ''}, first line "
-        f"{_clip(pat[0])!r}) was not found in the file"
-        + (f" at or after line {start + 1}" if start else "")
-        + f" (compared: {names})"
-    )
-    details: dict[str, object] = {"levels": [level.value for level in levels]}
-    region = _closest(view, pat)
-    if region is None:
-        hint = "The file has no similar text. Re-read the file and copy the old text exactly."
-        return MatchNotFound(message, hint=hint, details=details)
-    s, e, score = region
-    details["closest"] = {"start_line": s + 1, "end_line": e, "similarity": round(score, 1)}
-    diff = _region_diff(pat, list(view.lines[s:e]), s + 1)
-    hint = (
-        f"The closest region is lines {s + 1}-{e} ({score:.1f}% similar); "
-        "'-' lines were sent but differ, '+' lines are what the file has (with line numbers):\n"
-        + "\n".join(diff)
-        + "\nCopy the old text exactly from the file (re-read it if it changed) and retry."
-    )
-    return MatchNotFound(message, hint=hint, details=details)
-
-
-def _anchor_not_found(view: _View, anchor: str) -> MatchNotFound:
-    return MatchNotFound(
-        f"the anchor line {_clip(anchor)!r} is not in the file",
-        hint="An anchor must be the text (or the start of the text) of a line above the block; "
-        "re-read the file and copy that line, or drop the anchor.",
-        details={"anchor": anchor},
-    )
+    normalized = (view.norm("punct"), _normalize(pat, "punct"))
+    raise not_found(view.lines, pat, normalized, [lv.value for lv in levels], start)
