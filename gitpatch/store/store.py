@@ -108,9 +108,9 @@ class Store:
                 details={"path": os.fspath(path)},
             ) from exc
         store = cls(repo)
-        name, email = store._identity_pair()
+        sig = store.signature()
         with git_errors("set the reflog identity"):
-            repo.set_ident(name, email)  # reflog entries then name who moved the ref
+            repo.set_ident(sig.name, sig.email)  # reflog entries then name who moved the ref
         return store
 
     # -- identity and commits ---------------------------------------------------------------
@@ -135,7 +135,13 @@ class Store:
         The time is now. Never raises for a missing identity.
         """
         name, email = self._identity_pair()
-        return pygit2.Signature(name, email)
+        try:
+            return pygit2.Signature(name, email)
+        except (pygit2.GitError, ValueError):
+            # libgit2 refuses some configured identities (angle brackets, only spaces); a
+            # commit must still be possible, so fall back to the documented default.
+            self._identity = (DEFAULT_NAME, DEFAULT_EMAIL)
+            return pygit2.Signature(DEFAULT_NAME, DEFAULT_EMAIL)
 
     def commit(
         self,

@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 import pygit2
 from pygit2.enums import FileMode
 
-from gitpatch.errors import InvalidArguments, NotATextResource, ResourceExists, ResourceNotFound
+from gitpatch.errors import (
+    InvalidArguments,
+    NotATextResource,
+    ResourceExists,
+    ResourceNotFound,
+    UnsafePath,
+)
 from gitpatch.model import FileChange
 
 __all__ = ["MODE_BLOB", "MODE_LINK", "MODE_SUBMODULE", "MODE_TREE", "build", "kind_of"]
@@ -171,10 +177,18 @@ def _check_path(path: str) -> None:
             hint="Pass a normalized path relative to the repository root.",
             details={"path": path},
         )
-    if any(part in ("", ".", "..") for part in path.split("/")):
+    parts = path.split("/")
+    if any(part in ("", ".", "..") for part in parts):
         raise InvalidArguments(
             f"invalid repository path {path!r}: empty, '.' or '..' component",
             hint="Pass a normalized path relative to the repository root.",
+            details={"path": path},
+        )
+    # A tree entry named .git (in any case) is refused by `git fsck` and by checkouts.
+    if any(part.lower() == ".git" for part in parts):
+        raise UnsafePath(
+            f"path {path!r} is inside .git",
+            hint="gitpatch never writes git's own files.",
             details={"path": path},
         )
 

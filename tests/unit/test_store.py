@@ -18,6 +18,7 @@ from gitpatch.errors import (
     RepositoryError,
     ResourceExists,
     ResourceNotFound,
+    UnsafePath,
 )
 from gitpatch.model import FileChange as F
 from gitpatch.store import DEFAULT_EMAIL, DEFAULT_NAME, NOTES_REF, Store
@@ -99,6 +100,16 @@ def test_signature_name_without_email(tmp_path: Path, no_global_config: None) ->
     git(tmp_path / "r", "config", "user.name", "Only Name")
     sig = Store.open(tmp_path / "r").signature()
     assert (sig.name, sig.email) == ("Only Name", DEFAULT_EMAIL)
+
+
+def test_signature_falls_back_when_config_identity_is_unusable(
+    tmp_path: Path, no_global_config: None
+) -> None:
+    git(tmp_path, "init", "-q", "-b", "main", "r")
+    git(tmp_path / "r", "config", "user.name", "<angle>")
+    store = Store.open(tmp_path / "r")
+    assert store.signature().name == DEFAULT_NAME
+    land(store, [F("a.txt", b"a\n")])
 
 
 # -- names ---------------------------------------------------------------------------------
@@ -280,6 +291,8 @@ def test_build_tree_replace_file_by_directory_in_one_change(store: Store) -> Non
         ([F("a//b.txt", b"x")], InvalidArguments, "empty"),
         ([F("", b"x")], InvalidArguments, "invalid repository path"),
         ([F("ok.txt", b"x", source="")], InvalidArguments, "invalid repository path"),
+        ([F("sub/.GIT/config", b"x")], UnsafePath, "inside .git"),
+        ([F(".git", b"x")], UnsafePath, "inside .git"),
     ],
 )
 def test_build_tree_errors(
