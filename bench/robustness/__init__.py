@@ -1,0 +1,1 @@
+"""The robustness corpus: realistic agent edits with known right outcomes (see corpus.py)."""

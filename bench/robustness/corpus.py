@@ -5,9 +5,19 @@ damages the agent's VIEW of the old text the way models do. The expected outcome
 without gitpatch: the exact bytes of the file with the intended change, or ``None`` when the only
 right answer is a refusal (the block is not unique, or the agent quotes a line the file lacks).
 
-Damage applies to the old text only, except re-indentation, which the agent applies to both old
-and new text (it writes the replacement in the frame it sees; ``reindent`` must undo that).
-Cases are plain data so they can be run through the matcher directly or through any edit format.
+The agent writes its new text by editing its damaged view, as models do: lines it quotes
+unchanged carry the damage into the new text, so a correct application keeps the file's own
+version of them. The line it edits is left undamaged (so its right bytes are unambiguous), except
+for re-indentation, which shifts every line and must be undone by ``reindent``. Expected bytes
+for an edited line are the file's line with the same edit, in the file's indentation.
+
+Kinds: ``exact``, ``trailing_spaces``, ``indent_shift`` (2, 4, 8 spaces or a tab added),
+``dedent`` (to column 0), ``tabs`` (4 spaces to a tab), ``typographic`` (curly quotes, en/em
+dashes, ellipsis), ``blank_dropped``, ``blank_added``, ``typo`` (one character in a block of at
+least 5 lines and 120 characters), ``crlf`` and ``bom`` (the file's encoding differs from the
+view) are recoverable; ``not_unique`` (the block occurs twice) and ``foreign_line`` (the view has
+a line the file lacks) must be refused. Cases are plain data, so they run through the matcher
+directly or through any edit format.
 """
 
 from __future__ import annotations
