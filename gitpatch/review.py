@@ -362,8 +362,12 @@ def _run(ws: Workspace, step: _Transition) -> None:
         move()
         return
     paths = store.changed_paths(old, new)
-    _refuse_local_changes(ws, branch, old, new, paths, step.keep)
-    ws.worktree.land(str(old) if old is not None else None, str(new), paths, move, ref=branch)
+    at_old = _refuse_local_changes(ws, branch, old, new, paths, step.keep)
+    # verify: re-checked under the land lock, so an edit made since the check above is never
+    # overwritten; the retry then reports it as a local change.
+    ws.worktree.land(
+        str(old) if old is not None else None, str(new), paths, move, ref=branch, verify=at_old
+    )
 
 
 def _refuse_local_changes(
@@ -373,12 +377,14 @@ def _refuse_local_changes(
     new: pygit2.Oid,
     paths: Sequence[str],
     keep: Sequence[pygit2.Oid],
-) -> None:
+) -> bool:
+    """Refuse paths whose disk content is none of old, new or keep; True if all are at old."""
     assert ws.worktree is not None
     local = ws.worktree.modified(str(old) if old is not None else None, paths)
+    at_old = not local
     for fine in (new, *keep):
         if not local:
-            return
+            return at_old
         local = ws.worktree.modified(str(fine), local)
     if local:
         raise MergeConflict(
@@ -388,6 +394,7 @@ def _refuse_local_changes(
             "Nothing was changed.",
             details={"paths": local, "branch": branch},
         )
+    return at_old
 
 
 def _notes_update(store: Store, changes: Mapping[pygit2.Oid, NoteChange]) -> RefUpdate:
