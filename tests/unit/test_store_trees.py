@@ -90,7 +90,9 @@ def test_build_tree_matches_the_model(
         return  # the generated base itself has a file below a file
     tree = store.build_tree(None, [FileChange(p, c) for p, c in start.items()])
     commit = store.commit(tree, [], "base")
-    assert _listing(store.repo, store.repo[tree]) == start
+    old_root = store.repo[tree]
+    assert isinstance(old_root, pygit2.Tree)
+    assert _listing(store.repo, old_root) == start
     expected = _model(start, changes)
     if expected is None:
         with pytest.raises(GitpatchError):
@@ -101,8 +103,6 @@ def test_build_tree_matches_the_model(
     assert _listing(store.repo, result) == expected
     # Subtrees no change touched keep their ids: nothing outside the changed paths is rewritten.
     touched = {p.split("/")[0] for ch in changes for p in (ch.path, ch.source) if p}
-    old_root = store.repo[tree]
-    assert isinstance(old_root, pygit2.Tree)
     for entry in old_root:
         if entry.name not in touched:
             assert result[entry.name].id == entry.id  # type: ignore[index]
@@ -112,4 +112,6 @@ def test_listing_helper_sees_nested_files(tmp_path: Path) -> None:
     repo = pygit2.init_repository(str(tmp_path / "r.git"), bare=True)
     store = Store.open(tmp_path / "r.git")
     tree = store.build_tree(None, [FileChange("x/y/z", b"1"), FileChange("w", b"2")])
-    assert _listing(repo, store.repo[tree]) == {"x/y/z": b"1", "w": b"2"}  # type: ignore[arg-type]
+    root = repo[tree]
+    assert isinstance(root, pygit2.Tree)
+    assert _listing(repo, root) == {"x/y/z": b"1", "w": b"2"}
