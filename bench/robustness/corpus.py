@@ -15,9 +15,10 @@ Kinds: ``exact``, ``trailing_spaces``, ``indent_shift`` (2, 4, 8 spaces or a tab
 ``dedent`` (to column 0), ``tabs`` (4 spaces to a tab), ``typographic`` (curly quotes, en/em
 dashes, ellipsis), ``blank_dropped``, ``blank_added``, ``typo`` (one character in a block of at
 least 5 lines and 120 characters), ``crlf`` and ``bom`` (the file's encoding differs from the
-view) are recoverable; ``not_unique`` (the block occurs twice) and ``foreign_line`` (the view has
-a line the file lacks) must be refused. Cases are plain data, so they run through the matcher
-directly or through any edit format.
+view) are recoverable; ``not_unique`` (the block occurs twice), ``twin_reindented`` (the file has
+the block at two indentations and the view, re-indented, equals neither) and ``foreign_line``
+(the view has a line the file lacks) must be refused. Cases are plain data, so they run through
+the matcher directly or through any edit format.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ RECOVERABLE = (
     "bom",
 )
 #: Damage kinds whose right outcome is a refusal.
-REFUSALS = ("not_unique", "foreign_line")
+REFUSALS = ("not_unique", "twin_reindented", "foreign_line")
 KINDS = RECOVERABLE + REFUSALS
 
 BOM = b"\xef\xbb\xbf"
@@ -306,25 +307,44 @@ def _recoverable(kind: str, rng: random.Random) -> Case | None:
     )
 
 
-def _not_unique(rng: random.Random) -> Case | None:
-    name, lines = rng.choice(source_files())
-    k = rng.randint(2, 4)
-    seen: dict[tuple[str, ...], int] = {}
+def _twins(
+    lines: tuple[str, ...], k: int, key: Callable[[str], str]
+) -> dict[tuple[str, ...], list[tuple[str, ...]]]:
+    """k-line blocks of substantial lines, grouped by ``key`` of their lines."""
+    seen: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
     for i in range(len(lines) - k):
         block = lines[i : i + k]
         if all(x.strip() for x in block) and sum(len(x.strip()) for x in block) >= 20:
-            seen[block] = seen.get(block, 0) + 1
-    dups = sorted(b for b, n in seen.items() if n > 1)
-    if not dups:
+            seen.setdefault(tuple(map(key, block)), []).append(block)
+    return seen
+
+
+def _not_unique(rng: random.Random, reindented: bool) -> Case | None:
+    """A block the file has twice (exactly, or at two indentations with a view matching neither)."""
+    name, lines = rng.choice(source_files())
+    seen = _twins(lines, rng.randint(2, 4), str.strip if reindented else str)
+    if reindented:
+        groups = sorted(blocks for blocks in seen.values() if len(set(blocks)) > 1)
+    else:
+        groups = sorted(blocks for blocks in seen.values() if len(blocks) > 1)
+    if not groups:
         return None
-    chosen = list(rng.choice(dups))
-    change = _plan(rng, chosen, lambda i: False)
+    chosen = list(rng.choice(groups)[0])
+    kind = "twin_reindented" if reindented else "not_unique"
+    view = chosen
+    if reindented:
+        m = len(_min_indent(chosen))
+        for pad in ("  ", "   ", "     "):
+            view = [pad + x[m:] for x in chosen]
+            if tuple(view) not in seen.get(tuple(map(str.strip, chosen)), []):
+                break
+    change = _plan(rng, view, lambda i: False)
     return Case(
-        kind="not_unique",
-        name=f"not_unique:{name}",
+        kind=kind,
+        name=f"{kind}:{name}",
         data=_encode("", "\n".join(lines)),
-        old="\n".join(chosen),
-        new="\n".join(_apply(chosen, change.line, change)),
+        old="\n".join(view),
+        new="\n".join(_apply(view, change.line, change)),
         expected=None,
     )
 
@@ -363,8 +383,8 @@ def _foreign_line(rng: random.Random) -> Case | None:
 def make_case(kind: str, rng: random.Random) -> Case:
     """One case of ``kind``, drawn with ``rng`` (retrying other files when one has no fit)."""
     for _ in range(50):
-        if kind == "not_unique":
-            case = _not_unique(rng)
+        if kind in ("not_unique", "twin_reindented"):
+            case = _not_unique(rng, kind == "twin_reindented")
         elif kind == "foreign_line":
             case = _foreign_line(rng)
         else:
