@@ -155,50 +155,60 @@ def _check_outside_line(
 def _read_block(lines: list[str], start: int) -> tuple[_Block, int]:
     """Read the block whose SEARCH marker is ``lines[start]``; return it and the next index."""
     opened = start + 1
-    search: list[str] = []
+    dividers: list[int] = []
     j = start + 1
-    while j < len(lines) and not _DIVIDER.match(lines[j]):
-        if _SEARCH.match(lines[j]):
-            raise invalid(
-                f"the block opened at line {opened} has no '=======' divider before the next "
-                "'<<<<<<< SEARCH'",
-                j + 1,
-                "Close each block: SEARCH lines, '=======', REPLACE lines, '>>>>>>> REPLACE'.",
-            )
-        if _REPLACE.match(lines[j]):
-            raise invalid(
-                f"missing '=======' divider in the block opened at line {opened}",
-                j + 1,
-                "Put a line '=======' between the SEARCH lines and the REPLACE lines.",
-            )
-        search.append(lines[j])
-        j += 1
-    if j >= len(lines):
-        raise invalid(
-            "unterminated block: no '=======' divider and no '>>>>>>> REPLACE' after "
-            "'<<<<<<< SEARCH'",
-            opened,
-            "Finish the block with '=======', the replacement lines and '>>>>>>> REPLACE'.",
-        )
-    j += 1
-    replace: list[str] = []
     while j < len(lines) and not _REPLACE.match(lines[j]):
         if _SEARCH.match(lines[j]):
             raise invalid(
                 f"unterminated block: the block opened at line {opened} has no "
-                "'>>>>>>> REPLACE' before the next '<<<<<<< SEARCH'",
+                + ("'>>>>>>> REPLACE'" if dividers else "'=======' divider")
+                + " before the next '<<<<<<< SEARCH'",
                 j + 1,
-                "End each block with a line '>>>>>>> REPLACE'.",
+                "Close each block: SEARCH lines, '=======', REPLACE lines, '>>>>>>> REPLACE'.",
             )
-        replace.append(lines[j])
+        if _DIVIDER.match(lines[j]):
+            dividers.append(j)
         j += 1
     if j >= len(lines):
         raise invalid(
-            "unterminated block: no '>>>>>>> REPLACE' after its '=======' divider",
+            "unterminated block: no '>>>>>>> REPLACE' after "
+            + (
+                "its '=======' divider" if dividers else "'<<<<<<< SEARCH' and no '=======' divider"
+            ),
             opened,
-            "End each block with a line '>>>>>>> REPLACE'.",
+            "Finish the block with '=======', the replacement lines and '>>>>>>> REPLACE'.",
         )
-    return _Block(opened, search, replace), j + 1
+    if not dividers:
+        raise invalid(
+            f"missing '=======' divider in the block opened at line {opened}",
+            j + 1,
+            "Put a line '=======' between the SEARCH lines and the REPLACE lines.",
+        )
+    d = _divider(lines, dividers, start)
+    return _Block(opened, lines[start + 1 : d], lines[d + 1 : j]), j + 1
+
+
+def _divider(lines: list[str], dividers: list[int], start: int) -> int:
+    """The divider of a block; with several '=' lines, the one as wide as the SEARCH marker.
+
+    A file may hold a line like ``=======`` (a Markdown underline, a conflict marker); guessing
+    which one splits the block could put the change in the wrong place, so a tie is refused.
+    """
+    if len(dividers) == 1:
+        return dividers[0]
+    width = len(lines[start]) - len(lines[start].lstrip("<"))
+    same = [d for d in dividers if len(lines[d].rstrip()) == width]
+    if len(same) == 1:
+        return same[0]
+    numbers = ", ".join(str(d + 1) for d in dividers)
+    raise invalid(
+        f"the block has several divider lines (lines {numbers}); it is unclear which one "
+        "separates SEARCH from REPLACE",
+        start + 1,
+        "If the text itself has such a line, give this block's markers a different width "
+        "(5-9 characters), e.g. '<<<<<<<<< SEARCH', '=========', '>>>>>>>>> REPLACE'.",
+        lines=[d + 1 for d in dividers],
+    )
 
 
 def _pieces(block: _Block, number: int) -> list[SearchReplace]:

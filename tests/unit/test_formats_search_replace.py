@@ -74,9 +74,14 @@ SINGLE = [
         [sr(("def f():", "    ..."), ("def f():", "    pass"), 1, 1)],
     ),
     (
-        "divider-like line in REPLACE",
-        block("a\n", "=======\nb\n"),
-        [sr(("a",), ("=======", "b"), 1, 1)],
+        "narrower '=' line in REPLACE is content",
+        block("Title\n", "Title\n=====\n"),
+        [sr(("Title",), ("Title", "====="), 1, 1)],
+    ),
+    (
+        "wider markers around '=======' lines",
+        block("a\n=======\n", "b\n=======\n", "<<<<<<<<< SEARCH", "=========", ">>>>>>>>> REPLACE"),
+        [sr(("a", "======="), ("b", "======="), 1, 1)],
     ),
     ("unicode and tabs", block("naïve\t“q”\n", "café\n"), [sr(("naïve\t“q”",), ("café",), 1, 1)]),
 ]
@@ -138,6 +143,14 @@ def test_multi_file_form(text: str, expected: list[tuple[str, list[SearchReplace
 
 # (id, text, path, code, message fragment, line)
 ERRORS = [
+    (
+        "two dividers of the marker's width",
+        block("a\n", "=======\nb\n"),
+        "f.py",
+        "invalid_patch",
+        "several divider lines (lines 3, 4)",
+        1,
+    ),
     ("nothing", "", "f.py", "invalid_patch", "no SEARCH/REPLACE block", None),
     ("only prose", "\n```\n```\n", "f.py", "invalid_patch", "no SEARCH/REPLACE block", None),
     ("unterminated, no divider", f"{S}\na\n", "f.py", "invalid_patch", "unterminated", 1),
