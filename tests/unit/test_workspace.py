@@ -276,3 +276,24 @@ def test_open_errors(tmp_path: Path, repo: Path) -> None:
     with pytest.raises(GitpatchError) as err:
         Workspace.open(repo)
     assert err.value.code == "repository_error" and "detached" in err.value.message
+
+
+class DiskRacingWorkspace(Workspace):
+    """A Workspace whose file is rewritten on disk by a person right before its first publish."""
+
+    raced = False
+
+    def _publish(self, built, head, pid, tool):  # type: ignore[no-untyped-def]
+        if not self.raced:
+            self.raced = True
+            assert self.worktree is not None
+            (self.worktree.root / "a.txt").write_text("alpha\nbeta\ngamma\nperson\n")
+        super()._publish(built, head, pid, tool)
+
+
+def test_disk_edit_during_prepare_is_recorded_on_retry(repo: Path) -> None:
+    ws = DiskRacingWorkspace.open(repo)
+    res = ws.propose(edit("a.txt", "beta", "BETA"))
+    assert (repo / "a.txt").read_text() == "alpha\nBETA\ngamma\nperson\n"
+    assert git(repo, "show", f"{res.base}:a.txt") == "alpha\nbeta\ngamma\nperson\n"
+    assert status(repo) == ""

@@ -216,3 +216,28 @@ def test_land_without_ref_uses_head(setup) -> None:  # type: ignore[no-untyped-d
     wt.land(base, new, ["a.txt"], mover(repo, "refs/heads/main", base, new))
     assert (path / "a.txt").read_text() == "A\n"
     assert status(path) == ""
+
+
+def test_land_verify_refuses_disk_changed_since_old(setup) -> None:  # type: ignore[no-untyped-def]
+    path, repo, wt, base = setup
+    new = build_commit(repo, base, {"a.txt": "A\n"})
+    (path / "a.txt").write_text("someone else\n")
+    index_before = (path / ".git/index").read_bytes()
+    move = mover(repo, "refs/heads/main", base, new)
+    with pytest.raises(ConcurrentUpdate) as err:
+        wt.land(base, new, ["a.txt"], move, ref="refs/heads/main", verify=True)
+    assert err.value.details["reason"] == "disk"
+    assert (path / "a.txt").read_text() == "someone else\n"
+    assert git(path, "rev-parse", "HEAD").strip() == base
+    assert (path / ".git/index").read_bytes() == index_before
+    assert not wt.journal_path.exists()
+
+
+def test_reading_lock_is_shared_and_released(setup) -> None:  # type: ignore[no-untyped-def]
+    path, repo, wt, base = setup
+    other = WorkingTree(repo)
+    with wt.reading(), other.reading():
+        pass  # two readers at once
+    new = build_commit(repo, base, {"a.txt": "A\n"})
+    wt.land(base, new, ["a.txt"], mover(repo, "refs/heads/main", base, new))
+    assert (path / "a.txt").read_text() == "A\n"
