@@ -222,7 +222,12 @@ def _read_hunk(lines: list[str], i: int) -> tuple[_RawHunk, int]:
     j = i + 1
     while j < len(lines):
         line = lines[j]
-        if line.startswith("\\"):
+        first = line[:1]
+        if first == " " or first == "+":
+            # No boundary starts with these (a header pair starts with '--- ').
+            hunk.add(_OPS[first], line[1:])
+            empties = 0
+        elif first == "\\":
             _no_newline(hunk, j + 1)
             empties = 0
         elif _hunk_ends(lines, j, hunk):
