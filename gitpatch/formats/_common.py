@@ -11,13 +11,22 @@ __all__ = ["invalid", "is_fence", "path_key", "require_text", "text_lines"]
 
 
 def require_text(text: object, what: str) -> str:
-    """Return ``text`` if it is a string; otherwise refuse it as malformed arguments."""
+    """Return ``text`` if it is a string that UTF-8 can encode; otherwise refuse it."""
     if not isinstance(text, str):
         raise InvalidArguments(
             f"{what} must be a string, got {type(text).__name__}",
             hint=f"Pass the {what} as one string.",
             details={"field": what},
         )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # JSON can carry a lone surrogate ("\\ud800"); no file could be written with it.
+        raise InvalidArguments(
+            f"{what} is not valid Unicode text (a lone surrogate at character {exc.start})",
+            hint=f"Send the {what} as valid UTF-8 text.",
+            details={"field": what, "offset": exc.start},
+        ) from None
     return text
 
 

@@ -69,23 +69,28 @@ def edits_json_schema() -> dict[str, Any]:
 def parse(path: str, edits: object) -> Proposal:
     """Validate patch_resource ``edits`` for ``path`` into a Proposal (``format="edits"``)."""
     path = require_text(path, "path")
-    if isinstance(edits, Sequence) and not isinstance(edits, str | bytes) and not edits:
+    try:
+        items = EDITS_ADAPTER.validate_python(_as_list(edits))
+    except ValidationError as exc:
+        raise _schema_error(exc) from None
+    if not items:
         raise EmptyEdits(
             "edits is empty",
             hint="Pass at least one edit: {old_string, new_string}, {start_line, end_line, "
             "new_string} or {after_line, new_string}.",
         )
-    try:
-        items = EDITS_ADAPTER.validate_python(_as_list(edits))
-    except ValidationError as exc:
-        raise _schema_error(exc) from None
+    for index, item in enumerate(items):
+        for name in ("old_string", "new_string"):
+            value = getattr(item, name)
+            if value is not None:
+                require_text(value, _field((index, name)))
     ops = tuple(_to_edit(item, index) for index, item in enumerate(items))
     return Proposal(operations=(UpdateFile(path, ops),), format="edits")
 
 
 def _as_list(edits: object) -> object:
-    """Accept any non-string sequence (a tuple from Python callers) as the JSON array."""
-    if isinstance(edits, Sequence) and not isinstance(edits, str | bytes | list):
+    """Accept a tuple (from Python callers) as the JSON array."""
+    if isinstance(edits, tuple):
         return list(edits)
     return edits
 

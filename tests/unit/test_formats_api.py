@@ -8,6 +8,7 @@ from types import ModuleType
 import pytest
 
 from gitpatch import formats
+from gitpatch.errors import GitpatchError
 from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
 
 MODULES = [apply_patch, edits, search_replace, unified_diff]
@@ -55,3 +56,22 @@ def test_each_parser_tags_its_format(module: ModuleType, fmt: str, call: object)
     proposal = call()  # type: ignore[operator]
     assert proposal.format == fmt
     assert proposal.tool == "" and proposal.message == ""
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: search_replace.parse(t, "f"),
+        search_replace.parse,
+        apply_patch.parse,
+        unified_diff.parse,
+        lambda t: edits.parse(t, [{"after_line": 0, "new_string": "x"}]),
+    ],
+    ids=["search_replace", "search_replace multi", "apply_patch", "unified_diff", "edits path"],
+)
+def test_lone_surrogates_are_refused(call: object) -> None:
+    """JSON may carry a lone surrogate; no file can hold it, so it is refused up front."""
+    with pytest.raises(GitpatchError) as info:
+        call("*** Begin Patch\n\ud800")  # type: ignore[operator]
+    assert info.value.code == "invalid_arguments"
+    assert "lone surrogate at character 16" in info.value.message

@@ -202,6 +202,14 @@ ERRORS: list[tuple[str, Any, str, str, str | None]] = [
         "edits[0].replace_all",
     ),
     (
+        "lone surrogate",
+        [{"old_string": "a", "new_string": "x\ud800"}],
+        "invalid_arguments",
+        "not valid Unicode",
+        "edits[0].new_string",
+    ),
+    ("generator of nothing", (x for x in ()), "empty_edits", "edits is empty", None),
+    (
         "empty old_string",
         [{"old_string": "", "new_string": "x"}],
         "invalid_patch",
