@@ -223,31 +223,33 @@ class Store:
 
     # -- reading trees ----------------------------------------------------------------------
 
-    def entry(self, commit: pygit2.Oid, path: str) -> TreeEntry | None:
-        """The tree entry (file, directory, link or submodule) at ``path`` in ``commit``."""
+    def _object_at(self, commit: pygit2.Oid, path: str) -> pygit2.Object | None:
         with git_errors(f"look up {path!r} in {commit}"):
             tree = self.repo[commit].peel(pygit2.Tree)
             try:
-                obj = tree[path]
+                return tree[path]
             except KeyError:
                 return None
-            return TreeEntry(obj.id, obj.filemode)
+
+    def entry(self, commit: pygit2.Oid, path: str) -> TreeEntry | None:
+        """The tree entry (file, directory, link or submodule) at ``path`` in ``commit``."""
+        obj = self._object_at(commit, path)
+        return None if obj is None else TreeEntry(obj.id, obj.filemode)
 
     def read(self, commit: pygit2.Oid, path: str) -> bytes | None:
         """The bytes of the file at ``path`` in ``commit``; None when there is no such path."""
-        found = self.entry(commit, path)
-        if found is None:
+        obj = self._object_at(commit, path)
+        if obj is None:
             return None
-        if found.mode in (trees.MODE_TREE, trees.MODE_LINK, trees.MODE_SUBMODULE):
+        if not isinstance(obj, pygit2.Blob) or obj.filemode == trees.MODE_LINK:
+            found = TreeEntry(obj.id, obj.filemode)
             raise NotATextResource(
                 f"{path!r} is {trees.kind_of(found.mode)}, not a file",
                 hint="Read a regular file; list a directory's files instead of reading it.",
                 details={"path": path, "kind": found.kind},
             )
         with git_errors(f"read {path!r} in {commit}"):
-            blob = self.repo[found.oid]
-            assert isinstance(blob, pygit2.Blob)
-            return bytes(blob.data)
+            return bytes(obj.data)
 
     # -- writing ----------------------------------------------------------------------------
 
