@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -381,11 +381,54 @@ def _seek_hunk(doc: Document, hunk: Hunk, start: int, profile: str, path: str, n
         raise err from None
 
 
+def _trailing_context(hunk: Hunk) -> int:
+    """How many lines the hunk ends with that it leaves unchanged."""
+    count = 0
+    for h in reversed(hunk.lines):
+        if h.op != " ":
+            break
+        count += 1
+    return count
+
+
+def _overlapping(
+    doc: Document, hunk: Hunk, cursor: int, shared: int, profile: str
+) -> tuple[Match, tuple[HunkLine, ...]] | None:
+    """Place a hunk whose leading context repeats the previous hunk's trailing context.
+
+    Models often do this although the grammar asks them not to. It is safe to accept when the
+    repeated lines are unchanged by both hunks: the hunk is trimmed to start where the previous
+    one ended.
+    """
+    if not shared:
+        return None
+    try:
+        m = seek(
+            doc.lines,
+            list(hunk.old_lines),
+            start=cursor - shared,
+            line_hint=hunk.line_hint,
+            anchor=hunk.anchor,
+            at_end=hunk.end_of_file,
+            profile=profile,
+        )
+    except GitpatchError:
+        return None
+    k = cursor - m.start
+    lead = hunk.lines[:k]
+    if k <= 0 or m.end <= cursor or m.end - m.start != len(hunk.old_lines):
+        return None
+    if len(lead) < k or any(h.op != " " for h in lead):
+        return None
+    return replace(m, start=cursor), hunk.lines[k:]
+
+
 def place_hunks(path: str, doc: Document, hunks: Sequence[Hunk], profile: str) -> list[Placement]:
     """Locate hunks in order, each below the previous one; pure insertions go below their anchor
     or at the end of the file. Returns placements in document order."""
     placements: list[Placement] = []
     cursor = 0
+    shared = 0
     for index, hunk in enumerate(hunks):
         name = _hunk_name(index + 1, hunk)
         if not hunk.lines:
@@ -398,10 +441,16 @@ def place_hunks(path: str, doc: Document, hunks: Sequence[Hunk], profile: str) -
             at = _insertion(doc, hunk, cursor, path, name)
             added = tuple((h.text, None) for h in hunk.lines)
             placements.append(Placement(at, at, added, "exact", index))
-            cursor = at
+            cursor, shared = at, 0
             continue
-        m = _seek_hunk(doc, hunk, cursor, profile, path, name)
-        lines = render(hunk.lines, doc, m, m.start, m.end)
+        try:
+            m, ops = _seek_hunk(doc, hunk, cursor, profile, path, name), hunk.lines
+        except MatchNotFound:
+            found = _overlapping(doc, hunk, cursor, shared, profile)
+            if found is None:
+                raise
+            m, ops = found
+        lines = render(ops, doc, m, m.start, m.end)
         placements.append(Placement(m.start, m.end, lines, str(m.level), index))
-        cursor = m.end
+        cursor, shared = m.end, _trailing_context(hunk)
     return placements

@@ -11,8 +11,9 @@ Semantics per language:
   must match in order. Non-exact matches are re-indented to the file.
 - ``apply_patch`` and ``unified_diff``: hunks in order, each below the previous one (profile
   ``apply_patch``); context lines stay as the file has them; a hunk with no old lines goes below
-  its anchor, or at the end of the file. Add needs a new path, Delete an existing file, a move
-  a free destination.
+  its anchor, or at the end of the file; a hunk whose leading context repeats the previous
+  hunk's trailing context is trimmed rather than refused. Add needs a new path, Delete an
+  existing file, a move a free destination.
 - ``edits`` (patch_resource): edits in order, each on the previous result; see
   ``gitpatch._engine_text``.
 
