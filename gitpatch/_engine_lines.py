@@ -244,12 +244,18 @@ def _seek_piece(
                     f"piece ahead of it (which ends at line {start})",
                     hint="Pieces split by '...' must appear in the file in the order given; "
                     "reorder them or send separate blocks.",
-                    details={"path": path, "line": before.start + 1},
+                    details={
+                        "path": path,
+                        "line": before.start + 1,
+                        "source_line": edit.source_line,
+                    },
                 ) from None
         hint = f"{exc.hint}\n{_ORIGINAL_HINT}" if several and exc.hint else exc.hint
-        raise relabel(exc, f"{path}: {name}", hint, path=path) from None
+        raise relabel(
+            exc, f"{path}: {name}", hint, path=path, source_line=edit.source_line
+        ) from None
     except GitpatchError as exc:
-        raise relabel(exc, f"{path}: {name}", path=path) from None
+        raise relabel(exc, f"{path}: {name}", path=path, source_line=edit.source_line) from None
 
 
 def place_search_replace(
@@ -363,7 +369,7 @@ def _seek_hunk(doc: Document, hunk: Hunk, start: int, profile: str, path: str, n
             profile=profile,
         )
     except GitpatchError as exc:
-        err = relabel(exc, f"{path}: {name}", path=path)
+        err = relabel(exc, f"{path}: {name}", path=path, source_line=hunk.source_line)
         if isinstance(exc, MatchNotFound) and start > 0:
             try:
                 earlier = seek(doc.lines, old, profile=profile)
@@ -376,7 +382,11 @@ def _seek_hunk(doc: Document, hunk: Hunk, start: int, profile: str, path: str, n
                     hint="Hunks are applied top to bottom, each below the one before, and must "
                     "not share lines: order them by position and drop context that repeats "
                     "lines of the previous hunk.",
-                    details={"path": path, "line": earlier.start + 1},
+                    details={
+                        "path": path,
+                        "line": earlier.start + 1,
+                        "source_line": hunk.source_line,
+                    },
                 )
         raise err from None
 
