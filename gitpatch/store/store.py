@@ -99,14 +99,16 @@ class Store:
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Store:
         """Open the repository at (or above) ``path``; ``RepositoryError`` if there is none."""
+        where = os.fspath(path)
         try:
-            repo = pygit2.Repository(os.fspath(path))
-        except (pygit2.GitError, OSError, KeyError, ValueError) as exc:
+            with git_errors(f"open the repository at {where!r}"):
+                repo = pygit2.Repository(where)
+        except RepositoryError as exc:
             raise RepositoryError(
-                f"not a git repository: {os.fspath(path)!r} ({exc})",
+                f"not a git repository: {where!r} ({exc.details.get('cause', exc.message)})",
                 hint="Run `git init` there first, or pass the path of an existing repository.",
-                details={"path": os.fspath(path)},
-            ) from exc
+                details={"path": where},
+            ) from exc.__cause__
         store = cls(repo)
         sig = store.signature()
         with git_errors("set the reflog identity"):

@@ -74,6 +74,12 @@ def test_open_refuses_a_plain_directory(tmp_path: Path) -> None:
     assert info.value.details["path"] == str(plain)
 
 
+def test_open_refuses_a_missing_path(tmp_path: Path) -> None:
+    with pytest.raises(RepositoryError, match="Repository not found") as info:
+        Store.open(tmp_path / "missing")
+    assert isinstance(info.value.__cause__, pygit2.GitError)
+
+
 def test_open_bare_repository(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "--bare", "-b", "main", "bare.git")
     store = Store.open(tmp_path / "bare.git")
@@ -566,6 +572,14 @@ def test_revert_and_revert_conflict(store: Store) -> None:
         store.revert(c2, c4, "undo")
     assert info.value.details["paths"] == ["a.txt"]
     assert c1 != r
+
+
+def test_revert_the_root_commit(store: Store) -> None:
+    root = land(store, [F("a.txt", b"a\n")])
+    two = land(store, [F("b.txt", b"b\n")])
+    undone = store.revert(root, two, "undo root")
+    assert store.changed_paths(two, undone) == ["a.txt"]
+    assert store.read(undone, "b.txt") == b"b\n"
 
 
 def test_revert_a_merge_commit_uses_first_parent(store: Store) -> None:
