@@ -31,6 +31,7 @@ __all__ = [
     "Placement",
     "assemble",
     "encode",
+    "encode_text",
     "eol_of",
     "place_hunks",
     "place_search_replace",
@@ -161,12 +162,27 @@ def text_of(doc: Document) -> str:
     return "".join(map(operator.add, doc.lines, doc.endings))
 
 
-def encode(doc: Document, text: str) -> bytes:
+def encode_text(text: str, path: str) -> bytes:
+    """UTF-8 bytes of new file content; text that cannot be UTF-8 is the edit's fault."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # JSON can carry lone surrogates ("\\ud800"), which no UTF-8 file can hold
+        raise InvalidPatch(
+            f"{path}: the new text has a character that cannot be written as UTF-8 "
+            f"({text[exc.start]!r} at offset {exc.start})",
+            hint="Send the text as valid Unicode: a lone surrogate escape such as \\ud800 is "
+            "not a character.",
+            details={"path": path, "offset": exc.start},
+        ) from None
+
+
+def encode(doc: Document, text: str, path: str) -> bytes:
     """The file bytes for ``text`` with the document's BOM."""
-    return (BOM if doc.bom else b"") + text.encode("utf-8")
+    return (BOM if doc.bom else b"") + encode_text(text, path)
 
 
-def assemble(doc: Document, placements: Sequence[Placement]) -> bytes:
+def assemble(doc: Document, placements: Sequence[Placement], path: str) -> bytes:
     """Apply placements (in document order, not overlapping) in one pass; return the bytes.
 
     Untouched lines keep their endings, new lines take the dominant one, and the final-newline
@@ -190,7 +206,7 @@ def assemble(doc: Document, placements: Sequence[Placement]) -> bytes:
         endings[endings.index("")] = eol
     if endings:
         endings[-1] = "" if doc.lines and not doc.final_newline else (endings[-1] or eol)
-    return encode(doc, "".join(map(operator.add, lines, endings)))
+    return encode(doc, "".join(map(operator.add, lines, endings)), path)
 
 
 def near(doc: Document, line: int, radius: int = 2) -> str:

@@ -213,4 +213,4 @@ def apply_text_edits(
         else:
             raise InternalError(f"{type(edit).__name__} is not a patch_resource edit")
         reports.append(EditReport(path, index, first, last, "exact"))
-    return encode(doc, state.text), reports
+    return encode(doc, state.text, path), reports

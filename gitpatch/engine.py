@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from gitpatch._engine_lines import assemble, place_hunks, place_search_replace
+from gitpatch._engine_lines import assemble, encode_text, place_hunks, place_search_replace
 from gitpatch._engine_text import apply_text_edits
 from gitpatch.errors import (
     EmptyEdits,
@@ -42,6 +42,7 @@ from gitpatch.model import (
     AddFile,
     Changeset,
     DeleteFile,
+    Edit,
     EditReport,
     FileChange,
     FileOp,
@@ -86,26 +87,31 @@ def apply(proposal: Proposal, snapshot: Mapping[str, bytes]) -> Changeset:
 
 
 def _merge_updates(operations: Sequence[FileOp]) -> tuple[FileOp, ...]:
-    """SEARCH/REPLACE blocks for one file may come in several groups: one update per path.
-
-    Their block numbers restart per group, so they are offset to stay distinct.
-    """
-    where: dict[str, int] = {}
+    """SEARCH/REPLACE blocks for one file may come in several groups: one update per path."""
+    merged: dict[str, tuple[int, UpdateFile]] = {}
     out: list[FileOp] = []
     for op in operations:
-        if not isinstance(op, UpdateFile) or op.move_to is not None or op.path not in where:
-            if isinstance(op, UpdateFile) and op.move_to is None:
-                where[op.path] = len(out)
-            out.append(op)
-            continue
-        first = out[where[op.path]]
-        assert isinstance(first, UpdateFile)
-        top = 1 + max((e.block for e in first.edits if isinstance(e, SearchReplace)), default=-1)
-        moved = tuple(
-            replace(e, block=e.block + top) if isinstance(e, SearchReplace) else e for e in op.edits
-        )
-        out[where[op.path]] = UpdateFile(op.path, first.edits + moved)
+        if isinstance(op, UpdateFile) and op.move_to is None:
+            if op.path in merged:
+                pos, first = merged[op.path]
+                combined = UpdateFile(op.path, first.edits + _renumbered(first.edits, op.edits))
+                out[pos] = combined
+                merged[op.path] = (pos, combined)
+                continue
+            merged[op.path] = (len(out), op)
+        out.append(op)
     return tuple(out)
+
+
+def _renumbered(first: Sequence[Edit], more: Sequence[Edit]) -> tuple[Edit, ...]:
+    """``more`` with block numbers moved past ``first``'s if they collide (elision groups)."""
+    taken = {e.block for e in first if isinstance(e, SearchReplace)}
+    if not any(isinstance(e, SearchReplace) and e.block in taken for e in more):
+        return tuple(more)
+    top = 1 + max(taken, default=0)
+    return tuple(
+        replace(e, block=e.block + top) if isinstance(e, SearchReplace) else e for e in more
+    )
 
 
 def _check_distinct(operations: Sequence[FileOp]) -> None:
@@ -186,7 +192,7 @@ def _add(op: AddFile, fmt: str, snapshot: Mapping[str, bytes], gone: frozenset[s
             hint="An Add needs at least one '+' line; this grammar does not create empty files.",
             details={"path": op.path},
         )
-    return FileChange(op.path, op.content.encode("utf-8"))
+    return FileChange(op.path, encode_text(op.content, op.path))
 
 
 def _delete(op: DeleteFile, snapshot: Mapping[str, bytes]) -> FileChange:
@@ -243,7 +249,7 @@ def _edit(op: UpdateFile, fmt: str, doc: Document) -> tuple[bytes, list[EditRepo
         raise InternalError(f"unknown proposal format {fmt!r}")
     reports = [_report(op.path, p.index, p.start, p.end, p.level) for p in placements]
     reports.sort(key=lambda r: r.index)
-    return assemble(doc, placements), reports
+    return assemble(doc, placements, op.path), reports
 
 
 def _same_kind(op: UpdateFile, count: int, what: str) -> None:

@@ -166,6 +166,26 @@ def test_add_below_a_file_that_is_moved_away_is_allowed() -> None:
         apply(Proposal((AddFile("pkg/x", "x\n"),), "apply_patch"), {"pkg": b"p\n"})
 
 
+@pytest.mark.parametrize(
+    "proposal",
+    [
+        Proposal((AddFile("n", "a\ud800b\n"),), "apply_patch"),
+        update("f", hunk("-x", "+\udc00"), fmt="apply_patch"),
+        update("f", sr("x", "\ud800"), fmt="search_replace"),
+        update("f", Replace("x", "\ud800"), fmt="edits"),
+    ],
+)
+def test_lone_surrogates_are_refused_as_invalid(proposal: Proposal) -> None:
+    with pytest.raises(InvalidPatch, match="cannot be written as UTF-8"):
+        apply(proposal, {"f": b"x\n"})
+
+
+def test_search_replace_merge_keeps_distinct_block_numbers() -> None:
+    ops = (UpdateFile("f", (sr("a", "A", 1),)), UpdateFile("f", (sr("zzz", "B", 2),)))
+    with pytest.raises(MatchNotFound, match="SEARCH block 2"):
+        apply(Proposal(ops, "search_replace"), {"f": b"a\nb\n"})
+
+
 def test_mixed_edit_kinds_are_a_bug() -> None:
     with pytest.raises(InternalError):
         apply(update("f", hunk("-x", "+y"), sr("x", "y"), fmt="search_replace"), {"f": b"x\n"})
