@@ -239,6 +239,30 @@ def test_build_tree_keeps_mode_and_untouched_subtrees(store: Store) -> None:
     assert store.entry(new, "lib") == store.entry(base, "lib")
 
 
+def _loose_objects(store: Store) -> set[str]:
+    objects = Path(store.repo.path) / "objects"
+    return {p.parent.name + p.name for p in objects.glob("??/*")}
+
+
+def test_build_tree_writes_one_tree_per_changed_directory(store: Store) -> None:
+    files = [
+        F(f"d{i}/s{j}/f{k}.txt", f"{i} {j} {k}\n".encode())
+        for i in range(6)
+        for j in range(6)
+        for k in range(6)
+    ]
+    base = land(store, files)
+    before = _loose_objects(store)
+    tree = store.build_tree(base, [F("d3/s2/f1.txt", b"changed\n")])
+    written = _loose_objects(store) - before
+    # The blob and the three trees on its path (d3/s2, d3, root); nothing else.
+    assert len(written) == 4
+    assert str(tree) in written
+    before = _loose_objects(store)
+    store.build_tree(base, [F("d0/s0/moved.txt", None, source="d5/s5/f5.txt")])
+    assert len(_loose_objects(store) - before) == 5  # d0/s0, d0, d5/s5, d5, root; blob reused
+
+
 def test_build_tree_delete_removes_empty_directories(store: Store) -> None:
     base = land(store, [F("a/b/c/only.txt", b"x\n"), F("a/keep.txt", b"k\n")])
     c = land(store, [F("a/b/c/only.txt", None)])
