@@ -1,5 +1,9 @@
-"""Round trip: a diff of two random texts, as a unified diff and as an apply_patch text, parsed and
-applied by the engine to the first text, gives back the second text exactly."""
+"""Round trip: the change between two random texts, written in each edit language, parsed and
+applied by the engine to the first text, gives back the second text exactly.
+
+A difflib diff is written as a unified diff and as an apply_patch text; for SEARCH/REPLACE
+blocks and patch_resource edits the texts have distinct lines, so that every block is unique
+(those languages have no line hints to choose among repeats)."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from hypothesis import strategies as st
 
 from gitpatch import engine
 from gitpatch.errors import InvalidPatch
-from gitpatch.formats import apply_patch, unified_diff
+from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
 from gitpatch.model import Hunk
 
 NO_NEWLINE = "\\ No newline at end of file"
@@ -97,6 +101,61 @@ def test_apply_patch_applies_back(old: str, new: str) -> None:
     assume(old and old != new and old.endswith("\n") == new.endswith("\n"))
     text = make_apply_patch(make_unified_diff(old, new), old)
     assert _applied(text, apply_patch.parse, old) == new
+
+
+@st.composite
+def distinct_texts(draw: st.DrawFn) -> tuple[str, str]:
+    """An old text of distinct lines and a new one made by keeping, dropping, changing and
+    inserting lines: every block of the old text is found in one place only."""
+    old = [f"<{i}>" for i in range(draw(st.integers(1, 30)))]
+    new: list[str] = []
+    for k, line in enumerate(old):
+        action = draw(st.sampled_from(["keep", "keep", "keep", "drop", "change", "insert"]))
+        if action in ("keep", "insert"):
+            new.append(line)
+        if action in ("change", "insert"):
+            new.append(f"[{k}]")
+    return "".join(x + "\n" for x in old), "".join(x + "\n" for x in new)
+
+
+def change_groups(old: str, new: str) -> list[tuple[list[str], list[str]]]:
+    """(old lines, new lines) for each changed region with one line of context around it."""
+    a, b = old.splitlines(), new.splitlines()
+    groups = difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(1)
+    return [(a[g[0][1] : g[-1][2]], b[g[0][3] : g[-1][4]]) for g in groups]
+
+
+def make_search_replace(old: str, new: str) -> str:
+    """One SEARCH/REPLACE block per changed region."""
+    return "\n".join(
+        "<<<<<<< SEARCH\n"
+        + "".join(x + "\n" for x in search)
+        + "=======\n"
+        + "".join(x + "\n" for x in replace)
+        + ">>>>>>> REPLACE\n"
+        for search, replace in change_groups(old, new)
+    )
+
+
+@_settings
+@given(distinct_texts())
+def test_search_replace_applies_back(texts: tuple[str, str]) -> None:
+    old, new = texts
+    assume(old != new)
+    text = make_search_replace(old, new)
+    assert _applied(text, lambda t: search_replace.parse(t, "f.txt"), old) == new
+
+
+@_settings
+@given(distinct_texts())
+def test_edits_apply_back(texts: tuple[str, str]) -> None:
+    old, new = texts
+    assume(old != new)
+    items = [
+        {"old_string": "".join(x + "\n" for x in s), "new_string": "".join(x + "\n" for x in r)}
+        for s, r in change_groups(old, new)
+    ]
+    assert _applied("", lambda _: edits.parse("f.txt", items), old) == new
 
 
 def test_generators_agree_on_an_example() -> None:
