@@ -68,20 +68,24 @@ def _norm(line: str) -> str:
     return " ".join(normalize_punctuation(line).split())
 
 
-def _align(old: Sequence[str], window: Sequence[str]) -> tuple[list[int | None], list[list[int]]]:
+def _align(
+    old: Sequence[str], window: Sequence[str], level: str
+) -> tuple[list[int | None], list[list[int]]]:
     """Pair each expected (old) line with the window line the matcher took it for.
 
     Returns ``pair[i]`` (window index or None) and ``extra[i]``: window lines no old line
-    claims, sitting just before old line ``i`` (``extra[len(old)]``: after the last one). They
-    only arise at the blank-line and fuzzy levels, where the window and pattern differ in length.
+    claims, sitting just before old line ``i`` (``extra[len(old)]``: after the last one).
+    Every level but ``blank_lines`` compares line i with line i. At ``blank_lines`` the two
+    sides differ only in blank lines, which may sit anywhere, so lines are paired by content
+    (equal runs only: pairing a blank line with a text line would keep or drop the wrong one).
     """
     extra: list[list[int]] = [[] for _ in range(len(old) + 1)]
-    if len(old) == len(window):
+    if level != "blank_lines" and len(old) == len(window):
         return list(range(len(old))), extra
     pair: list[int | None] = [None] * len(old)
     matcher = SequenceMatcher(None, [_norm(x) for x in old], [_norm(x) for x in window], False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+        if tag == "equal":
             for d in range(i2 - i1):
                 pair[i1 + d] = j1 + d
         else:
@@ -120,7 +124,7 @@ def render(
     Context lines come from the file (with their own endings), removed lines go, added lines are
     re-indented to the file when the match was not exact. A file line the pattern did not
     mention (a blank line at the ``blank_lines`` level) stays, unless it lies inside a run of
-    removed lines: the agent did not see it, so it did not mean to remove it.
+    removed lines: then the agent removed everything around it.
     """
     window = doc.lines[start:end]
     ends = doc.endings[start:end]
@@ -128,7 +132,7 @@ def render(
     added = [h.text for h in ops if h.op == "+"]
     if match is not None and str(match.level) != "exact" and added:
         added = list(reindent(added, match))
-    pair, extra = _align(old, window)
+    pair, extra = _align(old, window, "exact" if match is None else str(match.level))
     out: list[tuple[str, str | None, str]] = []
     plus = iter(added)
     prev: str | None = None

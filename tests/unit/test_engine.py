@@ -230,6 +230,14 @@ def test_blank_lines_level_keeps_blank_line_beside_a_changed_line() -> None:
     assert out.changes[0].content == b"for x in xs:\n    yield x + 1\n\n# next part\nend()\n"
 
 
+def test_blank_lines_level_pairs_lines_by_content_not_position() -> None:
+    doc = {"f": b"alpha = 1\n\nbeta = 2\ngamma = 3\n"}
+    edit = sr("alpha = 1\nbeta = 2\n\ngamma = 3", "alpha = 1\n\ngamma = 3")
+    out = apply(update("f", edit, fmt="search_replace"), doc)
+    assert out.report[0].level == "blank_lines"
+    assert out.changes[0].content == b"alpha = 1\n\ngamma = 3\n"
+
+
 def test_blank_line_missing_from_search_but_kept_in_replace_is_not_doubled() -> None:
     doc = {"f": b"import a\nimport b\n\n\nrun(a, b)\n"}
     edit = sr("import a\nimport b\n\nrun(a, b)", "import a\nimport b  # b\n\n\nrun(a, b)")
