@@ -471,4 +471,5 @@ def seek(
             raise ambiguous([m.start + 1 for m in found], level.value, pat)
         return chosen
     normalized = (view.norm("punct"), _normalize(pat, "punct"))
-    raise not_found(view.lines, pat, normalized, [lv.value for lv in levels], start)
+    below = start if anchors is None else max(start, anchors[0] + 1)
+    raise not_found(view.lines, pat, normalized, [lv.value for lv in levels], below)

@@ -262,8 +262,9 @@ def test_a_stale_hint_does_not_reject_a_unique_match() -> None:
 
 
 def test_the_block_must_lie_below_the_anchor() -> None:
-    with pytest.raises(MatchNotFound):
+    with pytest.raises(MatchNotFound) as info:
         seek(DOC, ["def alpha(values):"], anchor="class Reporter", profile="apply_patch")
+    assert "at or after line 10" in info.value.message
 
 
 def test_a_whole_line_anchor_wins_over_prefixes() -> None:
