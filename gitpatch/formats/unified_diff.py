@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from gitpatch.errors import InvalidPatch
 from gitpatch.formats._common import invalid, path_key, require_text, text_lines
 from gitpatch.model import AddFile, DeleteFile, FileOp, Hunk, HunkLine, Proposal, UpdateFile
 
@@ -158,10 +159,22 @@ def _sections(lines: list[str]) -> list[_Section]:
             current.hunks.append(hunk)
         else:
             _refuse_binary(line, i + 1)
-            if line.strip() and current is not None:
+            if current is not None and line.strip():
+                _refuse_stray_change(line, i + 1, current)
                 current.open = False
             i += 1
     return sections
+
+
+def _refuse_stray_change(line: str, number: int, section: _Section) -> None:
+    """A '+' or '-' line after a file's hunks ended would be a change silently dropped."""
+    if section.hunks and line[:1] in "+-" and line.rstrip() != "--":
+        raise invalid(
+            f"{line[:80]!r} is a change line outside any hunk (the hunk before it ended early)",
+            number,
+            "Keep every hunk contiguous: only ' ', '-', '+' and '\\ No newline' lines until the "
+            "next '@@' or file header; start a new hunk with its own '@@' header.",
+        )
 
 
 def _file_header(lines: list[str], i: int) -> bool:
@@ -238,8 +251,11 @@ def _read_hunk(lines: list[str], i: int) -> tuple[_RawHunk, int]:
         elif line[0] in _OPS:
             hunk.add(_OPS[line[0]], line[1:])
             empties = 0
-        else:
+        elif _counts_met(hunk):
             break
+        else:
+            # Ending here would silently drop whatever hunk lines come after this one.
+            raise _bad_hunk_line(line, j + 1, i + 1)
         j += 1
     if empties and not _counts_met(hunk):
         # Blank lines that end a hunk are separators models add, not context they mean.
@@ -247,6 +263,21 @@ def _read_hunk(lines: list[str], i: int) -> tuple[_RawHunk, int]:
     if not hunk.lines:
         raise invalid("this hunk has no lines", i + 1, _HEADER_HINT)
     return hunk, j
+
+
+def _bad_hunk_line(line: str, number: int, header: int) -> InvalidPatch:
+    """The error for a line inside a hunk that is not a hunk line."""
+    extra = (
+        " (it starts with a tab or other whitespace; an unchanged line starts with one space)"
+        if line[:1].isspace()
+        else f" (if it is an unchanged line, write it with one leading space: ' {line[:60]}')"
+    )
+    return invalid(
+        f"invalid line {line[:80]!r} in the hunk that starts at line {header}{extra}",
+        number,
+        "Every hunk line starts with ' ' (unchanged), '-' (removed) or '+' (added); the hunk "
+        "ends at the next '@@' or file header.",
+    )
 
 
 def _hunk_ends(lines: list[str], j: int, hunk: _RawHunk) -> bool:

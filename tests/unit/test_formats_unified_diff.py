@@ -273,6 +273,11 @@ CASES: list[tuple[str, str, list[FileOp]]] = [
         [UpdateFile("f", (Hunk(hl("--- x", "+++ y", " z"), line_hint=1, source_line=3),))],
     ),
     (
+        "prose after a hunk whose counts are met is ignored",
+        lines("--- a/f", "+++ b/f", "@@ -1 +1 @@", "-a", "+b", "Thanks!", "  indented note"),
+        [UpdateFile("f", (Hunk(hl("-a", "+b"), line_hint=1, source_line=3),))],
+    ),
+    (
         "CRLF diff",
         lines("--- a/f", "+++ b/f", "@@ -1 +1 @@", "-a", "+b").replace("\n", "\r\n"),
         [UpdateFile("f", (Hunk(hl("-a", "+b"), line_hint=1, source_line=3),))],
@@ -292,6 +297,27 @@ def test_parses(text: str, expected: list[FileOp]) -> None:
 
 # (id, diff, code, message fragment, line)
 ERRORS: list[tuple[str, str, str, str, int | None]] = [
+    (
+        "tab-indented line in a counted hunk",
+        lines("--- a/f", "+++ b/f", "@@ -1,3 +1,3 @@", " a", "\tb", "-c", "+C"),
+        "invalid_patch",
+        "invalid line '\\tb' in the hunk that starts at line 3 (it starts with a tab",
+        5,
+    ),
+    (
+        "unprefixed line in a bare hunk",
+        lines("--- a/f", "+++ b/f", "@@", " a", "b", "-c", "+d"),
+        "invalid_patch",
+        "write it with one leading space: ' b'",
+        5,
+    ),
+    (
+        "change line after a hunk ended early",
+        lines("--- a/f", "+++ b/f", "@@ -1 +1 @@", " a", "\tb", "-c", "+C"),
+        "invalid_patch",
+        "'-c' is a change line outside any hunk",
+        6,
+    ),
     ("empty", "", "invalid_patch", "no file changes", None),
     ("prose only", "just words\n", "invalid_patch", "no file changes", None),
     (
