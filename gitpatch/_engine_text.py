@@ -55,9 +55,18 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
-def _line_of(starts: Sequence[int], offset: int) -> int:
-    """1-based line holding ``offset``."""
-    return max(1, bisect_right(starts, offset))
+def _lines_at(text: str, offsets: Sequence[int]) -> list[int]:
+    """1-based lines holding ascending ``offsets``, counting LFs between them when possible."""
+    if "\r" in text:
+        starts = _line_starts(text)
+        return [max(1, bisect_right(starts, o)) for o in offsets]
+    out: list[int] = []
+    line, pos = 1, 0
+    for o in offsets:
+        line += text.count("\n", pos, o)
+        pos = o
+        out.append(line)
+    return out
 
 
 def _ends_with_eol(text: str) -> bool:
@@ -111,6 +120,21 @@ class _State:
             result += self.eol
         self.text = result
 
+    def splice_all(self, spans: Sequence[tuple[int, int]], new: str) -> None:
+        """Replace ascending, non-overlapping spans by ``new`` in one pass over the text."""
+        *rest, (start, end) = spans
+        self.splice(start, end, new)  # the last span alone can reach the end of the file
+        if not rest:
+            return
+        new = _BARE_LF.sub("\r\n", new) if self.crlf else new
+        pieces: list[str] = []
+        pos = 0
+        for start, end in rest:
+            pieces += (self.text[pos:start], new)
+            pos = end
+        pieces.append(self.text[pos:])
+        self.text = "".join(pieces)
+
 
 def _not_found_hint(doc_text: str, old: str) -> str:
     """Point at the closest region of the file, using the line matcher's lenient levels."""
@@ -136,14 +160,14 @@ def _replace(state: _State, edit: Replace, number: int) -> tuple[int, int]:
             details={"path": state.path, "edit": number},
         )
     spans = _find(state.text, edit.old)
-    starts = _line_starts(state.text)
     if not spans:
         raise MatchNotFound(
             f"{where}: old_string {_preview(edit.old)} is not in the file",
             hint=_not_found_hint(state.text, edit.old),
             details={"path": state.path, "edit": number},
         )
-    lines = [_line_of(starts, s) for s, _ in spans]
+    last = max(spans[-1][0], spans[-1][1] - 1)
+    *lines, last_line = _lines_at(state.text, [s for s, _ in spans] + [last])
     if len(spans) > 1 and not edit.replace_all:
         raise MatchAmbiguous(
             f"{where}: old_string {_preview(edit.old)} occurs {len(spans)} times, at lines {lines}",
@@ -151,10 +175,8 @@ def _replace(state: _State, edit: Replace, number: int) -> tuple[int, int]:
             "to change every occurrence.",
             details={"path": state.path, "edit": number, "candidates": lines},
         )
-    last_end = spans[-1][1]
-    for s, e in reversed(spans):
-        state.splice(s, e, edit.new)
-    return lines[0], _line_of(starts, max(spans[-1][0], last_end - 1))
+    state.splice_all(spans, edit.new)
+    return lines[0], last_line
 
 
 def _preview(text: str, limit: int = 60) -> str:

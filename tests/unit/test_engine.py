@@ -290,6 +290,20 @@ def test_replace_all_reports_first_and_last_line() -> None:
     assert (out.report[0].start_line, out.report[0].end_line) == (1, 3)
 
 
+@pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"])
+def test_ambiguous_replace_names_lines_whatever_the_endings(eol: str) -> None:
+    doc = {"f": eol.join(["x = 1", "y", "x = 1", "z"]).encode()}
+    with pytest.raises(MatchAmbiguous, match=r"at lines \[1, 3\]"):
+        apply(update("f", Replace("x = 1", "x = 2"), fmt="edits"), doc)
+
+
+def test_replace_all_many_hits_last_at_end_of_file() -> None:
+    text = "x\n" * 500 + "x"
+    out = apply(update("f", Replace("x", "y", True), fmt="edits"), {"f": text.encode()})
+    assert out.changes[0].content == ("y\n" * 500 + "y").encode()
+    assert (out.report[0].start_line, out.report[0].end_line) == (1, 501)
+
+
 def test_crlf_match_spans_map_back_to_the_file() -> None:
     doc = {"f": b"a\r\nb\r\nc\r\nb\r\nc\r\n"}
     out = apply(update("f", Replace("b\nc\n", "B\n", True), fmt="edits"), doc)
