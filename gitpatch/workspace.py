@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import random
 import secrets
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import pygit2
 
@@ -71,6 +73,23 @@ Dirty = Literal["record", "refuse"]
 
 #: Lost compare-and-swaps absorbed before ``concurrent_update`` (each costs one rebuild).
 MAX_ATTEMPTS = 60
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _serialized(
+    method: Callable[Concatenate[Workspace, _P], _R],
+) -> Callable[Concatenate[Workspace, _P], _R]:
+    """Run one call of a Workspace at a time: its pygit2 objects are not thread-safe."""
+
+    def run(self: Workspace, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._calls:
+            return method(self, *args, **kwargs)
+
+    functools.update_wrapper(run, method)
+    return run
 
 
 def _now_iso() -> str:
@@ -121,6 +140,7 @@ class Workspace:
         self.allow_ignored = allow_ignored
         sig = store.signature()
         self.author = author or f"{sig.name} <{sig.email}>"
+        self._calls = threading.RLock()
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -207,6 +227,7 @@ class Workspace:
         proposal = dataclasses.replace(proposal, tool="patch_resource")
         return self.propose(proposal, expected_version=expected_version, **kw)
 
+    @_serialized
     def read(self, path: str) -> ReadResult:
         """A file's text as the agent would edit it, and the version (commit id) it belongs to.
 
@@ -236,6 +257,7 @@ class Workspace:
 
     # -- proposing ---------------------------------------------------------------------------
 
+    @_serialized
     def propose(
         self, proposal: Proposal, *, expected_version: str | None = None, revision: bool = False
     ) -> ProposalResult:
@@ -473,6 +495,7 @@ class Workspace:
 
     # -- review (written in gitpatch.review) -------------------------------------------------
 
+    @_serialized
     def approve(self, id: str, by: str) -> ProposalResult:
         """Merge a proposal (or a session, by name) into its target; see ``gitpatch.review``."""
         from gitpatch import review
@@ -480,6 +503,7 @@ class Workspace:
         self._recover()
         return review.approve(self, id, by)
 
+    @_serialized
     def reject(self, id: str, by: str, reason: str) -> ProposalResult:
         """Reject a proposal: its ref goes, the reason is noted; see ``gitpatch.review``."""
         from gitpatch import review
@@ -487,6 +511,7 @@ class Workspace:
         self._recover()
         return review.reject(self, id, by, reason)
 
+    @_serialized
     def proposals(self) -> list[ProposalInfo]:
         """Every proposal with its status; see ``gitpatch.review``."""
         from gitpatch import review
@@ -494,6 +519,7 @@ class Workspace:
         self._recover()
         return review.proposals(self)
 
+    @_serialized
     def show(self, id: str) -> ProposalDetail:
         """One proposal's diff, stats and info; see ``gitpatch.review``."""
         from gitpatch import review
@@ -501,6 +527,7 @@ class Workspace:
         self._recover()
         return review.show(self, id)
 
+    @_serialized
     def undo(self) -> ProposalResult:
         """Revert the last gitpatch commit with a new commit; see ``gitpatch.review``."""
         from gitpatch import review
@@ -508,6 +535,7 @@ class Workspace:
         self._recover()
         return review.undo(self)
 
+    @_serialized
     def log(self, limit: int = 50) -> list[LogEntry]:
         """The gitpatch commits on the branch, newest first; see ``gitpatch.review``."""
         from gitpatch import review

@@ -297,3 +297,29 @@ def test_disk_edit_during_prepare_is_recorded_on_retry(repo: Path) -> None:
     assert (repo / "a.txt").read_text() == "alpha\nBETA\ngamma\nperson\n"
     assert git(repo, "show", f"{res.base}:a.txt") == "alpha\nbeta\ngamma\nperson\n"
     assert status(repo) == ""
+
+
+def test_one_workspace_shared_by_threads_serializes_calls(tmp_path: Path) -> None:
+    files = {f"f{i}.txt": "v0\n" for i in range(4)}
+    root = make_repo(tmp_path / "threads", files)
+    ws = Workspace.open(root)
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            for n in range(5):
+                ws.propose(edit(f"f{i}.txt", f"v{n}", f"v{n + 1}"))
+        except BaseException as exc:  # reported below, in the main thread
+            errors.append(exc)
+
+    import threading
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert all((root / name).read_text() == "v5\n" for name in files)
+    assert git(root, "rev-list", "--count", "HEAD").strip() == "21"
+    assert status(root) == ""
