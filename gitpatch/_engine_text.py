@@ -16,7 +16,7 @@ import operator
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
-from itertools import accumulate, repeat
+from itertools import accumulate, count, repeat
 
 from gitpatch._engine_lines import encode, eol_of, text_of
 from gitpatch.errors import (
@@ -86,7 +86,8 @@ def _find(text: str, old: str) -> list[tuple[int, int]]:
     norm = text.replace("\r\n", "\n")
     needle = old.replace("\r\n", "\n")
     # where each dropped CR sat, in normalised coordinates (the index of its LF there)
-    crs = [m.start() - k for k, m in enumerate(re.finditer("\r\n", text))]
+    parts = text.split("\r\n")
+    crs = list(map(operator.add, accumulate(map(len, parts[:-1])), count()))
 
     def back(p: int) -> int:
         return p + bisect_left(crs, p)

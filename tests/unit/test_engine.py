@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from gitpatch._engine_text import _find
 from gitpatch.engine import apply
 from gitpatch.errors import (
     EmptyEdits,
@@ -345,6 +346,16 @@ def test_apply_patch_of_two_texts_applies_back_exactly(old: list[str], new: list
     patch = "*** Begin Patch\n*** Update File: f\n" + "".join(hunks) + "*** End Patch\n"
     out = apply(apply_patch.parse(patch), {"f": a.encode()})
     assert out.changes == (FileChange("f", b.encode()),)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text("ab\r\n", max_size=40), needle=st.text("ab\n", min_size=1, max_size=5))
+def test_crlf_blind_find_maps_spans_back_exactly(text: str, needle: str) -> None:
+    spans = _find(text, needle)
+    assert len(spans) == text.replace("\r\n", "\n").count(needle)
+    for start, end in spans:
+        assert text[start:end].replace("\r\n", "\n") == needle
+        assert not (0 < start < len(text) and text[start - 1 : start + 1] == "\r\n")
 
 
 @settings(max_examples=150, deadline=None)
