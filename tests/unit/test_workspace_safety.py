@@ -201,3 +201,30 @@ def test_read_returns_disk_content_of_checked_out_branch(repo: Path) -> None:
     )
     assert (repo / "a.txt").read_text() == "on DISK\n"
     assert note(repo, res.version)
+
+
+def test_index_changes_by_git_between_calls_are_kept(repo: Path) -> None:
+    ws = Workspace.open(repo)
+    ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
+    # a person stages a change with git between two calls: the cached index must be re-read
+    (repo / "b.txt").write_text("one\ntwo\nstaged\n")
+    git(repo, "add", "b.txt")
+    ws.patch("a.txt", sr("gamma\n", "GAMMA\n"))
+    assert status(repo) == "M  b.txt\n"
+    assert git(repo, "diff", "--cached", "--name-only") == "b.txt\n"
+
+
+def test_review_mode_records_dirty_file_in_the_proposal_only(repo: Path) -> None:
+    base = head(repo)
+    (repo / "a.txt").write_text("alpha\nbeta\ngamma\nlocal\n")
+    before = state(repo)
+    ws = Workspace.open(repo, mode="review")
+    res = ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
+    assert head(repo) == base and res.base != base
+    assert head(repo, f"{res.version}~1") == res.base
+    assert head(repo, f"{res.version}~2") == base
+    assert git(repo, "show", f"{res.version}:a.txt") == "ALPHA\nbeta\ngamma\nlocal\n"
+    after = state(repo)
+    assert {k: v for k, v in after.items() if k != "refs"} == {
+        k: v for k, v in before.items() if k != "refs"
+    }
