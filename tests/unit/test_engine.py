@@ -21,6 +21,7 @@ from gitpatch.errors import (
     NoChange,
     ResourceExists,
     ResourceNotFound,
+    UnsafePath,
 )
 from gitpatch.formats import apply_patch, unified_diff
 from gitpatch.model import (
@@ -119,6 +120,14 @@ def test_update_without_edits_or_move(fmt: Format, error: type[GitpatchError]) -
 def test_update_of_unchanged_content_with_a_move_is_a_rename() -> None:
     out = apply(update("f", hunk(" x"), move_to="g"), {"f": b"x\n"})
     assert out.changes == (FileChange("g", b"x\n", source="f"),)
+
+
+def test_paths_are_normalised_and_unsafe_ones_refused() -> None:
+    out = apply(update("./d//f", hunk("-x", "+y"), move_to="d/../g"), {"d/f": b"x\n"})
+    assert out.changes == (FileChange("g", b"y\n", source="d/f"),)
+    for bad in ("../f", ".git/HEAD", "/etc/passwd", "a\x00b"):
+        with pytest.raises(UnsafePath):
+            apply(Proposal((AddFile(bad, "x\n"),), "apply_patch"), {})
 
 
 def test_move_onto_itself_is_invalid() -> None:

@@ -1,0 +1,3 @@
+API_HOST = 'localhost'
+MAX_RETRIES = 1
+TIMEOUT = 10

@@ -1,0 +1,6 @@
+import os
+
+
+def main():
+    print('hi')
+    return 0
