@@ -39,6 +39,7 @@ from gitpatch._review_find import (
     short,
     walk,
 )
+from gitpatch._review_trees import changed_paths, replay
 from gitpatch.errors import (
     ConcurrentUpdate,
     GitpatchError,
@@ -57,6 +58,7 @@ from gitpatch.results import (
     ProposalResult,
 )
 from gitpatch.store import NOTES_REF, RefUpdate, Store
+from gitpatch.store._errors import git_errors
 from gitpatch.store.notes import decode, encode
 from gitpatch.store.refs import backoff
 from gitpatch.workspace import REJECTED_PREFIX
@@ -284,12 +286,15 @@ def _undo_once(ws: Workspace) -> ProposalResult:
     victim, pid = _last_undoable(store, ws.branch, head)
     assert head is not None  # _last_undoable refuses an empty branch
     summary = store.info(victim).summary
-    revert = store.revert(
-        victim,
-        head,
-        f'Undo "{summary}"\n\nThis reverts commit {victim}.',
-        {"Gitpatch-Proposal": pid, "Gitpatch-Tool": "undo", "Gitpatch-Reverts": str(victim)},
-    )
+    message = f'Undo "{summary}"\n\nThis reverts commit {victim}.'
+    trailers = {"Gitpatch-Proposal": pid, "Gitpatch-Tool": "undo", "Gitpatch-Reverts": str(victim)}
+    # A merge is undone against its first parent, as `git revert -m 1` does.
+    parent = first_parent(store, victim)
+    tree = None if parent is None else replay(store, head, victim, parent)
+    if tree is not None:
+        revert = store.commit(tree, [head], message, trailers)
+    else:
+        revert = store.revert(victim, head, message, trailers)
     at = now_iso()
     stamp = {"status": "undone", "undone_at": at, "undone_by": ws.author, "undone_as": str(revert)}
     # An undo on a protected branch is a person's act (agents land on sessions), and the hooks
@@ -361,7 +366,7 @@ def _run(ws: Workspace, step: _Transition) -> None:
     if store.head_branch() != branch or old == new:
         move()
         return
-    paths = store.changed_paths(old, new)
+    paths = changed_paths(store, old, new)
     at_old = _refuse_local_changes(ws, branch, old, new, paths, step.keep)
     # verify: re-checked under the land lock, so an edit made since the check above is never
     # overwritten; the retry then reports it as a local change.
@@ -459,19 +464,20 @@ def _merged(store: Store, sub: Subject, head: pygit2.Oid | None, by: str) -> tup
     if store.is_ancestor(sub.tip, head):
         return head, "already contained in"
     what = f"session {sub.id}" if sub.session else f"proposal {sub.id}"
-    commit = store.merge(
-        head,
-        sub.tip,
-        f"Merge {what} into {short(sub.target)}\n\nApproved by {by}.",
-        {"Gitpatch-Proposal": f"session/{sub.id}" if sub.session else sub.id},
-    )
-    return commit, "merged into"
+    message = f"Merge {what} into {short(sub.target)}\n\nApproved by {by}."
+    trailers = {"Gitpatch-Proposal": f"session/{sub.id}" if sub.session else sub.id}
+    with git_errors(f"find where {sub.ref} left {sub.target}"):
+        base = store.repo.merge_base(head, sub.tip)
+    tree = None if base is None else replay(store, head, base, sub.tip)
+    if tree is not None:
+        return store.commit(tree, [head, sub.tip], message, trailers), "merged into"
+    return store.merge(head, sub.tip, message, trailers), "merged into"
 
 
 def _fingerprint(store: Store, base: pygit2.Oid | None, tip: pygit2.Oid) -> str:
     """The proposal fingerprint, computed from the commit when its note lacks one."""
     lines = []
-    for path in store.changed_paths(base, tip):
+    for path in changed_paths(store, base, tip):
         entry = store.entry(tip, path)
         lines.append(f"{path}\t{entry.oid if entry is not None else 'DELETED'}")
     return hashlib.sha256("\n".join(sorted(lines)).encode("utf-8")).hexdigest()
@@ -479,7 +485,7 @@ def _fingerprint(store: Store, base: pygit2.Oid | None, tip: pygit2.Oid) -> str:
 
 def _files(store: Store, base: pygit2.Oid | None, tip: pygit2.Oid) -> list[FileResult]:
     out = []
-    for path in store.changed_paths(base, tip):
+    for path in changed_paths(store, base, tip):
         before = base is not None and store.entry(base, path) is not None
         after = store.entry(tip, path) is not None
         action: FileAction = "update" if before and after else ("add" if after else "delete")

@@ -450,11 +450,8 @@ def test_recorded_local_changes_are_approved_with_the_proposal(repo: Path, ws: W
     assert "Gitpatch-Record" in git(repo, "log", "-1", "--format=%B", record)
     ws.approve(res.proposal_id, by="Alice")
     got = note(repo, record)
-    assert (
-        got["status"] == "approved"
-        and got["tool"] == "record"
-        and got["id"] == ws.proposals()[0].id
-    )
+    assert got["status"] == "approved" and got["tool"] == "record"
+    assert got["id"] == res.proposal_id and got["merged_as"] == res.version
     assert [p.id for p in ws.proposals()] == [res.proposal_id], "a record is no proposal"
     assert_sound(repo)
 
@@ -533,4 +530,26 @@ def test_two_people_approving_at_once_merge_it_exactly_once(repo: Path) -> None:
     assert sorted(outcomes) == ["approved", "closed"]
     assert rev(repo, WORK) == res.version and not has_ref(repo, res.branch)
     assert note(repo, res.version)["approved_by"] in ("Alice", "Bob")
+    assert_sound(repo)
+
+
+def test_both_sides_editing_one_file_apart_merge_by_content(repo: Path, ws: Workspace) -> None:
+    res = ws.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
+    (repo / "a.txt").write_text("alpha\nbeta\nGAMMA\n")
+    git(repo, "commit", "-q", "-am", "person edits the last line")
+    ws.approve(res.proposal_id, by="Alice")
+    assert (repo / "a.txt").read_text() == "ALPHA\nbeta\nGAMMA\n"
+    assert git(repo, "show", f"{WORK}:a.txt") == "ALPHA\nbeta\nGAMMA\n"
+    ws.undo()
+    assert (repo / "a.txt").read_text() == "alpha\nbeta\nGAMMA\n"
+    assert_sound(repo)
+
+
+def test_undo_merges_by_content_when_the_file_changed_since(repo: Path) -> None:
+    ws = Workspace.open(repo)
+    ws.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
+    (repo / "a.txt").write_text("ALPHA\nbeta\nGAMMA\n")
+    git(repo, "commit", "-q", "-am", "person edits the last line")
+    ws.undo()
+    assert (repo / "a.txt").read_text() == "alpha\nbeta\nGAMMA\n"
     assert_sound(repo)
