@@ -240,10 +240,7 @@ class Workspace:
             head = self.store.ref_target(self.branch)
             self._check_paths(head, [clean])
             if self.worktree is not None and self._tracks_disk():
-                try:
-                    data: bytes | None = (self.worktree.root / clean).read_bytes()
-                except FileNotFoundError:
-                    data = None
+                data = self.worktree.read(clean)
             else:
                 data = None if head is None else self.store.read(head, clean)
         if data is None:
@@ -372,8 +369,7 @@ class Workspace:
             )
         changes = []
         for path in dirty:
-            full = self.worktree.root / path
-            data = full.read_bytes() if full.is_file() else None
+            data = self.worktree.read(path)
             if data is None and (head is None or self.store.entry(head, path) is None):
                 continue
             changes.append(FileChange(path, data))

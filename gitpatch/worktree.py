@@ -141,7 +141,7 @@ class WorkingTree:
             except BaseException:
                 self._remove_journal()
                 raise
-            self._apply(journal, only_if_old=False)
+            self._apply_or_explain(journal, only_if_old=False)
             self._remove_journal()
 
     def recover(self) -> bool:
@@ -160,9 +160,35 @@ class WorkingTree:
             return False
         journal = self._read_journal()
         if journal is not None and self._ref_target(journal.ref) == journal.new:
-            self._apply(journal, only_if_old=True)
+            self._apply_or_explain(journal, only_if_old=True)
         self._remove_journal()
         return True
+
+    def _apply_or_explain(self, journal: Journal, *, only_if_old: bool) -> None:
+        """``_apply``; an OS error (permissions, disk full) keeps the journal for the next call."""
+        try:
+            self._apply(journal, only_if_old=only_if_old)
+        except OSError as exc:
+            raise RepositoryError(
+                f"the change is committed ({journal.new[:12]} on {journal.ref or 'HEAD'}) but "
+                f"writing it to the working tree failed: {exc}",
+                hint="Fix the cause (permissions, free space); the next gitpatch call finishes "
+                "writing those files. Nothing else needs to be done.",
+                details={"paths": list(journal.paths), "commit": journal.new},
+            ) from exc
+
+    def read(self, path: str) -> bytes | None:
+        """The bytes of the file at ``path`` on disk, None when there is none."""
+        try:
+            return (self.root / path).read_bytes()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except OSError as exc:
+            raise RepositoryError(
+                f"cannot read {path} from the working tree: {exc.strerror or exc}",
+                hint="Check the file's permissions.",
+                details={"path": path},
+            ) from exc
 
     def _apply(self, journal: Journal, *, only_if_old: bool) -> None:
         """Write each journal path's content at ``new`` to disk, then its index entry.
@@ -227,14 +253,23 @@ class WorkingTree:
         except (FileNotFoundError, NotADirectoryError):
             return None
         if stat.S_ISDIR(st.st_mode):
-            return "<directory>"
+            # git does not track empty directories: one left by a delete counts as no file
+            with os.scandir(full) as entries:
+                return "<directory>" if any(entries) else None
         if not stat.S_ISREG(st.st_mode):
             return "<special>"
         cached = self._stat_cache.get(path)
         key = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
         if cached and cached[:4] == key and cached[4] - st.st_mtime_ns > _RACY_NS:
             return cached[5]
-        blob = str(pygit2.hashfile(str(full)))
+        try:
+            blob = str(pygit2.hashfile(str(full)))
+        except OSError as exc:
+            raise RepositoryError(
+                f"cannot read {path} from the working tree: {exc}",
+                hint="Check the file's permissions.",
+                details={"path": path},
+            ) from exc
         self._stat_cache[path] = (*key, time.time_ns(), blob)
         return blob
 
@@ -279,6 +314,8 @@ class WorkingTree:
     def _write(self, path: str, oid: pygit2.Oid, mode: int) -> None:
         full = self.root / path
         full.parent.mkdir(parents=True, exist_ok=True)
+        if full.is_dir() and not full.is_symlink():
+            full.rmdir()  # only an empty one; a non-empty directory raises and is reported
         data = self.repo[oid].peel(pygit2.Blob).data
         tmp = full.parent / f".{full.name}.{os.getpid()}.{time.monotonic_ns()}{_TMP_SUFFIX}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _file_mode(mode))

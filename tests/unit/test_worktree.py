@@ -189,7 +189,9 @@ def test_modified_reports_only_differing_paths(setup) -> None:  # type: ignore[n
     (path / "dir/b.txt").unlink()
     (path / "untracked.txt").write_text("u\n")
     (path / "sub").mkdir()
-    asked = ["a.txt", "dir/b.txt", "keep.txt", "untracked.txt", "absent.txt", "sub"]
+    (path / "sub" / "inner.txt").write_text("i\n")
+    (path / "empty").mkdir()
+    asked = ["a.txt", "dir/b.txt", "keep.txt", "untracked.txt", "absent.txt", "sub", "empty"]
     assert wt.modified(base, asked) == ["a.txt", "dir/b.txt", "untracked.txt", "sub"]
     # The second call must agree (it may use the stat cache).
     assert wt.modified(base, asked) == ["a.txt", "dir/b.txt", "untracked.txt", "sub"]
@@ -241,3 +243,19 @@ def test_reading_lock_is_shared_and_released(setup) -> None:  # type: ignore[no-
     new = build_commit(repo, base, {"a.txt": "A\n"})
     wt.land(base, new, ["a.txt"], mover(repo, "refs/heads/main", base, new))
     assert (path / "a.txt").read_text() == "A\n"
+
+
+def test_write_failure_keeps_journal_and_next_call_finishes(setup) -> None:  # type: ignore[no-untyped-def]
+    path, repo, wt, base = setup
+    new = build_commit(repo, base, {"dir/b.txt": None, "dir": "now a file\n"})
+    (path / "dir/untracked.txt").write_text("keeps the directory alive\n")
+    move = mover(repo, "refs/heads/main", base, new)
+    with pytest.raises(RepositoryError) as err:
+        wt.land(base, new, ["dir/b.txt", "dir"], move, ref="refs/heads/main")
+    assert "committed" in err.value.message and err.value.hint
+    assert wt.journal_path.exists()
+    assert git(path, "rev-parse", "HEAD").strip() == new
+    (path / "dir/untracked.txt").unlink()
+    assert wt.recover() is True
+    assert (path / "dir").read_text() == "now a file\n"
+    assert status(path) == ""
