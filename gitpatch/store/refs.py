@@ -94,12 +94,11 @@ def _swap_once(
     message: str,
 ) -> None:
     _check_direct(repo, name)
-    if new is None:
+    if new is None or old is None:
+        # Not create_reference(force=False): libgit2 checks that the name is free BEFORE it
+        # takes the lock, so two concurrent creators can both "succeed" (the race test saw
+        # ~1.5% double winners). A transaction re-reads under the lock.
         _transaction(repo, [(name, new, old)], message)
-        return
-    if old is None:
-        # create_reference without force fails with AlreadyExists if someone created it first.
-        repo.create_reference(name, new, message=message)
         return
     ref = repo.references.get(name)
     if ref is None or ref.target != old:

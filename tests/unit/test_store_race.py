@@ -59,7 +59,23 @@ def _bump_note(path: str, target: str, barrier: Barrier, out: Any) -> None:
     out.put(calls - ROUNDS)
 
 
-def _run(target: Any, per_worker: Callable[[int], tuple[Any, ...]]) -> list[int]:
+def _create_refs(path: str, worker: int, barrier: Barrier, out: Any) -> None:
+    """Try to create each of ``ROUNDS`` refs with this worker's own commit; report the wins."""
+    store = Store.open(path)
+    tree = store.build_tree(None, [FileChange("who", f"{worker}\n".encode())])
+    mine = store.commit(tree, [], f"worker {worker}")
+    barrier.wait()
+    won = []
+    for k in range(ROUNDS):
+        try:
+            store.update_ref(f"refs/heads/race/{k}", mine, None, f"w{worker}")
+            won.append(k)
+        except ConcurrentUpdate:
+            pass
+    out.put((str(mine), won))
+
+
+def _run(target: Any, per_worker: Callable[[int], tuple[Any, ...]]) -> list[Any]:
     """Start PROCESSES spawned workers together; return what each one reports."""
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(PROCESSES)
@@ -107,3 +123,16 @@ def test_processes_racing_on_one_note_lose_no_update(git_repo: Path) -> None:
     shown = git(git_repo, "notes", "--ref", "gitpatch", "show", str(target))
     assert f'"count": {PROCESSES * ROUNDS}' in shown
     git(git_repo, "fsck", "--strict")
+
+
+def test_processes_creating_the_same_refs_have_exactly_one_winner(git_repo: Path) -> None:
+    store = Store.open(git_repo)
+    reports = _run(_create_refs, lambda i: (str(git_repo), i))
+    winners: dict[int, list[str]] = {}
+    for commit, won in reports:
+        for k in won:
+            winners.setdefault(k, []).append(commit)
+    assert sorted(winners) == list(range(ROUNDS))
+    for k, commits in winners.items():
+        assert len(commits) == 1, f"ref race/{k} was created by {len(commits)} processes"
+        assert str(store.ref_target(f"refs/heads/race/{k}")) == commits[0]
