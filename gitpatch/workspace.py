@@ -52,7 +52,7 @@ from gitpatch.sessions import (
     session_target,
     start_session,
 )
-from gitpatch.store import Store
+from gitpatch.store import NOTES_REF, Store
 from gitpatch.text import Document
 from gitpatch.worktree import WorkingTree
 
@@ -461,7 +461,7 @@ class Workspace:
 
     def _recover(self) -> None:
         if self.worktree is not None:
-            self.worktree.recover()
+            self.worktree.recover((self.branch, self.target, NOTES_REF))
 
     def _tracks_disk(self) -> bool:
         """True when the working tree shows ``self.branch`` (so disk content is the base)."""

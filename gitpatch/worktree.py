@@ -144,12 +144,14 @@ class WorkingTree:
             self._apply_or_explain(journal, only_if_old=False)
             self._remove_journal()
 
-    def recover(self) -> bool:
+    def recover(self, refs: Sequence[str] | None = None) -> bool:
         """Finish or discard an interrupted land and remove stale lock files.
 
-        Returns True when a journal was found (rolled forward or discarded).
+        ``refs``: only these refs' locks (and those at the top of ``.git``) are looked at, which
+        keeps a per-call check O(1); None sweeps everything under ``.git/refs``. Returns True
+        when a journal was found (rolled forward or discarded).
         """
-        self.remove_stale_locks()
+        self.remove_stale_locks(refs)
         if not self.journal_path.exists():
             return False
         with self._land_lock():
@@ -360,15 +362,18 @@ class WorkingTree:
 
     # -- locks and journal -------------------------------------------------------------------
 
-    def remove_stale_locks(self) -> list[str]:
-        """Remove ``*.lock`` files under ``.git`` (top level and refs) older than the limit."""
+    def remove_stale_locks(self, refs: Sequence[str] | None = None) -> list[str]:
+        """Remove ``*.lock`` files older than the limit: at the top of ``.git`` and, for
+        ``refs`` None, anywhere under ``.git/refs``, else only those of ``refs``."""
         limit = time.time() - self.stale_lock_seconds
+        candidates = [e.path for e in _lock_files(self.gitdir, recurse=refs is None)]
+        candidates += [str(self.gitdir / f"{ref}.lock") for ref in refs or ()]
         removed: list[str] = []
-        for entry in _lock_files(self.gitdir):
+        for path in candidates:
             try:
-                if entry.stat(follow_symlinks=False).st_mtime <= limit:
-                    os.unlink(entry.path)
-                    removed.append(entry.path)
+                if os.lstat(path).st_mtime <= limit:
+                    os.unlink(path)
+                    removed.append(path)
             except OSError:
                 continue
         return removed
@@ -461,22 +466,25 @@ def _entry(tree: pygit2.Tree | None, path: str) -> tuple[pygit2.Oid, int] | None
     return obj.id, int(obj.filemode)
 
 
-def _lock_files(gitdir: Path) -> Iterator[os.DirEntry[str]]:
-    """``*.lock`` files at the top of ``gitdir`` and anywhere under ``gitdir/refs``.
+def _lock_files(gitdir: Path, *, recurse: bool) -> Iterator[os.DirEntry[str]]:
+    """``*.lock`` files at the top of ``gitdir`` and, with ``recurse``, under ``gitdir/refs``.
 
     ``gitdir/gitpatch/land.lock`` is an flock target, never stale, so it is not looked at.
     """
-    stack: list[tuple[str, bool]] = [(str(gitdir), False), (str(gitdir / "refs"), True)]
+    stack: list[tuple[str, bool]] = [(str(gitdir), False)]
+    if recurse:
+        stack.append((str(gitdir / "refs"), True))
     while stack:
-        folder, recurse = stack.pop()
+        folder, deeper = stack.pop()
         try:
-            entries = list(os.scandir(folder))
+            with os.scandir(folder) as listing:
+                entries = list(listing)
         except OSError:
             continue
         for entry in entries:
             if entry.name.endswith(".lock") and entry.is_file(follow_symlinks=False):
                 yield entry
-            elif recurse and entry.is_dir(follow_symlinks=False):
+            elif deeper and entry.is_dir(follow_symlinks=False):
                 stack.append((entry.path, True))
 
 

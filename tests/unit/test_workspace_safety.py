@@ -228,3 +228,15 @@ def test_review_mode_records_dirty_file_in_the_proposal_only(repo: Path) -> None
     assert {k: v for k, v in after.items() if k != "refs"} == {
         k: v for k, v in before.items() if k != "refs"
     }
+
+
+def test_stale_locks_from_a_killed_process_do_not_block_the_next_call(repo: Path) -> None:
+    ws = Workspace.open(repo)
+    past = 1_000_000_000
+    locks = [repo / ".git/index.lock", repo / ".git/refs/heads/work.lock"]
+    for lock in locks:
+        lock.write_text("")
+        os.utime(lock, (past, past))
+    res = ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
+    assert head(repo) == res.version and status(repo) == ""
+    assert not any(lock.exists() for lock in locks)
