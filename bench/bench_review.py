@@ -4,10 +4,12 @@ Each repository has a real working tree and index (built by ``bench.bench_worksp
 branch checked out, so approving and undoing write the changed file and its index entry. In
 the same run and repository it measures, as medians (proposals are built outside the timing):
 
-- approve: a fast-forward approval of a one-file proposal (refs + note in one transaction,
+- approve ff: a fast-forward approval of a one-file proposal (refs + note in one transaction,
   the file landed on disk with fsync, the index entry updated), through ``Workspace.approve``;
-- git merge: the same fast-forward done by ``git merge --ff-only <branch>`` (which also
-  updates the working tree and the index), on an equivalent proposal branch;
+- git ff: the same fast-forward done by ``git merge --ff-only <branch>`` (which also updates
+  the working tree and the index), on an equivalent proposal branch;
+- approve 3-way / git merge: the same after a person committed another file with git, so a
+  merge commit is made (``Workspace.approve`` vs ``git merge --no-edit <branch>``);
 - reject, undo (a revert commit landed on disk), and ``proposals()`` with every note made so
   far.
 
@@ -27,6 +29,8 @@ from pathlib import Path
 from bench.bench_workspace import _git, _one_line, _path_of, make_repo
 from gitpatch.workspace import Workspace
 
+FIGURES = ("approve", "git_ff", "approve_3way", "git_3way", "reject", "undo")
+
 
 def _timed(action: Callable[[], object]) -> float:
     start = time.perf_counter()
@@ -37,29 +41,46 @@ def _timed(action: Callable[[], object]) -> float:
 def bench_size(root: Path, files: int, runs: int) -> dict[str, float]:
     """Every figure for one repository size (milliseconds, medians of ``runs``)."""
     repo, made_in = make_repo(root, files)
-    path = _path_of(files // 2)
+    path, other = _path_of(files // 2), _path_of(files // 3)
     ws = Workspace.open(str(repo), mode="review")
-    rev = {"n": 0}
+    state = {"rev": 0, "other": 0}
 
-    def next_proposal() -> str:
-        old, new = f"rev {rev['n']}\n", f"rev {rev['n'] + 1}\n"
-        rev["n"] += 1
+    def propose() -> str:
+        old, new = f"rev {state['rev']}\n", f"rev {state['rev'] + 1}\n"
+        state["rev"] += 1
         return ws.propose(_one_line(path, old, new)).proposal_id
 
-    times: dict[str, list[float]] = {k: [] for k in ("approve", "git", "reject", "undo")}
-    for k in range(runs + 2):
-        pid = next_proposal()
-        approve_ms = _timed(lambda: ws.approve(pid, by="Bench"))  # noqa: B023
-        pid = next_proposal()
-        # git needs the branch under a name it merges; the proposal branch is one already.
-        git_ms = _timed(lambda: _git(repo, "merge", "-q", "--ff-only", f"gitpatch/{pid}"))  # noqa: B023
+    def person_commits() -> None:
+        # A person commits another file with git, so the next approval is a 3-way merge.
+        full = repo / other
+        full.write_text(full.read_text() + f"person {state['other']}\n")
+        state["other"] += 1
+        _git(repo, "update-index", "--", other)
+        _git(repo, "commit", "-q", "--no-verify", "-m", "person")
+
+    def git_merge(pid: str, *flags: str) -> float:
+        ms = _timed(lambda: _git(repo, "merge", "-q", *flags, f"gitpatch/{pid}"))
         _git(repo, "branch", "-q", "-D", f"gitpatch/{pid}")
-        doomed = ws.propose(_one_line(path, f"rev {rev['n']}\n", f"doomed {k}\n")).proposal_id
-        reject_ms = _timed(lambda: ws.reject(doomed, by="Bench", reason="bench"))  # noqa: B023
-        undo_ms = _timed(ws.undo)
-        rev["n"] -= 1  # the undo took the last approved change back
+        return ms
+
+    times: dict[str, list[float]] = {k: [] for k in FIGURES}
+    for k in range(runs + 2):
+        round_ms: dict[str, float] = {}
+        pid = propose()
+        round_ms["approve"] = _timed(lambda: ws.approve(pid, by="Bench"))  # noqa: B023
+        round_ms["git_ff"] = git_merge(propose(), "--ff-only")
+        pid = propose()
+        person_commits()
+        round_ms["approve_3way"] = _timed(lambda: ws.approve(pid, by="Bench"))  # noqa: B023
+        pid = propose()
+        person_commits()
+        round_ms["git_3way"] = git_merge(pid, "--no-edit")
+        doomed = ws.propose(_one_line(path, f"rev {state['rev']}\n", f"doomed {k}\n"))
+        round_ms["reject"] = _timed(lambda: ws.reject(doomed.proposal_id, by="B", reason="b"))  # noqa: B023
+        round_ms["undo"] = _timed(ws.undo)  # reverts git's merge of the last proposal
+        state["rev"] -= 1
         if k >= 2:  # the first rounds warm caches
-            for key, ms in zip(times, (approve_ms, git_ms, reject_ms, undo_ms), strict=True):
+            for key, ms in round_ms.items():
                 times[key].append(ms)
     figures = {key: statistics.median(values) for key, values in times.items()}
     figures["proposals"] = statistics.median(_timed(ws.proposals) for _ in range(5))
@@ -82,15 +103,11 @@ def main(argv: list[str] | None = None) -> int:
             results[files] = bench_size(Path(tmp), files, args.runs)
             print(f"  {files:,} files: repository made in {results[files]['made_s']:.1f} s")
     print(f"\nmedians of {args.runs} runs, milliseconds")
-    print(
-        f"{'files':>9}  {'approve (ff)':>12}  {'git merge --ff-only':>19}  {'reject':>7}  "
-        f"{'undo':>7}  {'proposals()':>11}  {'notes':>5}"
-    )
+    heads = ("approve ff", "git ff", "approve 3-way", "git merge", "reject", "undo")
+    print(f"{'files':>9}  " + "  ".join(f"{h:>13}" for h in heads) + "  proposals()  notes")
     for files, fig in results.items():
-        print(
-            f"{files:>9,}  {fig['approve']:>12.2f}  {fig['git']:>19.2f}  {fig['reject']:>7.2f}  "
-            f"{fig['undo']:>7.2f}  {fig['proposals']:>11.2f}  {fig['notes']:>5.0f}"
-        )
+        cells = "  ".join(f"{fig[key]:>13.2f}" for key in FIGURES)
+        print(f"{files:>9,}  {cells}  {fig['proposals']:>11.2f}  {fig['notes']:>5.0f}")
     return 0
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "HISTORY_DEPTH",
     "PROPOSAL_ID",
     "Subject",
+    "brought",
     "clean_id",
     "closed_error",
     "closed_info",
@@ -110,7 +111,7 @@ def _proposal(ws: Workspace, key: str, ref: str, tip: pygit2.Oid) -> Subject:
     note = store.read_note(tip) or {}
     base = oid(note.get("base")) if "base" in note else first_parent(store, tip)
     target = str(note.get("target") or ws.target)
-    commits, records = _brought(store, tip, store.ref_target(target))
+    commits, records = brought(store, tip, store.ref_target(target))
     return Subject(key, ref, tip, target, base, commits, records, session=False, note=note)
 
 
@@ -130,11 +131,11 @@ def _session(ws: Workspace, name: str, ref: str, tip: pygit2.Oid) -> Subject:
     if head is not None:
         with git_errors(f"find where {ref} left {target}"):
             base = store.repo.merge_base(head, tip)
-    commits, records = _brought(store, tip, head)
+    commits, records = brought(store, tip, head)
     return Subject(name, ref, tip, target, base, commits, records, session=True)
 
 
-def _brought(
+def brought(
     store: Store, tip: pygit2.Oid, head: pygit2.Oid | None
 ) -> tuple[tuple[pygit2.Oid, ...], frozenset[pygit2.Oid]]:
     """The gitpatch commits reachable from ``tip`` but not from ``head``, and the records."""

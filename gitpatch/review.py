@@ -25,6 +25,7 @@ from gitpatch._review_find import (
     BOOKKEEPING_TOOLS,
     HISTORY_DEPTH,
     Subject,
+    brought,
     clean_id,
     closed_info,
     find,
@@ -286,29 +287,9 @@ def _undo_once(ws: Workspace) -> ProposalResult:
     victim, pid = _last_undoable(store, ws.branch, head)
     assert head is not None  # _last_undoable refuses an empty branch
     summary = store.info(victim).summary
-    message = f'Undo "{summary}"\n\nThis reverts commit {victim}.'
-    trailers = {"Gitpatch-Proposal": pid, "Gitpatch-Tool": "undo", "Gitpatch-Reverts": str(victim)}
-    # A merge is undone against its first parent, as `git revert -m 1` does.
-    parent = first_parent(store, victim)
-    tree = None if parent is None else replay(store, head, victim, parent)
-    if tree is not None:
-        revert = store.commit(tree, [head], message, trailers)
-    else:
-        revert = store.revert(victim, head, message, trailers)
-    at = now_iso()
-    stamp = {"status": "undone", "undone_at": at, "undone_by": ws.author, "undone_as": str(revert)}
-    # An undo on a protected branch is a person's act (agents land on sessions), and the hooks
-    # accept agent commits there only with an approval.
-    verdict: dict[str, Any] = {"status": "applied"}
-    if ws.branch in ws.protected:
-        verdict = {"status": "approved", "approved_by": ws.author, "approved_at": at}
-    bookkeeping = {"id": pid, "tool": "undo", "reverts": str(victim), "target": ws.target}
-    bookkeeping |= {"branch": ws.branch, "author": ws.author, "created_at": at, **verdict}
-    notes: dict[pygit2.Oid, NoteChange] = {
-        victim: lambda old: {**(old or {"id": pid}), **stamp},
-        revert: lambda _old: dict(bookkeeping),
-    }
+    revert = _revert(store, victim, head, pid, summary)
     refs: tuple[RefUpdate, ...] = ((ws.branch, revert, head),)
+    notes = _undo_notes(ws, victim, revert, pid)
     _run(ws, _Transition(refs, notes, f"gitpatch: undo {pid}", (ws.branch, head, revert)))
     return ProposalResult(
         proposal_id=pid,
@@ -324,11 +305,51 @@ def _undo_once(ws: Workspace) -> ProposalResult:
     )
 
 
+def _revert(
+    store: Store, victim: pygit2.Oid, head: pygit2.Oid, pid: str, summary: str
+) -> pygit2.Oid:
+    """A new commit on ``head`` undoing ``victim`` (a merge against its first parent, as
+    ``git revert -m 1`` does)."""
+    message = f'Undo "{summary}"\n\nThis reverts commit {victim}.'
+    trailers = {"Gitpatch-Proposal": pid, "Gitpatch-Tool": "undo", "Gitpatch-Reverts": str(victim)}
+    parent = first_parent(store, victim)
+    tree = None if parent is None else replay(store, head, victim, parent)
+    if tree is not None:
+        return store.commit(tree, [head], message, trailers)
+    return store.revert(victim, head, message, trailers)
+
+
+def _undo_notes(
+    ws: Workspace, victim: pygit2.Oid, revert: pygit2.Oid, pid: str
+) -> dict[pygit2.Oid, NoteChange]:
+    """``undone`` on the victim (and on what an undone merge brought); a note on the revert."""
+    at = now_iso()
+    stamp = {"status": "undone", "undone_at": at, "undone_by": ws.author, "undone_as": str(revert)}
+    # An undo on a protected branch is a person's act (agents land on sessions), and the hooks
+    # accept agent commits there only with an approval.
+    verdict: dict[str, Any] = {"status": "applied"}
+    if ws.branch in ws.protected:
+        verdict = {"status": "approved", "approved_by": ws.author, "approved_at": at}
+    bookkeeping = {"id": pid, "tool": "undo", "reverts": str(victim), "target": ws.target}
+    bookkeeping |= {"branch": ws.branch, "author": ws.author, "created_at": at, **verdict}
+    parents = ws.store.info(victim).parents
+    side = brought(ws.store, parents[1], parents[0])[0] if len(parents) > 1 else ()
+    notes: dict[pygit2.Oid, NoteChange] = {
+        commit: lambda old: {**(old or {"id": pid}), **stamp} for commit in (victim, *side)
+    }
+    notes[revert] = lambda _old: dict(bookkeeping)
+    return notes
+
+
 def _last_undoable(store: Store, branch: str, head: pygit2.Oid | None) -> tuple[pygit2.Oid, str]:
-    """The newest commit on ``branch``'s first-parent line that a person can still undo."""
+    """The newest gitpatch commit in ``branch``'s history that a person can still undo.
+
+    Undo commits, the commits they reverted and commits whose note says ``undone`` (including
+    what an undone approval merge brought) are skipped; so are a person's own commits.
+    """
     reverted: set[str] = set()
     if head is not None:
-        for count, commit in enumerate(walk(store, head, first_parent=True)):
+        for count, commit in enumerate(walk(store, head, first_parent=False)):
             if count >= HISTORY_DEPTH:
                 break
             trailers = dict(commit.message_trailers)

@@ -385,7 +385,28 @@ def test_undo_reverts_an_approval_merge_as_a_whole(repo: Path, ws: Workspace) ->
     (repo / "b.txt").write_text("one\nTWO\nthree\n")
     git(repo, "commit", "-q", "-am", "person edits b")
     ws.approve(res.proposal_id, by="Alice")
-    ws.undo()
+    merge = rev(repo, WORK)
+    done = ws.undo()
+    assert (
+        git(repo, "log", "-1", "--format=%(trailers:key=Gitpatch-Reverts,valueonly)").strip()
+        == merge
+    )
+    assert (repo / "a.txt").read_text() == FILES["a.txt"]
+    assert (repo / "b.txt").read_text() == "one\nTWO\nthree\n"
+    assert note(repo, merge)["status"] == "undone"
+    assert note(repo, res.version)["undone_as"] == done.version
+    with pytest.raises(ProposalNotFound):
+        ws.undo()
+    assert_sound(repo)
+
+
+def test_undo_finds_a_proposal_a_person_merged_with_plain_git(repo: Path, ws: Workspace) -> None:
+    res = ws.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
+    (repo / "b.txt").write_text("one\nTWO\nthree\n")
+    git(repo, "commit", "-q", "-am", "person edits b")
+    git(repo, "merge", "-q", "--no-edit", "gitpatch/" + res.proposal_id)
+    done = ws.undo()
+    assert done.proposal_id == res.proposal_id
     assert (repo / "a.txt").read_text() == FILES["a.txt"]
     assert (repo / "b.txt").read_text() == "one\nTWO\nthree\n"
     assert_sound(repo)
