@@ -33,6 +33,7 @@ __all__ = [
     "encode",
     "encode_text",
     "eol_of",
+    "final_newline_of",
     "place_hunks",
     "place_search_replace",
     "text_of",
@@ -198,11 +199,13 @@ def encode(doc: Document, text: str, path: str) -> bytes:
     return (BOM if doc.bom else b"") + encode_text(text, path)
 
 
-def assemble(doc: Document, placements: Sequence[Placement], path: str) -> bytes:
+def assemble(
+    doc: Document, placements: Sequence[Placement], path: str, final_newline: bool | None = None
+) -> bytes:
     """Apply placements (in document order, not overlapping) in one pass; return the bytes.
 
     Untouched lines keep their endings, new lines take the dominant one, and the final-newline
-    state of the document is kept.
+    state of the document is kept unless ``final_newline`` says what it must become.
     """
     eol = eol_of(doc)
     lines: list[str] = []
@@ -220,9 +223,23 @@ def assemble(doc: Document, placements: Sequence[Placement], path: str) -> bytes
     # Only the file's last line can lack a terminator; if lines now follow it, it needs one.
     if "" in endings[:-1]:
         endings[endings.index("")] = eol
+    keep = doc.final_newline or not doc.lines
     if endings:
-        endings[-1] = "" if doc.lines and not doc.final_newline else (endings[-1] or eol)
+        final = keep if final_newline is None else final_newline
+        endings[-1] = (endings[-1] or eol) if final else ""
     return encode(doc, join_lines(lines, endings), path)
+
+
+def final_newline_of(hunks: Sequence[Hunk]) -> bool | None:
+    """What an end-of-file hunk says about the final newline (``\\ No newline at end of file``).
+
+    The IR may carry it as ``Hunk.final_newline``; without that field the state is kept.
+    """
+    for hunk in hunks:
+        wanted = getattr(hunk, "final_newline", None)
+        if hunk.end_of_file and wanted is not None:
+            return bool(wanted)
+    return None
 
 
 def near(doc: Document, line: int, radius: int = 2) -> str:

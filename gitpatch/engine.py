@@ -28,7 +28,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from gitpatch._engine_lines import assemble, encode_text, place_hunks, place_search_replace
+from gitpatch._engine_lines import (
+    assemble,
+    encode_text,
+    final_newline_of,
+    place_hunks,
+    place_search_replace,
+)
 from gitpatch._engine_text import apply_text_edits
 from gitpatch.errors import (
     EmptyEdits,
@@ -254,6 +260,7 @@ def _edit(op: UpdateFile, fmt: str, doc: Document) -> tuple[bytes, list[EditRepo
     """Dispatch an update's edits to the rules of its language."""
     if fmt == "edits":
         return apply_text_edits(op.path, doc, op.edits)
+    final: bool | None = None
     if fmt == "search_replace":
         blocks = [(e.block, i, e) for i, e in enumerate(op.edits) if isinstance(e, SearchReplace)]
         _same_kind(op, len(blocks), "SEARCH/REPLACE blocks")
@@ -262,11 +269,12 @@ def _edit(op: UpdateFile, fmt: str, doc: Document) -> tuple[bytes, list[EditRepo
         hunks = [e for e in op.edits if isinstance(e, Hunk)]
         _same_kind(op, len(hunks), "hunks")
         placements = place_hunks(op.path, doc, hunks, "apply_patch")
+        final = final_newline_of(hunks)
     else:
         raise InternalError(f"unknown proposal format {fmt!r}")
     reports = [_report(op.path, p.index, p.start, p.end, p.level) for p in placements]
     reports.sort(key=lambda r: r.index)
-    return assemble(doc, placements, op.path), reports
+    return assemble(doc, placements, op.path, final), reports
 
 
 def _same_kind(op: UpdateFile, count: int, what: str) -> None:
