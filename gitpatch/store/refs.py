@@ -29,7 +29,7 @@ __all__ = [
     "update_refs",
 ]
 
-#: How many times a busy lock is waited for before giving up (about 1.5 s in total).
+#: How many times a busy lock is waited for before giving up (about 2.5 s in total).
 LOCK_RETRIES = 30
 #: A ref lock older than this is a leftover of a killed process: git holds one for microseconds.
 STALE_LOCK_SECONDS = 10.0
