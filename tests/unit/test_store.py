@@ -1,8 +1,7 @@
-"""Store: every method and every error, on real repositories in temp dirs."""
+"""Store: every method and every error, on real repositories (refs and notes: test_store_refs)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +10,6 @@ import pytest
 from pygit2.enums import ConfigLevel
 
 from gitpatch.errors import (
-    ConcurrentUpdate,
     InvalidArguments,
     MergeConflict,
     NotATextResource,
@@ -21,8 +19,7 @@ from gitpatch.errors import (
     UnsafePath,
 )
 from gitpatch.model import FileChange as F
-from gitpatch.store import DEFAULT_EMAIL, DEFAULT_NAME, NOTES_REF, Store
-from gitpatch.store import refs as store_refs
+from gitpatch.store import DEFAULT_EMAIL, DEFAULT_NAME, Store
 from tests.conftest import git
 
 MAIN = "refs/heads/main"
@@ -393,132 +390,6 @@ def test_info_of_a_tree_is_repository_error(store: Store) -> None:
         store.trailers(pygit2.Oid(hex="3" * 40))
 
 
-# -- refs ----------------------------------------------------------------------------------
-
-
-def test_update_ref_create_move_delete(store: Store) -> None:
-    c1 = land(store, [F("a", b"1")])
-    c2 = land(store, [F("a", b"2")])
-    name = "refs/heads/gitpatch/p1"
-    store.update_ref(name, c1, None, "create")
-    store.update_ref(name, c2, c1, "move")
-    assert store.ref_target(name) == c2
-    store.update_ref(name, None, c2, "delete")
-    assert store.ref_target(name) is None
-    store.update_ref(name, None, None, "already absent: nothing to do")
-    log = git(store.repo.workdir, "reflog", "show", "main")
-    assert "test: change" in log
-
-
-def test_update_ref_cas_failures_name_expected_and_actual(store: Store) -> None:
-    c1 = land(store, [F("a", b"1")])
-    c2 = land(store, [F("a", b"2")])
-    cases = [(MAIN, c1, None), (MAIN, c2, c1), (MAIN, None, c1), ("refs/heads/x", c2, c1)]
-    for name, new, old in cases:
-        with pytest.raises(ConcurrentUpdate, match="changed by someone else") as info:
-            store.update_ref(name, new, old, "lose")
-        actual = store.ref_target(name)
-        assert info.value.details == {
-            "ref": name,
-            "expected": None if old is None else str(old),
-            "actual": None if actual is None else str(actual),
-            "reason": "changed",
-        }
-    with pytest.raises(ConcurrentUpdate):
-        store.update_ref(MAIN, None, None, "must be absent")
-    assert store.ref_target(MAIN) == c2
-
-
-def test_update_ref_loses_to_git_binary(store: Store) -> None:
-    c1 = land(store, [F("a", b"1")])
-    c2 = land(store, [F("a", b"2")])
-    git(store.repo.workdir, "update-ref", MAIN, str(c1))
-    with pytest.raises(ConcurrentUpdate):
-        store.update_ref(MAIN, c2, c2, "stale")
-    assert store.ref_target(MAIN) == c1
-
-
-def test_update_ref_cas_on_packed_ref(store: Store) -> None:
-    c1 = land(store, [F("a", b"1")])
-    c2 = land(store, [F("a", b"2")])
-    store.update_ref("refs/heads/packed", c1, None, "create")
-    git(store.repo.workdir, "pack-refs", "--all")
-    with pytest.raises(ConcurrentUpdate):
-        store.update_ref("refs/heads/packed", c2, c2, "stale")
-    store.update_ref("refs/heads/packed", c2, c1, "move")
-    store.update_ref("refs/heads/packed", None, c2, "delete")
-    assert "refs/heads/packed" not in git(store.repo.workdir, "show-ref")
-
-
-def test_update_ref_refuses_symbolic_and_invalid_names(store: Store) -> None:
-    c1 = land(store, [F("a", b"1")])
-    with pytest.raises(RepositoryError, match="symbolic"):
-        store.update_ref("HEAD", c1, c1, "no")
-    with pytest.raises(RepositoryError, match="invalid reference name"):
-        store.update_ref("refs/heads/bad..name", c1, None, "no")
-
-
-def test_update_ref_lock_contention_then_gives_up(
-    store: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    c1 = land(store, [F("a", b"1")])
-    c2 = land(store, [F("a", b"2")])
-    monkeypatch.setattr(store_refs, "LOCK_RETRIES", 3)
-    lock = Path(store.repo.path) / "refs/heads/main.lock"
-    lock.write_text("")
-    with pytest.raises(ConcurrentUpdate, match="lock file") as info:
-        store.update_ref(MAIN, c1, c2, "blocked")
-    assert info.value.details["reason"] == "locked"
-    assert lock.exists()  # a fresh lock may belong to a live process: never broken
-    assert store.ref_target(MAIN) == c2
-
-
-def test_update_ref_breaks_a_stale_lock(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    c1 = land(store, [F("a", b"1")])
-    c2 = land(store, [F("a", b"2")])
-    monkeypatch.setattr(store_refs, "LOCK_RETRIES", 2)
-    lock = Path(store.repo.path) / "refs/heads/main.lock"
-    lock.write_text("")
-    old = lock.stat().st_mtime - store_refs.STALE_LOCK_SECONDS - 60
-    os.utime(lock, (old, old))
-    store.update_ref(MAIN, c1, c2, "after a crash")
-    assert store.ref_target(MAIN) == c1
-    assert not lock.exists()
-
-
-def test_update_refs_moves_all_or_nothing(store: Store) -> None:
-    c1 = land(store, [F("a", b"1")])
-    c2 = land(store, [F("a", b"2")])
-    store.update_ref("refs/heads/gitpatch/p", c2, None, "proposal")
-    store.update_refs([(MAIN, c1, c2), ("refs/heads/gitpatch/p", None, c2)], "approve")
-    assert store.ref_target(MAIN) == c1
-    assert store.ref_target("refs/heads/gitpatch/p") is None
-    with pytest.raises(ConcurrentUpdate) as info:
-        store.update_refs([("refs/heads/new", c2, None), (MAIN, c2, c2)], "one stale")
-    assert info.value.details["ref"] == MAIN
-    assert store.ref_target("refs/heads/new") is None
-    assert store.ref_target(MAIN) == c1
-    store.update_refs([], "nothing")
-
-
-def test_update_refs_refuses_duplicates_and_symbolic(store: Store) -> None:
-    c1 = land(store, [F("a", b"1")])
-    with pytest.raises(InvalidArguments, match="twice"):
-        store.update_refs([(MAIN, c1, c1), (MAIN, c1, c1)], "dup")
-    with pytest.raises(RepositoryError, match="symbolic"):
-        store.update_refs([("HEAD", c1, c1)], "sym")
-
-
-def test_update_refs_lock_contention(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    c1 = land(store, [F("a", b"1")])
-    monkeypatch.setattr(store_refs, "LOCK_RETRIES", 2)
-    (Path(store.repo.path) / "refs/heads/main.lock").write_text("")
-    with pytest.raises(ConcurrentUpdate) as info:
-        store.update_refs([(MAIN, None, c1), ("refs/heads/b", c1, None)], "blocked")
-    assert info.value.details["reason"] == "locked"
-    assert store.ref_target("refs/heads/b") is None
-
-
 # -- history -------------------------------------------------------------------------------
 
 
@@ -611,63 +482,3 @@ def test_revert_a_merge_commit_uses_first_parent(store: Store) -> None:
     m = store.merge(ours, theirs, "merge")
     r = store.revert(m, m, "undo merge")
     assert store.read(r, "h.txt") is None and store.read(r, "g.txt") == b"G\n"
-
-
-# -- notes ---------------------------------------------------------------------------------
-
-
-def test_notes_read_update_iterate(store: Store) -> None:
-    c1 = land(store, [F("a", b"1")])
-    c2 = land(store, [F("a", b"2")])
-    assert store.read_note(c1) is None
-    assert list(store.iter_notes()) == []
-    seen: list[object] = []
-
-    def propose(old: dict[str, object] | None) -> dict[str, object]:
-        seen.append(old)
-        return {"status": "proposed", "id": "p1"}
-
-    assert store.update_note(c1, propose) == {"status": "proposed", "id": "p1"}
-    store.update_note(c1, lambda old: {**(old or {}), "status": "approved", "by": "ann"})
-    store.update_note(c2, lambda old: {"status": "rejected", "reason": "no"})
-    assert seen == [None]
-    assert store.read_note(c1) == {"status": "approved", "by": "ann", "id": "p1"}
-    assert dict(store.iter_notes()) == {
-        c1: {"status": "approved", "by": "ann", "id": "p1"},
-        c2: {"status": "rejected", "reason": "no"},
-    }
-    notes_log = git(store.repo.workdir, "log", "--format=%s", NOTES_REF)
-    assert notes_log.splitlines() == ["Notes added by gitpatch"] * 3
-
-
-def test_note_written_by_git_as_text(store: Store) -> None:
-    c1 = land(store, [F("a", b"1")])
-    git(store.repo.workdir, "notes", "--ref", "gitpatch", "add", "-m", "looks good", str(c1))
-    assert store.read_note(c1) == {"text": "looks good\n"}
-    git(store.repo.workdir, "notes", "--ref", "gitpatch", "add", "-f", "-m", "[1, 2]", str(c1))
-    assert store.read_note(c1) == {"text": "[1, 2]\n"}
-
-
-def test_note_in_a_fanout_tree_is_updated_in_place(store: Store) -> None:
-    c1 = land(store, [F("a", b"1")])
-    hexid = str(c1)
-    fanout = f"{hexid[:2]}/{hexid[2:]}"
-    tree = store.build_tree(None, [F(fanout, b'{"status": "proposed"}\n')])
-    store.update_ref(NOTES_REF, store.commit(tree, [], "fanned out"), None, "notes")
-    assert store.read_note(c1) == {"status": "proposed"}
-    store.update_note(c1, lambda old: {**(old or {}), "status": "approved"})
-    tip = store.ref_target(NOTES_REF)
-    assert tip is not None and store.entry(tip, hexid) is None
-    assert store.read_note(c1) == {"status": "approved"}
-    assert list(store.iter_notes()) == [(c1, {"status": "approved"})]
-
-
-def test_update_note_errors(store: Store) -> None:
-    c1 = land(store, [F("a", b"1")])
-    with pytest.raises(InvalidArguments, match="JSON object"):
-        store.update_note(c1, lambda old: ["not", "a", "dict"])  # type: ignore[arg-type,return-value]
-    with pytest.raises(InvalidArguments, match="JSON-serializable"):
-        store.update_note(c1, lambda old: {"x": object()})
-    with pytest.raises(RepositoryError):
-        store.update_note(pygit2.Oid(hex="4" * 40), lambda old: {})
-    assert store.ref_target(NOTES_REF) is None
