@@ -14,10 +14,9 @@ person changed locally are never overwritten.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 
@@ -40,16 +39,14 @@ from gitpatch._review_find import (
     short,
     walk,
 )
+from gitpatch._review_step import NoteChange, Transition, retry, run
 from gitpatch._review_trees import changed_paths, replay
 from gitpatch.errors import (
-    ConcurrentUpdate,
     GitpatchError,
     InvalidArguments,
-    MergeConflict,
     ProposalClosed,
     ProposalNotFound,
 )
-from gitpatch.model import FileChange
 from gitpatch.results import (
     FileAction,
     FileResult,
@@ -58,10 +55,8 @@ from gitpatch.results import (
     ProposalInfo,
     ProposalResult,
 )
-from gitpatch.store import NOTES_REF, RefUpdate, Store
+from gitpatch.store import RefUpdate, Store
 from gitpatch.store._errors import git_errors
-from gitpatch.store.notes import decode, encode
-from gitpatch.store.refs import backoff
 from gitpatch.workspace import REJECTED_PREFIX
 
 if TYPE_CHECKING:
@@ -69,29 +64,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RECENT_CLOSED", "approve", "log", "proposals", "reject", "show", "undo"]
 
-T = TypeVar("T")
-NoteChange = Callable[[dict[str, Any] | None], dict[str, Any]]
-
-#: Lost compare-and-swaps (target, proposal, notes) absorbed before ``concurrent_update``.
-_ATTEMPTS = 20
 #: How many closed proposals ``proposals()`` lists, newest first.
 RECENT_CLOSED = 50
-
-
-@dataclass(frozen=True)
-class _Transition:
-    """One atomic step: refs to move, notes to change, and the checkout that must follow.
-
-    ``checkout`` is (branch, old, new): if that branch is checked out, the working tree moves
-    from ``old`` to ``new``; a path whose disk content is neither its content at ``old``, at
-    ``new`` nor at one of ``keep`` is a local change and refuses the whole step.
-    """
-
-    refs: tuple[RefUpdate, ...]
-    notes: Mapping[pygit2.Oid, NoteChange]
-    message: str
-    checkout: tuple[str, pygit2.Oid | None, pygit2.Oid] | None = None
-    keep: tuple[pygit2.Oid, ...] = ()
 
 
 # -- the public functions ---------------------------------------------------------------------
@@ -106,7 +80,7 @@ def approve(ws: Workspace, id: str, by: str) -> ProposalResult:
     agent working on it continues from what was approved.
     """
     who = _person(by, "approve")
-    return _retry(lambda: _approve_once(ws, id, who))
+    return retry(lambda: _approve_once(ws, id, who))
 
 
 def reject(ws: Workspace, id: str, by: str, reason: str) -> ProposalResult:
@@ -118,7 +92,7 @@ def reject(ws: Workspace, id: str, by: str, reason: str) -> ProposalResult:
     who = _person(by, "reject")
     if not isinstance(reason, str):
         raise InvalidArguments("reason must be a string", hint="Say why the change is rejected.")
-    return _retry(lambda: _reject_once(ws, id, who, reason.strip()))
+    return retry(lambda: _reject_once(ws, id, who, reason.strip()))
 
 
 def proposals(ws: Workspace) -> list[ProposalInfo]:
@@ -174,7 +148,7 @@ def undo(ws: Workspace) -> ProposalResult:
     whole. The working tree follows when the branch is checked out; local changes to the
     files it would write refuse the undo.
     """
-    return _retry(lambda: _undo_once(ws))
+    return retry(lambda: _undo_once(ws))
 
 
 def log(ws: Workspace, limit: int = 50) -> list[LogEntry]:
@@ -235,10 +209,10 @@ def _approve_once(ws: Workspace, id: str, by: str) -> ProposalResult:
     refs.append((sub.ref, new if sub.session else None, sub.tip))
     on_session = sub.session and store.head_branch() == sub.ref
     checkout = (sub.ref, sub.tip, new) if on_session else (sub.target, head, new)
-    step = _Transition(
+    step = Transition(
         tuple(refs), notes, f"gitpatch: approve {sub.id}", checkout, tuple(sub.records)
     )
-    _run(ws, step)
+    run(ws, step)
     what = f"session {sub.ref}" if sub.session else f"proposal {sub.id}"
     return _result(
         ws,
@@ -268,7 +242,7 @@ def _reject_once(ws: Workspace, id: str, by: str, reason: str) -> ProposalResult
         (sub.ref, None, sub.tip),
         (remembered, sub.tip, store.ref_target(remembered)),
     )
-    _run(ws, _Transition(refs, {sub.tip: _stamped(sub, stamp)}, f"gitpatch: reject {sub.id}"))
+    run(ws, Transition(refs, {sub.tip: _stamped(sub, stamp)}, f"gitpatch: reject {sub.id}"))
     because = f" ({reason})" if reason else ""
     return _result(
         ws,
@@ -290,7 +264,7 @@ def _undo_once(ws: Workspace) -> ProposalResult:
     revert = _revert(store, victim, head, pid, summary)
     refs: tuple[RefUpdate, ...] = ((ws.branch, revert, head),)
     notes = _undo_notes(ws, victim, revert, pid)
-    _run(ws, _Transition(refs, notes, f"gitpatch: undo {pid}", (ws.branch, head, revert)))
+    run(ws, Transition(refs, notes, f"gitpatch: undo {pid}", (ws.branch, head, revert)))
     return ProposalResult(
         proposal_id=pid,
         version=str(revert),
@@ -369,85 +343,6 @@ def _last_undoable(store: Store, branch: str, head: pygit2.Oid | None) -> tuple[
     )
 
 
-# -- applying one transition --------------------------------------------------------------------
-
-
-def _run(ws: Workspace, step: _Transition) -> None:
-    """Move the refs and the notes ref in one transaction; land on disk when checked out."""
-    store = ws.store
-    updates = [*step.refs, _notes_update(store, step.notes)]
-
-    def move() -> None:
-        store.update_refs(updates, step.message)
-
-    if step.checkout is None or ws.worktree is None:
-        move()
-        return
-    branch, old, new = step.checkout
-    if store.head_branch() != branch or old == new:
-        move()
-        return
-    paths = changed_paths(store, old, new)
-    at_old = _refuse_local_changes(ws, branch, old, new, paths, step.keep)
-    # verify: re-checked under the land lock, so an edit made since the check above is never
-    # overwritten; the retry then reports it as a local change.
-    ws.worktree.land(
-        str(old) if old is not None else None, str(new), paths, move, ref=branch, verify=at_old
-    )
-
-
-def _refuse_local_changes(
-    ws: Workspace,
-    branch: str,
-    old: pygit2.Oid | None,
-    new: pygit2.Oid,
-    paths: Sequence[str],
-    keep: Sequence[pygit2.Oid],
-) -> bool:
-    """Refuse paths whose disk content is none of old, new or keep; True if all are at old."""
-    assert ws.worktree is not None
-    local = ws.worktree.modified(str(old) if old is not None else None, paths)
-    at_old = not local
-    for fine in (new, *keep):
-        if not local:
-            return at_old
-        local = ws.worktree.modified(str(fine), local)
-    if local:
-        raise MergeConflict(
-            f"{short(branch)} is checked out and {', '.join(local)} has local changes that "
-            "are not committed; landing this change would overwrite them",
-            hint="Commit, stash or discard your changes to those files, then try again. "
-            "Nothing was changed.",
-            details={"paths": local, "branch": branch},
-        )
-    return at_old
-
-
-def _notes_update(store: Store, changes: Mapping[pygit2.Oid, NoteChange]) -> RefUpdate:
-    """A new notes commit carrying ``changes``, as a ref update for the same transaction."""
-    tip = store.ref_target(NOTES_REF)
-    files = []
-    for commit, change in changes.items():
-        path, old = _note_at(store, tip, commit)
-        files.append(FileChange(path, encode(change(old))))
-    tree = store.build_tree(tip, files)
-    new = store.commit(tree, [tip] if tip is not None else [], "Notes added by gitpatch")
-    return (NOTES_REF, new, tip)
-
-
-def _note_at(
-    store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid
-) -> tuple[str, dict[str, Any] | None]:
-    """Where ``commit``'s note lives in the notes tree at ``tip`` (git may fan it out)."""
-    hexid = str(commit)
-    if tip is not None:
-        for path in (hexid, f"{hexid[:2]}/{hexid[2:]}", f"{hexid[:2]}/{hexid[2:4]}/{hexid[4:]}"):
-            data = store.read(tip, path)
-            if data is not None:
-                return path, decode(data)
-    return hexid, None
-
-
 def _stamped(
     sub: Subject, stamp: Mapping[str, Any], *, fresh: bool = False, record: bool = False
 ) -> NoteChange:
@@ -461,18 +356,6 @@ def _stamped(
         return {**(basic if fresh or old is None else old), **stamp}
 
     return change
-
-
-def _retry(action: Callable[[], T]) -> T:
-    """Run ``action``, again from the start when another writer moved a ref first."""
-    for attempt in range(_ATTEMPTS):
-        try:
-            return action()
-        except ConcurrentUpdate as exc:
-            if exc.details.get("reason") == "locked" or attempt == _ATTEMPTS - 1:
-                raise
-            backoff(min(attempt, 6))
-    raise AssertionError("unreachable")
 
 
 # -- merging, fingerprints, results --------------------------------------------------------------

@@ -1,0 +1,138 @@
+"""One review step applied atomically: refs and notes in one transaction, the disk following.
+
+``gitpatch.review`` describes each approve, reject or undo as a ``Transition``; ``run`` moves
+its refs together with a new commit of ``refs/notes/gitpatch`` in a single reference
+transaction and, when the moving branch is checked out, lands the change through
+``WorkingTree.land`` after refusing local changes it would overwrite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pygit2
+
+from gitpatch._review_find import short
+from gitpatch._review_trees import changed_paths
+from gitpatch.errors import ConcurrentUpdate, MergeConflict
+from gitpatch.model import FileChange
+from gitpatch.store import NOTES_REF, RefUpdate, Store
+from gitpatch.store.notes import decode, encode
+from gitpatch.store.refs import backoff
+
+if TYPE_CHECKING:
+    from gitpatch.workspace import Workspace
+
+__all__ = ["ATTEMPTS", "NoteChange", "Transition", "retry", "run"]
+
+T = TypeVar("T")
+#: Rewrites a note: the old one (None when there is none) in, the new one out.
+NoteChange = Callable[[dict[str, Any] | None], dict[str, Any]]
+#: Lost compare-and-swaps (target, proposal, notes, disk) absorbed before ``concurrent_update``.
+ATTEMPTS = 20
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One atomic step: refs to move, notes to change, and the checkout that must follow.
+
+    ``checkout`` is (branch, old, new): if that branch is checked out, the working tree moves
+    from ``old`` to ``new``; a path whose disk content is neither its content at ``old``, at
+    ``new`` nor at one of ``keep`` is a local change and refuses the whole step.
+    """
+
+    refs: tuple[RefUpdate, ...]
+    notes: Mapping[pygit2.Oid, NoteChange]
+    message: str
+    checkout: tuple[str, pygit2.Oid | None, pygit2.Oid] | None = None
+    keep: tuple[pygit2.Oid, ...] = ()
+
+
+def run(ws: Workspace, step: Transition) -> None:
+    """Move the refs and the notes ref in one transaction; land on disk when checked out."""
+    store = ws.store
+    updates = [*step.refs, _notes_update(store, step.notes)]
+
+    def move() -> None:
+        store.update_refs(updates, step.message)
+
+    if step.checkout is None or ws.worktree is None:
+        move()
+        return
+    branch, old, new = step.checkout
+    if store.head_branch() != branch or old == new:
+        move()
+        return
+    paths = changed_paths(store, old, new)
+    at_old = _refuse_local_changes(ws, branch, old, new, paths, step.keep)
+    # verify: re-checked under the land lock, so an edit made since the check above is never
+    # overwritten; the retry then reports it as a local change.
+    ws.worktree.land(
+        str(old) if old is not None else None, str(new), paths, move, ref=branch, verify=at_old
+    )
+
+
+def _refuse_local_changes(
+    ws: Workspace,
+    branch: str,
+    old: pygit2.Oid | None,
+    new: pygit2.Oid,
+    paths: Sequence[str],
+    keep: Sequence[pygit2.Oid],
+) -> bool:
+    """Refuse paths whose disk content is none of old, new or keep; True if all are at old."""
+    assert ws.worktree is not None
+    local = ws.worktree.modified(str(old) if old is not None else None, paths)
+    at_old = not local
+    for fine in (new, *keep):
+        if not local:
+            return at_old
+        local = ws.worktree.modified(str(fine), local)
+    if local:
+        raise MergeConflict(
+            f"{short(branch)} is checked out and {', '.join(local)} has local changes that "
+            "are not committed; landing this change would overwrite them",
+            hint="Commit, stash or discard your changes to those files, then try again. "
+            "Nothing was changed.",
+            details={"paths": local, "branch": branch},
+        )
+    return at_old
+
+
+def _notes_update(store: Store, changes: Mapping[pygit2.Oid, NoteChange]) -> RefUpdate:
+    """A new notes commit carrying ``changes``, as a ref update for the same transaction."""
+    tip = store.ref_target(NOTES_REF)
+    files = []
+    for commit, change in changes.items():
+        path, old = _note_at(store, tip, commit)
+        files.append(FileChange(path, encode(change(old))))
+    tree = store.build_tree(tip, files)
+    new = store.commit(tree, [tip] if tip is not None else [], "Notes added by gitpatch")
+    return (NOTES_REF, new, tip)
+
+
+def _note_at(
+    store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid
+) -> tuple[str, dict[str, Any] | None]:
+    """Where ``commit``'s note lives in the notes tree at ``tip`` (git may fan it out)."""
+    hexid = str(commit)
+    if tip is not None:
+        for path in (hexid, f"{hexid[:2]}/{hexid[2:]}", f"{hexid[:2]}/{hexid[2:4]}/{hexid[4:]}"):
+            data = store.read(tip, path)
+            if data is not None:
+                return path, decode(data)
+    return hexid, None
+
+
+def retry(action: Callable[[], T]) -> T:
+    """Run ``action``, again from the start when another writer moved a ref first."""
+    for attempt in range(ATTEMPTS):
+        try:
+            return action()
+        except ConcurrentUpdate as exc:
+            if exc.details.get("reason") == "locked" or attempt == ATTEMPTS - 1:
+                raise
+            backoff(min(attempt, 6))
+    raise AssertionError("unreachable")
