@@ -424,3 +424,54 @@ def test_replace_lines_equals_splicing_the_text(
         return  # verbatim splice joins with the next line; covered by a scenario
     expected = eol.join(want) + (eol if final and want else "")
     assert got.decode() == expected
+
+
+_CHARS = st.text("ab \t\r\n'\u201c-", max_size=30)
+_LINE_LIST = st.lists(st.text("ab \t'\u2019", max_size=6), max_size=5)
+_HUNK = st.builds(
+    Hunk,
+    st.lists(
+        st.builds(HunkLine, st.sampled_from([" ", "-", "+"]), st.text("ab \t", max_size=5)),
+        max_size=5,
+    ).map(tuple),
+    anchor=st.none() | st.text("ab", max_size=3),
+    line_hint=st.none() | st.integers(-2, 12),
+    end_of_file=st.booleans(),
+)
+_EDIT = st.one_of(
+    st.builds(Replace, st.text("ab\n\r", max_size=4), st.text("xy\n", max_size=4), st.booleans()),
+    st.builds(ReplaceLines, st.integers(-1, 8), st.integers(-1, 8), st.text("xy\n", max_size=4)),
+    st.builds(InsertAfter, st.integers(-1, 8), st.text("xy\n", max_size=4)),
+)
+_BLOCK = st.builds(
+    SearchReplace,
+    _LINE_LIST.map(tuple),
+    _LINE_LIST.map(tuple),
+    st.just(1),
+    st.integers(1, 3),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=_CHARS,
+    bom=st.booleans(),
+    fmt_edits=st.one_of(
+        st.tuples(st.just("search_replace"), st.lists(_BLOCK, min_size=1, max_size=3)),
+        st.tuples(st.just("apply_patch"), st.lists(_HUNK, min_size=1, max_size=3)),
+        st.tuples(st.just("unified_diff"), st.lists(_HUNK, min_size=1, max_size=3)),
+        st.tuples(st.just("edits"), st.lists(_EDIT, min_size=1, max_size=3)),
+    ),
+)
+def test_engine_raises_only_gitpatch_errors(
+    text: str, bom: bool, fmt_edits: tuple[Format, list[object]]
+) -> None:
+    fmt, edits = fmt_edits
+    data = (b"\xef\xbb\xbf" if bom else b"") + text.encode()
+    try:
+        out = apply(update("f", *edits, fmt=fmt), {"f": data})
+    except GitpatchError:
+        return
+    content = out.changes[0].content
+    assert content is not None and content != data
+    assert content.startswith(b"\xef\xbb\xbf") == bom
