@@ -190,3 +190,22 @@ def test_git_and_store_share_the_ref_lock_protocol(store: Store, git_repo: Path)
     assert store.ref_target(MAIN) == c2
     git(git_repo, "update-ref", MAIN, str(c1), str(c2))
     assert store.ref_target(MAIN) == c1
+
+
+def test_store_keeps_working_after_git_gc_packs_everything(store: Store, git_repo: Path) -> None:
+    c1 = land(store, [F("a/b/c.txt", b"1\n"), F("d.txt", b"d\n")], "one")
+    store.update_ref("refs/heads/gitpatch/p1", c1, None, "proposal")
+    store.update_note(c1, lambda old: {"status": "proposed"})
+    git(git_repo, "gc", "-q", "--prune=now")
+    assert not list((git_repo / ".git" / "objects").glob("??/*"))  # all packed now
+    assert "refs/heads/gitpatch/p1" in (git_repo / ".git" / "packed-refs").read_text()
+    fresh = Store.open(git_repo)
+    assert fresh.read(c1, "a/b/c.txt") == b"1\n"
+    assert fresh.read_note(c1) == {"status": "proposed"}
+    c2 = land(fresh, [F("a/b/c.txt", b"2\n")], "two")
+    fresh.update_ref("refs/heads/gitpatch/p1", None, c1, "reject")
+    fresh.update_note(c1, lambda old: {**(old or {}), "status": "rejected"})
+    assert git(git_repo, "rev-parse", "main").strip() == str(c2)
+    assert "gitpatch/p1" not in git(git_repo, "show-ref")
+    shown = git(git_repo, "notes", "--ref", "gitpatch", "show", str(c1))
+    assert json.loads(shown) == {"status": "rejected"}
