@@ -52,7 +52,8 @@ from gitpatch.sessions import (
     session_target,
     start_session,
 )
-from gitpatch.store import NOTES_REF, Store
+from gitpatch.store import NOTES_REF, RefUpdate, Store
+from gitpatch.store.notes import encode as encode_note
 from gitpatch.text import Document
 from gitpatch.worktree import WorkingTree
 
@@ -90,6 +91,19 @@ def _serialized(
 
     functools.update_wrapper(run, method)
     return run
+
+
+def _backoff(attempt: int) -> None:
+    time.sleep(min(0.05, 0.0005 * 2**attempt) * (0.5 + random.random()))
+
+
+def _notes_update(store: Store, commit: pygit2.Oid, note: dict[str, Any]) -> RefUpdate:
+    """A notes commit adding ``note`` for the new ``commit`` (which has none yet), as a ref
+    update to make in the same transaction as the proposal's own ref."""
+    tip = store.ref_target(NOTES_REF)
+    tree = store.build_tree(tip, [FileChange(str(commit), encode_note(note))])
+    new = store.commit(tree, [tip] if tip is not None else [], "Notes added by gitpatch")
+    return (NOTES_REF, new, tip)
 
 
 def _now_iso() -> str:
@@ -279,13 +293,12 @@ class Workspace:
                 base, recorded = self._record_dirty(head, proposal.paths, pid)
             built = self._build(proposal, base, recorded, pid, revision)
             try:
-                self._publish(built, head, pid, proposal.tool)
+                self._publish(built, head, pid, proposal.tool, revision)
             except ConcurrentUpdate as exc:
                 if exc.details.get("reason") == "locked":
                     raise
-                time.sleep(min(0.05, 0.0005 * 2**attempt) * (0.5 + random.random()))
+                _backoff(attempt)
                 continue
-            self._write_note(built, pid, proposal.tool, revision)
             return self._result(built, pid)
         raise ConcurrentUpdate(
             f"{_short(self.branch)} kept moving: {MAX_ATTEMPTS} attempts to land the proposal "
@@ -384,18 +397,32 @@ class Workspace:
         )
         return record, dirty
 
-    def _publish(self, built: _Built, head: pygit2.Oid | None, pid: str, tool: str) -> None:
-        if self.mode == "review":
-            ref = PROPOSAL_PREFIX + pid
-            self.store.update_ref(ref, built.commit, None, f"gitpatch: propose {pid}")
-            return
-        if self.branch in self.protected:
+    def _publish(
+        self, built: _Built, head: pygit2.Oid | None, pid: str, tool: str, revision: bool
+    ) -> None:
+        """Move the branch (auto) or create the proposal ref (review) together with the note,
+        in one ref transaction: a proposal never exists without its note, nor a note without
+        its proposal."""
+        if self.mode == "auto" and self.branch in self.protected:
             raise InternalError("refusing to land an agent commit on a protected branch")
+        ref = self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid
+        old = head if self.mode == "auto" else None
+        note = self._note(built, pid, tool, revision)
 
         def move() -> None:
-            self.store.update_ref(self.branch, built.commit, head, f"gitpatch: {tool} {pid}")
+            message = f"gitpatch: {tool or 'propose'} {pid}"
+            for attempt in range(MAX_ATTEMPTS):
+                notes = _notes_update(self.store, built.commit, note)
+                try:
+                    self.store.update_refs([(ref, built.commit, old), notes], message)
+                    return
+                except ConcurrentUpdate as exc:
+                    # Another writer added a note: only the notes commit is rebuilt.
+                    if exc.details.get("ref") != NOTES_REF or attempt == MAX_ATTEMPTS - 1:
+                        raise
+                    _backoff(attempt)
 
-        if self._tracks_disk():
+        if self.mode == "auto" and self._tracks_disk():
             assert self.worktree is not None
             base = str(built.base) if built.base is not None else None
             self.worktree.land(
@@ -404,8 +431,8 @@ class Workspace:
         else:
             move()
 
-    def _write_note(self, built: _Built, pid: str, tool: str, revision: bool) -> None:
-        note = {
+    def _note(self, built: _Built, pid: str, tool: str, revision: bool) -> dict[str, Any]:
+        return {
             "id": pid,
             "status": "applied" if self.mode == "auto" else "proposed",
             "tool": tool or "propose",
@@ -417,7 +444,6 @@ class Workspace:
             "created_at": _now_iso(),
             "revision": revision,
         }
-        self.store.update_note(built.commit, lambda _old: dict(note))
 
     def _result(self, built: _Built, pid: str) -> ProposalResult:
         holder = self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid

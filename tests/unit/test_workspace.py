@@ -163,12 +163,12 @@ class RacingWorkspace(Workspace):
     race: dict[str, str | None] = {}
     raced = False
 
-    def _publish(self, built, head, pid, tool):  # type: ignore[no-untyped-def]
+    def _publish(self, *args):  # type: ignore[no-untyped-def]
         if not self.raced:
             self.raced = True
             assert self.worktree is not None
             commit_on(self.worktree.root, self.race)
-        super()._publish(built, head, pid, tool)
+        super()._publish(*args)
 
 
 def test_lost_race_on_other_file_rebuilds_on_new_head(repo: Path) -> None:
@@ -283,12 +283,12 @@ class DiskRacingWorkspace(Workspace):
 
     raced = False
 
-    def _publish(self, built, head, pid, tool):  # type: ignore[no-untyped-def]
+    def _publish(self, *args):  # type: ignore[no-untyped-def]
         if not self.raced:
             self.raced = True
             assert self.worktree is not None
             (self.worktree.root / "a.txt").write_text("alpha\nbeta\ngamma\nperson\n")
-        super()._publish(built, head, pid, tool)
+        super()._publish(*args)
 
 
 def test_disk_edit_during_prepare_is_recorded_on_retry(repo: Path) -> None:
@@ -323,3 +323,27 @@ def test_one_workspace_shared_by_threads_serializes_calls(tmp_path: Path) -> Non
     assert all((root / name).read_text() == "v5\n" for name in files)
     assert git(root, "rev-list", "--count", "HEAD").strip() == "21"
     assert status(root) == ""
+
+
+@pytest.mark.parametrize("mode", ["auto", "review"])
+def test_note_written_with_the_ref_and_notes_race_absorbed(
+    repo: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gitpatch.workspace as workspace_module
+
+    real = workspace_module._notes_update
+    calls = {"n": 0}
+
+    def racing(store, commit, note):  # type: ignore[no-untyped-def]
+        update = real(store, commit, note)
+        calls["n"] += 1
+        if calls["n"] == 1:  # another writer adds a note after we read the notes tip
+            git(repo, "notes", "--ref", "gitpatch", "add", "-m", "other", head(repo))
+        return update
+
+    monkeypatch.setattr(workspace_module, "_notes_update", racing)
+    ws = Workspace.open(repo, mode=mode)  # type: ignore[arg-type]
+    res = ws.propose(edit("a.txt", "beta", "BETA"))
+    assert calls["n"] == 2
+    assert json.loads(note(repo, res.version))["id"] == res.proposal_id
+    assert note(repo, res.base).strip() == "other"
