@@ -104,8 +104,13 @@ class _State:
         self.eol = eol_of(doc)
         self.crlf = self.eol == "\r\n"
 
-    def splice(self, start: int, end: int, new: str) -> None:
-        """Replace ``text[start:end]`` by ``new``, keeping the final-newline state at the end."""
+    def splice(self, start: int, end: int, new: str, whole_lines: bool = True) -> None:
+        """Replace ``text[start:end]`` by ``new``, keeping the final-newline state at the end.
+
+        A file without a final newline loses the one an edit would leave at its end, unless a
+        substring edit (not ``whole_lines``) did not write that line break itself: ``"a\\nfoo"``
+        minus ``foo`` is ``"a\\n"``, not ``"a"``.
+        """
         new = _BARE_LF.sub("\r\n", new) if self.crlf else new
         before, after = self.text[:start], self.text[end:]
         if after or not self.text:
@@ -115,7 +120,7 @@ class _State:
         if before and not _ends_with_eol(before) and start == len(self.text) and new:
             before += self.eol  # inserting after a last line that has no terminator
         result = before + new
-        if result and not had_eol:
+        if result and not had_eol and (whole_lines or _ends_with_eol(new)):
             result = _strip_eol(result)
         elif result and had_eol and not _ends_with_eol(result):
             result += self.eol
@@ -124,7 +129,8 @@ class _State:
     def splice_all(self, spans: Sequence[tuple[int, int]], new: str) -> None:
         """Replace ascending, non-overlapping spans by ``new`` in one pass over the text."""
         *rest, (start, end) = spans
-        self.splice(start, end, new)  # the last span alone can reach the end of the file
+        # the last span alone can reach the end of the file
+        self.splice(start, end, new, whole_lines=False)
         if not rest:
             return
         new = _BARE_LF.sub("\r\n", new) if self.crlf else new

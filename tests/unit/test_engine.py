@@ -346,6 +346,23 @@ def test_crlf_match_spans_map_back_to_the_file() -> None:
     assert out.changes[0].content == b"a\r\nB\r\nB\r\n"
 
 
+@pytest.mark.parametrize(
+    ("data", "edit", "want"),
+    [
+        (b"a\nfoo", Replace("foo", ""), b"a\n"),
+        (b"a\nfoo", Replace("foo", "bar\n"), b"a\nbar"),
+        (b"a\nfoo", Replace("\nfoo", ""), b"a"),
+        (b"a\nfoo", ReplaceLines(2, 2, ""), b"a"),
+        (b"a\nfoo\n", Replace("foo\n", "bar"), b"a\nbar\n"),
+    ],
+)
+def test_final_newline_rules_at_the_end_of_the_file(
+    data: bytes, edit: Replace | ReplaceLines, want: bytes
+) -> None:
+    out = apply(update("f", edit, fmt="edits"), {"f": data})
+    assert out.changes[0].content == want
+
+
 def test_insert_after_last_line_without_newline_starts_a_line() -> None:
     out = apply(update("f", InsertAfter(1, "b"), fmt="edits"), {"f": b"a"})
     assert out.changes[0].content == b"a\nb"
