@@ -28,13 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from gitpatch._engine_lines import (
-    assemble,
-    encode_text,
-    final_newline_of,
-    place_hunks,
-    place_search_replace,
-)
+from gitpatch._engine_hunks import final_newline_of, place_hunks
+from gitpatch._engine_lines import assemble, encode_text, place_search_replace
 from gitpatch._engine_text import apply_text_edits
 from gitpatch.errors import (
     EmptyEdits,
