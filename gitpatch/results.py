@@ -7,9 +7,12 @@ producer fails loudly instead of silently dropping data.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from gitpatch.model import Changeset
 
 __all__ = [
     "EditResult",
@@ -22,6 +25,9 @@ __all__ = [
     "ProposalResult",
     "ProposalStatus",
     "ReadResult",
+    "edit_results",
+    "file_results",
+    "summary",
 ]
 
 #: How a Workspace lands proposals: on the target branch at once, or on a branch for review.
@@ -121,3 +127,37 @@ class LogEntry(_Result):
     tool: str
     summary: str
     time: str
+
+
+def file_results(changeset: Changeset, existed: Callable[[str], bool]) -> list[FileResult]:
+    """One ``FileResult`` per change; ``existed(path)`` tells an update from an add."""
+    out: list[FileResult] = []
+    for change in changeset.changes:
+        if change.source is not None:
+            out.append(FileResult(path=change.path, action="move", moved_from=change.source))
+        elif change.content is None:
+            out.append(FileResult(path=change.path, action="delete"))
+        else:
+            action: FileAction = "update" if existed(change.path) else "add"
+            out.append(FileResult(path=change.path, action=action))
+    return out
+
+
+def edit_results(changeset: Changeset) -> list[EditResult]:
+    """The engine's report of where each edit landed, as result models."""
+    return [
+        EditResult(
+            path=r.path, index=r.index, start_line=r.start_line, end_line=r.end_line, level=r.level
+        )
+        for r in changeset.report
+    ]
+
+
+def summary(tool: str, files: Sequence[FileResult]) -> str:
+    """A commit subject such as ``patch: update a.py, add b.py (+2 more)``."""
+    words = [
+        f"move {f.moved_from} to {f.path}" if f.action == "move" else f"{f.action} {f.path}"
+        for f in files
+    ]
+    more = f" (+{len(words) - 3} more)" if len(words) > 3 else ""
+    return f"{tool}: {', '.join(words[:3])}{more}"

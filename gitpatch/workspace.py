@@ -39,9 +39,17 @@ from gitpatch.errors import (
     ProposalRejected,
     ResourceNotFound,
 )
-from gitpatch.model import Changeset, FileChange, FileOp, Proposal, UpdateFile
+from gitpatch.model import Changeset, FileChange, Proposal
 from gitpatch.paths import normalize
-from gitpatch.results import EditResult, FileResult, Mode, ProposalResult, ReadResult
+from gitpatch.results import (
+    FileResult,
+    Mode,
+    ProposalResult,
+    ReadResult,
+    edit_results,
+    file_results,
+    summary,
+)
 from gitpatch.sessions import (
     DEFAULT_PROTECTED,
     PROPOSAL_PREFIX,
@@ -83,10 +91,13 @@ _R = TypeVar("_R")
 def _serialized(
     method: Callable[Concatenate[Workspace, _P], _R],
 ) -> Callable[Concatenate[Workspace, _P], _R]:
-    """Run one call of a Workspace at a time: its pygit2 objects are not thread-safe."""
+    """One call of a Workspace at a time (its pygit2 objects are not thread-safe), each
+    starting by finishing whatever a killed process left half done."""
 
     def run(self: Workspace, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self._calls:
+            if self.worktree is not None:
+                self.worktree.recover((self.branch, self.target, NOTES_REF))
             return method(self, *args, **kwargs)
 
     functools.update_wrapper(run, method)
@@ -248,7 +259,6 @@ class Workspace:
         When the branch is checked out the text comes from disk (uncommitted edits included),
         since that is what a following edit applies to.
         """
-        self._recover()
         clean = self._normalize(path)
         with self._consistent_view():
             head = self.store.ref_target(self.branch)
@@ -278,7 +288,6 @@ class Workspace:
         since is a ``resource_conflict`` (other files changing is not). ``revision=True`` allows
         a change identical to one a person rejected.
         """
-        self._recover()
         proposal = self._normalize_proposal(proposal)
         pid = secrets.token_hex(6)
         expected = guards.resolve_version(self.store, expected_version)
@@ -289,7 +298,15 @@ class Workspace:
                 if attempt == 0:
                     first = head
                     self._check_paths(head, proposal.paths)
-                self._check_since(expected, first, head, proposal.paths)
+                reference, since = (expected, True) if expected is not None else (first, False)
+                guards.check_unchanged(
+                    self.store,
+                    reference,
+                    head,
+                    proposal.paths,
+                    since_version=since,
+                    branch=self.branch,
+                )
                 base, recorded = self._record_dirty(head, proposal.paths, pid)
             built = self._build(proposal, base, recorded, pid, revision)
             try:
@@ -306,24 +323,6 @@ class Workspace:
             hint="The branch is very busy; retry the call.",
             details={"branch": self.branch, "reason": "changed"},
         )
-
-    def _check_since(
-        self,
-        expected: pygit2.Oid | None,
-        first: pygit2.Oid | None,
-        head: pygit2.Oid | None,
-        paths: Sequence[str],
-    ) -> None:
-        """The touched files must be as at ``expected`` (a version the caller read) or, when
-        the branch moved during this call, as at ``first`` (the head the call started from)."""
-        if expected is not None:
-            guards.check_unchanged(
-                self.store, expected, head, paths, since_version=True, branch=self.branch
-            )
-        else:
-            guards.check_unchanged(
-                self.store, first, head, paths, since_version=False, branch=self.branch
-            )
 
     @contextlib.contextmanager
     def _consistent_view(self) -> Iterator[None]:
@@ -358,7 +357,7 @@ class Workspace:
         commit = self.store.commit(
             tree,
             [base] if base is not None else [],
-            proposal.message or _summary(tool, _file_results(base, changeset, self.store)),
+            proposal.message or summary(tool, self._files(base, changeset)),
             {"Gitpatch-Proposal": pid, "Gitpatch-Tool": tool},
         )
         land = tuple(dict.fromkeys([*recorded, *changeset.paths]))
@@ -447,7 +446,7 @@ class Workspace:
 
     def _result(self, built: _Built, pid: str) -> ProposalResult:
         holder = self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid
-        files = _file_results(built.base, built.changeset, self.store)
+        files = self._files(built.base, built.changeset)
         names = ", ".join(f.path for f in files)
         if self.mode == "review":
             message = (
@@ -470,24 +469,14 @@ class Workspace:
             status="applied" if self.mode == "auto" else "proposed",
             base=str(built.base) if built.base is not None else "",
             files=files,
-            edits=[
-                EditResult(
-                    path=r.path,
-                    index=r.index,
-                    start_line=r.start_line,
-                    end_line=r.end_line,
-                    level=r.level,
-                )
-                for r in built.changeset.report
-            ],
+            edits=edit_results(built.changeset),
             message=message,
         )
 
-    # -- checks ------------------------------------------------------------------------------
+    def _files(self, base: pygit2.Oid | None, changeset: Changeset) -> list[FileResult]:
+        return file_results(changeset, lambda p: guards.blob(self.store, base, p) is not None)
 
-    def _recover(self) -> None:
-        if self.worktree is not None:
-            self.worktree.recover((self.branch, self.target, NOTES_REF))
+    # -- checks ------------------------------------------------------------------------------
 
     def _tracks_disk(self) -> bool:
         """True when the working tree shows ``self.branch`` (so disk content is the base)."""
@@ -503,17 +492,7 @@ class Workspace:
         return normalize(path, root.rstrip("/") if root else None)
 
     def _normalize_proposal(self, proposal: Proposal) -> Proposal:
-        ops: list[FileOp] = []
-        for op in proposal.operations:
-            clean = dataclasses.replace(op, path=self._normalize(op.path))
-            if isinstance(clean, UpdateFile) and clean.move_to is not None:
-                clean = dataclasses.replace(clean, move_to=self._normalize(clean.move_to))
-            ops.append(clean)
-        if not ops:
-            raise InvalidArguments(
-                "the proposal has no operations", hint="Give at least one file operation."
-            )
-        return dataclasses.replace(proposal, operations=tuple(ops))
+        return guards.normalize_proposal(proposal, self._normalize)
 
     # -- review (written in gitpatch.review) -------------------------------------------------
 
@@ -522,7 +501,6 @@ class Workspace:
         """Merge a proposal (or a session, by name) into its target; see ``gitpatch.review``."""
         from gitpatch import review
 
-        self._recover()
         return review.approve(self, id, by)
 
     @_serialized
@@ -530,7 +508,6 @@ class Workspace:
         """Reject a proposal: its ref goes, the reason is noted; see ``gitpatch.review``."""
         from gitpatch import review
 
-        self._recover()
         return review.reject(self, id, by, reason)
 
     @_serialized
@@ -538,7 +515,6 @@ class Workspace:
         """Every proposal with its status; see ``gitpatch.review``."""
         from gitpatch import review
 
-        self._recover()
         return review.proposals(self)
 
     @_serialized
@@ -546,7 +522,6 @@ class Workspace:
         """One proposal's diff, stats and info; see ``gitpatch.review``."""
         from gitpatch import review
 
-        self._recover()
         return review.show(self, id)
 
     @_serialized
@@ -554,7 +529,6 @@ class Workspace:
         """Revert the last gitpatch commit with a new commit; see ``gitpatch.review``."""
         from gitpatch import review
 
-        self._recover()
         return review.undo(self)
 
     @_serialized
@@ -562,7 +536,6 @@ class Workspace:
         """The gitpatch commits on the branch, newest first; see ``gitpatch.review``."""
         from gitpatch import review
 
-        self._recover()
         return review.log(self, limit)
 
 
@@ -571,27 +544,3 @@ def _config_bool(store: Store, key: str) -> bool:
         if key in store.repo.config:
             return bool(store.repo.config.get_bool(key))
     return False
-
-
-def _file_results(base: pygit2.Oid | None, changeset: Changeset, store: Store) -> list[FileResult]:
-    out: list[FileResult] = []
-    for change in changeset.changes:
-        if change.source is not None:
-            out.append(FileResult(path=change.path, action="move", moved_from=change.source))
-        elif change.content is None:
-            out.append(FileResult(path=change.path, action="delete"))
-        elif guards.blob(store, base, change.path) is not None:
-            out.append(FileResult(path=change.path, action="update"))
-        else:
-            out.append(FileResult(path=change.path, action="add"))
-    return out
-
-
-def _summary(tool: str, files: Sequence[FileResult]) -> str:
-    """A commit subject such as ``patch: update a.py, add b.py (+2 more)``."""
-    words = [
-        f"move {f.moved_from} to {f.path}" if f.action == "move" else f"{f.action} {f.path}"
-        for f in files
-    ]
-    more = f" (+{len(words) - 3} more)" if len(words) > 3 else ""
-    return f"{tool}: {', '.join(words[:3])}{more}"
