@@ -16,6 +16,7 @@ from gitpatch.store import NOTES_REF, Store
 from tests.conftest import git
 
 REF = "refs/heads/counter"
+TWIN = "refs/heads/twin"
 PROCESSES = 4
 ROUNDS = 25
 
@@ -57,6 +58,26 @@ def _bump_note(path: str, target: str, barrier: Barrier, out: Any) -> None:
     for _ in range(ROUNDS):
         store.update_note(pygit2.Oid(hex=target), bump)
     out.put(calls - ROUNDS)
+
+
+def _bump_pair(path: str, worker: int, barrier: Barrier, out: Any) -> None:
+    """Move REF and its twin together with update_refs, each time to a new commit."""
+    store = Store.open(path)
+    barrier.wait()
+    losses = 0
+    for round_no in range(ROUNDS):
+        while True:
+            tip, twin = store.ref_target(REF), store.ref_target(TWIN)
+            assert tip is not None
+            value = int(store.read(tip, "counter") or b"0") + 1
+            tree = store.build_tree(tip, [FileChange("counter", f"{value}\n".encode())])
+            commit = store.commit(tree, [tip], f"pair w{worker} r{round_no}")
+            try:
+                store.update_refs([(REF, commit, tip), (TWIN, commit, twin)], "pair")
+                break
+            except ConcurrentUpdate:
+                losses += 1
+    out.put(losses)
 
 
 def _create_refs(path: str, worker: int, barrier: Barrier, out: Any) -> None:
@@ -136,3 +157,12 @@ def test_processes_creating_the_same_refs_have_exactly_one_winner(git_repo: Path
     for k, commits in winners.items():
         assert len(commits) == 1, f"ref race/{k} was created by {len(commits)} processes"
         assert str(store.ref_target(f"refs/heads/race/{k}")) == commits[0]
+
+
+def test_processes_moving_two_refs_together_keep_them_in_step(git_repo: Path) -> None:
+    store = _seed(git_repo)
+    _run(_bump_pair, lambda i: (str(git_repo), i))
+    tip = store.ref_target(REF)
+    assert tip is not None and store.ref_target(TWIN) == tip
+    assert store.read(tip, "counter") == f"{PROCESSES * ROUNDS}\n".encode()
+    assert int(git(git_repo, "rev-list", "--count", REF)) == PROCESSES * ROUNDS + 1
