@@ -163,6 +163,14 @@ def proposal_trailer(repo: Path, commit: str) -> str:
     return git(repo, "log", "-1", fmt, commit).strip()
 
 
+def proposal_trailers(repo: Path, base: str, tip: str) -> list[tuple[str, str]]:
+    """(commit, ``Gitpatch-Proposal`` trailer) for every commit in ``base..tip``, oldest first."""
+    fmt = f"--format=%H %(trailers:key={TRAILER_KEY},valueonly,separator=%x2C)"
+    text = git(repo, "log", "--reverse", fmt, f"{base}..{tip}")
+    pairs = [line.split(" ", 1) for line in text.splitlines() if line.strip()]
+    return [(p[0], p[1].strip() if len(p) > 1 else "") for p in pairs]
+
+
 def note_json(repo: Path, commit: str) -> str:
     """``git notes --ref gitpatch show <commit>`` ('' when there is no note)."""
     out = run_git(repo, "notes", "--ref", "gitpatch", "show", commit)

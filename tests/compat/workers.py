@@ -86,12 +86,13 @@ def _count(content: str) -> int:
 
 
 def edit_shared_file(
-    repo: str, worker: int, rounds: int, barrier: Any, queue: Any, lockstep: bool
+    repo: str, worker: int, lockstep: int, free: int, barrier: Any, queue: Any
 ) -> None:
-    """Read, edit and propose with the version read, ``rounds`` times; report every outcome.
+    """Read, edit and propose with the version read, ``lockstep + free`` times; report outcomes.
 
-    In lockstep every worker reads before anyone proposes (two barrier waits per round), so each
-    round has exactly one winner; otherwise the workers run free and interleave as they may.
+    In the first ``lockstep`` rounds every worker reads before anyone proposes (two barrier
+    waits per round), so each of those rounds has exactly one winner; in the ``free`` rounds
+    after them the workers run free and interleave as they may.
     """
     outcomes: list[tuple[str, int, str, str]] = []
     try:
@@ -99,11 +100,11 @@ def edit_shared_file(
 
         ws = Workspace.open(repo)
         barrier.wait(BARRIER_TIMEOUT)
-        for round_ in range(rounds):
-            if lockstep:
+        for round_ in range(lockstep + free):
+            if round_ < lockstep:
                 barrier.wait(BARRIER_TIMEOUT)
             seen = ws.read(SHARED_PATH)
-            if lockstep:
+            if round_ < lockstep:
                 barrier.wait(BARRIER_TIMEOUT)
             proposal = bump_proposal(seen.content, worker, round_)
             try:
