@@ -37,6 +37,9 @@ __all__ = [
 NOTES_REF = "refs/notes/gitpatch"
 #: How many lost compare-and-swaps ``update_note`` absorbs before raising ``ConcurrentUpdate``.
 NOTE_RETRIES = 200
+#: Root entries from which new notes are fanned out as ``ab/cdef...`` (git fans out at a few
+#: hundred notes too; readers, git's and ours, accept any mix of layouts).
+FANOUT_AT = 256
 
 NoteChange = Callable[[dict[str, Any] | None], dict[str, Any]]
 
@@ -71,18 +74,28 @@ def decode(data: bytes) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"text": text}
 
 
-def _note_path(store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid) -> tuple[str, bool]:
-    """Where the note for ``commit`` lives in the notes tree at ``tip``, and whether it exists."""
+def note_path(store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid) -> tuple[str, bool]:
+    """Where the note for ``commit`` is (or goes) in the notes tree at ``tip``; True if it exists.
+
+    An existing note is found at any fan-out git uses. A new one goes at the root while the root
+    is small and under ``ab/cdef...`` once it holds ``FANOUT_AT`` entries, as git itself does:
+    every note update rewrites the trees on the note's path, so a flat tree of thousands of
+    notes would make each update cost (and store) the whole list again.
+    """
     hexid = str(commit)
-    if tip is not None:
-        for path in (hexid, f"{hexid[:2]}/{hexid[2:]}", f"{hexid[:2]}/{hexid[2:4]}/{hexid[4:]}"):
-            if store.entry(tip, path) is not None:
-                return path, True
-    return hexid, False
+    if tip is None:
+        return hexid, False
+    for path in (hexid, f"{hexid[:2]}/{hexid[2:]}", f"{hexid[:2]}/{hexid[2:4]}/{hexid[4:]}"):
+        if store.entry(tip, path) is not None:
+            return path, True
+    with git_errors(f"read notes at {NOTES_REF}"):
+        root = store.repo[tip].peel(pygit2.Tree)
+        flat = len(root) < FANOUT_AT
+    return (hexid if flat else f"{hexid[:2]}/{hexid[2:]}"), False
 
 
 def _read_at(store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid) -> dict[str, Any] | None:
-    path, found = _note_path(store, tip, commit)
+    path, found = note_path(store, tip, commit)
     if not found or tip is None:
         return None
     data = store.read(tip, path)
@@ -104,7 +117,7 @@ def update_note(store: Store, commit: pygit2.Oid, change: NoteChange) -> dict[st
     for attempt in range(NOTE_RETRIES):
         tip = store.ref_target(NOTES_REF)
         note = change(_read_at(store, tip, commit))
-        path, _found = _note_path(store, tip, commit)
+        path, _found = note_path(store, tip, commit)
         tree = store.build_tree(tip, [FileChange(path, encode(note))])
         notes_commit = store.commit(
             tree, [tip] if tip is not None else [], "Notes added by gitpatch"

@@ -10,7 +10,7 @@ import pytest
 
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, RepositoryError
 from gitpatch.model import FileChange as F
-from gitpatch.store import NOTES_REF, Store
+from gitpatch.store import NOTES_REF, Store, notes
 from gitpatch.store import refs as store_refs
 from tests.conftest import git
 from tests.unit.test_store import MAIN, land
@@ -206,3 +206,19 @@ def test_update_note_errors(store: Store) -> None:
     with pytest.raises(RepositoryError):
         store.update_note(pygit2.Oid(hex="4" * 40), lambda old: {})
     assert store.ref_target(NOTES_REF) is None
+
+
+def test_new_notes_fan_out_once_the_root_is_large(store: Store) -> None:
+    c1 = land(store, [F("a", b"1")])
+    blobs = [store.repo.create_blob(f"annotated {i}\n".encode()) for i in range(notes.FANOUT_AT)]
+    flat = [F(str(b), b'{"n": 1}\n') for b in blobs]
+    store.update_ref(NOTES_REF, store.commit(store.build_tree(None, flat), [], "n"), None, "n")
+    store.update_note(c1, lambda old: {"status": "proposed"})
+    tip = store.ref_target(NOTES_REF)
+    hexid = str(c1)
+    assert tip is not None and store.entry(tip, f"{hexid[:2]}/{hexid[2:]}") is not None
+    assert store.entry(tip, hexid) is None
+    shown = git(store.repo.workdir, "notes", "--ref", "gitpatch", "show", hexid)
+    assert shown == '{\n  "status": "proposed"\n}\n'
+    assert len(dict(store.iter_notes())) == notes.FANOUT_AT + 1
+    assert store.read_note(blobs[0]) == {"n": 1}
