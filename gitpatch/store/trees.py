@@ -144,14 +144,23 @@ class _Overlay:
         return current
 
 
+def _dirty(node: _Dir) -> bool:
+    """True when something below ``node`` changes (lookups alone cache unchanged dirs)."""
+    return node.base is None or any(
+        not isinstance(entry, _Dir) or _dirty(entry) for entry in node.changes.values()
+    )
+
+
 def _write(repo: pygit2.Repository, node: _Dir) -> pygit2.Oid | None:
     """Write ``node`` and its changed subdirectories; None when the result is empty."""
     builder = repo.TreeBuilder(node.base) if node.base is not None else repo.TreeBuilder()
     count = len(node.base) if node.base is not None else 0
     for name, entry in node.changes.items():
+        if isinstance(entry, _Dir) and not _dirty(entry):
+            continue  # only looked at: its tree id stays as it is
         present = builder.get(name) is not None
         if isinstance(entry, _Dir):
-            oid = _write(repo, entry) if entry.changes or entry.base is None else entry.base.id
+            oid = _write(repo, entry)
             if oid is None:
                 entry = None
             else:
