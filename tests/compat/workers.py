@@ -36,15 +36,24 @@ def own_file_proposal(worker: int, index: int) -> Proposal:
     return Proposal(operations=(op,), format="edits", tool="proof")
 
 
-def edit_own_files(repo: str, worker: int, count: int, barrier: Any, queue: Any) -> None:
-    """Land ``count`` proposals on files only this worker touches; report ids and errors."""
+def edit_own_files(
+    repo: str, worker: int, count: int, barrier: Any, queue: Any, race_open: bool = False
+) -> None:
+    """Land ``count`` proposals on files only this worker touches; report ids and errors.
+
+    ``race_open``: all workers open their Workspace at once (the barrier is before the open),
+    which on a protected branch makes them race to start the same session branch.
+    """
     landed: list[tuple[int, str, str]] = []
     errors: list[tuple[int, str, str]] = []
     try:
         from gitpatch.workspace import Workspace
 
+        if race_open:
+            barrier.wait(BARRIER_TIMEOUT)
         ws = Workspace.open(repo)
-        barrier.wait(BARRIER_TIMEOUT)
+        if not race_open:
+            barrier.wait(BARRIER_TIMEOUT)
         for index in range(count):
             try:
                 result = ws.propose(own_file_proposal(worker, index))

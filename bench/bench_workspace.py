@@ -1,0 +1,186 @@
+"""Workspace speed in repositories of 1,000 and 100,000 files: `python -m bench.bench_workspace`.
+
+Each repository has a real working tree and index (files written, ``git add`` in bulk, one
+commit, packed as a cloned repository would be). In the same run and the same repository it
+measures, as medians of many runs:
+
+- auto: a full auto-apply of a one-line change (commit, fast-forward, working-tree write with
+  fsync, index update), through ``Workspace.propose``;
+- git: the same one-line change done with git's own commands: write the file,
+  ``git update-index <path>``, ``git commit`` (automatic gc and maintenance switched off);
+- review: building a review-mode proposal (commit on ``refs/heads/gitpatch/<id>`` and its note;
+  no working tree, no index).
+
+Options: ``--sizes 1000,100000``, ``--runs N``, ``--dir PATH`` (where the repositories are made;
+default the system temp dir, i.e. a real disk; ``/dev/shm`` measures without disk latency).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from gitpatch.model import Proposal, Replace, UpdateFile
+from gitpatch.workspace import Workspace
+
+BRANCH = "bench"
+GIT_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "Bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "Bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+# Automatic gc/maintenance would add an occasional extra process to git's figure; leave it out.
+GIT_QUIET = ("-c", "gc.auto=0", "-c", "maintenance.auto=false")
+FILES_PER_DIR = 100
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", *GIT_QUIET, *args], cwd=repo, env=GIT_ENV, check=True, capture_output=True
+    )
+
+
+def _path_of(i: int) -> str:
+    # Three levels like a real source tree: src/dNNN/eN/fNNNNN.txt with 100 files per folder.
+    return f"src/d{i // 1000:03d}/e{(i // FILES_PER_DIR) % 10}/f{i:06d}.txt"
+
+
+def _fast_import_stream(files: int) -> bytes:
+    lines = [
+        b"commit refs/heads/" + BRANCH.encode(),
+        b"committer Bench <bench@example.com> 1767225600 +0000",
+        b"data 12",
+        b"bench files",
+        b"",
+    ]
+    for i in range(files):
+        data = (f"file {i}\nrev 0\n" + "".join(f"line {n}\n" for n in range(8))).encode()
+        lines.append(b"M 100644 inline " + _path_of(i).encode())
+        lines.append(b"data %d" % len(data))
+        lines.append(data)
+    return b"\n".join(lines) + b"\n"
+
+
+def make_repo(root: Path, files: int) -> tuple[Path, float]:
+    """A repository of ``files`` small text files with working tree and index; (path, seconds).
+
+    ``git fast-import`` writes the one commit straight into a pack (as a clone would have it)
+    and ``git reset --hard`` writes the working tree and a fully stat-ed index: the same end
+    state as writing the files, ``git add`` and ``git commit``, several times faster.
+    """
+    start = time.perf_counter()
+    repo = root / f"repo_{files}"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", BRANCH)
+    subprocess.run(
+        ["git", "fast-import", "--quiet"],
+        cwd=repo,
+        env=GIT_ENV,
+        check=True,
+        input=_fast_import_stream(files),
+        capture_output=True,
+    )
+    _git(repo, "reset", "-q", "--hard")
+    return repo, time.perf_counter() - start
+
+
+def _one_line(path: str, old: str, new: str) -> Proposal:
+    op = UpdateFile(path=path, edits=(Replace(old=old, new=new),))
+    return Proposal(operations=(op,), format="edits", tool="bench")
+
+
+def _median_ms(action: Callable[[int], None], runs: int, warmup: int = 3) -> float:
+    times: list[float] = []
+    for k in range(warmup + runs):
+        start = time.perf_counter()
+        action(k)
+        if k >= warmup:
+            times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def bench_size(root: Path, files: int, runs: int) -> dict[str, float]:
+    """All three figures for one repository size."""
+    repo, made_in = make_repo(root, files)
+    target = _path_of(files // 2)
+    full = repo / target
+    auto_ws = Workspace.open(str(repo), mode="auto")
+    rev = {"n": 0}
+
+    def auto(_k: int) -> None:
+        auto_ws.propose(_one_line(target, f"rev {rev['n']}\n", f"rev {rev['n'] + 1}\n"))
+        rev["n"] += 1
+
+    def git_cmds(_k: int) -> None:
+        text = full.read_text()
+        full.write_text(text.replace(f"rev {rev['n']}\n", f"rev {rev['n'] + 1}\n", 1))
+        _git(repo, "update-index", "--", target)
+        _git(repo, "commit", "-q", "--no-verify", "-m", f"rev {rev['n'] + 1}")
+        rev["n"] += 1
+
+    figures = {"made_s": made_in}
+    figures["auto_ms"] = _median_ms(auto, runs)
+    figures["git_ms"] = _median_ms(git_cmds, runs)
+    # The two must agree on what they did: git's commits continue gitpatch's.
+    _git(repo, "diff", "--quiet", "HEAD")
+    review_ws = Workspace.open(str(repo), mode="review")
+    current = f"rev {rev['n']}\n"
+    figures["review_ms"] = _median_ms(
+        lambda k: review_ws.propose(_one_line(target, current, f"review {k}\n")), runs * 2
+    )
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the repositories, run the three measurements, print a table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,100000")
+    parser.add_argument("--runs", type=int, default=25)
+    parser.add_argument("--dir", default=None, help="parent directory for the repositories")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    results: dict[int, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="gitpatch-bench-", dir=args.dir) as tmp:
+        print(f"repositories in {tmp}", flush=True)
+        for files in sizes:
+            results[files] = bench_size(Path(tmp), files, args.runs)
+            print(
+                f"  {files:,} files: repository made in {results[files]['made_s']:.1f} s",
+                flush=True,
+            )
+    print(f"\nmedians of {args.runs} runs (review: {args.runs * 2}), milliseconds")
+    print(
+        f"{'files':>9}  {'auto-apply':>10}  {'git update-index+commit':>23}  "
+        f"{'ratio':>5}  {'review build':>12}"
+    )
+    for files, fig in results.items():
+        ratio = fig["auto_ms"] / fig["git_ms"]
+        print(
+            f"{files:>9,}  {fig['auto_ms']:>10.2f}  {fig['git_ms']:>23.2f}  {ratio:>5.2f}  "
+            f"{fig['review_ms']:>12.2f}"
+        )
+    if len(sizes) >= 2:
+        small, large = results[min(sizes)], results[max(sizes)]
+        print(
+            f"review build ratio {max(sizes):,}/{min(sizes):,} files: "
+            f"{large['review_ms'] / small['review_ms']:.2f}"
+        )
+        print(
+            f"auto-apply ratio {max(sizes):,}/{min(sizes):,} files: "
+            f"{large['auto_ms'] / small['auto_ms']:.2f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
