@@ -107,7 +107,19 @@ def _swap_once(
     ref.set_target(new, message)
 
 
+def _check_targets(repo: pygit2.Repository, updates: Sequence[RefUpdate]) -> None:
+    # A transaction writes any id it is given; a ref to a missing object breaks the repository.
+    for name, new, _old in updates:
+        if new is not None and new not in repo:
+            raise RepositoryError(
+                f"cannot point {name!r} at {new}: no such object in the repository",
+                hint="Write the commit first (Store.commit) and pass its id.",
+                details={"ref": name, "target": str(new)},
+            )
+
+
 def _transaction(repo: pygit2.Repository, updates: Sequence[RefUpdate], message: str) -> None:
+    _check_targets(repo, updates)
     with repo.transaction() as txn:
         for name, _new, _old in updates:
             txn.lock_ref(name)

@@ -166,3 +166,40 @@ def test_corrupt_repository_never_leaks_a_raw_git_error(git_repo: Path) -> None:
     (Path(store.repo.path) / "objects" / hexid[:2] / hexid[2:]).unlink()
     with pytest.raises(RepositoryError, match="not found"):
         Store.open(git_repo).read(commit, "a.txt")
+
+
+MISSING = pygit2.Oid(hex="6" * 40)
+
+CALLS: list[tuple[str, Callable[[Store, pygit2.Oid], object]]] = [
+    ("entry", lambda s, c: s.entry(MISSING, "a.txt")),
+    ("read", lambda s, c: s.read(MISSING, "a.txt")),
+    ("build_tree", lambda s, c: s.build_tree(MISSING, [FileChange("a.txt", b"x")])),
+    ("commit-tree", lambda s, c: s.commit(MISSING, [c], "m")),
+    ("commit-parent", lambda s, c: s.commit(s.repo[c].peel(pygit2.Tree).id, [MISSING], "m")),
+    ("trailers", lambda s, c: s.trailers(MISSING)),
+    ("info", lambda s, c: s.info(MISSING)),
+    ("changed_paths", lambda s, c: s.changed_paths(c, MISSING)),
+    ("is_ancestor", lambda s, c: s.is_ancestor(MISSING, c)),
+    ("merge", lambda s, c: s.merge(c, MISSING, "m")),
+    ("revert", lambda s, c: s.revert(MISSING, c, "m")),
+    ("diff", lambda s, c: s.diff(MISSING, c)),
+    ("update_ref-create", lambda s, c: s.update_ref("refs/heads/x", MISSING, None, "m")),
+    ("update_ref-move", lambda s, c: s.update_ref("refs/heads/main", MISSING, c, "m")),
+    ("update_refs", lambda s, c: s.update_refs([("refs/heads/main", MISSING, c)], "m")),
+    ("update_note", lambda s, c: s.update_note(MISSING, lambda old: {})),
+    ("resolve_commit", lambda s, c: s.resolve_commit(str(MISSING))),
+]
+
+
+@pytest.mark.parametrize("call", [c[1] for c in CALLS], ids=[c[0] for c in CALLS])
+def test_missing_objects_give_gitpatch_errors_only(
+    repo: pygit2.Repository, call: Callable[[Store, pygit2.Oid], object]
+) -> None:
+    store = Store.open(repo.path)
+    head = store.ref_target("refs/heads/main")
+    assert head is not None
+    with pytest.raises(GitpatchError) as info:
+        call(store, head)
+    assert not isinstance(info.value, pygit2.GitError | KeyError | OSError)
+    assert store.ref_target("refs/heads/main") == head
+    assert store.ref_target("refs/heads/x") is None
