@@ -87,6 +87,27 @@ def test_update_ref_refuses_symbolic_and_invalid_names(store: Store) -> None:
         store.update_ref("refs/heads/bad..name", c1, None, "no")
 
 
+def test_update_ref_waits_for_a_lock_to_be_released(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c1 = land(store, [F("a", b"1")])
+    c2 = land(store, [F("a", b"2")])
+    lock = Path(store.repo.path) / "refs/heads/main.lock"
+    lock.write_text("")
+    waits: list[int] = []
+
+    def other_process_finishes(attempt: int) -> float:
+        # Stands in for the sleep: the holder of the lock releases it while we wait.
+        waits.append(attempt)
+        lock.unlink()
+        return 0.0
+
+    monkeypatch.setattr(store_refs, "backoff", other_process_finishes)
+    store.update_ref(MAIN, c1, c2, "after waiting")
+    assert waits == [1]
+    assert store.ref_target(MAIN) == c1
+
+
 def test_update_ref_lock_contention_then_gives_up(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -222,3 +243,22 @@ def test_new_notes_fan_out_once_the_root_is_large(store: Store) -> None:
     assert shown == '{\n  "status": "proposed"\n}\n'
     assert len(dict(store.iter_notes())) == notes.FANOUT_AT + 1
     assert store.read_note(blobs[0]) == {"n": 1}
+
+
+def test_update_note_reapplies_the_change_after_losing_the_race(store: Store) -> None:
+    c1 = land(store, [F("a", b"1")])
+    store.update_note(c1, lambda old: {"votes": ["ann"]})
+    rival = Store.open(store.repo.workdir)
+    seen: list[object] = []
+
+    def add_bob(old: dict[str, object] | None) -> dict[str, object]:
+        seen.append(old)
+        if len(seen) == 1:
+            # Another process lands its own update between our read and our swap.
+            rival.update_note(c1, lambda o: {"votes": [*(o or {}).get("votes", []), "cid"]})
+        votes = list((old or {}).get("votes", []))  # type: ignore[call-overload]
+        return {"votes": [*votes, "bob"]}
+
+    assert store.update_note(c1, add_bob) == {"votes": ["ann", "cid", "bob"]}
+    assert seen == [{"votes": ["ann"]}, {"votes": ["ann", "cid"]}]
+    assert store.read_note(c1) == {"votes": ["ann", "cid", "bob"]}
