@@ -574,3 +574,14 @@ def test_undo_merges_by_content_when_the_file_changed_since(repo: Path) -> None:
     ws.undo()
     assert (repo / "a.txt").read_text() == "alpha\nbeta\nGAMMA\n"
     assert_sound(repo)
+
+
+def test_approving_into_a_branch_not_checked_out_leaves_the_disk_alone(repo: Path) -> None:
+    git(repo, "branch", "side")
+    ws = Workspace.open(repo, mode="review", branch="side")
+    res = ws.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
+    done = ws.approve(res.proposal_id, by="Alice")
+    assert done.branch == "refs/heads/side" and rev(repo, "side") == res.version
+    assert (repo / "a.txt").read_text() == FILES["a.txt"]
+    assert git(repo, "show", "side:a.txt") == "ALPHA\nbeta\ngamma\n"
+    assert_sound(repo)
