@@ -111,22 +111,26 @@ def start_session(store: Store, worktree: WorkingTree | None, target: str, name:
     head = store.ref_target(target)
     current = store.ref_target(ref)
     checked_out = worktree is not None and store.head_branch() == target
+    if current is None and head is None:
+        # An empty repository: the session is born with its first proposal's commit.
+        if checked_out:
+            store.repo.references.create("HEAD", ref, force=True)
+        _remember(store, name, target)
+        return ref
     if current is None:
-        if head is None:
-            raise RepositoryError(
-                f"branch {target.removeprefix('refs/heads/')} has no commits to start a "
-                "session from",
-                hint="Make a first commit on it, or open a branch that is not protected.",
-            )
         store.update_ref(ref, head, None, f"gitpatch: start session at {target}")
         current = head
     elif checked_out and worktree is not None:
         _check_switch(store, worktree, ref, head, current)
-    with contextlib.suppress(pygit2.GitError, OSError):
-        store.repo.config[_SESSION_CONFIG.format(name=name)] = target
-    if checked_out and worktree is not None:
+    _remember(store, name, target)
+    if checked_out and worktree is not None and current is not None:
         _switch(store, worktree, ref, head, current)
     return ref
+
+
+def _remember(store: Store, name: str, target: str) -> None:
+    with contextlib.suppress(pygit2.GitError, OSError):
+        store.repo.config[_SESSION_CONFIG.format(name=name)] = target
 
 
 def _check_switch(

@@ -117,3 +117,15 @@ def test_bare_protected_branch_gets_session_without_head_move(tmp_path: Path) ->
     assert res.branch == SESSION
     assert git(bare, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
     assert head(bare, "main") == head(src)
+
+
+def test_empty_repository_on_main_starts_an_unborn_session(tmp_path: Path) -> None:
+    root = tmp_path / "fresh"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    ws = Workspace.open(root)
+    assert ws.branch == SESSION and git(root, "symbolic-ref", "HEAD").strip() == SESSION
+    res = ws.apply_patch("*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n")
+    assert res.branch == SESSION and head(root, SESSION) == res.version
+    assert git(root, "rev-parse", "--verify", "-q", "refs/heads/main", check=False) == ""
+    assert (root / "hello.txt").read_text() == "hi\n" and status(root) == ""
