@@ -9,7 +9,9 @@ measures, as medians of many runs:
 - git: the same one-line change done with git's own commands: write the file,
   ``git update-index <path>``, ``git commit`` (automatic gc and maintenance switched off);
 - review: building a review-mode proposal (commit on ``refs/heads/gitpatch/<id>`` and its note;
-  no working tree, no index).
+  no working tree, no index);
+- history: the same review build in the smallest repository once ``--history`` earlier
+  proposals exist (their notes and refs are what grows with use, whatever the repository size).
 
 Options: ``--sizes 1000,100000``, ``--runs N``, ``--dir PATH`` (where the repositories are made;
 default the system temp dir, i.e. a real disk; ``/dev/shm`` measures without disk latency).
@@ -141,12 +143,29 @@ def bench_size(root: Path, files: int, runs: int) -> dict[str, float]:
     return figures
 
 
+def bench_history(root: Path, files: int, earlier: int, runs: int) -> tuple[float, float]:
+    """Review build medians before and after ``earlier`` proposals, in a fresh repository."""
+    (root / "history").mkdir()
+    repo, _ = make_repo(root / "history", files)
+    target = _path_of(files // 2)
+    ws = Workspace.open(str(repo), mode="review")
+
+    def build(k: int) -> None:
+        ws.propose(_one_line(target, "rev 0\n", f"history {k}\n"))
+
+    fresh = _median_ms(build, runs)
+    for k in range(earlier):
+        build(runs + 3 + k)
+    return fresh, _median_ms(lambda k: build(earlier + 2 * runs + 6 + k), runs)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Build the repositories, run the three measurements, print a table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,100000")
     parser.add_argument("--runs", type=int, default=25)
     parser.add_argument("--dir", default=None, help="parent directory for the repositories")
+    parser.add_argument("--history", type=int, default=1000, help="earlier proposals (0: skip)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     results: dict[int, dict[str, float]] = {}
@@ -158,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {files:,} files: repository made in {results[files]['made_s']:.1f} s",
                 flush=True,
             )
+        history = (
+            bench_history(Path(tmp), min(sizes), args.history, args.runs) if args.history else None
+        )
     print(f"\nmedians of {args.runs} runs (review: {args.runs * 2}), milliseconds")
     print(
         f"{'files':>9}  {'auto-apply':>10}  {'git update-index+commit':>23}  "
@@ -178,6 +200,11 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"auto-apply ratio {max(sizes):,}/{min(sizes):,} files: "
             f"{large['auto_ms'] / small['auto_ms']:.2f}"
+        )
+    if history:
+        print(
+            f"review build, {min(sizes):,} files: {history[0]:.2f} ms fresh, "
+            f"{history[1]:.2f} ms after {args.history:,} earlier proposals"
         )
     return 0
 
