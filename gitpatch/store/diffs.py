@@ -1,0 +1,130 @@
+"""Unified diffs between two commits, at the cost of the change.
+
+libgit2's tree-to-tree diff walks every entry of both trees (about 25 ms for a one-file change
+among 100,000 files here), so the store finds the changed entries itself (``file_changes``,
+which skips identical subtrees by id) and asks libgit2 only for the per-file patches. Exact
+moves (same blob and mode) are shown as renames, as ``git diff`` does; the text is accepted by
+``git apply``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pygit2
+
+from gitpatch.store.history import Side, file_changes
+from gitpatch.store.trees import MODE_BLOB, MODE_SUBMODULE
+
+__all__ = ["diff_trees"]
+
+_INDEX_LINE = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+) 100644$", re.MULTILINE)
+
+_Item = tuple[str, str, Side, Side]  # old path, new path, old side, new side
+
+
+def _pair_moves(changes: list[tuple[str, Side, Side]]) -> list[_Item]:
+    """Turn a deletion and an addition of the very same blob and mode into one move."""
+    gone: dict[tuple[pygit2.Oid, int], list[str]] = {}
+    for path, a, b in changes:
+        if a is not None and b is None:
+            gone.setdefault(a, []).append(path)
+    moved_from: dict[str, str] = {}
+    for path, a, b in changes:
+        if a is None and b is not None and gone.get(b):
+            moved_from[path] = gone[b].pop(0)
+    sources = set(moved_from.values())
+    items: list[_Item] = []
+    for path, a, b in changes:
+        if path in sources and b is None:
+            continue
+        old_path = moved_from.get(path, path)
+        side_a = a if old_path == path else b
+        items.append((old_path, path, side_a, b))
+    return items
+
+
+def _submodule_patch(old_path: str, new_path: str, a: Side, b: Side) -> tuple[str, int, int]:
+    """A gitlink change the way git prints it: one "Subproject commit" line per side."""
+    zero = "0" * 7
+    lines = [f"diff --git a/{old_path} b/{new_path}"]
+    if a is None and b is not None:
+        lines += [f"new file mode {b[1]:o}", f"index {zero}..{str(b[0])[:7]}"]
+    elif b is None and a is not None:
+        lines += [f"deleted file mode {a[1]:o}", f"index {str(a[0])[:7]}..{zero}"]
+    elif a is not None and b is not None:
+        lines += [f"index {str(a[0])[:7]}..{str(b[0])[:7]} {b[1]:o}"]
+    lines += [
+        f"--- a/{old_path}" if a is not None else "--- /dev/null",
+        f"+++ b/{new_path}" if b is not None else "+++ /dev/null",
+        f"@@ -{'1' if a is not None else '0,0'} +{'1' if b is not None else '0,0'} @@",
+    ]
+    lines += [f"-Subproject commit {a[0]}"] if a is not None else []
+    lines += [f"+Subproject commit {b[0]}"] if b is not None else []
+    return "\n".join(lines) + "\n", int(b is not None), int(a is not None)
+
+
+def _with_modes(text: str, a: Side, b: Side) -> str:
+    """Fix the modes libgit2 writes for blobs it diffs without their tree entries (100644)."""
+    if a is None and b is not None:
+        return text.replace("new file mode 100644", f"new file mode {b[1]:o}", 1)
+    if b is None and a is not None:
+        return text.replace("deleted file mode 100644", f"deleted file mode {a[1]:o}", 1)
+    assert a is not None and b is not None
+    if a[1] == b[1]:
+        return _INDEX_LINE.sub(lambda m: f"index {m[1]}..{m[2]} {a[1]:o}", text, count=1)
+    head, _, rest = text.partition("\n")
+    rest = _INDEX_LINE.sub(lambda m: f"index {m[1]}..{m[2]}", rest, count=1)
+    return f"{head}\nold mode {a[1]:o}\nnew mode {b[1]:o}\n{rest}"
+
+
+def _blob(repo: pygit2.Repository, side: Side) -> pygit2.Blob | None:
+    if side is None:
+        return None
+    blob = repo[side[0]]
+    assert isinstance(blob, pygit2.Blob)
+    return blob
+
+
+def _file_patch(repo: pygit2.Repository, item: _Item) -> tuple[str, int, int]:
+    old_path, new_path, a, b = item
+    if (a is not None and a[1] == MODE_SUBMODULE) or (b is not None and b[1] == MODE_SUBMODULE):
+        return _submodule_patch(old_path, new_path, a, b)
+    if a is not None and a == b:
+        return (
+            (
+                f"diff --git a/{old_path} b/{new_path}\nsimilarity index 100%\n"
+                f"rename from {old_path}\nrename to {new_path}\n"
+            ),
+            0,
+            0,
+        )
+    old_blob, new_blob = _blob(repo, a), _blob(repo, b)
+    patch = pygit2.Patch.create_from(old_blob, new_blob, old_as_path=old_path, new_as_path=new_path)
+    _context, added, removed = patch.line_stats
+    text = patch.text or ""
+    if not text and a is not None and b is not None:  # same bytes, new mode
+        return (
+            (f"diff --git a/{old_path} b/{new_path}\nold mode {a[1]:o}\nnew mode {b[1]:o}\n"),
+            0,
+            0,
+        )
+    modes_differ = (a is None or a[1] != MODE_BLOB) or (b is None or b[1] != MODE_BLOB)
+    return (_with_modes(text, a, b) if modes_differ else text), added, removed
+
+
+def diff_trees(
+    repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid | None
+) -> tuple[str, dict[str, int]]:
+    """Patch text from tree ``old`` to tree ``new`` (None: empty) and its stats."""
+    items = _pair_moves(list(file_changes(repo, old, new)))
+    items.sort(key=lambda item: item[1])
+    pieces: list[str] = []
+    insertions = deletions = 0
+    for item in items:
+        text, added, removed = _file_patch(repo, item)
+        pieces.append(text)
+        insertions += added
+        deletions += removed
+    stats = {"files": len(items), "insertions": insertions, "deletions": deletions}
+    return "".join(pieces), stats
