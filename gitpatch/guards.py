@@ -22,6 +22,7 @@ from gitpatch.errors import (
     PathIgnored,
     RepositoryError,
     ResourceConflict,
+    ResourceExists,
     ResourceNotFound,
     UnsafePath,
 )
@@ -151,7 +152,7 @@ def check_paths(
             if found is not None:
                 _refuse_mode(path, prefix, found.mode, last)
             if disk is not None:
-                _refuse_disk(disk, path, prefix, last)
+                _refuse_disk(disk, path, prefix, last, tracked=found is not None)
     if not check_ignored:
         return
     ignored = [p for p in paths if _ignored(store, head, p)]
@@ -195,14 +196,21 @@ def _refuse_mode(path: str, prefix: str, mode: int, last: bool) -> None:
         )
 
 
-def _refuse_disk(root: Path, path: str, prefix: str, last: bool) -> None:
-    """The same refusals for what is on disk (an untracked symlink or directory)."""
+def _refuse_disk(root: Path, path: str, prefix: str, last: bool, *, tracked: bool) -> None:
+    """The same refusals for what is on disk (an untracked symlink or directory), and an
+    untracked file standing where a directory of ``path`` has to go."""
     try:
         st = (root / prefix).lstat()
     except (FileNotFoundError, NotADirectoryError):
         return
     if stat.S_ISLNK(st.st_mode):
         _refuse_mode(path, prefix, MODE_LINK, last)
+    if not last and not tracked and not stat.S_ISDIR(st.st_mode):
+        raise ResourceExists(
+            f"cannot place {path}: {prefix} is an untracked file on disk, not a directory",
+            hint=f"Choose another path, or remove or commit the file {prefix} first.",
+            details={"path": path, "blocking": prefix},
+        )
     if last and stat.S_ISDIR(st.st_mode):
         _refuse_mode(path, prefix, MODE_TREE, last)
     if last and not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):

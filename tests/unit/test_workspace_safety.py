@@ -240,3 +240,19 @@ def test_stale_locks_from_a_killed_process_do_not_block_the_next_call(repo: Path
     res = ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
     assert head(repo) == res.version and status(repo) == ""
     assert not any(lock.exists() for lock in locks)
+
+
+def test_untracked_file_where_a_directory_must_go_is_refused_first(repo: Path) -> None:
+    (repo / "notes").write_text("an untracked file\n")
+    ws = Workspace.open(repo)
+    before = state(repo)
+    with pytest.raises(GitpatchError) as err:
+        ws.propose(Proposal((AddFile("notes/today.md", "x\n"),), "apply_patch"))
+    assert err.value.code == "resource_exists" and "notes" in err.value.message
+    assert state(repo) == before
+
+
+def test_tracked_file_replaced_by_directory_in_one_proposal(repo: Path) -> None:
+    ws = Workspace.open(repo)
+    ws.propose(Proposal((DeleteFile("b.txt"), AddFile("b.txt/inner.txt", "x\n")), "apply_patch"))
+    assert (repo / "b.txt/inner.txt").read_text() == "x\n" and status(repo) == ""
