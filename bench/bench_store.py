@@ -102,6 +102,7 @@ def side_costs(store: Store, paths: list[str], runs: int) -> None:
     """Medians of the other store steps a proposal's life uses, in the given repository."""
     moves: list[float] = []
     notes: list[float] = []
+    compares: list[float] = []
     for serial in range(runs):
         tip = store.ref_target(MAIN)
         assert tip is not None
@@ -113,9 +114,14 @@ def side_costs(store: Store, paths: list[str], runs: int) -> None:
         start = time.perf_counter()
         store.update_note(commit, lambda old: {"status": "approved", "by": "bench"})
         notes.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        store.changed_paths(tip, commit)
+        store.diff(tip, commit)
+        compares.append(time.perf_counter() - start)
     print(
         f"    in the 100k repo: CAS branch move median {statistics.median(moves) * 1e3:.3f} ms,"
-        f" note update median {statistics.median(notes) * 1e3:.3f} ms"
+        f" note update median {statistics.median(notes) * 1e3:.3f} ms,"
+        f" changed_paths + diff median {statistics.median(compares) * 1e3:.3f} ms"
     )
 
 
