@@ -151,12 +151,6 @@ def tree_files(repo: Path, rev: str) -> dict[str, bytes]:
     return out
 
 
-def commits_between(repo: Path, base: str, tip: str) -> list[str]:
-    """Commits reachable from ``tip`` and not from ``base``, oldest first."""
-    text = git(repo, "rev-list", "--reverse", f"{base}..{tip}")
-    return text.split()
-
-
 def proposal_trailer(repo: Path, commit: str) -> str:
     """The ``Gitpatch-Proposal`` trailer of ``commit`` ('' when it has none)."""
     fmt = f"--format=%(trailers:key={TRAILER_KEY},valueonly,separator=%x2C)"
