@@ -13,7 +13,7 @@ import re
 
 import pygit2
 
-from gitpatch.store.history import Side, file_changes
+from gitpatch.store.treediff import Side, file_changes
 from gitpatch.store.trees import MODE_BLOB, MODE_SUBMODULE
 
 __all__ = ["diff_trees"]

@@ -18,7 +18,7 @@ import pygit2
 
 from gitpatch.errors import InvalidArguments, NotATextResource, RepositoryError
 from gitpatch.model import FileChange
-from gitpatch.store import diffs, history, notes, refs, trees
+from gitpatch.store import diffs, history, notes, refs, treediff, trees
 from gitpatch.store._errors import git_errors
 
 __all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "CommitInfo", "Store", "TreeEntry"]
@@ -276,7 +276,7 @@ class Store:
     def changed_paths(self, old: pygit2.Oid | None, new: pygit2.Oid) -> list[str]:
         """Sorted paths whose entries differ between commits ``old`` (None: empty) and ``new``."""
         with git_errors(f"compare {old} and {new}"):
-            return history.changed_paths(self.repo, old, new)
+            return treediff.changed_paths(self.repo, old, new)
 
     def is_ancestor(self, ancestor: pygit2.Oid, commit: pygit2.Oid) -> bool:
         """True when ``ancestor`` is ``commit`` or one of its ancestors (fast-forward test)."""
@@ -313,7 +313,7 @@ class Store:
         """Unified patch ``old`` (None: empty) -> ``new``; stats {files, insertions, deletions}."""
         with git_errors(f"diff {old} and {new}"):
             return diffs.diff_trees(
-                self.repo, history.tree_id(self.repo, old), history.tree_id(self.repo, new)
+                self.repo, treediff.tree_id(self.repo, old), treediff.tree_id(self.repo, new)
             )
 
     # -- notes ------------------------------------------------------------------------------

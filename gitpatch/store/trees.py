@@ -7,7 +7,7 @@ Untouched subtrees keep their ids, and a moved file keeps its blob id and mode.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pygit2
@@ -22,7 +22,16 @@ from gitpatch.errors import (
 )
 from gitpatch.model import FileChange
 
-__all__ = ["MODE_BLOB", "MODE_LINK", "MODE_SUBMODULE", "MODE_TREE", "build", "kind_of"]
+__all__ = [
+    "MODE_BLOB",
+    "MODE_EXEC",
+    "MODE_LINK",
+    "MODE_SUBMODULE",
+    "MODE_TREE",
+    "build",
+    "build_entries",
+    "kind_of",
+]
 
 MODE_BLOB = int(FileMode.BLOB)
 MODE_EXEC = int(FileMode.BLOB_EXECUTABLE)
@@ -246,4 +255,23 @@ def build(
         _apply(repo, tree, change)
     oid = _write(repo, tree.root)
     assert oid is not None  # the root is always written, even when empty
+    return oid
+
+
+def build_entries(
+    repo: pygit2.Repository,
+    base: pygit2.Tree | None,
+    entries: Mapping[str, tuple[pygit2.Oid, int] | None],
+) -> pygit2.Oid:
+    """Like ``build`` for entries that already exist as objects: path -> (id, mode), or None
+    to remove. Used to replay one side of a merge onto the other, modes included."""
+    tree = _Overlay(repo, base)
+    for path, side in entries.items():
+        _check_path(path)
+        if side is None:
+            tree.remove(path)
+        else:
+            tree.put(path, _Leaf(*side))
+    oid = _write(repo, tree.root)
+    assert oid is not None
     return oid
