@@ -248,3 +248,38 @@ def test_three_file_proposal_failing_on_the_third_changes_nothing(
     assert not (repo / "new").exists()
     assert_status_clean(repo)
     _after_scenario(repo, "a.txt")
+
+
+def test_uncommitted_edit_is_recorded_before_the_agent_edit(tmp_path: Path) -> None:
+    """A person's uncommitted edit becomes its own commit; the agent's diff holds only its own."""
+    repo = make_repo(tmp_path / "repo", FILES, branch="work")
+    base = head(repo)
+    person = b"alpha\nbeta (person)\ngamma\n"
+    write_files(repo, {"a.txt": person})
+    ws = Workspace.open(str(repo))
+    res = ws.propose(_edit("a.txt", "gamma\n", "GAMMA\n"))
+
+    record = git(repo, "rev-parse", f"{res.version}^").strip()
+    assert git(repo, "rev-parse", f"{record}^").strip() == base
+    fmt = "--format=%(trailers:key=Gitpatch-Record,valueonly)"
+    assert git(repo, "log", "-1", fmt, record).strip() == res.proposal_id
+    assert tree_files(repo, record)["a.txt"] == person
+    agent_diff = git(repo, "diff", record, res.version)
+    assert "+GAMMA" in agent_diff and "-gamma" in agent_diff
+    assert "+beta (person)" not in agent_diff and "-beta" not in agent_diff
+    assert (repo / "a.txt").read_bytes() == b"alpha\nbeta (person)\nGAMMA\n"
+    assert_status_clean(repo)
+    _after_scenario(repo, "a.txt")
+
+
+def test_dirty_refuse_changes_nothing(tmp_path: Path) -> None:
+    """With dirty='refuse' an uncommitted edit under the proposal is dirty_worktree."""
+    repo = make_repo(tmp_path / "repo", FILES, branch="work")
+    write_files(repo, {"a.txt": b"alpha\nbeta (person)\ngamma\n"})
+    ws = Workspace.open(str(repo), dirty="refuse")
+    refs, disk = refs_snapshot(repo), disk_files(repo)
+    with pytest.raises(GitpatchError) as err:
+        ws.propose(_edit("a.txt", "gamma\n", "GAMMA\n"))
+    assert err.value.code == "dirty_worktree" and "a.txt" in str(err.value)
+    assert refs_snapshot(repo) == refs and disk_files(repo) == disk
+    _after_scenario(repo, "a.txt")
