@@ -13,8 +13,9 @@ from collections.abc import Sequence
 
 import pygit2
 
-from gitpatch.errors import DirtyWorktree, InvalidArguments, RepositoryError
+from gitpatch.errors import ConcurrentUpdate, DirtyWorktree, InvalidArguments, RepositoryError
 from gitpatch.store import Store
+from gitpatch.store.refs import backoff
 from gitpatch.worktree import WorkingTree
 
 __all__ = [
@@ -35,6 +36,7 @@ REJECTED_PREFIX = "refs/gitpatch/rejected/"
 DEFAULT_PROTECTED = ("main", "master")
 # Where a session remembers the protected branch it came from (read by approve).
 _SESSION_CONFIG = "gitpatch-session.{name}.target"
+_SWITCH_ATTEMPTS = 30
 
 
 def branch_ref(name: str) -> str:
@@ -109,22 +111,12 @@ def start_session(store: Store, worktree: WorkingTree | None, target: str, name:
         )
     ref = branch_ref(SESSION_PREFIX + name)
     head = store.ref_target(target)
-    current = store.ref_target(ref)
-    checked_out = worktree is not None and store.head_branch() == target
-    if current is None and head is None:
-        # An empty repository: the session is born with its first proposal's commit.
-        if checked_out:
-            store.repo.references.create("HEAD", ref, force=True)
-        _remember(store, name, target)
-        return ref
-    if current is None:
-        store.update_ref(ref, head, None, f"gitpatch: start session at {target}")
-        current = head
-    elif checked_out and worktree is not None:
-        _check_switch(store, worktree, ref, head, current)
+    if store.ref_target(ref) is None and head is not None:
+        with contextlib.suppress(ConcurrentUpdate):  # another process started it: resume it
+            store.update_ref(ref, head, None, f"gitpatch: start session at {target}")
     _remember(store, name, target)
-    if checked_out and worktree is not None and current is not None:
-        _switch(store, worktree, ref, head, current)
+    if worktree is not None:
+        _switch(store, worktree, target, ref)
     return ref
 
 
@@ -133,13 +125,45 @@ def _remember(store: Store, name: str, target: str) -> None:
         store.repo.config[_SESSION_CONFIG.format(name=name)] = target
 
 
-def _check_switch(
-    store: Store, worktree: WorkingTree, ref: str, here: pygit2.Oid | None, there: pygit2.Oid
+def _switch(store: Store, worktree: WorkingTree, target: str, ref: str) -> None:
+    """Point HEAD from ``target`` to ``ref``; files the session changed go through land.
+
+    Other processes may be switching (and landing on the session) at the same time: HEAD
+    moves only while it still names ``target``, and a lost race is re-examined from the start.
+    """
+
+    def move_head() -> None:
+        if store.head_branch() != target:
+            raise ConcurrentUpdate("HEAD moved meanwhile", details={"reason": "changed"})
+        store.repo.references.create("HEAD", ref, force=True)
+
+    for attempt in range(_SWITCH_ATTEMPTS):
+        with worktree.reading():
+            if store.head_branch() != target:
+                return  # not checked out, or already switched by another process
+            here, there = store.ref_target(target), store.ref_target(ref)
+            paths = store.changed_paths(here, there) if there is not None and here != there else []
+            _refuse_local_changes(worktree, ref, here, paths)
+        try:
+            if there is None or not paths:
+                with worktree.reading():
+                    move_head()
+                return
+            # The journal names HEAD: a crash before HEAD moved leaves the files alone.
+            old = str(here) if here is not None else None
+            worktree.land(old, str(there), paths, move_head, ref="HEAD", verify=True)
+            return
+        except ConcurrentUpdate:
+            backoff(min(attempt, 6))
+    raise ConcurrentUpdate(
+        f"could not switch to {ref}: HEAD kept moving", hint="Open the Workspace again."
+    )
+
+
+def _refuse_local_changes(
+    worktree: WorkingTree, ref: str, here: pygit2.Oid | None, paths: Sequence[str]
 ) -> None:
-    if here == there:
-        return
-    paths = store.changed_paths(here, there)
-    local = worktree.modified(str(here) if here else None, paths)
+    local = worktree.modified(str(here) if here is not None else None, paths)
     if local:
         raise DirtyWorktree(
             f"cannot switch to {ref}: local changes in {', '.join(local)} would be overwritten "
@@ -147,19 +171,3 @@ def _check_switch(
             hint="Commit or stash those files, then open the Workspace again.",
             details={"paths": local, "branch": ref},
         )
-
-
-def _switch(
-    store: Store, worktree: WorkingTree, ref: str, here: pygit2.Oid | None, there: pygit2.Oid
-) -> None:
-    """Point HEAD at ``ref``; files differing between ``here`` and ``there`` go through land."""
-
-    def move_head() -> None:
-        store.repo.references.create("HEAD", ref, force=True)
-
-    if here == there:
-        move_head()
-        return
-    paths = store.changed_paths(here, there)
-    # The journal names HEAD: a crash before HEAD moved leaves the files alone on recovery.
-    worktree.land(str(here) if here else None, str(there), paths, move_head, ref="HEAD")
