@@ -187,10 +187,9 @@ def place_hunks(path: str, doc: Document, hunks: Sequence[Hunk], profile: str) -
 def final_newline_of(hunks: Sequence[Hunk]) -> bool | None:
     """What an end-of-file hunk says about the final newline (``\\ No newline at end of file``).
 
-    The IR may carry it as ``Hunk.final_newline``; without that field the state is kept.
+    ``None`` when no hunk says: the file keeps the state it had.
     """
     for hunk in hunks:
-        wanted = getattr(hunk, "final_newline", None)
-        if hunk.end_of_file and wanted is not None:
-            return bool(wanted)
+        if hunk.end_of_file and hunk.final_newline is not None:
+            return hunk.final_newline
     return None

@@ -64,6 +64,9 @@ class Hunk:
     ``anchor``: a line (or line prefix) above the hunk; the hunk is searched below it.
     ``line_hint``: 1-based line number of the hunk's first line in the file the agent read; it
     only chooses among content matches. ``end_of_file``: the hunk must match at the end.
+    ``final_newline``: for an end-of-file hunk, whether the file ends with a newline afterwards
+    (``None`` keeps the state it had; a unified diff's ``\\ No newline at end of file`` on one
+    side only sets it).
     """
 
     lines: tuple[HunkLine, ...]
@@ -71,6 +74,7 @@ class Hunk:
     line_hint: int | None = None
     end_of_file: bool = False
     source_line: int = 0
+    final_newline: bool | None = None
 
     @property
     def old_lines(self) -> tuple[str, ...]:

@@ -21,7 +21,7 @@ file, ``+`` lines in a deleted one, two sections for one path.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gitpatch.errors import InvalidPatch
@@ -49,7 +49,6 @@ _OPS: dict[str, Literal[" ", "-", "+"]] = {" ": " ", "-": "-", "+": "+"}
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 # The IR may grow a field saying whether the new content ends with a newline; until it does, a
 # diff that changes only that is refused rather than applied without the change.
-_HAS_FINAL_NEWLINE = "final_newline" in {f.name for f in fields(Hunk)}
 _HEADER_HINT = (
     "Start each file with '--- a/PATH' and '+++ b/PATH' lines (or a 'diff --git' line), then "
     "'@@ -OLD,N +NEW,M @@' hunks whose lines start with ' ', '-' or '+'."
@@ -407,13 +406,6 @@ def _hunk(raw: _RawHunk) -> Hunk:
     # '+0,0' leaves an empty file, which has no final newline to keep or change.
     emptied = raw.new_start == 0 and raw.new_count == 0
     if raw.old_no_newline != raw.new_no_newline and not emptied:
-        if not _HAS_FINAL_NEWLINE:
-            raise invalid(
-                "this hunk changes only whether the file ends with a newline "
-                "('\\ No newline at end of file' on one side), which is not supported yet",
-                raw.line,
-                "Keep the file's final newline as it is, or rewrite the file whole.",
-            )
         kwargs["final_newline"] = not raw.new_no_newline
     return Hunk(tuple(raw.lines), **kwargs)
 

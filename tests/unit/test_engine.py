@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -271,13 +270,6 @@ def test_fuzzy_match_keeps_the_file_spelling_of_context() -> None:
     assert out.changes[0].content == text.replace("0.1", "0.2").encode()
 
 
-@dataclass(frozen=True)
-class _FinalHunk(Hunk):
-    """A hunk with the final-newline field the IR may grow (see ``final_newline_of``)."""
-
-    final_newline: bool | None = None
-
-
 @pytest.mark.parametrize(
     ("data", "final", "want"),
     [
@@ -291,7 +283,7 @@ def test_end_of_file_hunk_may_set_the_final_newline(
     data: bytes, final: bool | None, want: bytes
 ) -> None:
     lines = (HunkLine(" ", "a"), HunkLine("-", "b"), HunkLine("+", "B"))
-    edit = _FinalHunk(lines, end_of_file=True, final_newline=final)
+    edit = Hunk(lines, end_of_file=True, final_newline=final)
     out = apply(update("f", edit, fmt="unified_diff"), {"f": data})
     assert out.changes[0].content == want
 
