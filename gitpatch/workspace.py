@@ -112,7 +112,10 @@ def _notes_update(store: Store, commit: pygit2.Oid, note: dict[str, Any]) -> Ref
     """A notes commit adding ``note`` for the new ``commit`` (which has none yet), as a ref
     update to make in the same transaction as the proposal's own ref."""
     tip = store.ref_target(NOTES_REF)
-    tree = store.build_tree(tip, [FileChange(str(commit), encode_note(note))])
+    # Fan out as git does for many notes (ab/cdef...): a flat notes tree is rewritten whole
+    # for every note, so each proposal would cost more than the one before.
+    path = f"{str(commit)[:2]}/{str(commit)[2:]}"
+    tree = store.build_tree(tip, [FileChange(path, encode_note(note))])
     new = store.commit(tree, [tip] if tip is not None else [], "Notes added by gitpatch")
     return (NOTES_REF, new, tip)
 
