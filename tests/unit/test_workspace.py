@@ -49,6 +49,8 @@ def test_auto_patch_lands_commit_file_index_and_note(repo: Path) -> None:
     assert data["author"] == "Test Person <person@example.com>"
     assert data["created_at"].endswith("Z") and len(data["fingerprint"]) == 64
     assert len(res.proposal_id) == 12 and int(res.proposal_id, 16) >= 0
+    notes_paths = git(repo, "ls-tree", "-r", "--name-only", "refs/notes/gitpatch").split()
+    assert notes_paths == [f"{res.version[:2]}/{res.version[2:]}"]  # fanned out, as git does
     assert git(repo, "fsck", "--strict", "--no-dangling") == ""
 
 
