@@ -58,6 +58,11 @@ def _merge_file(
     return repo.create_blob(result.contents.encode("utf-8")), ours[1]
 
 
+def _may_rename(changes: dict[str, tuple[Side, Side]]) -> bool:
+    values = changes.values()
+    return any(a is None for a, _b in values) and any(b is None for _a, b in values)
+
+
 def merge_trees(
     repo: pygit2.Repository,
     base: pygit2.Oid | None,
@@ -69,8 +74,14 @@ def merge_trees(
     None means "not simple": the caller must run libgit2's full merge.
     """
     mine = {path: (a, b) for path, a, b in file_changes(repo, base, ours)}
+    yours = {path: (a, b) for path, a, b in file_changes(repo, base, theirs)}
+    # libgit2 pairs a deletion with an addition on the same side as a rename; when both sides
+    # touch a common path, such a pair can turn an apparent agreement into a rename/delete or
+    # rename/add conflict, so that case is left to libgit2.
+    if mine.keys() & yours.keys() and (_may_rename(mine) or _may_rename(yours)):
+        return None
     entries: dict[str, tuple[pygit2.Oid, int] | None] = {}
-    for path, before, after in file_changes(repo, base, theirs):
+    for path, (before, after) in yours.items():
         if path not in mine:
             entries[path] = after
             continue

@@ -115,17 +115,20 @@ class _Overlay:
         return node, name
 
     def lookup(self, path: str) -> _Entry:
-        """What ``path`` holds now: a leaf, a directory, or None."""
+        """What ``path`` holds now: a leaf, a non-empty directory, or None."""
         found = self._parent(path, create=False) if "/" in path else (self.root, path)
         try:
-            return None if found is None else self._child(*found)
+            current = None if found is None else self._child(*found)
         except ResourceExists:
             return None
+        return None if isinstance(current, _Dir) and _empty(current) else current
 
     def put(self, path: str, leaf: _Leaf) -> None:
-        """Write ``leaf`` at ``path``; refuses to overwrite a directory."""
+        """Write ``leaf`` at ``path``; refuses to overwrite a directory that still has files."""
         parent, name = self._parent(path, create=True) or (self.root, path)
-        if isinstance(self._child(parent, name), _Dir):
+        current = self._child(parent, name)
+        # A directory emptied by earlier changes disappears, so a file may take its name.
+        if isinstance(current, _Dir) and not _empty(current):
             raise NotATextResource(
                 f"cannot write {path!r}: it is a directory",
                 hint="Write to a file path inside the directory instead.",
@@ -151,6 +154,17 @@ class _Overlay:
             )
         found[0].changes[found[1]] = None
         return current
+
+
+def _empty(node: _Dir) -> bool:
+    """True when ``node`` will hold nothing once the changes are applied."""
+    names = {entry.name for entry in node.base} if node.base is not None else set()
+    for name, entry in node.changes.items():
+        if entry is None or (isinstance(entry, _Dir) and _empty(entry)):
+            names.discard(name)
+        else:
+            names.add(name)
+    return not names
 
 
 def _dirty(node: _Dir) -> bool:

@@ -297,6 +297,14 @@ def test_build_tree_move_then_reuse_source_path(store: Store) -> None:
     assert store.read(c, "a.txt") == b"fresh\n"
 
 
+def test_build_tree_file_takes_the_name_of_a_directory_it_empties(store: Store) -> None:
+    land(store, [F("a/a", b"inner\n")])
+    c = land(store, [F("a", None, source="a/a")])
+    assert store.read(c, "a") == b"inner\n"
+    with pytest.raises(NotATextResource, match="is a directory"):
+        store.build_tree(c, [F("a", None), F("a/x", b"1"), F("a", b"file")])
+
+
 def test_build_tree_replace_file_by_directory_in_one_change(store: Store) -> None:
     land(store, [F("a", b"file\n")])
     c = land(store, [F("a", None), F("a/b.txt", b"inside\n")])

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pygit2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pygit2.enums import MergeFlag
 
+from gitpatch.errors import GitpatchError
 from gitpatch.model import FileChange as F
 from gitpatch.store import Store, merging, treediff
 
@@ -106,3 +109,43 @@ def test_revert_uses_the_same_path_and_agrees_with_libgit2(tmp_path: Path) -> No
     assert store.repo[undone].peel(pygit2.Tree).id == index.write_tree(store.repo)
     assert store.read(undone, "a.txt") == edit(last=b"Z")
     assert store.read(undone, "new.txt") is None
+
+
+LINES = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta"]), min_size=1, max_size=6)
+CONTENT = LINES.map(lambda lines: ("\n".join(lines) + "\n").encode())
+PATHS = st.sampled_from(["a", "b", "d/x", "d/y", "e/f/g"])
+SIDE = st.dictionaries(PATHS, st.one_of(st.none(), CONTENT), max_size=3)
+
+
+@settings(max_examples=120, deadline=None)
+@given(base=st.dictionaries(PATHS, CONTENT, min_size=1, max_size=5), ours=SIDE, theirs=SIDE)
+def test_fast_merge_agrees_with_libgit2_on_random_changes(
+    store: Store,
+    base: dict[str, bytes],
+    ours: dict[str, bytes | None],
+    theirs: dict[str, bytes | None],
+) -> None:
+    base_commit = _commit(store, None, [F(p, c) for p, c in base.items()], "base")
+
+    def side(changes: dict[str, bytes | None]) -> pygit2.Oid | None:
+        valid = {p: c for p, c in changes.items() if c is not None or p in base}
+        try:
+            return _commit(store, base_commit, [F(p, c) for p, c in valid.items()], "side")
+        except GitpatchError:
+            return None  # e.g. a file below a file: not a state a branch can reach
+
+    mine, other = side(ours), side(theirs)
+    if mine is None or other is None:
+        return
+    repo = store.repo
+    quick = merging.merge_trees(
+        repo,
+        treediff.tree_id(repo, base_commit),
+        repo[mine].peel(pygit2.Tree).id,
+        treediff.tree_id(repo, other),
+    )
+    if quick is None:
+        return
+    index = repo.merge_commits(mine, other, flags=MergeFlag.FIND_RENAMES)
+    assert index.conflicts is None
+    assert quick == index.write_tree(repo)
