@@ -65,16 +65,25 @@ def _commits_since(repo: pygit2.Repository, since: str, tip: str) -> list[pygit2
     return out
 
 
-def _kill_child(repo: Path, first_step: int, rng: random.Random) -> str:
-    """Run one child from ``first_step`` and SIGKILL it; return where the kill was aimed."""
+def _kill_child(
+    repo: Path, first_step: int, rng: random.Random, approve: str = "", most: int = 40
+) -> str:
+    """Run one child from ``first_step`` (or approving ``approve``) and SIGKILL it.
+
+    Returns where the kill was aimed; ``most`` bounds the event number a handshake kill aims at.
+    """
     ctx = multiprocessing.get_context("fork")
     ours, theirs = ctx.Pipe()
     handshake = rng.random() < 0.6
-    child = ctx.Process(target=workers.crash_child, args=(str(repo), first_step, theirs, handshake))
+    if approve:
+        target, args = workers.approve_child, (str(repo), approve, theirs, handshake)
+    else:
+        target, args = workers.crash_child, (str(repo), first_step, theirs, handshake)
+    child = ctx.Process(target=target, args=args)
     child.start()
     theirs.close()
     try:
-        where = _wait_for_kill_point(ours, handshake, rng)
+        where = _wait_for_kill_point(ours, handshake, rng, most)
     finally:
         if child.pid is not None and child.is_alive():
             os.kill(child.pid, signal.SIGKILL)
@@ -84,17 +93,19 @@ def _kill_child(repo: Path, first_step: int, rng: random.Random) -> str:
 
 
 def _wait_for_kill_point(
-    conn: multiprocessing.connection.Connection, handshake: bool, rng: random.Random
+    conn: multiprocessing.connection.Connection, handshake: bool, rng: random.Random, most: int
 ) -> str:
     if handshake:
-        target = rng.randint(1, 40)
+        target = rng.randint(1, most)
         for seen in range(1, target + 1):
             kind, detail = conn.recv()
+            if kind == "finished":  # a short job (one approve) can end before the target
+                return f"after the child finished (event {seen})"
             assert kind == "event", f"child stopped early ({kind}):\n{detail}"
             if seen == target:
                 return f"at {detail} (event {seen})"
             conn.send("go")
-    done = rng.randint(0, 2)
+    done = rng.randint(0, 2) if most > 20 else 0
     for _ in range(done):
         kind, detail = conn.recv()
         assert kind == "event", f"child stopped early ({kind}):\n{detail}"
@@ -191,3 +202,68 @@ def test_stale_lock_files_from_a_dead_process_are_removed(tmp_path: Path) -> Non
     assert not [p for p in stale if p.exists()]
     assert disk_files(repo) == workers.crash_state(1)
     assert status_porcelain(repo) == ""
+
+
+APPROVE_TRIALS = 30
+
+
+def test_sigkill_during_approve_always_recovers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person's approve (fast-forward of checked-out main + disk + notes) killed anywhere."""
+    from gitpatch.workspace import Workspace
+
+    monkeypatch.setenv("GITPATCH_STALE_LOCK_SECONDS", "0")
+    repo = make_repo(tmp_path / "repo", workers.crash_state(0), branch="main")
+    rng = random.Random(SEED + 1)
+    approved_by_child = behind = 0
+    for step in range(APPROVE_TRIALS):
+        ws = Workspace.open(str(repo), mode="review")
+        pid = ws.propose(workers.crash_proposal(step + 1)).proposal_id
+        del ws
+        before = head(repo, "refs/heads/main")
+        where = _kill_child(repo, 0, rng, approve=pid, most=16)
+        after, disk_behind = _check_main_after_kill(
+            repo, before, step, f"{where} in approve trial {step}"
+        )
+        approved_by_child += after > step
+        behind += disk_behind
+        ws = Workspace.open(str(repo), mode="review")
+        ws.proposals()  # any call recovers
+        if after == step:
+            ws.approve(pid, by="Calm Reviewer")
+        del ws
+        want = workers.crash_state(step + 1)
+        assert tree_of_main(repo) == want
+        assert disk_files(repo) == want, f"disk after {where}"
+        assert status_porcelain(repo) == "", f"git status after {where}:\n{status_porcelain(repo)}"
+        assert not (repo / ".git" / "gitpatch" / "journal.json").exists()
+    assert 0 < approved_by_child < APPROVE_TRIALS
+    # Seeded exact kill points: several must fall between main moving and the files following.
+    assert behind >= APPROVE_TRIALS // 10, f"only {behind} kills left the disk behind main"
+    assert fsck_problems(repo) == ""
+
+
+def tree_of_main(repo: Path) -> dict[str, bytes]:
+    """The tree of ``main``, read in-process."""
+    git_repo = pygit2.Repository(str(repo))
+    return _tree_files(git_repo.revparse_single("refs/heads/main").peel(pygit2.Tree))
+
+
+def _check_main_after_kill(repo: Path, before: str, step: int, where: str) -> tuple[int, bool]:
+    """fsck clean, main at step or step + 1 (complete), each file old or new.
+
+    Returns main's step and whether the disk was left behind main.
+    """
+    problems = fsck_problems(repo)
+    assert not problems, f"git fsck after a kill {where}:\n{problems}"
+    now = _step_of(tree_of_main(repo))
+    assert now in (step, step + 1), f"main jumped to step {now} from {step} ({where})"
+    assert (now == step) == (head(repo, "refs/heads/main") == before)
+    old, new = workers.crash_state(step), workers.crash_state(step + 1)
+    disk = disk_files(repo)
+    for path in set(old) | set(new):
+        assert disk.get(path) in (old.get(path), new.get(path)), (
+            f"{path} is neither its old nor its new content after a kill {where}"
+        )
+    return now, disk != workers.crash_state(now)

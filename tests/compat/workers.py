@@ -202,3 +202,28 @@ def crash_child(repo: str, first_step: int, conn: Any, handshake: bool) -> None:
         conn.send(("finished", ""))
     except BaseException:
         conn.send(("error", traceback.format_exc()))
+
+
+def approve_child(repo: str, proposal_id: str, conn: Any, handshake: bool) -> None:
+    """Approve one proposal (a person's call that lands on the checked-out target) until killed.
+
+    Same protocol as ``crash_child``: with ``handshake`` every hooked file-system call waits
+    for the parent's go-ahead; the end is reported as a ``done`` event.
+    """
+
+    def report(event: str) -> None:
+        conn.send(("event", event))
+        if handshake:
+            conn.recv()
+
+    try:
+        from gitpatch.workspace import Workspace
+
+        ws = Workspace.open(repo, mode="review")
+        if handshake:
+            _install_hooks(report)
+        ws.approve(proposal_id, by="Crash Reviewer")
+        report("done approve")
+        conn.send(("finished", ""))
+    except BaseException:
+        conn.send(("error", traceback.format_exc()))
