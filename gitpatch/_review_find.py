@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from gitpatch._review_trees import changed_paths
 from gitpatch.errors import InvalidArguments, ProposalClosed, ProposalNotFound, RepositoryError
 from gitpatch.results import ProposalInfo
 from gitpatch.store import Store
@@ -202,7 +201,7 @@ def info(store: Store, sub: Subject, now: datetime) -> ProposalInfo:
         status="applied" if sub.session else "proposed",
         target=sub.target,
         base=hex_or_empty(sub.base),
-        files=changed_paths(store, sub.base, sub.tip),
+        files=store.changed_paths(sub.base, sub.tip),
         author=str(note.get("author") or commit.author),
         created_at=created,
         age_seconds=_age(created, now),
@@ -224,7 +223,7 @@ def closed_info(
         status=status if status in _STATUSES else "applied",
         target=str(note.get("target") or ""),
         base=hex_or_empty(base),
-        files=changed_paths(store, base, commit),
+        files=store.changed_paths(base, commit),
         author=str(note.get("author") or ""),
         created_at=created,
         age_seconds=_age(created, now),

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pygit2
 
 from gitpatch._review_find import short
-from gitpatch._review_trees import changed_paths
 from gitpatch.errors import ConcurrentUpdate, MergeConflict
 from gitpatch.model import FileChange
 from gitpatch.store import NOTES_REF, RefUpdate, Store
@@ -65,7 +64,7 @@ def run(ws: Workspace, step: Transition) -> None:
     if store.head_branch() != branch or old == new:
         move()
         return
-    paths = changed_paths(store, old, new)
+    paths = store.changed_paths(old, new)
     at_old = _refuse_local_changes(ws, branch, old, new, paths, step.keep)
     # verify: re-checked under the land lock, so an edit made since the check above is never
     # overwritten; the retry then reports it as a local change.

@@ -40,7 +40,6 @@ from gitpatch._review_find import (
     walk,
 )
 from gitpatch._review_step import NoteChange, Transition, retry, run
-from gitpatch._review_trees import changed_paths, replay
 from gitpatch.errors import (
     GitpatchError,
     InvalidArguments,
@@ -56,7 +55,6 @@ from gitpatch.results import (
     ProposalResult,
 )
 from gitpatch.store import RefUpdate, Store
-from gitpatch.store._errors import git_errors
 from gitpatch.workspace import REJECTED_PREFIX
 
 if TYPE_CHECKING:
@@ -286,10 +284,6 @@ def _revert(
     ``git revert -m 1`` does)."""
     message = f'Undo "{summary}"\n\nThis reverts commit {victim}.'
     trailers = {"Gitpatch-Proposal": pid, "Gitpatch-Tool": "undo", "Gitpatch-Reverts": str(victim)}
-    parent = first_parent(store, victim)
-    tree = None if parent is None else replay(store, head, victim, parent)
-    if tree is not None:
-        return store.commit(tree, [head], message, trailers)
     return store.revert(victim, head, message, trailers)
 
 
@@ -370,18 +364,13 @@ def _merged(store: Store, sub: Subject, head: pygit2.Oid | None, by: str) -> tup
     what = f"session {sub.id}" if sub.session else f"proposal {sub.id}"
     message = f"Merge {what} into {short(sub.target)}\n\nApproved by {by}."
     trailers = {"Gitpatch-Proposal": f"session/{sub.id}" if sub.session else sub.id}
-    with git_errors(f"find where {sub.ref} left {sub.target}"):
-        base = store.repo.merge_base(head, sub.tip)
-    tree = None if base is None else replay(store, head, base, sub.tip)
-    if tree is not None:
-        return store.commit(tree, [head, sub.tip], message, trailers), "merged into"
     return store.merge(head, sub.tip, message, trailers), "merged into"
 
 
 def _fingerprint(store: Store, base: pygit2.Oid | None, tip: pygit2.Oid) -> str:
     """The proposal fingerprint, computed from the commit when its note lacks one."""
     lines = []
-    for path in changed_paths(store, base, tip):
+    for path in store.changed_paths(base, tip):
         entry = store.entry(tip, path)
         lines.append(f"{path}\t{entry.oid if entry is not None else 'DELETED'}")
     return hashlib.sha256("\n".join(sorted(lines)).encode("utf-8")).hexdigest()
@@ -389,7 +378,7 @@ def _fingerprint(store: Store, base: pygit2.Oid | None, tip: pygit2.Oid) -> str:
 
 def _files(store: Store, base: pygit2.Oid | None, tip: pygit2.Oid) -> list[FileResult]:
     out = []
-    for path in changed_paths(store, base, tip):
+    for path in store.changed_paths(base, tip):
         before = base is not None and store.entry(base, path) is not None
         after = store.entry(tip, path) is not None
         action: FileAction = "update" if before and after else ("add" if after else "delete")
