@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pygit2
 
 from gitpatch._review_find import short
 from gitpatch.errors import ConcurrentUpdate, MergeConflict
-from gitpatch.model import FileChange
-from gitpatch.store import NOTES_REF, RefUpdate, Store
-from gitpatch.store.notes import decode, encode
+from gitpatch.store import RefUpdate
+from gitpatch.store.notes import NoteChange, notes_update
 from gitpatch.store.refs import backoff
 
 if TYPE_CHECKING:
@@ -27,8 +26,6 @@ if TYPE_CHECKING:
 __all__ = ["ATTEMPTS", "NoteChange", "Transition", "retry", "run"]
 
 T = TypeVar("T")
-#: Rewrites a note: the old one (None when there is none) in, the new one out.
-NoteChange = Callable[[dict[str, Any] | None], dict[str, Any]]
 #: Lost compare-and-swaps (target, proposal, notes, disk) absorbed before ``concurrent_update``.
 ATTEMPTS = 20
 
@@ -52,7 +49,8 @@ class Transition:
 def run(ws: Workspace, step: Transition) -> None:
     """Move the refs and the notes ref in one transaction; land on disk when checked out."""
     store = ws.store
-    updates = [*step.refs, _notes_update(store, step.notes)]
+    notes, _written = notes_update(store, step.notes)
+    updates = [*step.refs, notes]
 
     def move() -> None:
         store.update_refs(updates, step.message)
@@ -98,31 +96,6 @@ def _refuse_local_changes(
             details={"paths": local, "branch": branch},
         )
     return at_old
-
-
-def _notes_update(store: Store, changes: Mapping[pygit2.Oid, NoteChange]) -> RefUpdate:
-    """A new notes commit carrying ``changes``, as a ref update for the same transaction."""
-    tip = store.ref_target(NOTES_REF)
-    files = []
-    for commit, change in changes.items():
-        path, old = _note_at(store, tip, commit)
-        files.append(FileChange(path, encode(change(old))))
-    tree = store.build_tree(tip, files)
-    new = store.commit(tree, [tip] if tip is not None else [], "Notes added by gitpatch")
-    return (NOTES_REF, new, tip)
-
-
-def _note_at(
-    store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid
-) -> tuple[str, dict[str, Any] | None]:
-    """Where ``commit``'s note lives in the notes tree at ``tip`` (git may fan it out)."""
-    hexid = str(commit)
-    if tip is not None:
-        for path in (hexid, f"{hexid[:2]}/{hexid[2:]}", f"{hexid[:2]}/{hexid[2:4]}/{hexid[4:]}"):
-            data = store.read(tip, path)
-            if data is not None:
-                return path, decode(data)
-    return hexid, None
 
 
 def retry(action: Callable[[], T]) -> T:

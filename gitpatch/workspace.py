@@ -60,8 +60,8 @@ from gitpatch.sessions import (
     session_target,
     start_session,
 )
-from gitpatch.store import NOTES_REF, RefUpdate, Store
-from gitpatch.store.notes import encode as encode_note
+from gitpatch.store import NOTES_REF, Store
+from gitpatch.store.notes import notes_update
 from gitpatch.text import Document
 from gitpatch.worktree import WorkingTree
 
@@ -106,18 +106,6 @@ def _serialized(
 
 def _backoff(attempt: int) -> None:
     time.sleep(min(0.05, 0.0005 * 2**attempt) * (0.5 + random.random()))
-
-
-def _notes_update(store: Store, commit: pygit2.Oid, note: dict[str, Any]) -> RefUpdate:
-    """A notes commit adding ``note`` for the new ``commit`` (which has none yet), as a ref
-    update to make in the same transaction as the proposal's own ref."""
-    tip = store.ref_target(NOTES_REF)
-    # Fan out as git does for many notes (ab/cdef...): a flat notes tree is rewritten whole
-    # for every note, so each proposal would cost more than the one before.
-    path = f"{str(commit)[:2]}/{str(commit)[2:]}"
-    tree = store.build_tree(tip, [FileChange(path, encode_note(note))])
-    new = store.commit(tree, [tip] if tip is not None else [], "Notes added by gitpatch")
-    return (NOTES_REF, new, tip)
 
 
 def _now_iso() -> str:
@@ -414,7 +402,7 @@ class Workspace:
         def move() -> None:
             message = f"gitpatch: {tool or 'propose'} {pid}"
             for attempt in range(MAX_ATTEMPTS):
-                notes = _notes_update(self.store, built.commit, note)
+                notes, _written = notes_update(self.store, {built.commit: lambda _old: note})
                 try:
                     self.store.update_refs([(ref, built.commit, old), notes], message)
                     return

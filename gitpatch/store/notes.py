@@ -2,15 +2,17 @@
 
 The notes ref is an ordinary commit chain whose tree maps an annotated commit's hex id to a blob,
 which is exactly what ``git notes --ref gitpatch show <commit>`` reads. gitpatch writes that
-commit itself (one ``TreeBuilder`` per changed directory) and moves the ref with a CAS; when
-another writer wins, the note is re-read and the change re-applied, a bounded number of times.
-Notes written by git with a fan-out (``ab/cdef...``) are found and updated in place.
+commit itself (one ``TreeBuilder`` per changed directory) in ``notes_update``, the one place
+that writes notes: ``update_note`` moves the ref to it alone by CAS (when another writer wins,
+the note is re-read and the change re-applied, a bounded number of times), while the workspace
+and review move it in the same ref transaction as the branch or proposal it describes. Notes
+written by git with a fan-out (``ab/cdef...``) are found and updated in place.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pygit2
@@ -18,7 +20,7 @@ import pygit2
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments
 from gitpatch.model import FileChange
 from gitpatch.store._errors import git_errors
-from gitpatch.store.refs import backoff
+from gitpatch.store.refs import RefUpdate, backoff
 from gitpatch.store.trees import MODE_TREE
 
 if TYPE_CHECKING:
@@ -30,6 +32,8 @@ __all__ = [
     "decode",
     "encode",
     "iter_notes",
+    "note_path",
+    "notes_update",
     "read_note",
     "update_note",
 ]
@@ -94,17 +98,37 @@ def note_path(store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid) -> tuple
     return (hexid if flat else f"{hexid[:2]}/{hexid[2:]}"), False
 
 
-def _read_at(store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid) -> dict[str, Any] | None:
+def _note_at(
+    store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid
+) -> tuple[str, dict[str, Any] | None]:
+    """Where ``commit``'s note is (or goes) in the notes tree at ``tip``, and the note or None."""
     path, found = note_path(store, tip, commit)
-    if not found or tip is None:
-        return None
-    data = store.read(tip, path)
-    return None if data is None else decode(data)
+    data = store.read(tip, path) if found and tip is not None else None
+    return path, None if data is None else decode(data)
 
 
 def read_note(store: Store, commit: pygit2.Oid) -> dict[str, Any] | None:
     """The note attached to ``commit`` on ``NOTES_REF``, or None."""
-    return _read_at(store, store.ref_target(NOTES_REF), commit)
+    return _note_at(store, store.ref_target(NOTES_REF), commit)[1]
+
+
+def notes_update(
+    store: Store, changes: Mapping[pygit2.Oid, NoteChange]
+) -> tuple[RefUpdate, dict[pygit2.Oid, dict[str, Any]]]:
+    """A new notes commit applying ``changes`` (commit -> ``change(old or None) -> new``) to the
+    current notes tip, as a ``(NOTES_REF, new, tip)`` compare-and-swap for the caller to make,
+    alone or in one transaction with other refs; and the new notes. Nothing moves here.
+    """
+    tip = store.ref_target(NOTES_REF)
+    files: list[FileChange] = []
+    written: dict[pygit2.Oid, dict[str, Any]] = {}
+    for commit, change in changes.items():
+        path, old = _note_at(store, tip, commit)
+        written[commit] = change(old)
+        files.append(FileChange(path, encode(written[commit])))
+    tree = store.build_tree(tip, files)
+    new = store.commit(tree, [tip] if tip is not None else [], "Notes added by gitpatch")
+    return (NOTES_REF, new, tip), written
 
 
 def update_note(store: Store, commit: pygit2.Oid, change: NoteChange) -> dict[str, Any]:
@@ -115,21 +139,15 @@ def update_note(store: Store, commit: pygit2.Oid, change: NoteChange) -> dict[st
     with git_errors(f"look up commit {commit}"):
         store.repo[commit]
     for attempt in range(NOTE_RETRIES):
-        tip = store.ref_target(NOTES_REF)
-        note = change(_read_at(store, tip, commit))
-        path, _found = note_path(store, tip, commit)
-        tree = store.build_tree(tip, [FileChange(path, encode(note))])
-        notes_commit = store.commit(
-            tree, [tip] if tip is not None else [], "Notes added by gitpatch"
-        )
+        (_ref, new, tip), written = notes_update(store, {commit: change})
         try:
-            store.update_ref(NOTES_REF, notes_commit, tip, f"gitpatch: note on {commit}")
+            store.update_ref(NOTES_REF, new, tip, f"gitpatch: note on {commit}")
         except ConcurrentUpdate as exc:
             if exc.details.get("reason") == "locked":
                 raise
             backoff(min(attempt, 6))
             continue
-        return note
+        return written[commit]
     raise ConcurrentUpdate(
         f"could not update the note of {commit} on {NOTES_REF}: other writers won "
         f"{NOTE_RETRIES} times in a row",

@@ -9,7 +9,8 @@ import pygit2
 import pytest
 
 from gitpatch.errors import GitpatchError
-from gitpatch.model import AddFile, Proposal, Replace, UpdateFile
+from gitpatch.model import AddFile, FileChange, Proposal, Replace, UpdateFile
+from gitpatch.store import NOTES_REF, notes
 from gitpatch.workspace import REJECTED_PREFIX, Workspace
 from tests.conftest import git
 from tests.unit.workspace_kit import commit_on, head, make_repo, note, sr, state, status
@@ -50,8 +51,21 @@ def test_auto_patch_lands_commit_file_index_and_note(repo: Path) -> None:
     assert data["created_at"].endswith("Z") and len(data["fingerprint"]) == 64
     assert len(res.proposal_id) == 12 and int(res.proposal_id, 16) >= 0
     notes_paths = git(repo, "ls-tree", "-r", "--name-only", "refs/notes/gitpatch").split()
-    assert notes_paths == [f"{res.version[:2]}/{res.version[2:]}"]  # fanned out, as git does
+    assert notes_paths == [res.version]  # flat while small; fanned out later, as git does
     assert git(repo, "fsck", "--strict", "--no-dangling") == ""
+
+
+def test_proposal_notes_fan_out_once_the_notes_root_is_large(repo: Path) -> None:
+    ws = Workspace.open(repo, mode="review")
+    store = ws.store
+    blobs = [store.repo.create_blob(f"annotated {i}\n".encode()) for i in range(notes.FANOUT_AT)]
+    flat = [FileChange(str(b), b'{"n": 1}\n') for b in blobs]
+    tree = store.build_tree(None, flat)
+    store.update_ref(NOTES_REF, store.commit(tree, [], "many notes"), None, "notes")
+    res = ws.propose(edit("a.txt", "beta", "BETA"))
+    paths = git(repo, "ls-tree", "--name-only", "refs/notes/gitpatch", res.version[:2] + "/")
+    assert paths.split() == [f"{res.version[:2]}/{res.version[2:]}"]
+    assert json.loads(note(repo, res.version))["id"] == res.proposal_id
 
 
 def test_review_mode_keeps_disk_and_target(repo: Path) -> None:
@@ -333,17 +347,17 @@ def test_note_written_with_the_ref_and_notes_race_absorbed(
 ) -> None:
     import gitpatch.workspace as workspace_module
 
-    real = workspace_module._notes_update
+    real = workspace_module.notes_update
     calls = {"n": 0}
 
-    def racing(store, commit, note):  # type: ignore[no-untyped-def]
-        update = real(store, commit, note)
+    def racing(store, changes):  # type: ignore[no-untyped-def]
+        update = real(store, changes)
         calls["n"] += 1
         if calls["n"] == 1:  # another writer adds a note after we read the notes tip
             git(repo, "notes", "--ref", "gitpatch", "add", "-m", "other", head(repo))
         return update
 
-    monkeypatch.setattr(workspace_module, "_notes_update", racing)
+    monkeypatch.setattr(workspace_module, "notes_update", racing)
     ws = Workspace.open(repo, mode=mode)  # type: ignore[arg-type]
     res = ws.propose(edit("a.txt", "beta", "BETA"))
     assert calls["n"] == 2
