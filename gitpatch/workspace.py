@@ -26,29 +26,25 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import pygit2
 
-from gitpatch import engine, guards
+from gitpatch import guards
+from gitpatch._workspace_build import Built, Dirty, build, proposal_files, record_dirty
 from gitpatch.errors import (
     ConcurrentUpdate,
-    DirtyWorktree,
     InternalError,
     InvalidArguments,
-    ProposalRejected,
     ResourceNotFound,
 )
-from gitpatch.model import Changeset, FileChange, Proposal
+from gitpatch.model import Proposal
 from gitpatch.paths import normalize
 from gitpatch.results import (
-    FileResult,
     Mode,
     ProposalResult,
     ReadResult,
     edit_results,
-    file_results,
-    summary,
 )
 from gitpatch.sessions import (
     DEFAULT_PROTECTED,
@@ -77,8 +73,6 @@ __all__ = [
     "protected_branches",
     "session_target",
 ]
-
-Dirty = Literal["record", "refuse"]
 
 #: Lost compare-and-swaps absorbed before ``concurrent_update`` (each costs one rebuild).
 MAX_ATTEMPTS = 60
@@ -114,17 +108,6 @@ def _now_iso() -> str:
 
 def _short(ref: str) -> str:
     return ref.removeprefix("refs/heads/")
-
-
-@dataclasses.dataclass(frozen=True)
-class _Built:
-    """A proposal commit ready to publish: nothing points at it yet."""
-
-    commit: pygit2.Oid
-    base: pygit2.Oid | None
-    changeset: Changeset
-    fingerprint: str
-    land_paths: tuple[str, ...]
 
 
 class Workspace:
@@ -299,7 +282,7 @@ class Workspace:
                     branch=self.branch,
                 )
                 base, recorded = self._record_dirty(head, proposal.paths, pid)
-            built = self._build(proposal, base, recorded, pid, revision)
+            built = build(self.store, proposal, base, recorded, pid, revision)
             try:
                 self._publish(built, head, pid, proposal.tool, revision)
             except ConcurrentUpdate as exc:
@@ -324,71 +307,16 @@ class Workspace:
         with self.worktree.reading():
             yield
 
-    def _build(
-        self,
-        proposal: Proposal,
-        base: pygit2.Oid | None,
-        recorded: Sequence[str],
-        pid: str,
-        revision: bool,
-    ) -> _Built:
-        """Apply the proposal on ``base``, build its commit; move no ref."""
-        changeset = engine.apply(proposal, guards.Snapshot(self.store, base))
-        print_ = guards.fingerprint(changeset)
-        if not revision and self.store.ref_target(REJECTED_PREFIX + print_) is not None:
-            raise ProposalRejected(
-                "a person already rejected exactly this change "
-                f"(rejected proposal at {self.store.ref_target(REJECTED_PREFIX + print_)})",
-                hint="Do not replay a rejected change; change your approach, or pass "
-                "revision=True if the reviewer asked for this revision.",
-                details={"fingerprint": print_},
-            )
-        tree = self.store.build_tree(base, changeset.changes)
-        tool = proposal.tool or "propose"
-        commit = self.store.commit(
-            tree,
-            [base] if base is not None else [],
-            proposal.message or summary(tool, self._files(base, changeset)),
-            {"Gitpatch-Proposal": pid, "Gitpatch-Tool": tool},
-        )
-        land = tuple(dict.fromkeys([*recorded, *changeset.paths]))
-        return _Built(commit, base, changeset, print_, land)
-
     def _record_dirty(
         self, head: pygit2.Oid | None, paths: Sequence[str], pid: str
     ) -> tuple[pygit2.Oid | None, list[str]]:
-        """Commit the disk content of touched paths that differ from ``head`` (not published)."""
+        """Record touched files' uncommitted disk content first, when the branch is on disk."""
         if self.worktree is None or not self._tracks_disk():
             return head, []
-        dirty = self.worktree.modified(str(head) if head else None, paths)
-        if not dirty:
-            return head, []
-        if self.dirty == "refuse":
-            raise DirtyWorktree(
-                f"{', '.join(dirty)} has uncommitted changes on disk",
-                hint="Commit or discard those changes first, or open the Workspace with "
-                "dirty='record' to have them recorded in a commit of their own.",
-                details={"paths": dirty},
-            )
-        changes = []
-        for path in dirty:
-            data = self.worktree.read(path)
-            if data is None and (head is None or self.store.entry(head, path) is None):
-                continue
-            changes.append(FileChange(path, data))
-        if not changes:
-            return head, []
-        tree = self.store.build_tree(head, changes)
-        record = self.store.commit(
-            tree,
-            [head] if head is not None else [],
-            f"Record uncommitted changes to {', '.join(dirty)}",
-            {"Gitpatch-Record": pid},
-        )
-        return record, dirty
+        return record_dirty(self.store, self.worktree, head, paths, pid, self.dirty)
 
     def _publish(
-        self, built: _Built, head: pygit2.Oid | None, pid: str, tool: str, revision: bool
+        self, built: Built, head: pygit2.Oid | None, pid: str, tool: str, revision: bool
     ) -> None:
         """Move the branch (auto) or create the proposal ref (review) together with the note,
         in one ref transaction: a proposal never exists without its note, nor a note without
@@ -421,7 +349,7 @@ class Workspace:
         else:
             move()
 
-    def _note(self, built: _Built, pid: str, tool: str, revision: bool) -> dict[str, Any]:
+    def _note(self, built: Built, pid: str, tool: str, revision: bool) -> dict[str, Any]:
         return {
             "id": pid,
             "status": "applied" if self.mode == "auto" else "proposed",
@@ -435,9 +363,9 @@ class Workspace:
             "revision": revision,
         }
 
-    def _result(self, built: _Built, pid: str) -> ProposalResult:
+    def _result(self, built: Built, pid: str) -> ProposalResult:
         holder = self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid
-        files = self._files(built.base, built.changeset)
+        files = proposal_files(self.store, built.base, built.changeset)
         names = ", ".join(f.path for f in files)
         if self.mode == "review":
             message = (
@@ -463,9 +391,6 @@ class Workspace:
             edits=edit_results(built.changeset),
             message=message,
         )
-
-    def _files(self, base: pygit2.Oid | None, changeset: Changeset) -> list[FileResult]:
-        return file_results(changeset, lambda p: guards.blob(self.store, base, p) is not None)
 
     # -- checks ------------------------------------------------------------------------------
 

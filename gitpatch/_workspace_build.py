@@ -1,0 +1,112 @@
+"""Building a proposal's commit for ``gitpatch.workspace``: nothing here moves a ref.
+
+``record_dirty`` commits the disk content of touched files that differ from the branch head, so
+the agent's edit applies to what it saw; ``build`` applies the proposal on that base, refuses a
+change a person already rejected and writes the proposal commit. The workspace then publishes
+it (ref, note and disk together).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Literal
+
+import pygit2
+
+from gitpatch import engine, guards
+from gitpatch.errors import DirtyWorktree, ProposalRejected
+from gitpatch.model import Changeset, FileChange, Proposal
+from gitpatch.results import FileResult, file_results, summary
+from gitpatch.sessions import REJECTED_PREFIX
+from gitpatch.store import Store
+from gitpatch.worktree import WorkingTree
+
+__all__ = ["Built", "Dirty", "build", "proposal_files", "record_dirty"]
+
+#: What to do with uncommitted changes to the files a proposal touches.
+Dirty = Literal["record", "refuse"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Built:
+    """A proposal commit ready to publish: nothing points at it yet."""
+
+    commit: pygit2.Oid
+    base: pygit2.Oid | None
+    changeset: Changeset
+    fingerprint: str
+    land_paths: tuple[str, ...]
+
+
+def build(
+    store: Store,
+    proposal: Proposal,
+    base: pygit2.Oid | None,
+    recorded: Sequence[str],
+    pid: str,
+    revision: bool,
+) -> Built:
+    """Apply the proposal on ``base``, build its commit; move no ref."""
+    changeset = engine.apply(proposal, guards.Snapshot(store, base))
+    print_ = guards.fingerprint(changeset)
+    if not revision and store.ref_target(REJECTED_PREFIX + print_) is not None:
+        raise ProposalRejected(
+            "a person already rejected exactly this change "
+            f"(rejected proposal at {store.ref_target(REJECTED_PREFIX + print_)})",
+            hint="Do not replay a rejected change; change your approach, or pass "
+            "revision=True if the reviewer asked for this revision.",
+            details={"fingerprint": print_},
+        )
+    tree = store.build_tree(base, changeset.changes)
+    tool = proposal.tool or "propose"
+    commit = store.commit(
+        tree,
+        [base] if base is not None else [],
+        proposal.message or summary(tool, proposal_files(store, base, changeset)),
+        {"Gitpatch-Proposal": pid, "Gitpatch-Tool": tool},
+    )
+    land = tuple(dict.fromkeys([*recorded, *changeset.paths]))
+    return Built(commit, base, changeset, print_, land)
+
+
+def record_dirty(
+    store: Store,
+    worktree: WorkingTree,
+    head: pygit2.Oid | None,
+    paths: Sequence[str],
+    pid: str,
+    dirty: Dirty,
+) -> tuple[pygit2.Oid | None, list[str]]:
+    """Commit the disk content of touched paths that differ from ``head`` (not published)."""
+    modified = worktree.modified(str(head) if head else None, paths)
+    if not modified:
+        return head, []
+    if dirty == "refuse":
+        raise DirtyWorktree(
+            f"{', '.join(modified)} has uncommitted changes on disk",
+            hint="Commit or discard those changes first, or open the Workspace with "
+            "dirty='record' to have them recorded in a commit of their own.",
+            details={"paths": modified},
+        )
+    changes = []
+    for path in modified:
+        data = worktree.read(path)
+        if data is None and (head is None or store.entry(head, path) is None):
+            continue
+        changes.append(FileChange(path, data))
+    if not changes:
+        return head, []
+    tree = store.build_tree(head, changes)
+    record = store.commit(
+        tree,
+        [head] if head is not None else [],
+        f"Record uncommitted changes to {', '.join(modified)}",
+        {"Gitpatch-Record": pid},
+    )
+    return record, modified
+
+
+def proposal_files(store: Store, base: pygit2.Oid | None, changeset: Changeset) -> list[FileResult]:
+    """One ``FileResult`` per change of ``changeset``, an add or an update as ``base`` tells."""
+    return file_results(changeset, lambda p: guards.blob(store, base, p) is not None)
