@@ -10,13 +10,12 @@ or the new content, never a truncated file.
 Lands from several processes are serialised by an ``flock`` on ``.git/gitpatch/land.lock``: the
 kernel drops it when a process dies, so it can never go stale, and it is held only while one
 land runs (never across a tool call). It also keeps index updates from different processes
-from overwriting each other.
+from overwriting each other. The locks themselves are in ``gitpatch._worktree_locks``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import stat
@@ -28,12 +27,12 @@ from typing import Any
 
 import pygit2
 
+from gitpatch._worktree_locks import land_lock, remove_stale_locks, retry_locked
 from gitpatch.errors import ConcurrentUpdate, RepositoryError
 
 __all__ = ["Journal", "WorkingTree"]
 
 _TMP_SUFFIX = ".gitpatch-tmp"
-_LOCK_WAIT_SECONDS = 30.0
 _DEFAULT_STALE_SECONDS = 30.0
 # A stat-cache entry is trusted only once the file's mtime is this far behind the moment the
 # entry was recorded: a write within the same clock tick could otherwise go unseen.
@@ -309,7 +308,7 @@ class WorkingTree:
             # the blob gitpatch committed; the index must name the committed blob.
             if index[path].id != want[0]:
                 index.add(entry)
-        _retry_locked(index.write)
+        retry_locked(index.write)
 
     # -- files -------------------------------------------------------------------------------
 
@@ -365,18 +364,7 @@ class WorkingTree:
     def remove_stale_locks(self, refs: Sequence[str] | None = None) -> list[str]:
         """Remove ``*.lock`` files older than the limit: at the top of ``.git`` and, for
         ``refs`` None, anywhere under ``.git/refs``, else only those of ``refs``."""
-        limit = time.time() - self.stale_lock_seconds
-        candidates = [e.path for e in _lock_files(self.gitdir, recurse=refs is None)]
-        candidates += [str(self.gitdir / f"{ref}.lock") for ref in refs or ()]
-        removed: list[str] = []
-        for path in candidates:
-            try:
-                if os.lstat(path).st_mtime <= limit:
-                    os.unlink(path)
-                    removed.append(path)
-            except OSError:
-                continue
-        return removed
+        return remove_stale_locks(self.gitdir, refs, self.stale_lock_seconds)
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
@@ -388,31 +376,8 @@ class WorkingTree:
         with self._land_lock(shared=True):
             yield
 
-    @contextlib.contextmanager
-    def _land_lock(self, shared: bool = False) -> Iterator[None]:
-        self.state_dir.mkdir(exist_ok=True)
-        fd = os.open(self.state_dir / "land.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            deadline = time.monotonic() + _LOCK_WAIT_SECONDS
-            delay = 0.0005
-            kind = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
-            while True:
-                try:
-                    fcntl.flock(fd, kind | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise ConcurrentUpdate(
-                            "another gitpatch process kept the working tree busy for "
-                            f"{_LOCK_WAIT_SECONDS:.0f} s",
-                            hint="Retry the call; if it keeps failing, look for a hung process.",
-                            details={"reason": "locked"},
-                        ) from None
-                    time.sleep(delay)
-                    delay = min(delay * 2, 0.01)
-            yield
-        finally:
-            os.close(fd)
+    def _land_lock(self, shared: bool = False) -> contextlib.AbstractContextManager[None]:
+        return land_lock(self.state_dir, shared=shared)
 
     def _write_journal(self, journal: Journal) -> None:
         tmp = self.state_dir / f"journal.{os.getpid()}{_TMP_SUFFIX}"
@@ -464,39 +429,3 @@ def _entry(tree: pygit2.Tree | None, path: str) -> tuple[pygit2.Oid, int] | None
     if obj.type != pygit2.enums.ObjectType.BLOB:
         return None
     return obj.id, int(obj.filemode)
-
-
-def _lock_files(gitdir: Path, *, recurse: bool) -> Iterator[os.DirEntry[str]]:
-    """``*.lock`` files at the top of ``gitdir`` and, with ``recurse``, under ``gitdir/refs``.
-
-    ``gitdir/gitpatch/land.lock`` is an flock target, never stale, so it is not looked at.
-    """
-    stack: list[tuple[str, bool]] = [(str(gitdir), False)]
-    if recurse:
-        stack.append((str(gitdir / "refs"), True))
-    while stack:
-        folder, deeper = stack.pop()
-        try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name.endswith(".lock") and entry.is_file(follow_symlinks=False):
-                yield entry
-            elif deeper and entry.is_dir(follow_symlinks=False):
-                stack.append((entry.path, True))
-
-
-def _retry_locked(action: Callable[[], object], attempts: int = 50) -> None:
-    """Run ``action``, retrying while git's own lock file is held by another process."""
-    delay = 0.001
-    for attempt in range(attempts):
-        try:
-            action()
-            return
-        except OSError:
-            if attempt == attempts - 1:
-                raise
-            time.sleep(delay)
-            delay = min(delay * 2, 0.1)
