@@ -9,25 +9,15 @@ proportional to the size of the edit, not of the file.
 
 from __future__ import annotations
 
-import statistics
 import time
-from collections.abc import Callable
 
-from bench.bench_match import corpus_lines, unique_block
+from bench.bench_match import corpus_lines, median_ms, unique_block
 from gitpatch.engine import apply
 from gitpatch.model import Hunk, HunkLine, Proposal, Replace, SearchReplace, UpdateFile
 
 PATH = "big.py"
-
-
-def median_ms(fn: Callable[[], object], runs: int) -> float:
-    """Median CPU time of ``fn`` in milliseconds (CPU, not wall: robust to a busy machine)."""
-    times = []
-    for _ in range(runs):
-        t0 = time.process_time()
-        fn()
-        times.append((time.process_time() - t0) * 1000)
-    return statistics.median(times)
+#: Times are CPU time, not wall time: robust to a busy machine.
+CPU = time.process_time
 
 
 def proposals(lines: list[str]) -> dict[str, Proposal]:
@@ -52,7 +42,7 @@ def bench_size(size: int, runs: int) -> None:
     lines = corpus_lines(size)
     data = ("\n".join(lines) + "\n").encode("utf-8")
     for name, proposal in proposals(lines).items():
-        ms = median_ms(lambda p=proposal: apply(p, {PATH: data}), runs)
+        ms = median_ms(lambda p=proposal: apply(p, {PATH: data}), runs, CPU)
         print(f"{size:>7} lines  {name:<15} {ms:8.2f} ms")
 
 
@@ -65,7 +55,7 @@ def bench_many(files: int, size: int, runs: int) -> None:
     paths = [f"pkg/m{i}.py" for i in range(files)]
     proposal = Proposal(tuple(UpdateFile(p, hunk.edits) for p in paths), "apply_patch")
     snapshot = dict.fromkeys(paths, data)
-    ms = median_ms(lambda: apply(proposal, snapshot), runs)
+    ms = median_ms(lambda: apply(proposal, snapshot), runs, CPU)
     print(f"{files} files x {size} lines, apply_patch, one hunk each: {ms:.1f} ms")
 
 

@@ -9,33 +9,10 @@ Target: a one-edit call parses in well under 1 ms; a 200-hunk patch in under 20 
 from __future__ import annotations
 
 import difflib
-import statistics
-import sysconfig
-import time
 from collections.abc import Callable
-from pathlib import Path
 
+from bench.bench_match import corpus_lines, median_ms
 from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
-
-
-def corpus_lines(count: int) -> list[str]:
-    """``count`` lines of real Python source, deterministic for this machine."""
-    out: list[str] = []
-    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py")):
-        out.extend(path.read_text(encoding="utf-8", errors="replace").splitlines())
-        if len(out) >= count:
-            break
-    return out[:count]
-
-
-def median_ms(fn: Callable[[], object], runs: int) -> float:
-    """Median wall time of ``fn`` in milliseconds."""
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
 
 
 def changed(lines: list[str], every: int) -> list[str]:

@@ -20,27 +20,16 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
 
-from bench.bench_workspace import _path_of, make_repo
+from bench.bench_workspace import _median_ms, _path_of, make_repo
 from gitpatch.model import FileChange
 from gitpatch.store import Store
 from gitpatch.worktree import WorkingTree
 
 BRANCH = "refs/heads/bench"
-
-
-def _median_ms(action: Callable[[int], object], runs: int, warmup: int = 3) -> float:
-    times: list[float] = []
-    for k in range(warmup + runs):
-        start = time.perf_counter()
-        action(k)
-        if k >= warmup:
-            times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def bench_size(root: Path, files: int, runs: int) -> dict[str, float]:
