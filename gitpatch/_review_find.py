@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from gitpatch.errors import InvalidArguments, ProposalClosed, ProposalNotFound, RepositoryError
-from gitpatch.results import ProposalInfo
+from gitpatch.results import ProposalInfo, iso
 from gitpatch.store import Store
 from gitpatch.store._errors import git_errors
 from gitpatch.workspace import PROPOSAL_PREFIX, SESSION_PREFIX, session_target
@@ -37,13 +37,10 @@ __all__ = [
     "first_parent",
     "hex_or_empty",
     "info",
-    "iso",
     "note_for_id",
-    "now_iso",
     "oid",
     "open_ids",
     "session_names",
-    "short",
     "walk",
 ]
 
@@ -275,21 +272,6 @@ def oid(value: Any) -> pygit2.Oid | None:
 def hex_or_empty(value: pygit2.Oid | None) -> str:
     """An id as hex, ``""`` for none (the result models' convention)."""
     return "" if value is None else str(value)
-
-
-def short(ref: str) -> str:
-    """A branch's short name for messages."""
-    return ref.removeprefix("refs/heads/")
-
-
-def now_iso() -> str:
-    """The current time, ISO 8601 UTC to the second, as notes store it."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def iso(timestamp: int) -> str:
-    """A unix time, ISO 8601 UTC."""
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _age(created: str, now: datetime) -> float:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pygit2
 
-from gitpatch._review_find import short
 from gitpatch.errors import ConcurrentUpdate, MergeConflict
+from gitpatch.sessions import short
 from gitpatch.store import RefUpdate
 from gitpatch.store.notes import NoteChange, notes_update
 from gitpatch.store.refs import backoff

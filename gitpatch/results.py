@@ -8,6 +8,7 @@ producer fails loudly instead of silently dropping data.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,6 +28,8 @@ __all__ = [
     "ReadResult",
     "edit_results",
     "file_results",
+    "iso",
+    "now_iso",
     "summary",
 ]
 
@@ -161,3 +164,17 @@ def summary(tool: str, files: Sequence[FileResult]) -> str:
     ]
     more = f" (+{len(words) - 3} more)" if len(words) > 3 else ""
     return f"{tool}: {', '.join(words[:3])}{more}"
+
+
+#: How results and notes write a time: ISO 8601, UTC, to the second.
+_ISO = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def iso(timestamp: float) -> str:
+    """A unix time, ISO 8601 UTC to the second."""
+    return datetime.fromtimestamp(timestamp, UTC).strftime(_ISO)
+
+
+def now_iso() -> str:
+    """The current time, ISO 8601 UTC to the second, as notes store it."""
+    return datetime.now(UTC).strftime(_ISO)

@@ -32,11 +32,9 @@ from gitpatch._review_find import (
     hex_or_empty,
     info,
     note_for_id,
-    now_iso,
     oid,
     open_ids,
     session_names,
-    short,
     walk,
 )
 from gitpatch._review_step import NoteChange, Transition, retry, run
@@ -53,7 +51,10 @@ from gitpatch.results import (
     ProposalDetail,
     ProposalInfo,
     ProposalResult,
+    iso,
+    now_iso,
 )
+from gitpatch.sessions import short
 from gitpatch.store import RefUpdate, Store
 from gitpatch.workspace import REJECTED_PREFIX
 
@@ -170,14 +171,13 @@ def log(ws: Workspace, limit: int = 50) -> list[LogEntry]:
         if not pid:
             continue
         tool = trailers.get("Gitpatch-Tool") or ("record" if "Gitpatch-Record" in trailers else "")
-        when = datetime.fromtimestamp(commit.commit_time, UTC)
         out.append(
             LogEntry(
                 commit=str(commit.id),
                 proposal_id=pid,
                 tool=tool,
                 summary=commit.message.split("\n", 1)[0],
-                time=when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                time=iso(commit.commit_time),
             )
         )
     return out

@@ -27,6 +27,7 @@ __all__ = [
     "pick_target",
     "protected_branches",
     "session_target",
+    "short",
     "start_session",
 ]
 
@@ -37,6 +38,11 @@ DEFAULT_PROTECTED = ("main", "master")
 # Where a session remembers the protected branch it came from (read by approve).
 _SESSION_CONFIG = "gitpatch-session.{name}.target"
 _SWITCH_ATTEMPTS = 30
+
+
+def short(ref: str) -> str:
+    """A branch's short name for messages (``refs/heads/main`` -> ``main``)."""
+    return ref.removeprefix("refs/heads/")
 
 
 def branch_ref(name: str) -> str:

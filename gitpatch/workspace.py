@@ -19,12 +19,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import random
 import secrets
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
@@ -45,6 +42,7 @@ from gitpatch.results import (
     ProposalResult,
     ReadResult,
     edit_results,
+    now_iso,
 )
 from gitpatch.sessions import (
     DEFAULT_PROTECTED,
@@ -54,10 +52,12 @@ from gitpatch.sessions import (
     pick_target,
     protected_branches,
     session_target,
+    short,
     start_session,
 )
 from gitpatch.store import NOTES_REF, Store
 from gitpatch.store.notes import notes_update
+from gitpatch.store.refs import backoff
 from gitpatch.text import Document
 from gitpatch.worktree import WorkingTree
 
@@ -96,18 +96,6 @@ def _serialized(
 
     functools.update_wrapper(run, method)
     return run
-
-
-def _backoff(attempt: int) -> None:
-    time.sleep(min(0.05, 0.0005 * 2**attempt) * (0.5 + random.random()))
-
-
-def _now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _short(ref: str) -> str:
-    return ref.removeprefix("refs/heads/")
 
 
 class Workspace:
@@ -243,7 +231,7 @@ class Workspace:
                 data = None if head is None else self.store.read(head, clean)
         if data is None:
             raise ResourceNotFound(
-                f"cannot read {clean}: no such file on {_short(self.branch)}",
+                f"cannot read {clean}: no such file on {short(self.branch)}",
                 hint="Check the path (it is relative to the repository root).",
                 details={"path": clean},
             )
@@ -288,11 +276,11 @@ class Workspace:
             except ConcurrentUpdate as exc:
                 if exc.details.get("reason") == "locked":
                     raise
-                _backoff(attempt)
+                backoff(attempt, cap=0.05)
                 continue
             return self._result(built, pid)
         raise ConcurrentUpdate(
-            f"{_short(self.branch)} kept moving: {MAX_ATTEMPTS} attempts to land the proposal "
+            f"{short(self.branch)} kept moving: {MAX_ATTEMPTS} attempts to land the proposal "
             "lost to other writers",
             hint="The branch is very busy; retry the call.",
             details={"branch": self.branch, "reason": "changed"},
@@ -338,7 +326,7 @@ class Workspace:
                     # Another writer added a note: only the notes commit is rebuilt.
                     if exc.details.get("ref") != NOTES_REF or attempt == MAX_ATTEMPTS - 1:
                         raise
-                    _backoff(attempt)
+                    backoff(attempt, cap=0.05)
 
         if self.mode == "auto" and self._tracks_disk():
             assert self.worktree is not None
@@ -359,7 +347,7 @@ class Workspace:
             "base": str(built.base) if built.base is not None else None,
             "fingerprint": built.fingerprint,
             "author": self.author,
-            "created_at": _now_iso(),
+            "created_at": now_iso(),
             "revision": revision,
         }
 

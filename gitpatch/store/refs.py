@@ -37,9 +37,9 @@ STALE_LOCK_SECONDS = 10.0
 RefUpdate = tuple[str, pygit2.Oid | None, pygit2.Oid | None]
 
 
-def backoff(attempt: int) -> float:
-    """Sleep a jittered, exponentially growing delay (capped at 100 ms); return it."""
-    delay: float = min(0.1, 0.0005 * 2**attempt) * (0.5 + random.random())
+def backoff(attempt: int, cap: float = 0.1) -> float:
+    """Sleep a jittered, exponentially growing delay (capped at ``cap`` seconds); return it."""
+    delay: float = min(cap, 0.0005 * 2**attempt) * (0.5 + random.random())
     time.sleep(delay)
     return delay
 
