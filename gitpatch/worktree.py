@@ -185,11 +185,7 @@ class WorkingTree:
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
         except OSError as exc:
-            raise RepositoryError(
-                f"cannot read {path} from the working tree: {exc.strerror or exc}",
-                hint="Check the file's permissions.",
-                details={"path": path},
-            ) from exc
+            raise _unreadable(path, exc) from exc
 
     def _apply(self, journal: Journal, *, only_if_old: bool) -> None:
         """Write each journal path's content at ``new`` to disk, then its index entry.
@@ -266,11 +262,7 @@ class WorkingTree:
         try:
             blob = str(pygit2.hashfile(str(full)))
         except OSError as exc:
-            raise RepositoryError(
-                f"cannot read {path} from the working tree: {exc}",
-                hint="Check the file's permissions.",
-                details={"path": path},
-            ) from exc
+            raise _unreadable(path, exc) from exc
         self._stat_cache[path] = (*key, time.time_ns(), blob)
         return blob
 
@@ -416,6 +408,14 @@ class WorkingTree:
             return None
         obj = self.repo[commit]
         return obj.peel(pygit2.Tree)
+
+
+def _unreadable(path: str, exc: OSError) -> RepositoryError:
+    return RepositoryError(
+        f"cannot read {path} from the working tree: {exc.strerror or exc}",
+        hint="Check the file's permissions.",
+        details={"path": path},
+    )
 
 
 def _entry(tree: pygit2.Tree | None, path: str) -> tuple[pygit2.Oid, int] | None:
