@@ -36,6 +36,7 @@ __all__ = [
     "check_paths",
     "check_unchanged",
     "fingerprint",
+    "fingerprint_of",
     "normalize_proposal",
     "resolve_version",
 ]
@@ -50,15 +51,17 @@ def fingerprint(changeset: Changeset) -> str:
     Two proposals with the same fingerprint make the same change to their files, whatever edit
     language or matching led there: that is how a change a person rejected is recognised.
     """
-    lines: dict[str, str] = {}
+    blobs: dict[str, str | None] = {}
     for change in changeset.changes:
         if change.source is not None:
-            lines[change.source] = "DELETED"
-        if change.content is None:
-            lines[change.path] = "DELETED"
-        else:
-            lines[change.path] = str(pygit2.hash(change.content))
-    text = "\n".join(f"{path}\t{blob}" for path, blob in sorted(lines.items()))
+            blobs[change.source] = None
+        blobs[change.path] = None if change.content is None else str(pygit2.hash(change.content))
+    return fingerprint_of(blobs)
+
+
+def fingerprint_of(blobs: Mapping[str, str | None]) -> str:
+    """The fingerprint of a change that leaves each path with a blob (hex) or deletes it (None)."""
+    text = "\n".join(f"{path}\t{blob or 'DELETED'}" for path, blob in sorted(blobs.items()))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -13,13 +13,13 @@ person changed locally are never overwritten.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pygit2
 
+from gitpatch import guards
 from gitpatch._review_find import (
     BOOKKEEPING_TOOLS,
     HISTORY_DEPTH,
@@ -369,11 +369,11 @@ def _merged(store: Store, sub: Subject, head: pygit2.Oid | None, by: str) -> tup
 
 def _fingerprint(store: Store, base: pygit2.Oid | None, tip: pygit2.Oid) -> str:
     """The proposal fingerprint, computed from the commit when its note lacks one."""
-    lines = []
+    blobs: dict[str, str | None] = {}
     for path in store.changed_paths(base, tip):
         entry = store.entry(tip, path)
-        lines.append(f"{path}\t{entry.oid if entry is not None else 'DELETED'}")
-    return hashlib.sha256("\n".join(sorted(lines)).encode("utf-8")).hexdigest()
+        blobs[path] = None if entry is None else str(entry.oid)
+    return guards.fingerprint_of(blobs)
 
 
 def _files(store: Store, base: pygit2.Oid | None, tip: pygit2.Oid) -> list[FileResult]:
