@@ -141,7 +141,10 @@ def _switch(store: Store, worktree: WorkingTree, target: str, ref: str) -> None:
     def move_head() -> None:
         if store.head_branch() != target:
             raise ConcurrentUpdate("HEAD moved meanwhile", details={"reason": "changed"})
-        store.repo.references.create("HEAD", ref, force=True)
+        try:
+            store.repo.references.create("HEAD", ref, force=True)
+        except OSError as exc:  # HEAD.lock held by another process switching at the same time
+            raise ConcurrentUpdate("HEAD is locked", details={"reason": "locked"}) from exc
 
     for attempt in range(_SWITCH_ATTEMPTS):
         with worktree.reading():

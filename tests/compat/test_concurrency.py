@@ -10,8 +10,6 @@ import multiprocessing
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.compat import workers
 from tests.compat.proofkit import (
     assert_fsck_clean,
@@ -71,13 +69,6 @@ def test_eight_processes_different_files_all_land(tmp_path: Path) -> None:
     _check_own_files(repo, base, BRANCH, reports, PER_WORKER)
 
 
-@pytest.mark.xfail(
-    reason="reported bug (intermittent): sessions._switch moves HEAD under worktree.reading(), "
-    "a SHARED lock, so processes that open at once collide on .git/HEAD.lock and a raw "
-    "OSError('failed to lock file ... HEAD.lock') escapes Workspace.open",
-    raises=AssertionError,
-    strict=False,
-)
 def test_eight_processes_race_to_start_one_session(tmp_path: Path) -> None:
     """On protected main, 8 processes open at once: one session branch, every change on it."""
     per_worker = 4
