@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from gitpatch.errors import ConcurrentUpdate
+from gitpatch.store.refs import remove_stale_files
 
 __all__ = ["LOCK_WAIT_SECONDS", "land_lock", "remove_stale_locks", "retry_locked"]
 
@@ -54,18 +55,9 @@ def land_lock(state_dir: Path, *, shared: bool = False) -> Iterator[None]:
 def remove_stale_locks(gitdir: Path, refs: Sequence[str] | None, stale_seconds: float) -> list[str]:
     """Remove ``*.lock`` files older than ``stale_seconds``: at the top of ``gitdir`` and, for
     ``refs`` None, anywhere under ``gitdir/refs``, else only those of ``refs``."""
-    limit = time.time() - stale_seconds
     candidates = [e.path for e in _lock_files(gitdir, recurse=refs is None)]
     candidates += [str(gitdir / f"{ref}.lock") for ref in refs or ()]
-    removed: list[str] = []
-    for path in candidates:
-        try:
-            if os.lstat(path).st_mtime <= limit:
-                os.unlink(path)
-                removed.append(path)
-        except OSError:
-            continue
-    return removed
+    return remove_stale_files(candidates, stale_seconds)
 
 
 def _lock_files(gitdir: Path, *, recurse: bool) -> Iterator[os.DirEntry[str]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import pygit2
 
@@ -25,6 +25,7 @@ __all__ = [
     "RefUpdate",
     "backoff",
     "current_target",
+    "remove_stale_files",
     "update_ref",
     "update_refs",
 ]
@@ -142,18 +143,26 @@ def _lock_paths(repo: pygit2.Repository, names: Sequence[str]) -> list[str]:
     ]
 
 
-def _break_stale_locks(repo: pygit2.Repository, names: Sequence[str]) -> bool:
-    """Remove lock files older than ``STALE_LOCK_SECONDS``; True if one was removed."""
-    removed = False
-    now = time.time()
-    for path in _lock_paths(repo, names):
+def remove_stale_files(paths: Iterable[str], max_age: float) -> list[str]:
+    """Remove those of ``paths`` not modified for ``max_age`` seconds; return them.
+
+    For lock files a killed process left: a missing or unremovable one is passed over.
+    """
+    limit = time.time() - max_age
+    removed: list[str] = []
+    for path in paths:
         try:
-            if now - os.stat(path).st_mtime > STALE_LOCK_SECONDS:
+            if os.lstat(path).st_mtime <= limit:
                 os.unlink(path)
-                removed = True
-        except FileNotFoundError:
+                removed.append(path)
+        except OSError:
             continue
     return removed
+
+
+def _break_stale_locks(repo: pygit2.Repository, names: Sequence[str]) -> bool:
+    """Remove lock files older than ``STALE_LOCK_SECONDS``; True if one was removed."""
+    return bool(remove_stale_files(_lock_paths(repo, names), STALE_LOCK_SECONDS))
 
 
 def _with_lock_retries(
