@@ -49,7 +49,7 @@ class Transition:
 def run(ws: Workspace, step: Transition) -> None:
     """Move the refs and the notes ref in one transaction; land on disk when checked out."""
     store = ws.store
-    notes, _written = notes_update(store, step.notes)
+    notes, written = notes_update(store, step.notes)
     updates = [*step.refs, notes]
 
     def move() -> None:
@@ -67,7 +67,13 @@ def run(ws: Workspace, step: Transition) -> None:
     # verify: re-checked under the land lock, so an edit made since the check above is never
     # overwritten; the retry then reports it as a local change.
     ws.worktree.land(
-        str(old) if old is not None else None, str(new), paths, move, ref=branch, verify=at_old
+        str(old) if old is not None else None,
+        str(new),
+        paths,
+        move,
+        ref=branch,
+        verify=at_old,
+        notes={str(commit): note for commit, note in written.items()},
     )
 
 

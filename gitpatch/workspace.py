@@ -332,7 +332,13 @@ class Workspace:
             assert self.worktree is not None
             base = str(built.base) if built.base is not None else None
             self.worktree.land(
-                base, str(built.commit), built.land_paths, move, ref=self.branch, verify=True
+                base,
+                str(built.commit),
+                built.land_paths,
+                move,
+                ref=self.branch,
+                verify=True,
+                notes={str(built.commit): note},
             )
         else:
             move()

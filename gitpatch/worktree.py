@@ -20,7 +20,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ import pygit2
 
 from gitpatch._worktree_locks import land_lock, remove_stale_locks, retry_locked
 from gitpatch.errors import ConcurrentUpdate, RepositoryError
+from gitpatch.store import Store
 
 __all__ = ["Journal", "WorkingTree"]
 
@@ -42,17 +43,29 @@ _EXEC_MODES = (pygit2.enums.FileMode.BLOB_EXECUTABLE,)
 
 @dataclass(frozen=True)
 class Journal:
-    """An interrupted land: ``ref`` was to move ``old`` -> ``new`` and rewrite ``paths``."""
+    """An interrupted land: ``ref`` was to move ``old`` -> ``new`` and rewrite ``paths``.
+
+    ``notes`` (commit hex -> note) are the notes that move with the ref in the same ref
+    transaction. libgit2 commits a transaction one lock file at a time, so a process killed in
+    between can leave the ref moved without its notes; recovery writes them then.
+    """
 
     ref: str
     old: str | None
     new: str
     paths: tuple[str, ...]
+    notes: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> str:
         """Serialise for ``.git/gitpatch/journal.json``."""
         return json.dumps(
-            {"ref": self.ref, "old": self.old, "new": self.new, "paths": list(self.paths)}
+            {
+                "ref": self.ref,
+                "old": self.old,
+                "new": self.new,
+                "paths": list(self.paths),
+                "notes": dict(self.notes),
+            }
         )
 
     @classmethod
@@ -61,7 +74,20 @@ class Journal:
         data: Any = json.loads(text)
         if not isinstance(data, dict) or not isinstance(data.get("new"), str):
             raise ValueError("not a gitpatch journal")
-        return cls(str(data["ref"]), data.get("old"), data["new"], tuple(data.get("paths", ())))
+        notes = data.get("notes") or {}
+        return cls(
+            str(data["ref"]),
+            data.get("old"),
+            data["new"],
+            tuple(data.get("paths", ())),
+            tuple((str(k), str(v)) for k, v in notes.items()),
+        )
+
+
+def _replace_with(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
+    """A note change that writes ``note`` whatever was there (recovery runs before any other
+    change to that note could have been made: every call recovers first)."""
+    return lambda _old: note
 
 
 def _umask() -> int:
@@ -116,6 +142,7 @@ class WorkingTree:
         *,
         ref: str = "",
         verify: bool = False,
+        notes: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         """Move a branch with ``move_ref()`` (the CAS) and bring ``paths`` on disk to ``new``.
 
@@ -123,8 +150,11 @@ class WorkingTree:
         entries are written; if ``move_ref`` raises, nothing on disk changed and the error
         propagates. With ``verify``, a path whose disk content is no longer the one at ``old``
         (someone wrote it since it was read) raises ``ConcurrentUpdate`` before anything moves.
+        ``notes`` are the notes ``move_ref`` writes with the ref, restored by recovery if a
+        kill separated them.
         """
-        journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)))
+        kept = tuple((c, json.dumps(n, sort_keys=True)) for c, n in (notes or {}).items())
+        journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept)
         with self._land_lock():
             self._recover_locked()
             changed = self.modified(old, journal.paths) if verify else []
@@ -161,9 +191,21 @@ class WorkingTree:
             return False
         journal = self._read_journal()
         if journal is not None and self._ref_target(journal.ref) == journal.new:
+            self._restore_notes(journal)
             self._apply_or_explain(journal, only_if_old=True)
         self._remove_journal()
         return True
+
+    def _restore_notes(self, journal: Journal) -> None:
+        """Write the journal's notes that did not land with the ref (see ``Journal``)."""
+        if not journal.notes:
+            return
+        store = Store(self.repo)
+        for commit, text in journal.notes:
+            oid = pygit2.Oid(hex=commit)
+            note: dict[str, Any] = json.loads(text)
+            if store.read_note(oid) != note:
+                store.update_note(oid, _replace_with(note))
 
     def _apply_or_explain(self, journal: Journal, *, only_if_old: bool) -> None:
         """``_apply``; an OS error (permissions, disk full) keeps the journal for the next call."""

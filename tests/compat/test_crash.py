@@ -155,7 +155,20 @@ def _recover_and_check(repo: Path, step: int, land_next: bool) -> int:
     assert not (repo / ".git" / "gitpatch" / "journal.json").exists()
     locks = [str(p) for p in (repo / ".git").rglob("*.lock") if p.name != "land.lock"]
     assert not locks, f"lock files left after recovery: {locks}"
+    _assert_every_proposal_has_its_note(repo)
     return step
+
+
+def _assert_every_proposal_has_its_note(repo: Path) -> None:
+    """A kill between the branch's and the notes' lock renames is repaired by recovery."""
+    from gitpatch.store import Store
+
+    store = Store.open(str(repo))
+    tip = store.ref_target(BRANCH)
+    assert tip is not None
+    for commit in store.repo.walk(tip):
+        if "Gitpatch-Proposal:" in commit.message:
+            assert store.read_note(commit.id) is not None, f"no note on {commit.id}"
 
 
 def test_sigkill_during_auto_apply_always_recovers(

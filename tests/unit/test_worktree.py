@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import time
@@ -259,3 +260,45 @@ def test_write_failure_keeps_journal_and_next_call_finishes(setup) -> None:  # t
     assert wt.recover() is True
     assert (path / "dir").read_text() == "now a file\n"
     assert status(path) == ""
+
+
+def test_recover_writes_notes_a_kill_separated_from_their_ref(setup) -> None:  # type: ignore[no-untyped-def]
+    """libgit2 commits a ref transaction one lock at a time: the branch may move, its note not."""
+    path, repo, wt, base = setup
+    new = build_commit(repo, base, {"a.txt": "A\n"})
+    note = {"id": "abc123abc123", "status": "applied", "tool": "patch"}
+    wt.state_dir.mkdir(exist_ok=True)
+    journal = Journal("refs/heads/main", base, new, ("a.txt",), ((new, json.dumps(note)),))
+    wt.journal_path.write_text(journal.to_json())
+    repo.references["refs/heads/main"].set_target(pygit2.Oid(hex=new))
+    assert wt.recover() is True
+    shown = git(path, "notes", "--ref", "gitpatch", "show", new)
+    assert json.loads(shown) == note
+    assert (path / "a.txt").read_text() == "A\n"
+    assert status(path) == ""
+
+
+def test_recover_leaves_notes_alone_when_the_ref_did_not_move(setup) -> None:  # type: ignore[no-untyped-def]
+    path, repo, wt, base = setup
+    new = build_commit(repo, base, {"a.txt": "A\n"})
+    note = {"id": "abc123abc123", "status": "applied"}
+    wt.state_dir.mkdir(exist_ok=True)
+    journal = Journal("refs/heads/main", base, new, ("a.txt",), ((new, json.dumps(note)),))
+    wt.journal_path.write_text(journal.to_json())
+    assert wt.recover() is True
+    assert git(path, "notes", "--ref", "gitpatch", "list", check=False) == ""
+    assert (path / "a.txt").read_text() == "a\n"
+
+
+def test_land_journals_the_notes_that_move_with_the_ref(setup) -> None:  # type: ignore[no-untyped-def]
+    path, repo, wt, base = setup
+    new = build_commit(repo, base, {"a.txt": "A\n"})
+    seen: list[Journal] = []
+
+    def move() -> None:
+        seen.append(Journal.from_json(wt.journal_path.read_text()))
+        mover(repo, "refs/heads/main", base, new)()
+
+    wt.land(base, new, ["a.txt"], move, ref="refs/heads/main", notes={new: {"status": "x"}})
+    assert seen[0].notes == ((new, json.dumps({"status": "x"}, sort_keys=True)),)
+    assert not wt.journal_path.exists()
