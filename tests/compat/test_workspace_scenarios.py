@@ -18,7 +18,7 @@ import pytest
 
 from gitpatch.errors import GitpatchError
 from gitpatch.workspace import Workspace
-from tests.compat.proofkit import disk_files, status_porcelain
+from tests.compat.proofkit import assert_fsck_clean, disk_files, git, status_porcelain
 from tests.test_scenarios import _cases, parse_case, read_tree
 
 BRANCH = "refs/heads/work"
@@ -108,3 +108,9 @@ def test_scenario_through_workspace(case: Path, tmp_path: Path) -> None:
     assert _head_files(repo) == expected, "HEAD's tree differs from expected/"
     assert disk_files(work) == expected, "the working tree differs from expected/"
     assert status_porcelain(work) == "", status_porcelain(work)
+    assert_fsck_clean(work)
+    # git log --stat names exactly the files the result says the proposal changed.
+    stat = git(work, "log", "-1", "--format=%(trailers:key=Gitpatch-Proposal,valueonly)", "--stat")
+    assert result.proposal_id in stat
+    for changed in result.files:
+        assert changed.path in stat or "=>" in stat, (changed.path, stat)
