@@ -1,74 +1,17 @@
 """Helpers for the compat proofs: real repositories checked with the real ``git`` binary.
 
 Kept free of pytest fixtures so child processes (spawned or forked by the concurrency and crash
-tests) can import it cheaply.
+tests) can import it cheaply; running git and making repositories live in ``tests.gitkit``.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Mapping
 from pathlib import Path
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Test Person",
-    "GIT_AUTHOR_EMAIL": "person@example.com",
-    "GIT_COMMITTER_NAME": "Test Person",
-    "GIT_COMMITTER_EMAIL": "person@example.com",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
-    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+from tests.gitkit import git, head, run_git, status_porcelain
 
 TRAILER_KEY = "Gitpatch-Proposal"
-
-
-def run_git(
-    cwd: Path | str, *args: str, input: bytes | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    """Run the real git binary in ``cwd`` with a fixed identity and clock; never raises."""
-    env = {**os.environ, **GIT_ENV, "HOME": str(cwd)}
-    return subprocess.run(
-        ["git", *args], cwd=cwd, env=env, input=input, capture_output=True, check=False
-    )
-
-
-def git(cwd: Path | str, *args: str) -> str:
-    """Run git and return its stdout as text; a failure is an AssertionError with stderr."""
-    out = run_git(cwd, *args)
-    if out.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {out.stderr.decode(errors='replace')}")
-    return out.stdout.decode()
-
-
-def make_repo(root: Path, files: Mapping[str, bytes], branch: str = "work") -> Path:
-    """Create a non-bare repository at ``root`` holding ``files`` in one commit on ``branch``.
-
-    The default branch is not ``main`` on purpose: ``main`` and ``master`` are protected by
-    default, and most proofs are about plain auto-apply, not session branches.
-    """
-    root.mkdir(parents=True, exist_ok=True)
-    git(root, "init", "-q", "-b", branch)
-    git(root, "config", "user.name", "Test Person")
-    git(root, "config", "user.email", "person@example.com")
-    write_files(root, files)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
-    return root
-
-
-def write_files(root: Path, files: Mapping[str, bytes]) -> None:
-    """Write ``files`` (relative POSIX paths) under ``root``, creating directories."""
-    for rel, data in files.items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-
-
-def head(repo: Path, ref: str = "HEAD") -> str:
-    """The full commit id ``ref`` resolves to."""
-    return git(repo, "rev-parse", "--verify", f"{ref}^{{commit}}").strip()
 
 
 def fsck_problems(repo: Path) -> str:
@@ -92,11 +35,6 @@ def assert_fsck_clean(repo: Path) -> None:
     """Fail with git's own words unless ``git fsck --strict`` is clean."""
     problems = fsck_problems(repo)
     assert not problems, f"git fsck --strict in {repo}:\n{problems}"
-
-
-def status_porcelain(repo: Path) -> str:
-    """``git status --porcelain`` (untracked files included)."""
-    return git(repo, "status", "--porcelain", "--untracked-files=all")
 
 
 def assert_status_clean(repo: Path) -> None:

@@ -15,12 +15,10 @@ from tests.compat.proofkit import (
     assert_fsck_clean,
     assert_status_clean,
     disk_files,
-    git,
-    head,
-    make_repo,
     proposal_trailers,
     tree_files,
 )
+from tests.gitkit import git, head, make_repo
 
 WORKERS = 8
 PER_WORKER = 50

@@ -20,14 +20,8 @@ import pygit2
 import pytest
 
 from tests.compat import workers
-from tests.compat.proofkit import (
-    disk_files,
-    fsck_problems,
-    git,
-    head,
-    make_repo,
-    status_porcelain,
-)
+from tests.compat.proofkit import disk_files, fsck_problems
+from tests.gitkit import git, head, make_repo, status_porcelain
 
 TRIALS = 110
 SEED = 20261130

@@ -19,16 +19,12 @@ from tests.compat.proofkit import (
     assert_fsck_clean,
     assert_status_clean,
     disk_files,
-    git,
-    head,
-    make_repo,
     note_json,
     proposal_trailer,
     refs_snapshot,
-    run_git,
     tree_files,
-    write_files,
 )
+from tests.gitkit import git, head, make_repo, run_git, write_files
 
 MAIN = "refs/heads/main"
 FILES = {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 
 from gitpatch.model import FileChange as F
 from gitpatch.store import NOTES_REF, Store
-from tests.conftest import GIT_ENV, git
+from tests.gitkit import git, git_env
 
 MAIN = "refs/heads/main"
 TRAILERS = {"Gitpatch-Proposal": "p-42", "Gitpatch-Tool": "apply_patch"}
@@ -21,9 +20,8 @@ TRAILERS = {"Gitpatch-Proposal": "p-42", "Gitpatch-Tool": "apply_patch"}
 
 def run(cwd: Path, *args: str, input_text: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run git with the test identity; the caller checks the exit code."""
-    env = {**os.environ, **GIT_ENV, "HOME": str(cwd)}
     return subprocess.run(
-        ["git", *args], cwd=cwd, env=env, input=input_text, capture_output=True, text=True
+        ["git", *args], cwd=cwd, env=git_env(cwd), input=input_text, capture_output=True, text=True
     )
 
 

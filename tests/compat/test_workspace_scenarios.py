@@ -18,7 +18,8 @@ import pytest
 
 from gitpatch.errors import GitpatchError
 from gitpatch.workspace import Workspace
-from tests.compat.proofkit import assert_fsck_clean, disk_files, git, status_porcelain
+from tests.compat.proofkit import assert_fsck_clean, disk_files
+from tests.gitkit import git, status_porcelain
 from tests.test_scenarios import _cases, parse_case, read_tree
 
 BRANCH = "refs/heads/work"

@@ -9,7 +9,7 @@ import pytest
 
 from gitpatch import engine
 from gitpatch.formats import unified_diff
-from tests.conftest import git
+from tests.gitkit import git
 
 BEFORE = {
     "f.txt": "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n",

@@ -20,7 +20,7 @@ from gitpatch.errors import (
 )
 from gitpatch.model import FileChange as F
 from gitpatch.store import DEFAULT_EMAIL, DEFAULT_NAME, Store
-from tests.conftest import git
+from tests.gitkit import git
 
 MAIN = "refs/heads/main"
 EXEC = 0o100755

@@ -13,7 +13,7 @@ import pygit2
 from gitpatch.errors import ConcurrentUpdate
 from gitpatch.model import FileChange
 from gitpatch.store import NOTES_REF, Store
-from tests.conftest import git
+from tests.gitkit import git
 
 REF = "refs/heads/counter"
 TWIN = "refs/heads/twin"

@@ -12,7 +12,7 @@ from gitpatch.errors import ConcurrentUpdate, InvalidArguments, RepositoryError
 from gitpatch.model import FileChange as F
 from gitpatch.store import NOTES_REF, Store, notes
 from gitpatch.store import refs as store_refs
-from tests.conftest import git
+from tests.gitkit import git
 from tests.unit.test_store import MAIN, land
 
 

@@ -11,7 +11,7 @@ from pygit2.enums import MergeFlag
 
 from gitpatch.model import FileChange
 from gitpatch.store import Store
-from tests.conftest import git
+from tests.gitkit import git
 
 BASE = {
     "a.txt": b"a\n",

@@ -13,7 +13,7 @@ import pytest
 
 from gitpatch.errors import ConcurrentUpdate, RepositoryError
 from gitpatch.worktree import Journal, WorkingTree
-from tests.conftest import git
+from tests.gitkit import git
 
 SIG = pygit2.Signature("Test Person", "person@example.com", 1767225600, 0)
 

@@ -1,0 +1,86 @@
+"""The real ``git`` binary with a fixed author and clock, shared by every test that runs it.
+
+Free of pytest fixtures so child processes (spawned or forked by the concurrency and crash
+proofs) can import it cheaply.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test Person",
+    "GIT_AUTHOR_EMAIL": "person@example.com",
+    "GIT_COMMITTER_NAME": "Test Person",
+    "GIT_COMMITTER_EMAIL": "person@example.com",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git_env(cwd: Path | str) -> dict[str, str]:
+    """The process environment with the fixed identity and clock, ``HOME`` set to ``cwd``."""
+    return {**os.environ, **GIT_ENV, "HOME": str(cwd)}
+
+
+def run_git(
+    cwd: Path | str, *args: str, input: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run the real git binary in ``cwd`` and return its raw result; never raises."""
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=git_env(cwd), input=input, capture_output=True, check=False
+    )
+
+
+def git(cwd: Path | str, *args: str, check: bool = True) -> str:
+    """Run the real git binary in ``cwd`` and return its stdout as text.
+
+    With ``check`` (the default) a failure is an AssertionError carrying git's stderr.
+    """
+    out = subprocess.run(
+        ["git", *args], cwd=cwd, env=git_env(cwd), capture_output=True, text=True, check=False
+    )
+    if check and out.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {out.stderr}")
+    return out.stdout
+
+
+def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
+    """Write ``files`` (relative POSIX paths; text or bytes) under ``root``, creating folders."""
+    for rel, data in files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, bytes):
+            target.write_bytes(data)
+        else:
+            target.write_text(data)
+
+
+def make_repo(root: Path, files: Mapping[str, str | bytes], branch: str = "work") -> Path:
+    """A non-bare repository at ``root`` holding ``files`` in one commit on ``branch``.
+
+    The default branch is not ``main`` on purpose: ``main`` and ``master`` are protected by
+    default, and most tests are about plain auto-apply, not session branches.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", branch)
+    git(root, "config", "user.name", "Test Person")
+    git(root, "config", "user.email", "person@example.com")
+    write_files(root, files)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def head(repo: Path, ref: str = "HEAD") -> str:
+    """The full commit id ``ref`` resolves to."""
+    return git(repo, "rev-parse", "--verify", f"{ref}^{{commit}}").strip()
+
+
+def status_porcelain(repo: Path) -> str:
+    """``git status --porcelain`` (untracked files included)."""
+    return git(repo, "status", "--porcelain", "--untracked-files=all")
