@@ -25,7 +25,7 @@ from gitpatch.errors import (
 )
 from gitpatch.model import AddFile, DeleteFile, Proposal, Replace, UpdateFile
 from gitpatch.workspace import Workspace
-from tests.conftest import git
+from tests.gitkit import git, head, make_repo
 
 WORK = "refs/heads/work"
 MAIN = "refs/heads/main"
@@ -36,31 +36,19 @@ FILES = {"a.txt": "alpha\nbeta\ngamma\n", "b.txt": "one\ntwo\nthree\n", "src/c.p
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def make_repo(root: Path, branch: str = "work", *, bare_clone: bool = False) -> Path:
+def review_repo(root: Path, branch: str = "work", *, bare_clone: bool = False) -> Path:
     """A repository on ``branch`` holding FILES in one commit (optionally a bare clone of it)."""
-    root.mkdir(parents=True)
-    git(root, "init", "-q", "-b", branch)
-    git(root, "config", "user.name", "Test Person")
-    git(root, "config", "user.email", "person@example.com")
-    for name, text in FILES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
+    repo = make_repo(root, FILES, branch)
     if not bare_clone:
-        return root
+        return repo
     bare = root.parent / "bare.git"
-    git(root.parent, "clone", "-q", "--bare", str(root), str(bare))
+    git(root.parent, "clone", "-q", "--bare", str(repo), str(bare))
     return bare
 
 
 def edit(path: str, old: str, new: str) -> Proposal:
     op = UpdateFile(path=path, edits=(Replace(old=old, new=new),))
     return Proposal(operations=(op,), format="edits", tool="test")
-
-
-def rev(repo: Path, ref: str = "HEAD") -> str:
-    return git(repo, "rev-parse", "--verify", f"{ref}^{{commit}}").strip()
 
 
 def has_ref(repo: Path, ref: str) -> bool:
@@ -98,7 +86,7 @@ def assert_sound(repo: Path, *, worktree: bool = True) -> None:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
+    return review_repo(tmp_path / "repo")
 
 
 @pytest.fixture
@@ -110,10 +98,10 @@ def ws(repo: Path) -> Workspace:
 
 
 def test_approve_fast_forwards_lands_on_disk_and_notes(repo: Path, ws: Workspace) -> None:
-    base = rev(repo)
+    base = head(repo)
     res = ws.propose(edit("a.txt", "beta\n", "BETA\n"))
     done = ws.approve(res.proposal_id, by="Alice <alice@example.com>")
-    assert done.status == "approved" and done.version == res.version == rev(repo, WORK)
+    assert done.status == "approved" and done.version == res.version == head(repo, WORK)
     assert done.branch == WORK and done.base == base
     assert [(f.path, f.action) for f in done.files] == [("a.txt", "update")]
     assert "fast-forwarded" in done.message and "Alice" in done.message
@@ -130,9 +118,9 @@ def test_approve_three_way_merges_with_what_the_target_gained(repo: Path, ws: Wo
     res = ws.propose(edit("a.txt", "gamma\n", "GAMMA\n"))
     (repo / "b.txt").write_text("one\nTWO\nthree\n")
     git(repo, "commit", "-q", "-am", "person edits b")
-    moved = rev(repo)
+    moved = head(repo)
     done = ws.approve(res.proposal_id, by="Alice")
-    merged = rev(repo, WORK)
+    merged = head(repo, WORK)
     assert done.version == merged and "merged into" in done.message
     assert git(repo, "rev-list", "--parents", "-n1", merged).split()[1:] == [moved, res.version]
     assert (repo / "a.txt").read_text() == "alpha\nbeta\nGAMMA\n"
@@ -183,7 +171,7 @@ def test_approve_a_proposal_built_on_recorded_local_changes(repo: Path, ws: Work
 
 
 def test_approve_in_a_bare_repository_moves_only_refs(tmp_path: Path) -> None:
-    bare = make_repo(tmp_path / "src", bare_clone=True)
+    bare = review_repo(tmp_path / "src", bare_clone=True)
     ws = Workspace.open(bare, mode="review", branch="work")
     res = ws.propose(
         Proposal(operations=(AddFile("new.txt", "hi\n"),), format="edits", tool="test")
@@ -211,19 +199,19 @@ def test_approve_accepts_the_branch_name_and_refuses_bad_callers(repo: Path, ws:
 
 
 def test_approving_a_session_merges_it_into_the_protected_branch(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", branch="main")
-    base = rev(repo, MAIN)
+    repo = review_repo(tmp_path / "repo", branch="main")
+    base = head(repo, MAIN)
     agent = Workspace.open(repo)
     first = agent.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
     second = agent.propose(edit("b.txt", "one\n", "ONE\n"))
-    assert second.branch == SESSION and rev(repo, MAIN) == base
+    assert second.branch == SESSION and head(repo, MAIN) == base
     listed = {p.id: p for p in review.proposals(agent)}
     assert listed["agent"].files == ["a.txt", "b.txt"] and listed["agent"].branch == SESSION
 
     person = Workspace.open(repo, mode="review", branch="main")
     done = person.approve("agent", by="Alice")
-    assert done.branch == MAIN and rev(repo, MAIN) == second.version
-    assert rev(repo, SESSION) == second.version, "the session continues from what was merged"
+    assert done.branch == MAIN and head(repo, MAIN) == second.version
+    assert head(repo, SESSION) == second.version, "the session continues from what was merged"
     assert git(repo, "symbolic-ref", "HEAD").strip() == SESSION
     for commit in (first.version, second.version):
         assert note(repo, commit)["status"] == "approved"
@@ -235,21 +223,21 @@ def test_approving_a_session_merges_it_into_the_protected_branch(tmp_path: Path)
 
 
 def test_session_merge_after_main_moved_lands_on_the_checked_out_session(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", branch="main")
+    repo = review_repo(tmp_path / "repo", branch="main")
     agent = Workspace.open(repo)
     res = agent.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
-    base = rev(repo, MAIN)
+    base = head(repo, MAIN)
     tree = git(repo, "rev-parse", f"{base}^{{tree}}").strip()
     person_commit = _commit_beside(repo, base, tree, "b.txt", "one\nperson\nthree\n")
     git(repo, "update-ref", MAIN, person_commit, base)
 
     agent.approve("agent", by="Alice")
-    merged = rev(repo, MAIN)
+    merged = head(repo, MAIN)
     assert git(repo, "rev-list", "--parents", "-n1", merged).split()[1:] == [
         person_commit,
         res.version,
     ]
-    assert rev(repo, SESSION) == merged
+    assert head(repo, SESSION) == merged
     assert (repo / "b.txt").read_text() == "one\nperson\nthree\n", "the disk follows the session"
     assert (repo / "a.txt").read_text() == "ALPHA\nbeta\ngamma\n"
     assert_sound(repo)
@@ -281,14 +269,14 @@ def _commit_beside(repo: Path, parent: str, tree: str, path: str, text: str) -> 
 def test_reject_deletes_the_ref_keeps_the_note_and_remembers(repo: Path, ws: Workspace) -> None:
     proposal = edit("b.txt", "two\n", "deux\n")
     res = ws.propose(proposal)
-    before_work = rev(repo, WORK)
+    before_work = head(repo, WORK)
     done = ws.reject(res.proposal_id, by="Bob", reason="keep it in English")
     assert done.status == "rejected" and "keep it in English" in done.message
-    assert not has_ref(repo, res.branch) and rev(repo, WORK) == before_work
+    assert not has_ref(repo, res.branch) and head(repo, WORK) == before_work
     got = note(repo, res.version)
     assert got["status"] == "rejected" and got["rejected_by"] == "Bob"
     assert got["reason"] == "keep it in English" and got["rejected_at"]
-    assert rev(repo, f"refs/gitpatch/rejected/{got['fingerprint']}") == res.version
+    assert head(repo, f"refs/gitpatch/rejected/{got['fingerprint']}") == res.version
 
     with pytest.raises(ProposalClosed) as err:
         ws.reject(res.proposal_id, by="Bob", reason="again")
@@ -300,12 +288,12 @@ def test_reject_deletes_the_ref_keeps_the_note_and_remembers(repo: Path, ws: Wor
     revised = ws.propose(proposal, revision=True)
     assert note(repo, revised.version)["revision"] is True
     ws.reject(revised.proposal_id, by="Bob", reason="still no")
-    assert rev(repo, f"refs/gitpatch/rejected/{got['fingerprint']}") == revised.version
+    assert head(repo, f"refs/gitpatch/rejected/{got['fingerprint']}") == revised.version
     assert_sound(repo)
 
 
 def test_a_session_cannot_be_rejected(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", branch="main")
+    repo = review_repo(tmp_path / "repo", branch="main")
     agent = Workspace.open(repo)
     agent.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
     before = snapshot(repo)
@@ -357,7 +345,7 @@ def test_show_gives_diff_stats_and_info_for_open_and_closed(repo: Path, ws: Work
 
 def test_undo_reverts_the_last_gitpatch_commits_one_by_one(repo: Path) -> None:
     ws = Workspace.open(repo)
-    base = rev(repo)
+    base = head(repo)
     one = ws.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
     (repo / "b.txt").write_text("person\n")
     git(repo, "commit", "-q", "-am", "a person's commit is not undone")
@@ -385,7 +373,7 @@ def test_undo_reverts_an_approval_merge_as_a_whole(repo: Path, ws: Workspace) ->
     (repo / "b.txt").write_text("one\nTWO\nthree\n")
     git(repo, "commit", "-q", "-am", "person edits b")
     ws.approve(res.proposal_id, by="Alice")
-    merge = rev(repo, WORK)
+    merge = head(repo, WORK)
     done = ws.undo()
     assert (
         git(repo, "log", "-1", "--format=%(trailers:key=Gitpatch-Reverts,valueonly)").strip()
@@ -485,8 +473,8 @@ def test_a_hand_made_proposal_branch_gets_a_fingerprint_on_rejection(
     (repo / "b.txt").write_text("one\nTWO\nthree\n")
     blob = git(repo, "hash-object", "-w", "b.txt").strip()
     git(repo, "checkout", "--", "b.txt")
-    tree = _tree_with(repo, rev(repo), "b.txt", blob)
-    commit = git(repo, "commit-tree", tree, "-p", rev(repo), "-m", "by hand").strip()
+    tree = _tree_with(repo, head(repo), "b.txt", blob)
+    commit = git(repo, "commit-tree", tree, "-p", head(repo), "-m", "by hand").strip()
     git(repo, "update-ref", "refs/heads/gitpatch/00000000abcd", commit)
     assert ws.show("00000000abcd").info.target == WORK
     ws.reject("00000000abcd", by="Bob", reason="no")
@@ -506,7 +494,7 @@ def _tree_with(repo: Path, commit: str, path: str, blob: str) -> str:
 
 
 def test_undo_on_a_protected_branch_is_a_persons_approved_act(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", branch="main")
+    repo = review_repo(tmp_path / "repo", branch="main")
     ws = Workspace.open(repo, mode="review")
     res = ws.propose(edit("a.txt", "beta\n", "BETA\n"))
     ws.approve(res.proposal_id, by="Alice")
@@ -520,14 +508,14 @@ def test_undo_on_a_protected_branch_is_a_persons_approved_act(tmp_path: Path) ->
 
 
 def test_show_and_list_a_session(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", branch="main")
+    repo = review_repo(tmp_path / "repo", branch="main")
     agent = Workspace.open(repo)
     assert [p.id for p in agent.proposals()] == [], "an empty session is not listed"
     agent.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
     detail = agent.show("agent")
     assert detail.info.status == "applied" and detail.info.branch == SESSION
     assert "+ALPHA" in detail.diff and detail.stats["files"] == 1
-    assert detail.info.base == rev(repo, MAIN)
+    assert detail.info.base == head(repo, MAIN)
 
 
 def test_two_people_approving_at_once_merge_it_exactly_once(repo: Path) -> None:
@@ -549,7 +537,7 @@ def test_two_people_approving_at_once_merge_it_exactly_once(repo: Path) -> None:
     for t in threads:
         t.join()
     assert sorted(outcomes) == ["approved", "closed"]
-    assert rev(repo, WORK) == res.version and not has_ref(repo, res.branch)
+    assert head(repo, WORK) == res.version and not has_ref(repo, res.branch)
     assert note(repo, res.version)["approved_by"] in ("Alice", "Bob")
     assert_sound(repo)
 
@@ -581,7 +569,7 @@ def test_approving_into_a_branch_not_checked_out_leaves_the_disk_alone(repo: Pat
     ws = Workspace.open(repo, mode="review", branch="side")
     res = ws.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
     done = ws.approve(res.proposal_id, by="Alice")
-    assert done.branch == "refs/heads/side" and rev(repo, "side") == res.version
+    assert done.branch == "refs/heads/side" and head(repo, "side") == res.version
     assert (repo / "a.txt").read_text() == FILES["a.txt"]
     assert git(repo, "show", "side:a.txt") == "ALPHA\nbeta\ngamma\n"
     assert_sound(repo)

@@ -12,8 +12,8 @@ from gitpatch.errors import GitpatchError
 from gitpatch.model import AddFile, FileChange, Proposal, Replace, UpdateFile
 from gitpatch.store import NOTES_REF, notes
 from gitpatch.workspace import REJECTED_PREFIX, Workspace
-from tests.conftest import git
-from tests.unit.workspace_kit import commit_on, head, make_repo, note, sr, state, status
+from tests.gitkit import git, head, make_repo, status_porcelain
+from tests.unit.workspace_kit import commit_on, note, sr, state
 
 FILES = {"a.txt": "alpha\nbeta\ngamma\n", "src/b.py": "def f():\n    return 1\n"}
 
@@ -38,7 +38,7 @@ def test_auto_patch_lands_commit_file_index_and_note(repo: Path) -> None:
     assert [(f.path, f.action) for f in res.files] == [("a.txt", "update")]
     assert [(e.start_line, e.end_line, e.level) for e in res.edits] == [(2, 2, "exact")]
     assert "refs/heads/work" in res.message
-    assert status(repo) == ""
+    assert status_porcelain(repo) == ""
     assert git(repo, "diff-files", "--name-only") == ""
     trailers = git(repo, "log", "-1", "--format=%(trailers:only,unfold)")
     assert f"Gitpatch-Proposal: {res.proposal_id}" in trailers
@@ -101,7 +101,7 @@ def test_apply_patch_adds_deletes_and_moves_atomically(repo: Path) -> None:
     assert not (repo / "a.txt").exists() and not (repo / "src").exists()
     assert (repo / "lib/b.py").read_text() == "def f():\n    return 2\n"
     assert (repo / "docs/new.md").read_text() == "hello\n"
-    assert status(repo) == ""
+    assert status_porcelain(repo) == ""
 
 
 def test_patch_resource_and_read_versions(repo: Path) -> None:
@@ -131,7 +131,7 @@ def test_expected_version_ignores_other_files(repo: Path) -> None:
     assert res.base == moved
     assert (repo / "src/b.py").read_text().endswith("return 3\n")
     assert (repo / "a.txt").read_text().startswith("ALPHA")
-    assert status(repo) == ""
+    assert status_porcelain(repo) == ""
 
 
 def test_expected_version_conflict_on_same_file_changes_nothing(repo: Path) -> None:
@@ -195,7 +195,7 @@ def test_lost_race_on_other_file_rebuilds_on_new_head(repo: Path) -> None:
     assert git(repo, "log", "-1", "--format=%s", res.base).strip() == "person"
     assert (repo / "a.txt").read_text() == "alpha\nBETA\ngamma\n"
     assert (repo / "src/b.py").read_text().endswith("return 9\n")
-    assert status(repo) == ""
+    assert status_porcelain(repo) == ""
 
 
 def test_lost_race_on_same_file_is_conflict(repo: Path) -> None:
@@ -207,7 +207,7 @@ def test_lost_race_on_same_file_is_conflict(repo: Path) -> None:
     assert git(repo, "log", "-1", "--format=%s").strip() == "person"
     assert (repo / "a.txt").read_text() == "alpha\nbeta\ngamma\nmore\n"
     assert git(repo, "notes", "--ref", "gitpatch", "list", check=False) == ""
-    assert status(repo) == ""
+    assert status_porcelain(repo) == ""
 
 
 def test_rejected_fingerprint_refused_unless_revision(repo: Path) -> None:
@@ -265,7 +265,7 @@ def test_first_commit_on_unborn_branch(tmp_path: Path) -> None:
     ws = Workspace.open(root)
     res = ws.propose(Proposal((AddFile("hello.txt", "hi\n"),), "apply_patch", tool="t"))
     assert res.base == "" and (root / "hello.txt").read_text() == "hi\n"
-    assert head(root) == res.version and status(root) == ""
+    assert head(root) == res.version and status_porcelain(root) == ""
     assert ws.read("hello.txt").version == res.version
 
 
@@ -275,7 +275,7 @@ def test_explicit_branch_not_checked_out_leaves_disk(repo: Path) -> None:
     ws = Workspace.open(repo, branch="other")
     res = ws.patch("a.txt", sr("beta\n", "BETA\n"))
     assert head(repo, "other") == res.version and res.target == "refs/heads/other"
-    assert (repo / "a.txt").read_text() == before_disk and status(repo) == ""
+    assert (repo / "a.txt").read_text() == before_disk and status_porcelain(repo) == ""
 
 
 def test_open_errors(tmp_path: Path, repo: Path) -> None:
@@ -312,7 +312,7 @@ def test_disk_edit_during_prepare_is_recorded_on_retry(repo: Path) -> None:
     res = ws.propose(edit("a.txt", "beta", "BETA"))
     assert (repo / "a.txt").read_text() == "alpha\nBETA\ngamma\nperson\n"
     assert git(repo, "show", f"{res.base}:a.txt") == "alpha\nbeta\ngamma\nperson\n"
-    assert status(repo) == ""
+    assert status_porcelain(repo) == ""
 
 
 def test_one_workspace_shared_by_threads_serializes_calls(tmp_path: Path) -> None:
@@ -338,7 +338,7 @@ def test_one_workspace_shared_by_threads_serializes_calls(tmp_path: Path) -> Non
     assert errors == []
     assert all((root / name).read_text() == "v5\n" for name in files)
     assert git(root, "rev-list", "--count", "HEAD").strip() == "21"
-    assert status(root) == ""
+    assert status_porcelain(root) == ""
 
 
 @pytest.mark.parametrize("mode", ["auto", "review"])

@@ -11,8 +11,8 @@ import pytest
 from gitpatch.errors import GitpatchError
 from gitpatch.model import AddFile, DeleteFile, Proposal, Replace, UpdateFile
 from gitpatch.workspace import Workspace
-from tests.conftest import git
-from tests.unit.workspace_kit import head, make_repo, note, sr, state, status
+from tests.gitkit import git, head, make_repo, status_porcelain
+from tests.unit.workspace_kit import note, sr, state
 
 FILES = {
     "a.txt": "alpha\nbeta\ngamma\n",
@@ -112,7 +112,7 @@ def test_dirty_file_recorded_first_then_edited(repo: Path) -> None:
         if line.startswith("+") and not line.startswith("+++")
     ]
     assert added == ["+ALPHA"]
-    assert status(repo) == ""
+    assert status_porcelain(repo) == ""
 
 
 def test_untracked_file_recorded_as_add(repo: Path) -> None:
@@ -121,7 +121,7 @@ def test_untracked_file_recorded_as_add(repo: Path) -> None:
     ws.patch("notes.md", sr("draft\n", "final\n"))
     assert git(repo, "show", "HEAD~1:notes.md") == "draft\n"
     assert git(repo, "show", "HEAD:notes.md") == "final\n"
-    assert status(repo) == ""
+    assert status_porcelain(repo) == ""
 
 
 def test_only_touched_paths_are_recorded(repo: Path) -> None:
@@ -130,7 +130,7 @@ def test_only_touched_paths_are_recorded(repo: Path) -> None:
     ws = Workspace.open(repo)
     res = ws.patch("b.txt", sr("one\n", "ONE\n"))
     assert git(repo, "diff", "--name-only", head(repo, "HEAD~2"), res.version) == "b.txt\n"
-    assert status(repo) == " M a.txt\n"
+    assert status_porcelain(repo) == " M a.txt\n"
 
 
 def test_dirty_refuse(repo: Path) -> None:
@@ -210,7 +210,7 @@ def test_index_changes_by_git_between_calls_are_kept(repo: Path) -> None:
     (repo / "b.txt").write_text("one\ntwo\nstaged\n")
     git(repo, "add", "b.txt")
     ws.patch("a.txt", sr("gamma\n", "GAMMA\n"))
-    assert status(repo) == "M  b.txt\n"
+    assert status_porcelain(repo) == "M  b.txt\n"
     assert git(repo, "diff", "--cached", "--name-only") == "b.txt\n"
 
 
@@ -238,7 +238,7 @@ def test_stale_locks_from_a_killed_process_do_not_block_the_next_call(repo: Path
         lock.write_text("")
         os.utime(lock, (past, past))
     res = ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
-    assert head(repo) == res.version and status(repo) == ""
+    assert head(repo) == res.version and status_porcelain(repo) == ""
     assert not any(lock.exists() for lock in locks)
 
 
@@ -255,4 +255,4 @@ def test_untracked_file_where_a_directory_must_go_is_refused_first(repo: Path) -
 def test_tracked_file_replaced_by_directory_in_one_proposal(repo: Path) -> None:
     ws = Workspace.open(repo)
     ws.propose(Proposal((DeleteFile("b.txt"), AddFile("b.txt/inner.txt", "x\n")), "apply_patch"))
-    assert (repo / "b.txt/inner.txt").read_text() == "x\n" and status(repo) == ""
+    assert (repo / "b.txt/inner.txt").read_text() == "x\n" and status_porcelain(repo) == ""

@@ -8,8 +8,8 @@ import pytest
 
 from gitpatch.errors import GitpatchError
 from gitpatch.workspace import Workspace, protected_branches, session_target
-from tests.conftest import git
-from tests.unit.workspace_kit import commit_on, head, make_repo, sr, state, status
+from tests.gitkit import git, head, make_repo, status_porcelain
+from tests.unit.workspace_kit import commit_on, sr, state
 
 FILES = {"a.txt": "alpha\nbeta\n", "b.txt": "one\n"}
 SESSION = "refs/heads/gitpatch/session/agent"
@@ -29,14 +29,14 @@ def test_auto_on_main_starts_session_keeping_local_changes(repo: Path) -> None:
     assert git(repo, "symbolic-ref", "HEAD").strip() == SESSION
     assert head(repo, SESSION) == base
     assert (repo / ".git/index").read_bytes() == index_before
-    assert status(repo) == " M b.txt\n"
+    assert status_porcelain(repo) == " M b.txt\n"
     res = ws.patch("a.txt", sr("beta\n", "BETA\n"))
     assert res.branch == SESSION and res.target == "refs/heads/main"
     assert SESSION in res.message and "approve('agent')" in res.message
     assert head(repo, "main") == base
     assert head(repo, SESSION) == res.version
     assert (repo / "a.txt").read_text() == "alpha\nBETA\n"
-    assert status(repo) == " M b.txt\n"
+    assert status_porcelain(repo) == " M b.txt\n"
     assert session_target(ws.store, "agent") == "refs/heads/main"
 
 
@@ -57,7 +57,7 @@ def test_resume_from_main_switches_files_to_session(repo: Path) -> None:
     Workspace.open(repo)
     assert git(repo, "symbolic-ref", "HEAD").strip() == SESSION
     assert head(repo) == res.version
-    assert (repo / "a.txt").read_text() == "alpha\nBETA\n" and status(repo) == ""
+    assert (repo / "a.txt").read_text() == "alpha\nBETA\n" and status_porcelain(repo) == ""
 
 
 def test_resume_refused_when_local_changes_would_be_lost(repo: Path) -> None:
@@ -128,4 +128,4 @@ def test_empty_repository_on_main_starts_an_unborn_session(tmp_path: Path) -> No
     res = ws.apply_patch("*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n")
     assert res.branch == SESSION and head(root, SESSION) == res.version
     assert git(root, "rev-parse", "--verify", "-q", "refs/heads/main", check=False) == ""
-    assert (root / "hello.txt").read_text() == "hi\n" and status(root) == ""
+    assert (root / "hello.txt").read_text() == "hi\n" and status_porcelain(root) == ""

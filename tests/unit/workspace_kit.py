@@ -1,25 +1,11 @@
-"""Helpers shared by the Workspace unit tests: real repositories and a full-state fingerprint."""
+"""Helpers shared by the Workspace unit tests: commits by a person and a full-state fingerprint."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
-from tests.conftest import git
-
-
-def make_repo(root: Path, files: dict[str, str], branch: str = "work") -> Path:
-    """A repository on ``branch`` (not protected by default) holding ``files`` in one commit."""
-    root.mkdir(parents=True, exist_ok=True)
-    git(root, "init", "-q", "-b", branch)
-    git(root, "config", "user.name", "Test Person")
-    git(root, "config", "user.email", "person@example.com")
-    for name, content in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(content)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
-    return root
+from tests.gitkit import git, head
 
 
 def commit_on(root: Path, files: dict[str, str | None], message: str = "person") -> str:
@@ -33,16 +19,6 @@ def commit_on(root: Path, files: dict[str, str | None], message: str = "person")
         git(root, "add", name)
     git(root, "commit", "-q", "-m", message)
     return head(root)
-
-
-def head(root: Path, ref: str = "HEAD") -> str:
-    """The commit ``ref`` points at."""
-    return git(root, "rev-parse", "--verify", f"{ref}^{{commit}}").strip()
-
-
-def status(root: Path) -> str:
-    """``git status --porcelain`` including untracked files."""
-    return git(root, "status", "--porcelain", "--untracked-files=all")
 
 
 def note(root: Path, commit: str) -> str:
