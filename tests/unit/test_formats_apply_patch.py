@@ -6,17 +6,13 @@ import pytest
 
 from gitpatch.errors import GitpatchError, InvalidArguments
 from gitpatch.formats import apply_patch
-from gitpatch.model import AddFile, DeleteFile, FileOp, Hunk, HunkLine, Proposal, UpdateFile
+from gitpatch.model import AddFile, DeleteFile, FileOp, Hunk, Proposal, UpdateFile
+from tests.unit.formats_kit import assert_refused_at, hl
 
 
 def patch(*body: str) -> str:
     """A patch with the given body lines between the Begin and End markers."""
     return "\n".join(("*** Begin Patch", *body, "*** End Patch")) + "\n"
-
-
-def hl(*specs: str) -> tuple[HunkLine, ...]:
-    """Hunk lines from their patch spelling: ``" ctx"``, ``"-old"``, ``"+new"``."""
-    return tuple(HunkLine(s[0], s[1:]) for s in specs)  # type: ignore[arg-type]
 
 
 UPDATE_CFG = (
@@ -350,15 +346,7 @@ ERRORS: list[tuple[str, str, str, str, int | None]] = [
     ("text", "code", "fragment", "line"), [c[1:] for c in ERRORS], ids=[c[0] for c in ERRORS]
 )
 def test_refusals(text: str, code: str, fragment: str, line: int | None) -> None:
-    with pytest.raises(GitpatchError) as info:
-        apply_patch.parse(text)
-    err = info.value
-    assert err.code == code
-    assert fragment in err.message
-    assert err.details.get("line") == line
-    if line is not None:
-        assert err.message.startswith(f"line {line}: ")
-    assert err.hint
+    assert_refused_at(lambda: apply_patch.parse(text), code, fragment, line)
 
 
 def test_every_refusal_shows_a_valid_form() -> None:

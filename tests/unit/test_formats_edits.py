@@ -9,6 +9,7 @@ import pytest
 from gitpatch.errors import GitpatchError
 from gitpatch.formats import edits
 from gitpatch.model import Edit, InsertAfter, Proposal, Replace, ReplaceLines, UpdateFile
+from tests.unit.formats_kit import refusal
 
 # (id, edits, expected IR edits)
 CASES: list[tuple[str, Any, list[Edit]]] = [
@@ -223,13 +224,8 @@ ERRORS: list[tuple[str, Any, str, str, str | None]] = [
     ("items", "code", "fragment", "field"), [c[1:] for c in ERRORS], ids=[c[0] for c in ERRORS]
 )
 def test_refusals(items: Any, code: str, fragment: str, field: str | None) -> None:
-    with pytest.raises(GitpatchError) as info:
-        edits.parse("notes.md", items)
-    err = info.value
-    assert err.code == code
-    assert fragment in err.message
+    err = refusal(lambda: edits.parse("notes.md", items), code, fragment)
     assert err.details.get("field") == field
-    assert err.hint
 
 
 def test_schema_errors_list_every_field() -> None:

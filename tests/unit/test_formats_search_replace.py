@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gitpatch.errors import GitpatchError, InvalidArguments
+from gitpatch.errors import InvalidArguments
 from gitpatch.formats import search_replace
 from gitpatch.model import Proposal, SearchReplace, UpdateFile
+from tests.unit.formats_kit import assert_refused_at
 
 S, D, R = "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE"
 
@@ -276,15 +277,7 @@ ERRORS = [
     ids=[c[0] for c in ERRORS],
 )
 def test_refusals(text: str, path: str | None, code: str, fragment: str, line: int | None) -> None:
-    with pytest.raises(GitpatchError) as info:
-        search_replace.parse(text, path)
-    err = info.value
-    assert err.code == code
-    assert fragment in err.message
-    assert err.details.get("line") == line
-    if line is not None:
-        assert err.message.startswith(f"line {line}: ")
-    assert err.hint
+    assert_refused_at(lambda: search_replace.parse(text, path), code, fragment, line)
 
 
 def test_non_string_text_is_invalid_arguments() -> None:

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gitpatch.errors import GitpatchError
 from gitpatch.formats import unified_diff
-from gitpatch.model import AddFile, DeleteFile, FileOp, Hunk, HunkLine, Proposal, UpdateFile
-
-
-def hl(*specs: str) -> tuple[HunkLine, ...]:
-    """Hunk lines from their diff spelling."""
-    return tuple(HunkLine(s[0], s[1:]) for s in specs)  # type: ignore[arg-type]
-
+from gitpatch.model import AddFile, DeleteFile, FileOp, Hunk, Proposal, UpdateFile
+from tests.unit.formats_kit import assert_refused_at, hl
 
 NO_NL = "\\ No newline at end of file"
 
@@ -430,15 +424,7 @@ ERRORS: list[tuple[str, str, str, str, int | None]] = [
     ("text", "code", "fragment", "line"), [c[1:] for c in ERRORS], ids=[c[0] for c in ERRORS]
 )
 def test_refusals(text: str, code: str, fragment: str, line: int | None) -> None:
-    with pytest.raises(GitpatchError) as info:
-        unified_diff.parse(text)
-    err = info.value
-    assert err.code == code
-    assert fragment in err.message
-    assert err.details.get("line") == line
-    if line is not None:
-        assert err.message.startswith(f"line {line}: ")
-    assert err.hint
+    assert_refused_at(lambda: unified_diff.parse(text), code, fragment, line)
 
 
 FINAL_NEWLINE = [
