@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import time
 
-from bench.bench_match import corpus_lines, median_ms, unique_block
+from bench._common import median_ms
+from bench.bench_match import corpus_lines, unique_block
 from gitpatch.engine import apply
 from gitpatch.model import Hunk, HunkLine, Proposal, Replace, SearchReplace, UpdateFile
 

@@ -10,12 +10,11 @@ Targets: exact hit <= 2 ms at 10k lines; full miss <= 30 ms at 10k and <= 300 ms
 
 from __future__ import annotations
 
-import statistics
 import sysconfig
-import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench._common import median_ms
 from gitpatch.errors import MatchNotFound
 from gitpatch.match import seek
 
@@ -38,18 +37,6 @@ def unique_block(lines: list[str], near: int, size: int = 5) -> list[str]:
         if all(x.strip() for x in block) and text.count("\n".join(block)) == 1:
             return block
     raise RuntimeError("no unique block")
-
-
-def median_ms(
-    fn: Callable[[], object], runs: int, clock: Callable[[], float] = time.perf_counter
-) -> float:
-    """Median time of ``fn`` in milliseconds, by ``clock`` (wall time unless told)."""
-    times = []
-    for _ in range(runs):
-        t0 = clock()
-        fn()
-        times.append((clock() - t0) * 1000)
-    return statistics.median(times)
 
 
 def bench(size: int, runs: int) -> None:

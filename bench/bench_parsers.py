@@ -11,7 +11,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 
-from bench.bench_match import corpus_lines, median_ms
+from bench._common import median_ms
+from bench.bench_match import corpus_lines
 from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
 
 

@@ -22,71 +22,63 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from bench.bench_workspace import _git, _one_line, _path_of, make_repo
+from bench._common import git, make_repo, median_ms, one_line, path_of, timed_ms
 from gitpatch.workspace import Workspace
 
 FIGURES = ("approve", "git_ff", "approve_3way", "git_3way", "reject", "undo")
 
 
-def _timed(action: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    action()
-    return (time.perf_counter() - start) * 1000
-
-
 def bench_size(root: Path, files: int, runs: int) -> dict[str, float]:
     """Every figure for one repository size (milliseconds, medians of ``runs``)."""
     repo, made_in = make_repo(root, files)
-    path, other = _path_of(files // 2), _path_of(files // 3)
+    path, other = path_of(files // 2), path_of(files // 3)
     ws = Workspace.open(str(repo), mode="review")
     state = {"rev": 0, "other": 0}
 
     def propose() -> str:
         old, new = f"rev {state['rev']}\n", f"rev {state['rev'] + 1}\n"
         state["rev"] += 1
-        return ws.propose(_one_line(path, old, new)).proposal_id
+        return ws.propose(one_line(path, old, new)).proposal_id
 
     def person_commits() -> None:
         # A person commits another file with git, so the next approval is a 3-way merge.
         full = repo / other
         full.write_text(full.read_text() + f"person {state['other']}\n")
         state["other"] += 1
-        _git(repo, "update-index", "--", other)
-        _git(repo, "commit", "-q", "--no-verify", "-m", "person")
+        git(repo, "update-index", "--", other)
+        git(repo, "commit", "-q", "--no-verify", "-m", "person")
 
     def git_merge(pid: str, *flags: str) -> float:
-        ms = _timed(lambda: _git(repo, "merge", "-q", *flags, f"gitpatch/{pid}"))
-        _git(repo, "branch", "-q", "-D", f"gitpatch/{pid}")
+        ms = timed_ms(lambda: git(repo, "merge", "-q", *flags, f"gitpatch/{pid}"))
+        git(repo, "branch", "-q", "-D", f"gitpatch/{pid}")
         return ms
 
     times: dict[str, list[float]] = {k: [] for k in FIGURES}
     for k in range(runs + 2):
         round_ms: dict[str, float] = {}
         pid = propose()
-        round_ms["approve"] = _timed(lambda: ws.approve(pid, by="Bench"))  # noqa: B023
+        round_ms["approve"] = timed_ms(lambda: ws.approve(pid, by="Bench"))  # noqa: B023
         round_ms["git_ff"] = git_merge(propose(), "--ff-only")
         pid = propose()
         person_commits()
-        round_ms["approve_3way"] = _timed(lambda: ws.approve(pid, by="Bench"))  # noqa: B023
+        round_ms["approve_3way"] = timed_ms(lambda: ws.approve(pid, by="Bench"))  # noqa: B023
         pid = propose()
         person_commits()
         round_ms["git_3way"] = git_merge(pid, "--no-edit")
-        doomed = ws.propose(_one_line(path, f"rev {state['rev']}\n", f"doomed {k}\n"))
-        round_ms["reject"] = _timed(lambda: ws.reject(doomed.proposal_id, by="B", reason="b"))  # noqa: B023
-        round_ms["undo"] = _timed(ws.undo)  # reverts git's merge of the last proposal
+        doomed = ws.propose(one_line(path, f"rev {state['rev']}\n", f"doomed {k}\n"))
+        round_ms["reject"] = timed_ms(lambda: ws.reject(doomed.proposal_id, by="B", reason="b"))  # noqa: B023
+        round_ms["undo"] = timed_ms(ws.undo)  # reverts git's merge of the last proposal
         state["rev"] -= 1
         if k >= 2:  # the first rounds warm caches
             for key, ms in round_ms.items():
                 times[key].append(ms)
     figures = {key: statistics.median(values) for key, values in times.items()}
-    figures["proposals"] = statistics.median(_timed(ws.proposals) for _ in range(5))
+    figures["proposals"] = median_ms(ws.proposals, 5)
     figures["notes"] = float(sum(1 for _ in ws.store.iter_notes()))
     figures["made_s"] = made_in
-    _git(repo, "diff", "--quiet", "HEAD")  # what gitpatch landed is what git sees
+    git(repo, "diff", "--quiet", "HEAD")  # what gitpatch landed is what git sees
     return figures
 
 

@@ -20,125 +20,42 @@ default the system temp dir, i.e. a real disk; ``/dev/shm`` measures without dis
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from gitpatch.model import Proposal, Replace, UpdateFile
+from bench._common import git, make_repo, median_ms_of_calls, one_line, path_of
 from gitpatch.workspace import Workspace
-
-BRANCH = "bench"
-GIT_ENV = {
-    **os.environ,
-    "GIT_AUTHOR_NAME": "Bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.com",
-    "GIT_COMMITTER_NAME": "Bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-# Automatic gc/maintenance would add an occasional extra process to git's figure; leave it out.
-GIT_QUIET = ("-c", "gc.auto=0", "-c", "maintenance.auto=false")
-FILES_PER_DIR = 100
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", *GIT_QUIET, *args], cwd=repo, env=GIT_ENV, check=True, capture_output=True
-    )
-
-
-def _path_of(i: int) -> str:
-    # Three levels like a real source tree: src/dNNN/eN/fNNNNN.txt with 100 files per folder.
-    return f"src/d{i // 1000:03d}/e{(i // FILES_PER_DIR) % 10}/f{i:06d}.txt"
-
-
-def _fast_import_stream(files: int) -> bytes:
-    lines = [
-        b"commit refs/heads/" + BRANCH.encode(),
-        b"committer Bench <bench@example.com> 1767225600 +0000",
-        b"data 12",
-        b"bench files",
-        b"",
-    ]
-    for i in range(files):
-        data = (f"file {i}\nrev 0\n" + "".join(f"line {n}\n" for n in range(8))).encode()
-        lines.append(b"M 100644 inline " + _path_of(i).encode())
-        lines.append(b"data %d" % len(data))
-        lines.append(data)
-    return b"\n".join(lines) + b"\n"
-
-
-def make_repo(root: Path, files: int) -> tuple[Path, float]:
-    """A repository of ``files`` small text files with working tree and index; (path, seconds).
-
-    ``git fast-import`` writes the one commit straight into a pack (as a clone would have it)
-    and ``git reset --hard`` writes the working tree and a fully stat-ed index: the same end
-    state as writing the files, ``git add`` and ``git commit``, several times faster.
-    """
-    start = time.perf_counter()
-    repo = root / f"repo_{files}"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", BRANCH)
-    subprocess.run(
-        ["git", "fast-import", "--quiet"],
-        cwd=repo,
-        env=GIT_ENV,
-        check=True,
-        input=_fast_import_stream(files),
-        capture_output=True,
-    )
-    _git(repo, "reset", "-q", "--hard")
-    return repo, time.perf_counter() - start
-
-
-def _one_line(path: str, old: str, new: str) -> Proposal:
-    op = UpdateFile(path=path, edits=(Replace(old=old, new=new),))
-    return Proposal(operations=(op,), format="edits", tool="bench")
-
-
-def _median_ms(action: Callable[[int], None], runs: int, warmup: int = 3) -> float:
-    times: list[float] = []
-    for k in range(warmup + runs):
-        start = time.perf_counter()
-        action(k)
-        if k >= warmup:
-            times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def bench_size(root: Path, files: int, runs: int) -> dict[str, float]:
     """All three figures for one repository size."""
     repo, made_in = make_repo(root, files)
-    target = _path_of(files // 2)
+    target = path_of(files // 2)
     full = repo / target
     auto_ws = Workspace.open(str(repo), mode="auto")
     rev = {"n": 0}
 
     def auto(_k: int) -> None:
-        auto_ws.propose(_one_line(target, f"rev {rev['n']}\n", f"rev {rev['n'] + 1}\n"))
+        auto_ws.propose(one_line(target, f"rev {rev['n']}\n", f"rev {rev['n'] + 1}\n"))
         rev["n"] += 1
 
     def git_cmds(_k: int) -> None:
         text = full.read_text()
         full.write_text(text.replace(f"rev {rev['n']}\n", f"rev {rev['n'] + 1}\n", 1))
-        _git(repo, "update-index", "--", target)
-        _git(repo, "commit", "-q", "--no-verify", "-m", f"rev {rev['n'] + 1}")
+        git(repo, "update-index", "--", target)
+        git(repo, "commit", "-q", "--no-verify", "-m", f"rev {rev['n'] + 1}")
         rev["n"] += 1
 
     figures = {"made_s": made_in}
-    figures["auto_ms"] = _median_ms(auto, runs)
-    figures["git_ms"] = _median_ms(git_cmds, runs)
+    figures["auto_ms"] = median_ms_of_calls(auto, runs)
+    figures["git_ms"] = median_ms_of_calls(git_cmds, runs)
     # The two must agree on what they did: git's commits continue gitpatch's.
-    _git(repo, "diff", "--quiet", "HEAD")
+    git(repo, "diff", "--quiet", "HEAD")
     review_ws = Workspace.open(str(repo), mode="review")
     current = f"rev {rev['n']}\n"
-    figures["review_ms"] = _median_ms(
-        lambda k: review_ws.propose(_one_line(target, current, f"review {k}\n")), runs * 2
+    figures["review_ms"] = median_ms_of_calls(
+        lambda k: review_ws.propose(one_line(target, current, f"review {k}\n")), runs * 2
     )
     return figures
 
@@ -147,16 +64,16 @@ def bench_history(root: Path, files: int, earlier: int, runs: int) -> tuple[floa
     """Review build medians before and after ``earlier`` proposals, in a fresh repository."""
     (root / "history").mkdir()
     repo, _ = make_repo(root / "history", files)
-    target = _path_of(files // 2)
+    target = path_of(files // 2)
     ws = Workspace.open(str(repo), mode="review")
 
     def build(k: int) -> None:
-        ws.propose(_one_line(target, "rev 0\n", f"history {k}\n"))
+        ws.propose(one_line(target, "rev 0\n", f"history {k}\n"))
 
-    fresh = _median_ms(build, runs)
+    fresh = median_ms_of_calls(build, runs)
     for k in range(earlier):
         build(runs + 3 + k)
-    return fresh, _median_ms(lambda k: build(earlier + 2 * runs + 6 + k), runs)
+    return fresh, median_ms_of_calls(lambda k: build(earlier + 2 * runs + 6 + k), runs)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,12 +19,11 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pygit2
 
-from bench.bench_workspace import _median_ms, _path_of, make_repo
+from bench._common import make_repo, median_ms_of_calls, path_of, timed_ms
 from gitpatch.model import FileChange
 from gitpatch.store import Store
 from gitpatch.worktree import WorkingTree
@@ -37,7 +36,7 @@ def bench_size(root: Path, files: int, runs: int) -> dict[str, float]:
     repo_path, _made = make_repo(root, files)
     store = Store.open(repo_path)
     tree = WorkingTree(store.repo)
-    target = _path_of(files // 2)
+    target = path_of(files // 2)
     state = {"head": store.ref_target(BRANCH)}
 
     def build(k: int) -> pygit2.Oid:
@@ -48,23 +47,26 @@ def bench_size(root: Path, files: int, runs: int) -> dict[str, float]:
 
     def land_once(k: int) -> float:
         old, new = state["head"], build(k)
-        start = time.perf_counter()
-        tree.land(
-            str(old),
-            str(new),
-            [target],
-            lambda: store.update_ref(BRANCH, new, old, "bench"),
-            ref=BRANCH,
+        ms = timed_ms(
+            lambda: tree.land(
+                str(old),
+                str(new),
+                [target],
+                lambda: store.update_ref(BRANCH, new, old, "bench"),
+                ref=BRANCH,
+            )
         )
         state["head"] = new
-        return (time.perf_counter() - start) * 1000
+        return ms
 
     figures = {
-        "build": _median_ms(build, runs),
-        "modified": _median_ms(lambda _k: tree.modified(str(state["head"]), [target]), runs),
-        "recover": _median_ms(lambda _k: tree.recover((BRANCH,)), runs),
+        "build": median_ms_of_calls(build, runs),
+        "modified": median_ms_of_calls(
+            lambda _k: tree.modified(str(state["head"]), [target]), runs
+        ),
+        "recover": median_ms_of_calls(lambda _k: tree.recover((BRANCH,)), runs),
         "land": statistics.median(land_once(k) for k in range(runs)),
-        "index_write": _median_ms(lambda _k: tree.index.write(), runs),
+        "index_write": median_ms_of_calls(lambda _k: tree.index.write(), runs),
     }
     return figures
 
