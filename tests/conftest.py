@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gitpatch.store import Store
 from tests.gitkit import git
 
 
@@ -19,3 +20,9 @@ def git_repo(tmp_path: Path) -> Iterator[Path]:
     git(repo, "config", "user.name", "Test Person")
     git(repo, "config", "user.email", "person@example.com")
     yield repo
+
+
+@pytest.fixture
+def store(git_repo: Path) -> Store:
+    """A Store on the empty ``git_repo`` (user.name configured at repo level)."""
+    return Store.open(git_repo)

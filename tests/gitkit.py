@@ -50,14 +50,11 @@ def git(cwd: Path | str, *args: str, check: bool = True) -> str:
 
 
 def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
-    """Write ``files`` (relative POSIX paths; text or bytes) under ``root``, creating folders."""
+    """Write ``files`` (relative POSIX paths; bytes, or text as UTF-8) under ``root``."""
     for rel, data in files.items():
         target = root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(data, bytes):
-            target.write_bytes(data)
-        else:
-            target.write_text(data)
+        target.write_bytes(data.encode() if isinstance(data, str) else data)
 
 
 def make_repo(root: Path, files: Mapping[str, str | bytes], branch: str = "work") -> Path:

@@ -9,7 +9,7 @@ import pytest
 
 from gitpatch import engine
 from gitpatch.formats import unified_diff
-from tests.gitkit import git
+from tests.gitkit import git, write_files
 
 BEFORE = {
     "f.txt": "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n",
@@ -32,13 +32,6 @@ AFTER = {
 }
 
 
-def _write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode())
-
-
 def _apply(diff: str, before: dict[str, str]) -> dict[str, str]:
     """Parse ``diff``, apply it with the engine, return the resulting tree."""
     snapshot = {k: v.encode() for k, v in before.items()}
@@ -55,12 +48,12 @@ def _apply(diff: str, before: dict[str, str]) -> dict[str, str]:
 
 @pytest.mark.parametrize("options", [["-M"], ["-M", "-U1"], ["-M", "-U8"], ["--no-renames", "-U1"]])
 def test_git_diff_of_a_tree_applies_back(git_repo: Path, options: list[str]) -> None:
-    _write(git_repo, BEFORE)
+    write_files(git_repo, BEFORE)
     git(git_repo, "add", "-A")
     git(git_repo, "commit", "-qm", "before")
     for name in BEFORE:
         (git_repo / name).unlink()
-    _write(git_repo, AFTER)
+    write_files(git_repo, AFTER)
     git(git_repo, "add", "-A")
     diff = git(git_repo, "-c", "core.quotepath=true", "diff", "--cached", *options)
     assert _apply(diff, BEFORE) == AFTER

@@ -26,12 +26,6 @@ MAIN = "refs/heads/main"
 EXEC = 0o100755
 
 
-@pytest.fixture
-def store(git_repo: Path) -> Store:
-    """A Store on the empty ``git_repo`` (user.name configured at repo level)."""
-    return Store.open(git_repo)
-
-
 def land(store: Store, changes: list[F], message: str = "change") -> pygit2.Oid:
     """Build ``changes`` on main's tip, commit, and move main by CAS."""
     tip = store.ref_target(MAIN)

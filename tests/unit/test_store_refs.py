@@ -15,13 +15,6 @@ from gitpatch.store import refs as store_refs
 from tests.gitkit import git
 from tests.unit.test_store import MAIN, land
 
-
-@pytest.fixture
-def store(git_repo: Path) -> Store:
-    """A Store on the empty ``git_repo`` (user.name configured at repo level)."""
-    return Store.open(git_repo)
-
-
 # -- refs ----------------------------------------------------------------------------------
 
 

@@ -23,11 +23,6 @@ BASE = {
 }
 
 
-@pytest.fixture
-def store(git_repo: Path) -> Store:
-    return Store.open(git_repo)
-
-
 def commit(store: Store, parent: pygit2.Oid | None, changes: list[FileChange]) -> pygit2.Oid:
     tree = store.build_tree(parent, changes)
     return store.commit(tree, [parent] if parent is not None else [], "change")
