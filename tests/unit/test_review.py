@@ -23,9 +23,10 @@ from gitpatch.errors import (
     ProposalNotFound,
     ProposalRejected,
 )
-from gitpatch.model import AddFile, DeleteFile, Proposal, Replace, UpdateFile
+from gitpatch.model import AddFile, DeleteFile, Proposal
 from gitpatch.workspace import Workspace
 from tests.gitkit import git, head, make_repo
+from tests.unit.workspace_kit import edit
 
 WORK = "refs/heads/work"
 MAIN = "refs/heads/main"
@@ -44,11 +45,6 @@ def review_repo(root: Path, branch: str = "work", *, bare_clone: bool = False) -
     bare = root.parent / "bare.git"
     git(root.parent, "clone", "-q", "--bare", str(repo), str(bare))
     return bare
-
-
-def edit(path: str, old: str, new: str) -> Proposal:
-    op = UpdateFile(path=path, edits=(Replace(old=old, new=new),))
-    return Proposal(operations=(op,), format="edits", tool="test")
 
 
 def has_ref(repo: Path, ref: str) -> bool:

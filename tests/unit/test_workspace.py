@@ -13,7 +13,7 @@ from gitpatch.model import AddFile, FileChange, Proposal, Replace, UpdateFile
 from gitpatch.store import NOTES_REF, notes
 from gitpatch.workspace import REJECTED_PREFIX, Workspace
 from tests.gitkit import git, head, make_repo, status_porcelain
-from tests.unit.workspace_kit import commit_on, note, sr, state
+from tests.unit.workspace_kit import commit_on, edit, note, sr, state
 
 FILES = {"a.txt": "alpha\nbeta\ngamma\n", "src/b.py": "def f():\n    return 1\n"}
 
@@ -21,10 +21,6 @@ FILES = {"a.txt": "alpha\nbeta\ngamma\n", "src/b.py": "def f():\n    return 1\n"
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo", FILES)
-
-
-def edit(path: str, old: str, new: str, tool: str = "test") -> Proposal:
-    return Proposal((UpdateFile(path, (Replace(old, new),)),), "edits", tool=tool)
 
 
 def test_auto_patch_lands_commit_file_index_and_note(repo: Path) -> None:

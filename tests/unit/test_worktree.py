@@ -13,7 +13,7 @@ import pytest
 
 from gitpatch.errors import ConcurrentUpdate, RepositoryError
 from gitpatch.worktree import Journal, WorkingTree
-from tests.gitkit import git
+from tests.gitkit import git, status_porcelain
 
 SIG = pygit2.Signature("Test Person", "person@example.com", 1767225600, 0)
 
@@ -72,10 +72,6 @@ def setup(git_repo: Path) -> tuple[Path, pygit2.Repository, WorkingTree, str]:
     return git_repo, repo, WorkingTree(repo), base
 
 
-def status(path: Path) -> str:
-    return git(path, "status", "--porcelain", "--untracked-files=all")
-
-
 def test_land_writes_changed_paths_and_index(setup) -> None:  # type: ignore[no-untyped-def]
     path, repo, wt, base = setup
     new = build_commit(
@@ -91,7 +87,7 @@ def test_land_writes_changed_paths_and_index(setup) -> None:  # type: ignore[no-
     assert (path / "new/deep/c.txt").read_text() == "c\n"
     assert os.stat(path / "run.sh").st_mode & stat.S_IXUSR
     assert git(path, "rev-parse", "HEAD").strip() == new
-    assert status(path) == ""
+    assert status_porcelain(path) == ""
     assert git(path, "diff-files", "--name-only") == ""  # stat data in the index is fresh
     assert not wt.journal_path.exists()
     assert not [p for p in path.rglob("*gitpatch-tmp*")]
@@ -124,7 +120,7 @@ def test_land_replaces_directory_with_file_after_delete(setup) -> None:  # type:
         ref="refs/heads/main",
     )
     assert (path / "dir").read_text() == "now a file\n"
-    assert status(path) == ""
+    assert status_porcelain(path) == ""
 
 
 def test_recover_rolls_forward_only_old_content(setup) -> None:  # type: ignore[no-untyped-def]
@@ -144,7 +140,7 @@ def test_recover_rolls_forward_only_old_content(setup) -> None:  # type: ignore[
     assert (path / "keep.txt").read_text() == "person\n"
     assert not (path / ".a.txt.1.2.gitpatch-tmp").exists()
     assert not wt.journal_path.exists()
-    assert status(path) == " M keep.txt\n"
+    assert status_porcelain(path) == " M keep.txt\n"
     assert wt.recover() is False
 
 
@@ -156,7 +152,7 @@ def test_recover_discards_journal_when_ref_did_not_move(setup) -> None:  # type:
     assert wt.recover() is True
     assert (path / "a.txt").read_text() == "a\n"
     assert not wt.journal_path.exists()
-    assert status(path) == ""
+    assert status_porcelain(path) == ""
 
 
 def test_recover_drops_truncated_journal(setup) -> None:  # type: ignore[no-untyped-def]
@@ -165,7 +161,7 @@ def test_recover_drops_truncated_journal(setup) -> None:  # type: ignore[no-unty
     wt.journal_path.write_text('{"ref": "refs/hea')
     assert wt.recover() is True
     assert not wt.journal_path.exists()
-    assert status(path) == ""
+    assert status_porcelain(path) == ""
 
 
 def test_stale_locks_removed_fresh_ones_kept(setup) -> None:  # type: ignore[no-untyped-def]
@@ -218,7 +214,7 @@ def test_land_without_ref_uses_head(setup) -> None:  # type: ignore[no-untyped-d
     new = build_commit(repo, base, {"a.txt": "A\n"})
     wt.land(base, new, ["a.txt"], mover(repo, "refs/heads/main", base, new))
     assert (path / "a.txt").read_text() == "A\n"
-    assert status(path) == ""
+    assert status_porcelain(path) == ""
 
 
 def test_land_verify_refuses_disk_changed_since_old(setup) -> None:  # type: ignore[no-untyped-def]
@@ -259,7 +255,7 @@ def test_write_failure_keeps_journal_and_next_call_finishes(setup) -> None:  # t
     (path / "dir/untracked.txt").unlink()
     assert wt.recover() is True
     assert (path / "dir").read_text() == "now a file\n"
-    assert status(path) == ""
+    assert status_porcelain(path) == ""
 
 
 def test_recover_writes_notes_a_kill_separated_from_their_ref(setup) -> None:  # type: ignore[no-untyped-def]
@@ -275,7 +271,7 @@ def test_recover_writes_notes_a_kill_separated_from_their_ref(setup) -> None:  #
     shown = git(path, "notes", "--ref", "gitpatch", "show", new)
     assert json.loads(shown) == note
     assert (path / "a.txt").read_text() == "A\n"
-    assert status(path) == ""
+    assert status_porcelain(path) == ""
 
 
 def test_recover_leaves_notes_alone_when_the_ref_did_not_move(setup) -> None:  # type: ignore[no-untyped-def]

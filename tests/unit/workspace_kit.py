@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from gitpatch.model import Proposal, Replace, UpdateFile
 from tests.gitkit import git, head
 
 
@@ -54,3 +55,8 @@ def _digest(data: bytes) -> str:
 def sr(search: str, replace: str) -> str:
     """One SEARCH/REPLACE block."""
     return f"<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n"
+
+
+def edit(path: str, old: str, new: str, tool: str = "test") -> Proposal:
+    """A proposal replacing ``old`` with ``new`` in ``path`` (the ``edits`` format)."""
+    return Proposal((UpdateFile(path, (Replace(old, new),)),), "edits", tool=tool)
