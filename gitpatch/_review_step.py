@@ -49,6 +49,7 @@ class Transition:
 def run(ws: Workspace, step: Transition) -> None:
     """Move the refs and the notes ref in one transaction; land on disk when checked out."""
     store = ws.store
+    before = {commit: store.read_note(commit) for commit in step.notes}
     notes, written = notes_update(store, step.notes)
     updates = [*step.refs, notes]
 
@@ -73,7 +74,7 @@ def run(ws: Workspace, step: Transition) -> None:
         move,
         ref=branch,
         verify=at_old,
-        notes={str(commit): note for commit, note in written.items()},
+        notes={str(c): (before.get(c), note) for c, note in written.items()},
     )
 
 

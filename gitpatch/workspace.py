@@ -338,7 +338,7 @@ class Workspace:
                 move,
                 ref=self.branch,
                 verify=True,
-                notes={str(built.commit): note},
+                notes={str(built.commit): (None, note)},
             )
         else:
             move()

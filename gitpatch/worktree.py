@@ -45,16 +45,17 @@ _EXEC_MODES = (pygit2.enums.FileMode.BLOB_EXECUTABLE,)
 class Journal:
     """An interrupted land: ``ref`` was to move ``old`` -> ``new`` and rewrite ``paths``.
 
-    ``notes`` (commit hex -> note) are the notes that move with the ref in the same ref
-    transaction. libgit2 commits a transaction one lock file at a time, so a process killed in
-    between can leave the ref moved without its notes; recovery writes them then.
+    ``notes`` (commit hex, note before as JSON or ``"null"``, note after as JSON) are the notes
+    that move with the ref in the same ref transaction. libgit2 commits a transaction one lock
+    file at a time, so a process killed in between can leave one moved without the other;
+    recovery completes the notes when the ref moved and puts them back when it did not.
     """
 
     ref: str
     old: str | None
     new: str
     paths: tuple[str, ...]
-    notes: tuple[tuple[str, str], ...] = ()
+    notes: tuple[tuple[str, str, str], ...] = ()
 
     def to_json(self) -> str:
         """Serialise for ``.git/gitpatch/journal.json``."""
@@ -64,7 +65,7 @@ class Journal:
                 "old": self.old,
                 "new": self.new,
                 "paths": list(self.paths),
-                "notes": dict(self.notes),
+                "notes": [list(n) for n in self.notes],
             }
         )
 
@@ -74,13 +75,13 @@ class Journal:
         data: Any = json.loads(text)
         if not isinstance(data, dict) or not isinstance(data.get("new"), str):
             raise ValueError("not a gitpatch journal")
-        notes = data.get("notes") or {}
+        notes = data.get("notes") or []
         return cls(
             str(data["ref"]),
             data.get("old"),
             data["new"],
             tuple(data.get("paths", ())),
-            tuple((str(k), str(v)) for k, v in notes.items()),
+            tuple((str(c), str(b), str(a)) for c, b, a in notes),
         )
 
 
@@ -142,7 +143,7 @@ class WorkingTree:
         *,
         ref: str = "",
         verify: bool = False,
-        notes: Mapping[str, Mapping[str, Any]] | None = None,
+        notes: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any]]] | None = None,
     ) -> None:
         """Move a branch with ``move_ref()`` (the CAS) and bring ``paths`` on disk to ``new``.
 
@@ -150,10 +151,13 @@ class WorkingTree:
         entries are written; if ``move_ref`` raises, nothing on disk changed and the error
         propagates. With ``verify``, a path whose disk content is no longer the one at ``old``
         (someone wrote it since it was read) raises ``ConcurrentUpdate`` before anything moves.
-        ``notes`` are the notes ``move_ref`` writes with the ref, restored by recovery if a
-        kill separated them.
+        ``notes`` (commit hex -> (note before, note after)) are the notes ``move_ref`` writes
+        with the ref, mended by recovery if a kill separated them from it.
         """
-        kept = tuple((c, json.dumps(n, sort_keys=True)) for c, n in (notes or {}).items())
+        kept = tuple(
+            (c, json.dumps(before, sort_keys=True), json.dumps(after, sort_keys=True))
+            for c, (before, after) in (notes or {}).items()
+        )
         journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept)
         with self._land_lock():
             self._recover_locked()
@@ -190,22 +194,35 @@ class WorkingTree:
         if not self.journal_path.exists():
             return False
         journal = self._read_journal()
-        if journal is not None and self._ref_target(journal.ref) == journal.new:
-            self._restore_notes(journal)
-            self._apply_or_explain(journal, only_if_old=True)
+        if journal is not None:
+            moved = self._ref_target(journal.ref) == journal.new
+            self._mend_notes(journal, moved)
+            if moved:
+                self._apply_or_explain(journal, only_if_old=True)
         self._remove_journal()
         return True
 
-    def _restore_notes(self, journal: Journal) -> None:
-        """Write the journal's notes that did not land with the ref (see ``Journal``)."""
+    def _mend_notes(self, journal: Journal, moved: bool) -> None:
+        """Give the journal's notes the state that matches the ref (see ``Journal``)."""
         if not journal.notes:
             return
         store = Store(self.repo)
-        for commit, text in journal.notes:
+        tip = self._ref_target(journal.ref)
+        # A person may have committed on top since the land: the ref then moved past it.
+        landed = moved or (
+            tip is not None and store.is_ancestor(pygit2.Oid(hex=journal.new), pygit2.Oid(hex=tip))
+        )
+        for commit, before_text, after_text in journal.notes:
             oid = pygit2.Oid(hex=commit)
-            note: dict[str, Any] = json.loads(text)
-            if store.read_note(oid) != note:
-                store.update_note(oid, _replace_with(note))
+            before, after = json.loads(before_text), json.loads(after_text)
+            now = store.read_note(oid)
+            if landed and now != after:
+                store.update_note(oid, _replace_with(after))
+            elif not landed and now == after and before != after:
+                if before is None:
+                    store.remove_note(oid)
+                else:
+                    store.update_note(oid, _replace_with(before))
 
     def _apply_or_explain(self, journal: Journal, *, only_if_old: bool) -> None:
         """``_apply``; an OS error (permissions, disk full) keeps the journal for the next call."""

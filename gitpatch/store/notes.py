@@ -35,6 +35,7 @@ __all__ = [
     "note_path",
     "notes_update",
     "read_note",
+    "remove_note",
     "update_note",
 ]
 
@@ -150,6 +151,31 @@ def update_note(store: Store, commit: pygit2.Oid, change: NoteChange) -> dict[st
         return written[commit]
     raise ConcurrentUpdate(
         f"could not update the note of {commit} on {NOTES_REF}: other writers won "
+        f"{NOTE_RETRIES} times in a row",
+        hint="The notes ref is very busy; retry the call.",
+        details={"ref": NOTES_REF, "commit": str(commit), "reason": "changed"},
+    )
+
+
+def remove_note(store: Store, commit: pygit2.Oid) -> bool:
+    """Remove the note of ``commit`` by CAS on ``NOTES_REF``; False when there was none."""
+    for attempt in range(NOTE_RETRIES):
+        tip = store.ref_target(NOTES_REF)
+        path, found = note_path(store, tip, commit)
+        if tip is None or not found:
+            return False
+        tree = store.build_tree(tip, [FileChange(path, None)])
+        new = store.commit(tree, [tip], "Notes removed by gitpatch")
+        try:
+            store.update_ref(NOTES_REF, new, tip, f"gitpatch: remove the note on {commit}")
+        except ConcurrentUpdate as exc:
+            if exc.details.get("reason") == "locked":
+                raise
+            backoff(min(attempt, 6))
+            continue
+        return True
+    raise ConcurrentUpdate(
+        f"could not remove the note of {commit} on {NOTES_REF}: other writers won "
         f"{NOTE_RETRIES} times in a row",
         hint="The notes ref is very busy; retry the call.",
         details={"ref": NOTES_REF, "commit": str(commit), "reason": "changed"},

@@ -328,6 +328,10 @@ class Store:
         """Read-modify-write the note of ``commit`` by CAS; ``change`` may run more than once."""
         return notes.update_note(self, commit, change)
 
+    def remove_note(self, commit: pygit2.Oid) -> bool:
+        """Remove the note of ``commit`` by CAS; False when it had none."""
+        return notes.remove_note(self, commit)
+
     def iter_notes(self) -> Iterator[tuple[pygit2.Oid, dict[str, Any]]]:
         """Every (commit id, note) on ``refs/notes/gitpatch``."""
         return notes.iter_notes(self)

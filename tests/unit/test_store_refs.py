@@ -189,6 +189,21 @@ def test_notes_read_update_iterate(store: Store) -> None:
     assert notes_log.splitlines() == ["Notes added by gitpatch"] * 3
 
 
+def test_remove_note_keeps_the_others(store: Store) -> None:
+    c1 = land(store, [F("a", b"1")])
+    c2 = land(store, [F("a", b"2")])
+    assert store.remove_note(c1) is False  # no notes ref yet
+    store.update_note(c1, lambda _old: {"status": "applied"})
+    store.update_note(c2, lambda _old: {"status": "proposed"})
+    assert store.remove_note(c1) is True
+    assert store.read_note(c1) is None
+    assert store.read_note(c2) == {"status": "proposed"}
+    assert store.remove_note(c1) is False
+    listed = git(store.repo.workdir, "notes", "--ref", "gitpatch", "list")
+    assert listed.split() == [str(store.entry(store.ref_target(NOTES_REF), str(c2)).oid), str(c2)]
+    git(store.repo.workdir, "fsck", "--strict")
+
+
 def test_note_written_by_git_as_text(store: Store) -> None:
     c1 = land(store, [F("a", b"1")])
     git(store.repo.workdir, "notes", "--ref", "gitpatch", "add", "-m", "looks good", str(c1))

@@ -12,6 +12,7 @@ import pygit2
 import pytest
 
 from gitpatch.errors import ConcurrentUpdate, RepositoryError
+from gitpatch.store import Store
 from gitpatch.worktree import Journal, WorkingTree
 from tests.gitkit import git, status_porcelain
 
@@ -258,32 +259,68 @@ def test_write_failure_keeps_journal_and_next_call_finishes(setup) -> None:  # t
     assert status_porcelain(path) == ""
 
 
+def _journal_with_note(
+    base: str, new: str, before: dict[str, str] | None, after: dict[str, str]
+) -> Journal:
+    notes = ((new, json.dumps(before, sort_keys=True), json.dumps(after, sort_keys=True)),)
+    return Journal("refs/heads/main", base, new, ("a.txt",), notes)
+
+
+def _note(path: Path, commit: str) -> dict[str, str] | None:
+    shown = git(path, "notes", "--ref", "gitpatch", "show", commit, check=False)
+    return json.loads(shown) if shown else None
+
+
 def test_recover_writes_notes_a_kill_separated_from_their_ref(setup) -> None:  # type: ignore[no-untyped-def]
     """libgit2 commits a ref transaction one lock at a time: the branch may move, its note not."""
     path, repo, wt, base = setup
     new = build_commit(repo, base, {"a.txt": "A\n"})
     note = {"id": "abc123abc123", "status": "applied", "tool": "patch"}
     wt.state_dir.mkdir(exist_ok=True)
-    journal = Journal("refs/heads/main", base, new, ("a.txt",), ((new, json.dumps(note)),))
-    wt.journal_path.write_text(journal.to_json())
+    wt.journal_path.write_text(_journal_with_note(base, new, None, note).to_json())
     repo.references["refs/heads/main"].set_target(pygit2.Oid(hex=new))
     assert wt.recover() is True
-    shown = git(path, "notes", "--ref", "gitpatch", "show", new)
-    assert json.loads(shown) == note
+    assert _note(path, new) == note
     assert (path / "a.txt").read_text() == "A\n"
     assert status_porcelain(path) == ""
 
 
-def test_recover_leaves_notes_alone_when_the_ref_did_not_move(setup) -> None:  # type: ignore[no-untyped-def]
+def test_recover_removes_a_note_whose_ref_did_not_move(setup) -> None:  # type: ignore[no-untyped-def]
+    """The other order: the notes ref moved, the branch did not; the new note goes away."""
     path, repo, wt, base = setup
     new = build_commit(repo, base, {"a.txt": "A\n"})
     note = {"id": "abc123abc123", "status": "applied"}
+    Store(repo).update_note(pygit2.Oid(hex=new), lambda _old: note)
     wt.state_dir.mkdir(exist_ok=True)
-    journal = Journal("refs/heads/main", base, new, ("a.txt",), ((new, json.dumps(note)),))
-    wt.journal_path.write_text(journal.to_json())
+    wt.journal_path.write_text(_journal_with_note(base, new, None, note).to_json())
     assert wt.recover() is True
-    assert git(path, "notes", "--ref", "gitpatch", "list", check=False) == ""
+    assert _note(path, new) is None
     assert (path / "a.txt").read_text() == "a\n"
+    assert status_porcelain(path) == ""
+
+
+def test_recover_restores_the_previous_note_when_the_ref_did_not_move(setup) -> None:  # type: ignore[no-untyped-def]
+    path, repo, wt, base = setup
+    new = build_commit(repo, base, {"a.txt": "A\n"})
+    before, after = {"status": "proposed"}, {"status": "approved"}
+    Store(repo).update_note(pygit2.Oid(hex=new), lambda _old: after)
+    wt.state_dir.mkdir(exist_ok=True)
+    wt.journal_path.write_text(_journal_with_note(base, new, before, after).to_json())
+    assert wt.recover() is True
+    assert _note(path, new) == before
+
+
+def test_recover_keeps_the_note_when_a_person_committed_on_top(setup) -> None:  # type: ignore[no-untyped-def]
+    """The land finished the ref; a commit made since moved it further: the note is right."""
+    path, repo, wt, base = setup
+    new = build_commit(repo, base, {"a.txt": "A\n"})
+    later = build_commit(repo, new, {"keep.txt": "K\n"})
+    note = {"status": "applied"}
+    wt.state_dir.mkdir(exist_ok=True)
+    wt.journal_path.write_text(_journal_with_note(base, new, None, note).to_json())
+    repo.references["refs/heads/main"].set_target(pygit2.Oid(hex=later))
+    assert wt.recover() is True
+    assert _note(path, new) == note
 
 
 def test_land_journals_the_notes_that_move_with_the_ref(setup) -> None:  # type: ignore[no-untyped-def]
@@ -295,6 +332,6 @@ def test_land_journals_the_notes_that_move_with_the_ref(setup) -> None:  # type:
         seen.append(Journal.from_json(wt.journal_path.read_text()))
         mover(repo, "refs/heads/main", base, new)()
 
-    wt.land(base, new, ["a.txt"], move, ref="refs/heads/main", notes={new: {"status": "x"}})
-    assert seen[0].notes == ((new, json.dumps({"status": "x"}, sort_keys=True)),)
+    wt.land(base, new, ["a.txt"], move, ref="refs/heads/main", notes={new: (None, {"s": "x"})})
+    assert seen[0].notes == ((new, "null", json.dumps({"s": "x"})),)
     assert not wt.journal_path.exists()
