@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pygit2
 
@@ -45,6 +45,8 @@ NOTE_RETRIES = 200
 #: Root entries from which new notes are fanned out as ``ab/cdef...`` (git fans out at a few
 #: hundred notes too; readers, git's and ours, accept any mix of layouts).
 FANOUT_AT = 256
+
+T = TypeVar("T")
 
 NoteChange = Callable[[dict[str, Any] | None], dict[str, Any]]
 
@@ -139,43 +141,53 @@ def update_note(store: Store, commit: pygit2.Oid, change: NoteChange) -> dict[st
     """
     with git_errors(f"look up commit {commit}"):
         store.repo[commit]
-    for attempt in range(NOTE_RETRIES):
-        (_ref, new, tip), written = notes_update(store, {commit: change})
-        try:
-            store.update_ref(NOTES_REF, new, tip, f"gitpatch: note on {commit}")
-        except ConcurrentUpdate as exc:
-            if exc.details.get("reason") == "locked":
-                raise
-            backoff(min(attempt, 6))
-            continue
-        return written[commit]
-    raise ConcurrentUpdate(
-        f"could not update the note of {commit} on {NOTES_REF}: other writers won "
-        f"{NOTE_RETRIES} times in a row",
-        hint="The notes ref is very busy; retry the call.",
-        details={"ref": NOTES_REF, "commit": str(commit), "reason": "changed"},
-    )
+
+    def attempt() -> tuple[RefUpdate, dict[str, Any]]:
+        update, written = notes_update(store, {commit: change})
+        return update, written[commit]
+
+    note = _swap(store, commit, "update", attempt)
+    assert note is not None
+    return note
 
 
 def remove_note(store: Store, commit: pygit2.Oid) -> bool:
     """Remove the note of ``commit`` by CAS on ``NOTES_REF``; False when there was none."""
-    for attempt in range(NOTE_RETRIES):
+
+    def attempt() -> tuple[RefUpdate, bool] | None:
         tip = store.ref_target(NOTES_REF)
         path, found = note_path(store, tip, commit)
         if tip is None or not found:
-            return False
+            return None
         tree = store.build_tree(tip, [FileChange(path, None)])
-        new = store.commit(tree, [tip], "Notes removed by gitpatch")
+        return (NOTES_REF, store.commit(tree, [tip], "Notes removed by gitpatch"), tip), True
+
+    return _swap(store, commit, "remove", attempt) is not None
+
+
+def _swap(
+    store: Store, commit: pygit2.Oid, verb: str, attempt: Callable[[], tuple[RefUpdate, T] | None]
+) -> T | None:
+    """Move ``NOTES_REF`` to what ``attempt()`` built, rebuilding after each lost CAS.
+
+    ``attempt`` returns the ``(ref, new, old)`` update and a value to hand back, or None when
+    there is nothing to do.
+    """
+    for tries in range(NOTE_RETRIES):
+        built = attempt()
+        if built is None:
+            return None
+        (_ref, new, tip), value = built
         try:
-            store.update_ref(NOTES_REF, new, tip, f"gitpatch: remove the note on {commit}")
+            store.update_ref(NOTES_REF, new, tip, f"gitpatch: {verb} the note on {commit}")
         except ConcurrentUpdate as exc:
             if exc.details.get("reason") == "locked":
                 raise
-            backoff(min(attempt, 6))
+            backoff(min(tries, 6))
             continue
-        return True
+        return value
     raise ConcurrentUpdate(
-        f"could not remove the note of {commit} on {NOTES_REF}: other writers won "
+        f"could not {verb} the note of {commit} on {NOTES_REF}: other writers won "
         f"{NOTE_RETRIES} times in a row",
         hint="The notes ref is very busy; retry the call.",
         details={"ref": NOTES_REF, "commit": str(commit), "reason": "changed"},
