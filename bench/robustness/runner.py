@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from bench.robustness.corpus import RECOVERABLE, Case
 from gitpatch import engine
 from gitpatch.errors import GitpatchError
-from gitpatch.formats import apply_patch, edits, search_replace
+from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
 from gitpatch.match import Match, normalize_punctuation, reindent, seek
 from gitpatch.model import Proposal
 from gitpatch.text import Document
@@ -24,8 +24,10 @@ __all__ = [
     "run_edits",
     "run_matcher",
     "run_search_replace",
+    "run_unified_diff",
     "search_replace_text",
     "tally",
+    "unified_diff_text",
 ]
 
 #: How a case fared: "correct", "refused" or "wrong".
@@ -96,8 +98,8 @@ def search_replace_text(case: Case) -> str:
     return f"<<<<<<< SEARCH\n{case.old}\n=======\n{case.new}\n>>>>>>> REPLACE\n"
 
 
-def apply_patch_text(case: Case) -> str:
-    """The case as an apply_patch Update with one hunk: the line diff of old and new text."""
+def _hunk_body(case: Case) -> list[str]:
+    """Old and new text as hunk lines: the lines they share are context, the rest -/+."""
     old, new = case.old.split("\n"), case.new.split("\n")
     body: list[str] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
@@ -108,8 +110,29 @@ def apply_patch_text(case: Case) -> str:
             continue
         body.extend("-" + x for x in old[i1:i2])
         body.extend("+" + x for x in new[j1:j2])
-    lines = ["*** Begin Patch", f"*** Update File: {PATH}", "@@", *body, "*** End Patch"]
+    return body
+
+
+def apply_patch_text(case: Case) -> str:
+    """The case as an apply_patch Update with one hunk: the line diff of old and new text."""
+    lines = [
+        "*** Begin Patch",
+        f"*** Update File: {PATH}",
+        "@@",
+        *_hunk_body(case),
+        "*** End Patch",
+    ]
     return "\n".join(lines) + "\n"
+
+
+def unified_diff_text(case: Case) -> str:
+    """The case as a one-hunk unified diff, with its line number when it has one (refusal cases
+    have no true position and get a bare ``@@``)."""
+    body = _hunk_body(case)
+    old_n = sum(1 for x in body if x[:1] != "+")
+    new_n = sum(1 for x in body if x[:1] != "-")
+    numbers = f" -{case.line},{old_n} +{case.line},{new_n} @@" if case.line else ""
+    return f"--- a/{PATH}\n+++ b/{PATH}\n@@{numbers}\n" + "\n".join(body) + "\n"
 
 
 def run_search_replace(case: Case) -> bytes:
@@ -127,12 +150,18 @@ def run_edits(case: Case) -> bytes:
     return _engine(edits.parse(PATH, [{"old_string": case.old, "new_string": case.new}]), case)
 
 
+def run_unified_diff(case: Case) -> bytes:
+    """The case through the unified-diff parser and the engine."""
+    return _engine(unified_diff.parse(unified_diff_text(case)), case)
+
+
 #: Every way to run a case, with the matcher profile each one uses.
 FORMATS: dict[str, tuple[Callable[[Case], bytes], str]] = {
     "matcher": (run_matcher, "patch"),
     "search_replace": (run_search_replace, "patch"),
     "apply_patch": (run_apply_patch, "apply_patch"),
     "edits": (run_edits, "patch_resource"),
+    "unified_diff": (run_unified_diff, "apply_patch"),
 }
 
 

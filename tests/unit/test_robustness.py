@@ -1,4 +1,5 @@
-"""A sample of the robustness corpus through the matcher: 0 wrong, >= 95% correct."""
+"""A sample of the robustness corpus through the matcher and every edit language: never a
+wrong application, >= 95% correct where the profile allows every level."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def format_sample() -> list[Case]:
     return generate(FORMAT_SAMPLE)
 
 
-@pytest.mark.parametrize("fmt", ["search_replace", "apply_patch", "edits"])
+@pytest.mark.parametrize("fmt", ["search_replace", "apply_patch", "edits", "unified_diff"])
 def test_formats_never_apply_wrongly(fmt: str, format_sample: list[Case]) -> None:
     run, profile = FORMATS[fmt]
     result = tally(format_sample, run)
@@ -66,3 +67,10 @@ def test_formats_never_apply_wrongly(fmt: str, format_sample: list[Case]) -> Non
         assert result.counts[kind][expected] == FORMAT_SAMPLE, (kind, result.table())
     if profile == "patch":
         assert result.recoverable_rate() >= 0.95, result.table()
+
+
+def test_unified_diff_places_what_apply_patch_places(format_sample: list[Case]) -> None:
+    """A unified diff is an apply_patch hunk with a line hint: it fares the same."""
+    diff = tally(format_sample, FORMATS["unified_diff"][0])
+    patch = tally(format_sample, FORMATS["apply_patch"][0])
+    assert diff.counts == patch.counts, (diff.table(), patch.table())
