@@ -49,7 +49,6 @@ class Transition:
 def run(ws: Workspace, step: Transition) -> None:
     """Move the refs and the notes ref in one transaction; land on disk when checked out."""
     store = ws.store
-    before = {commit: store.read_note(commit) for commit in step.notes}
     notes, written = notes_update(store, step.notes)
     updates = [*step.refs, notes]
 
@@ -65,6 +64,8 @@ def run(ws: Workspace, step: Transition) -> None:
         return
     paths = store.changed_paths(old, new)
     at_old = _refuse_local_changes(ws, branch, old, new, paths, step.keep)
+    # Read only on this path: the journal needs them to mend notes a kill separates from the ref.
+    before = {commit: store.read_note(commit) for commit in written}
     # verify: re-checked under the land lock, so an edit made since the check above is never
     # overwritten; the retry then reports it as a local change.
     ws.worktree.land(
@@ -74,7 +75,7 @@ def run(ws: Workspace, step: Transition) -> None:
         move,
         ref=branch,
         verify=at_old,
-        notes={str(c): (before.get(c), note) for c, note in written.items()},
+        notes={str(c): (before[c], note) for c, note in written.items()},
     )
 
 
