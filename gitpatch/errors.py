@@ -41,6 +41,8 @@ The tree::
     │   ├── ProposalRejected           proposal_rejected    same change a person already rejected
     │   ├── MergeConflict              merge_conflict
     │   ├── RepositoryError            repository_error     not a repository, no branch, bad ref
+    │   ├── UnsupportedIndex           unsupported_index    an index format only git can write,
+    │   │                                                   and no git binary
     │   └── ConcurrentUpdate           concurrent_update    lost the compare-and-swap too often
     └── InternalError                  internal_error       a bug: the message says no more
 """
@@ -88,6 +90,7 @@ __all__ = [
     "StorageLimitReached",
     "TeamNotFound",
     "UnsafePath",
+    "UnsupportedIndex",
     "error_for_code",
 ]
 
@@ -287,6 +290,12 @@ class RepositoryError(StateError):
 
 class ConcurrentUpdate(StateError):
     code = "concurrent_update"
+
+
+class UnsupportedIndex(StateError):
+    """The index uses a format (split or sparse index) only git can update, and no git."""
+
+    code = "unsupported_index"
 
 
 class InternalError(_Coded):

@@ -27,6 +27,7 @@ from typing import Any
 
 import pygit2
 
+from gitpatch import indexsync
 from gitpatch._worktree_locks import land_lock, remove_stale_locks, retry_locked
 from gitpatch.errors import ConcurrentUpdate, RepositoryError
 from gitpatch.store import Store
@@ -131,6 +132,8 @@ class WorkingTree:
         # path -> (mtime_ns, ctime_ns, size, ino, recorded_ns, blob hex): files whose content
         # this process wrote or hashed, so a large unchanged file is not hashed again.
         self._stat_cache: dict[str, tuple[int, int, int, int, int, str]] = {}
+        # path -> fstat of the file this land wrote, taken before its rename (see indexsync)
+        self._written: dict[str, os.stat_result] = {}
 
     # -- landing -----------------------------------------------------------------------------
 
@@ -161,6 +164,7 @@ class WorkingTree:
         journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept)
         with self._land_lock():
             self._recover_locked()
+            indexsync.check_writable(self.repo)
             changed = self.modified(old, journal.paths) if verify else []
             if changed:
                 raise ConcurrentUpdate(
@@ -254,7 +258,7 @@ class WorkingTree:
         entry still follows the branch, so ``git status`` shows their edit as unstaged).
         """
         new_tree = self._tree(journal.new)
-        old_tree = self._tree(journal.old) if only_if_old else None
+        old_tree = self._tree(journal.old)
         self._remove_temp_files(journal.paths)
         to_delete: list[str] = []
         to_write: list[tuple[str, pygit2.Oid, int]] = []
@@ -280,7 +284,7 @@ class WorkingTree:
         for path, oid, mode in to_write:
             self._write(path, oid, mode)
         kept = [p for p in journal.paths if p not in landed]
-        self._update_index(new_tree, landed, kept)
+        self._update_index(new_tree, landed, kept, old_tree)
 
     # -- disk state --------------------------------------------------------------------------
 
@@ -337,11 +341,22 @@ class WorkingTree:
         return self._index
 
     def _update_index(
-        self, tree: pygit2.Tree | None, landed: Sequence[str], kept: Sequence[str] = ()
+        self,
+        tree: pygit2.Tree | None,
+        landed: Sequence[str],
+        kept: Sequence[str] = (),
+        old: pygit2.Tree | None = None,
     ) -> None:
         """Point the index entries of ``landed`` (on disk as in ``tree``) and ``kept`` (on disk
-        with someone else's content) at ``tree``; only ``landed`` entries get fresh stat data."""
+        with someone else's content) at ``tree``; only ``landed`` entries get fresh stat data.
+
+        ``indexsync`` patches the few entries in place (or has git do it, for index formats
+        libgit2 cannot read); libgit2's whole-index rewrite below is the general case.
+        """
         if not landed and not kept:
+            return
+        written, self._written = self._written, {}
+        if indexsync.sync(self.repo, old, tree, landed, kept, written):
             return
         index = self.index
         for path in [*landed, *kept]:
@@ -377,6 +392,7 @@ class WorkingTree:
                 fh.flush()
             os.fchmod(fd, _file_mode(mode))
             os.fsync(fd)
+            self._written[path] = os.fstat(fd)
         except BaseException:
             os.close(fd)
             tmp.unlink(missing_ok=True)

@@ -29,6 +29,20 @@ DEFAULT_EMAIL = "gitpatch@localhost"
 
 _TRAILER_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
 
+#: Trees up to this size stay parsed in libgit2's object cache. Its default (4 KB) leaves out
+#: the root tree of any sizeable repository, which every lookup then re-reads, re-hashes and
+#: re-parses; a proposal looks a root tree up a dozen times.
+TREE_CACHE_LIMIT = 1 << 20
+_cache_raised = False
+
+
+def _raise_tree_cache() -> None:
+    """Let libgit2 cache trees up to ``TREE_CACHE_LIMIT`` (process-wide, done once)."""
+    global _cache_raised
+    if not _cache_raised:
+        pygit2.settings.cache_object_limit(pygit2.enums.ObjectType.TREE, TREE_CACHE_LIMIT)
+        _cache_raised = True
+
 
 @dataclass(frozen=True)
 class TreeEntry:
@@ -100,6 +114,7 @@ class Store:
     def open(cls, path: str | os.PathLike[str]) -> Store:
         """Open the repository at (or above) ``path``; ``RepositoryError`` if there is none."""
         where = os.fspath(path)
+        _raise_tree_cache()
         try:
             with git_errors(f"open the repository at {where!r}"):
                 repo = pygit2.Repository(where)

@@ -1,0 +1,351 @@
+"""git's index file as bytes: find its parts, patch a few entries in place, write it back.
+
+libgit2 rewrites the whole index to change one entry (and hashes it with its slow,
+collision-detecting SHA-1). A land changes a handful of existing entries, so this module
+changes only their fixed-size fields (stat data, object id, mode) in a copy of the file, fixes
+the cache-tree (``TREE``) extension for their parent directories, recomputes ``EOIE`` and the
+checksum, and writes the result through ``index.lock``. Everything it does not handle raises
+``Unsupported`` and the caller falls back to a whole-index write: index version 4 (compressed
+names), mandatory extensions (split index ``link``, sparse index ``sdir``), entries that are
+conflicted, skip-worktree, intent-to-add or assume-valid, and paths that are added or removed.
+
+The functions here are pure (bytes in, bytes out) except ``rewrite_locked``, the writer.
+Format: git's ``Documentation/technical/index-format.txt``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import struct
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "EntryUpdate",
+    "Layout",
+    "Unsupported",
+    "layout",
+    "mandatory_extensions",
+    "patch",
+    "rewrite_locked",
+]
+
+_SIGNATURE = b"DIRC"
+_HASH = 20
+_FIXED = 62  # stat data (40) + object id (20) + flags (2)
+_NAME_MASK = 0x0FFF
+_REGULAR = (0o100644, 0o100755)
+_VALID_MODES = (0o100644, 0o100755, 0o120000, 0o160000, 0o040000)
+#: Optional extensions kept as they are: they stay true when only stat data and ids change.
+_KEPT = (b"TREE", b"REUC", b"UNTR", b"FSMN", b"IEOT", b"EOIE")
+_TREE_NODE = re.compile(rb"([^\x00]*)\x00(-?[0-9]+) ([0-9]+)\n")
+#: Where the entries end, by the index's checksum: walking 20,000 entries costs milliseconds.
+_ENDS: dict[bytes, int] = {}
+_ENDS_MAX = 16
+
+
+class Unsupported(Exception):
+    """The index is in a shape this module does not patch; write it another way."""
+
+
+@dataclass(frozen=True)
+class Extension:
+    """One extension: its signature and where its payload is in the file."""
+
+    signature: bytes
+    start: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the parts of an index file are: entries from 12 to ``entries_end``, then the
+    extensions, then the checksum."""
+
+    version: int
+    count: int
+    entries_end: int
+    extensions: tuple[Extension, ...]
+
+
+@dataclass(frozen=True)
+class EntryUpdate:
+    """New content for one existing stage-0 entry: object id (20 bytes), mode, and the stat
+    data of the file on disk (``os.stat_result``)."""
+
+    oid: bytes
+    mode: int
+    stat: os.stat_result
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def layout(data: bytes) -> Layout:
+    """The header, the end of the entries and the extensions of index ``data``."""
+    if len(data) < 12 + _HASH or data[:4] != _SIGNATURE:
+        raise Unsupported("not an index file")
+    version, count = struct.unpack_from(">II", data, 4)
+    if version not in (2, 3, 4):
+        raise Unsupported(f"index version {version}")
+    end = _entries_end(data, version, count)
+    return Layout(version, count, end, tuple(_extensions(data, end)))
+
+
+def mandatory_extensions(data: bytes) -> list[str]:
+    """The mandatory extensions (lowercase signature: ``link``, ``sdir``) of index ``data``;
+    these are what libgit2 refuses to read."""
+    return [
+        ext.signature.decode("ascii", "replace")
+        for ext in layout(data).extensions
+        if not ext.signature[:1].isupper()
+    ]
+
+
+def _entries_end(data: bytes, version: int, count: int) -> int:
+    trailer = data[-_HASH:]
+    if trailer == bytes(_HASH):
+        raise Unsupported("index without a checksum (index.skipHash)")
+    if trailer in _ENDS:
+        return _ENDS[trailer]
+    end = _end_from_eoie(data)
+    if end is None:
+        end = _walk(data, version, count)
+    _remember(trailer, end)
+    return end
+
+
+def _remember(trailer: bytes, end: int) -> None:
+    if len(_ENDS) >= _ENDS_MAX:
+        _ENDS.clear()
+    _ENDS[trailer] = end
+
+
+def _end_from_eoie(data: bytes) -> int | None:
+    """The entries' end recorded by an ``EOIE`` extension (the last one), when there is one."""
+    at = len(data) - _HASH - 8 - 24
+    if at < 12 or data[at : at + 8] != b"EOIE\x00\x00\x00\x18":
+        return None
+    (end,) = struct.unpack_from(">I", data, at + 8)
+    return int(end) if 12 <= end <= at else None
+
+
+def _walk(data: bytes, version: int, count: int) -> int:
+    if version == 4:
+        raise Unsupported("index version 4 (prefix-compressed names)")
+    pos = 12
+    limit = len(data) - _HASH
+    for _ in range(count):
+        flags = data[pos + 60] << 8 | data[pos + 61]
+        fixed = _FIXED + 2 if flags & 0x4000 else _FIXED
+        n = flags & _NAME_MASK
+        if n == _NAME_MASK:
+            n = data.index(b"\x00", pos + fixed) - pos - fixed
+        pos += (fixed + n + 8) & ~7
+        if pos > limit:
+            raise Unsupported("truncated index")
+    return pos
+
+
+def _extensions(data: bytes, end: int) -> Iterator[Extension]:
+    pos, limit = end, len(data) - _HASH
+    while pos < limit:
+        if pos + 8 > limit:
+            raise Unsupported("truncated extension header")
+        sig = data[pos : pos + 4]
+        (size,) = struct.unpack_from(">I", data, pos + 4)
+        if pos + 8 + size > limit:
+            raise Unsupported("truncated extension")
+        yield Extension(sig, pos + 8, size)
+        pos += 8 + size
+
+
+def find_entry(data: bytes, where: Layout, path: str) -> int:
+    """The offset of the plain stage-0 entry for ``path``: no flags but the name length (so
+    not conflicted, assume-valid, skip-worktree or intent-to-add); else ``Unsupported``."""
+    if where.version == 4:
+        raise Unsupported("index version 4 (prefix-compressed names)")
+    name = path.encode("utf-8")
+    if len(name) >= _NAME_MASK:
+        raise Unsupported("very long path")
+    needle = struct.pack(">H", len(name)) + name + b"\x00"
+    found = -1
+    start = 12 + 60
+    while True:
+        at = data.find(needle, start, where.entries_end)
+        if at < 0:
+            break
+        # Names hold no NUL, so a hit is an entry's flags and name unless the bytes around it
+        # (stat data, id) happen to spell them: check the entry's shape and its neighbour's.
+        if _plausible(data, at - 60, where.entries_end, len(name)):
+            if found >= 0:
+                raise Unsupported(f"{path}: ambiguous entry")
+            found = at - 60
+        start = at + 1
+    if found < 0:
+        raise Unsupported(f"{path}: no plain stage-0 entry")
+    return found
+
+
+def _plausible(data: bytes, entry: int, end: int, n: int) -> bool:
+    (mode,) = struct.unpack_from(">I", data, entry + 24)
+    if entry < 12 or mode not in _VALID_MODES:
+        return False
+    stop = entry + ((_FIXED + n + 8) & ~7)
+    pad = data[entry + _FIXED + n : stop]
+    if stop > end or pad.count(0) != len(pad):
+        return False
+    if stop == end:
+        return True
+    if stop + _FIXED > end:
+        return False
+    flags = data[stop + 60] << 8 | data[stop + 61]
+    fixed = _FIXED + 2 if flags & 0x4000 else _FIXED
+    nul = data.find(b"\x00", stop + fixed, end)
+    return nul >= 0 and (flags & _NAME_MASK in (nul - stop - fixed, _NAME_MASK))
+
+
+# -- patching -----------------------------------------------------------------------------------
+
+
+def patch(
+    data: bytes,
+    updates: Mapping[str, EntryUpdate],
+    trees: Mapping[str, tuple[bytes | None, bytes | None]],
+) -> bytes:
+    """Index ``data`` with the entries of ``updates`` rewritten, and its new checksum.
+
+    ``trees`` maps each parent directory of the updated paths (``""`` for the root) to its
+    tree id before and after the change: a cache-tree entry holding the "before" id is moved
+    to the "after" id, any other is invalidated, as git does when it cannot tell.
+    """
+    where = layout(data)
+    out = bytearray(data[: where.entries_end])
+    for path, update in updates.items():
+        at = find_entry(data, where, path)
+        (mode,) = struct.unpack_from(">I", data, at + 24)
+        if mode not in _REGULAR or update.mode not in _REGULAR or len(update.oid) != _HASH:
+            raise Unsupported(f"{path}: not a regular file")
+        out[at : at + 60] = _entry_fields(update)
+    exts: list[tuple[bytes, bytes]] = []
+    for ext in where.extensions:
+        payload = data[ext.start : ext.start + ext.size]
+        if not ext.signature[:1].isupper():
+            raise Unsupported(f"mandatory extension {ext.signature!r}")
+        if ext.signature == b"TREE":
+            payload = patch_cache_tree(payload, trees)
+        if ext.signature in _KEPT:
+            exts.append((ext.signature, payload))
+    for sig, payload in exts:
+        if sig == b"EOIE":
+            payload = _eoie(where.entries_end, exts)
+        out += sig + struct.pack(">I", len(payload)) + payload
+    out += hashlib.sha1(out).digest()
+    _remember(bytes(out[-_HASH:]), where.entries_end)
+    return bytes(out)
+
+
+def _entry_fields(update: EntryUpdate) -> bytes:
+    """The stat data, mode and id of an entry, as git records them (32-bit fields)."""
+    st = update.stat
+    mask = 0xFFFFFFFF
+    return (
+        struct.pack(
+            ">10I",
+            int(st.st_ctime) & mask,
+            st.st_ctime_ns % 1_000_000_000,
+            int(st.st_mtime) & mask,
+            st.st_mtime_ns % 1_000_000_000,
+            st.st_dev & mask,
+            st.st_ino & mask,
+            update.mode,
+            st.st_uid & mask,
+            st.st_gid & mask,
+            st.st_size & mask,
+        )
+        + update.oid
+    )
+
+
+def _eoie(entries_end: int, exts: list[tuple[bytes, bytes]]) -> bytes:
+    digest = hashlib.sha1()
+    for sig, payload in exts:
+        if sig != b"EOIE":
+            digest.update(sig + struct.pack(">I", len(payload)))
+    return struct.pack(">I", entries_end) + digest.digest()
+
+
+def patch_cache_tree(
+    payload: bytes, trees: Mapping[str, tuple[bytes | None, bytes | None]]
+) -> bytes:
+    """The ``TREE`` extension with the directories of ``trees`` moved or invalidated.
+
+    Nodes come in pre-order (a node, then its subtrees); the walk stops after the last
+    directory of ``trees`` and copies the rest as it is.
+    """
+    out = bytearray()
+    pos, left = 0, len(trees)
+    stack: list[list[Any]] = []  # [path, subtrees still to come under it]
+    while pos < len(payload) and left:
+        node = _TREE_NODE.match(payload, pos)
+        if node is None:
+            raise Unsupported("malformed TREE extension")
+        name, entries, subtrees = node.groups()
+        pos = node.end()
+        oid = None
+        if entries != b"-1":
+            oid = payload[pos : pos + _HASH]
+            pos += _HASH
+        while stack and stack[-1][1] == 0:
+            stack.pop()
+        if stack:
+            stack[-1][1] -= 1
+            path = stack[-1][0] + b"/" + name if stack[-1][0] else name
+        else:
+            path = name
+        stack.append([path, int(subtrees)])
+        key = path.decode("utf-8", "surrogateescape")
+        if key in trees:
+            left -= 1
+            before, after = trees[key]
+            if oid is not None and oid == before and after is not None:
+                oid = after
+            elif oid is not None:
+                oid, entries = None, b"-1"
+        out += name + b"\x00" + entries + b" " + subtrees + b"\n" + (oid or b"")
+    out += payload[pos:]
+    return bytes(out)
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
+def rewrite_locked(index_path: str, change: Callable[[bytes], bytes]) -> None:
+    """Take ``index.lock``, read the index, write ``change(data)`` and rename it into place.
+
+    The lock is taken before reading, as git does, so no writer can slip in between. A held
+    lock raises ``FileExistsError`` (an ``OSError``); ``Unsupported`` from ``change`` (or any
+    error) leaves the index untouched and the lock removed.
+    """
+    lock = index_path + ".lock"
+    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with open(index_path, "rb") as fh:
+            data = fh.read()
+        new = change(data)
+        view = memoryview(new)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.close(fd)
+        fd = -1
+        os.replace(lock, index_path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        raise

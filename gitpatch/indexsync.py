@@ -1,0 +1,220 @@
+"""Bringing the index entries of landed paths up to date, the cheapest way that stays exact.
+
+Three ways, tried in order by ``sync``:
+
+1. patch: when every path is an existing plain entry of a regular file that keeps existing,
+   with no conversion between disk and blob (no ``core.autocrlf``, ``text``, ``eol``,
+   ``filter``, ``ident`` or ``working-tree-encoding`` attribute), only those entries change,
+   in a copy of the index file (``gitpatch.indexfile``): no whole-index rewrite.
+2. git: an index libgit2 cannot read (split index ``core.splitIndex``, sparse index
+   ``index.sparse``: mandatory extensions) is updated by the ``git`` binary itself
+   (``git update-index --index-info``, then ``--refresh`` for the stat data), which keeps the
+   format the user chose.
+3. libgit2 (the caller's own code): everything else, the whole index rewritten.
+
+``check_writable`` is the pre-flight: it refuses, before anything moves, an index that only
+git can write when no ``git`` binary is found.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from collections.abc import Mapping, Sequence
+
+import pygit2
+
+from gitpatch import indexfile
+from gitpatch.errors import RepositoryError, UnsupportedIndex
+
+__all__ = ["check_writable", "index_path", "needs_git", "sync"]
+
+_CONVERSIONS = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
+_SETTINGS = {"link": "core.splitIndex", "sdir": "index.sparse"}
+_NULL_ID = "0" * 40
+#: Variables that would point git at another repository, index or worktree than ``repo``'s.
+_REPO_ENV = frozenset(
+    (
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_COMMON_DIR",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_NAMESPACE",
+        "GIT_PREFIX",
+    )
+)
+
+
+def index_path(repo: pygit2.Repository) -> str:
+    """The index file of ``repo``'s working tree (a linked worktree has its own)."""
+    return os.path.join(repo.path, "index")
+
+
+def needs_git(repo: pygit2.Repository) -> list[str]:
+    """The mandatory extensions of the index that libgit2 cannot read (``link``, ``sdir``)."""
+    try:
+        with open(index_path(repo), "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return []
+    try:
+        return indexfile.mandatory_extensions(data)
+    except indexfile.Unsupported:
+        return []
+
+
+def check_writable(repo: pygit2.Repository) -> None:
+    """Refuse (``unsupported_index``) an index only the ``git`` binary can update when there is
+    no ``git`` on PATH; run before anything moves."""
+    mandatory = needs_git(repo)
+    if not mandatory or shutil.which("git") is not None:
+        return
+    settings = sorted({_SETTINGS.get(ext, f"the {ext!r} extension") for ext in mandatory})
+    raise UnsupportedIndex(
+        f"the index uses {', '.join(settings)}, which only the git binary can update, and "
+        "no git command was found",
+        hint=f"Install git, or turn {' and '.join(settings)} off and rewrite the index "
+        "(for example `git config core.splitIndex false && git update-index --no-split-index`"
+        ", or `git sparse-checkout init --no-sparse-index`).",
+        details={"settings": settings, "extensions": mandatory},
+    )
+
+
+def sync(
+    repo: pygit2.Repository,
+    old: pygit2.Tree | None,
+    new: pygit2.Tree | None,
+    landed: Sequence[str],
+    kept: Sequence[str],
+    written: Mapping[str, os.stat_result],
+) -> bool:
+    """Point the index entries of ``landed`` and ``kept`` at ``new`` (see ``WorkingTree``);
+    False when the caller must do it with libgit2.
+
+    ``written``: the ``fstat`` of the files a land wrote, taken before their rename; a file
+    whose inode, size or mtime differ afterwards was changed by someone else since.
+    """
+    if not kept and _patch(repo, old, new, landed, written):
+        return True
+    if not needs_git(repo):
+        return False
+    _with_git(repo, new, [*landed, *kept])
+    return True
+
+
+# -- patch in place -----------------------------------------------------------------------------
+
+
+def _patch(
+    repo: pygit2.Repository,
+    old: pygit2.Tree | None,
+    new: pygit2.Tree | None,
+    paths: Sequence[str],
+    written: Mapping[str, os.stat_result],
+) -> bool:
+    if old is None or new is None or not paths or _converts(repo, paths):
+        return False
+    root = repo.workdir
+    updates: dict[str, indexfile.EntryUpdate] = {}
+    for path in paths:
+        now = _blob(new, path)
+        before = written.get(path)
+        if now is None or _blob(old, path) is None or before is None:
+            return False
+        st = os.lstat(os.path.join(root, path))
+        same = (st.st_ino, st.st_size, st.st_mtime_ns) == (
+            before.st_ino,
+            before.st_size,
+            before.st_mtime_ns,
+        )
+        if not same or not stat.S_ISREG(st.st_mode):
+            return False
+        updates[path] = indexfile.EntryUpdate(now.id.raw, int(now.filemode), st)
+    trees = _parent_trees(old, new, paths)
+    try:
+        indexfile.rewrite_locked(
+            index_path(repo), lambda data: indexfile.patch(data, updates, trees)
+        )
+    except (indexfile.Unsupported, FileNotFoundError):
+        return False
+    return True
+
+
+def _converts(repo: pygit2.Repository, paths: Sequence[str]) -> bool:
+    """True when git may convert between the disk bytes and the blob of one of ``paths``."""
+    config = repo.config
+    if "core.autocrlf" in config and str(config["core.autocrlf"]).lower() in ("true", "input"):
+        return True
+    return any(repo.get_attr(p, a) not in (None, False) for p in paths for a in _CONVERSIONS)
+
+
+def _blob(tree: pygit2.Tree, path: str) -> pygit2.Object | None:
+    try:
+        obj = tree[path]
+    except KeyError:
+        return None
+    return obj if obj.type == pygit2.enums.ObjectType.BLOB else None
+
+
+def _parent_trees(
+    old: pygit2.Tree, new: pygit2.Tree, paths: Sequence[str]
+) -> dict[str, tuple[bytes | None, bytes | None]]:
+    """Each parent directory of ``paths`` -> its tree id (raw) in ``old`` and ``new``."""
+    out: dict[str, tuple[bytes | None, bytes | None]] = {}
+    for path in paths:
+        parts = path.split("/")[:-1]
+        for depth in range(len(parts) + 1):
+            folder = "/".join(parts[:depth])
+            if folder not in out:
+                out[folder] = (_tree_id(old, folder), _tree_id(new, folder))
+    return out
+
+
+def _tree_id(tree: pygit2.Tree, folder: str) -> bytes | None:
+    if not folder:
+        return tree.id.raw
+    try:
+        obj = tree[folder]
+    except KeyError:
+        return None
+    return obj.id.raw if obj.type == pygit2.enums.ObjectType.TREE else None
+
+
+# -- through git --------------------------------------------------------------------------------
+
+
+def _with_git(repo: pygit2.Repository, new: pygit2.Tree | None, paths: Sequence[str]) -> None:
+    """Set the entries with ``git update-index --index-info``, then refresh their stat data."""
+    lines = []
+    for path in dict.fromkeys(paths):
+        obj = _blob(new, path) if new is not None else None
+        if obj is None:
+            lines.append(f"0 {_NULL_ID}\t{path}\n")
+        else:
+            lines.append(f"{int(obj.filemode):o} {obj.id}\t{path}\n")
+    _git(repo, ["update-index", "-z", "--index-info"], "".join(lines).replace("\n", "\0"))
+    # Entries set from ids carry no stat data: --refresh re-hashes just those and records it
+    # (exit status 1 means some file differs from its entry, as a kept path's does).
+    _git(repo, ["update-index", "-q", "--refresh"], "", ok=(0, 1))
+
+
+def _git(repo: pygit2.Repository, args: list[str], stdin: str, ok: tuple[int, ...] = (0,)) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    env.update(GIT_DIR=repo.path, GIT_WORK_TREE=repo.workdir)
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=repo.workdir,
+            env=env,
+            input=stdin.encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            check=False,
+        )
+    except OSError as exc:
+        raise RepositoryError(f"cannot run git to update the index: {exc}") from exc
+    if done.returncode not in ok:
+        raise OSError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
