@@ -8,8 +8,7 @@ Three ways, tried in order by ``sync``:
    in a copy of the index file (``gitpatch.indexfile``): no whole-index rewrite.
 2. git: an index libgit2 cannot read (split index ``core.splitIndex``, sparse index
    ``index.sparse``: mandatory extensions) is updated by the ``git`` binary itself
-   (``git update-index --index-info``, then ``--refresh`` for the stat data), which keeps the
-   format the user chose.
+   (``git update-index``, as ``git add`` does), which keeps the format the user chose.
 3. libgit2 (the caller's own code): everything else, the whole index rewritten.
 
 ``check_writable`` is the pre-flight: it refuses, before anything moves, an index that only
@@ -98,12 +97,10 @@ def sync(
     ``written``: the ``fstat`` of the files a land wrote, taken before their rename; a file
     whose inode, size or mtime differ afterwards was changed by someone else since.
     """
-    if not kept and _patch(repo, old, new, landed, written):
+    if needs_git(repo):
+        _with_git(repo, new, landed, kept)
         return True
-    if not needs_git(repo):
-        return False
-    _with_git(repo, new, [*landed, *kept])
-    return True
+    return not kept and _patch(repo, old, new, landed, written)
 
 
 # -- patch in place -----------------------------------------------------------------------------
@@ -187,22 +184,37 @@ def _tree_id(tree: pygit2.Tree, folder: str) -> bytes | None:
 # -- through git --------------------------------------------------------------------------------
 
 
-def _with_git(repo: pygit2.Repository, new: pygit2.Tree | None, paths: Sequence[str]) -> None:
-    """Set the entries with ``git update-index --index-info``, then refresh their stat data."""
-    lines = []
-    for path in dict.fromkeys(paths):
-        obj = _blob(new, path) if new is not None else None
-        if obj is None:
-            lines.append(f"0 {_NULL_ID}\t{path}\n")
-        else:
-            lines.append(f"{int(obj.filemode):o} {obj.id}\t{path}\n")
-    _git(repo, ["update-index", "-z", "--index-info"], "".join(lines).replace("\n", "\0"))
-    # Entries set from ids carry no stat data: --refresh re-hashes just those and records it
-    # (exit status 1 means some file differs from its entry, as a kept path's does).
-    _git(repo, ["update-index", "-q", "--refresh"], "", ok=(0, 1))
+def _with_git(
+    repo: pygit2.Repository, new: pygit2.Tree | None, landed: Sequence[str], kept: Sequence[str]
+) -> None:
+    """Record ``landed`` from disk as ``git add`` does (``update-index --add --remove``), and
+    set ``kept`` entries (and any landed one git hashed differently, through a filter) to
+    the ids of ``new`` with ``--index-info``. Not ``--refresh``: it writes a split index
+    back unsplit."""
+    want = {path: _index_line(new, path) for path in dict.fromkeys([*landed, *kept])}
+    if landed:
+        _git(repo, ["update-index", "--add", "--remove", "-z", "--stdin"], "\0".join(landed) + "\0")
+        staged = _git(repo, ["ls-files", "--stage", "-z", "--", *landed], "")
+        have = {}
+        for row in staged.split("\0"):
+            if "\t" in row:
+                meta, path = row.split("\t", 1)
+                have[path] = f"{meta.rsplit(' ', 1)[0]}\t{path}"
+        landed = [p for p in landed if have.get(p) != want[p].rstrip("\0") and p in want]
+    fix = [want[p] for p in dict.fromkeys([*landed, *kept])]
+    if fix:
+        _git(repo, ["update-index", "-z", "--index-info"], "".join(fix))
 
 
-def _git(repo: pygit2.Repository, args: list[str], stdin: str, ok: tuple[int, ...] = (0,)) -> None:
+def _index_line(new: pygit2.Tree | None, path: str) -> str:
+    """An ``--index-info -z`` record setting ``path`` to its blob in ``new`` (or removing it)."""
+    obj = _blob(new, path) if new is not None else None
+    if obj is None:
+        return f"0 {_NULL_ID}\t{path}\0"
+    return f"{int(obj.filemode):o} {obj.id}\t{path}\0"
+
+
+def _git(repo: pygit2.Repository, args: list[str], stdin: str) -> str:
     env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
     env.update(GIT_DIR=repo.path, GIT_WORK_TREE=repo.workdir)
     try:
@@ -216,5 +228,6 @@ def _git(repo: pygit2.Repository, args: list[str], stdin: str, ok: tuple[int, ..
         )
     except OSError as exc:
         raise RepositoryError(f"cannot run git to update the index: {exc}") from exc
-    if done.returncode not in ok:
+    if done.returncode != 0:
         raise OSError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout.decode("utf-8", "surrogateescape")
