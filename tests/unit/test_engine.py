@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from gitpatch._engine_text import _find
 from gitpatch.engine import apply
+from gitpatch.engine.text_edits import _find
 from gitpatch.errors import (
     EmptyEdits,
     GitpatchError,

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitpatch.errors import InvalidPatch, MatchAmbiguous, MatchNotFound
-from gitpatch.indentation import indent_change, shift_lines
 from gitpatch.match import PROFILES, Level, Match, find_substring, reindent, seek
+from gitpatch.match.indentation import indent_change, shift_lines
 from gitpatch.text import Document, split_lines
 
 DOC = (

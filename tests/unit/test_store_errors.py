@@ -10,8 +10,7 @@ import pytest
 
 from gitpatch.errors import ConcurrentUpdate, GitpatchError, RepositoryError, ResourceNotFound
 from gitpatch.model import FileChange
-from gitpatch.store import Store
-from gitpatch.store._errors import git_errors, is_lock_contention, translate
+from gitpatch.store import Store, git_errors, is_lock_contention, translate
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import pygit2
 import pytest
 
 from gitpatch.errors import ConcurrentUpdate, RepositoryError
+from gitpatch.repo.worktree import Journal, WorkingTree
 from gitpatch.store import Store
-from gitpatch.worktree import Journal, WorkingTree
 from tests.gitkit import git, status_porcelain
 
 SIG = pygit2.Signature("Test Person", "person@example.com", 1767225600, 0)

@@ -18,7 +18,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, count, repeat
 
-from gitpatch._engine_lines import encode, eol_of, text_of
+from gitpatch.engine.lines import encode, eol_of, text_of
 from gitpatch.errors import (
     GitpatchError,
     InternalError,

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, TypeVar
 import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, MergeConflict
-from gitpatch.sessions import short
+from gitpatch.repo.sessions import short
 from gitpatch.store import RefUpdate
 from gitpatch.store.notes import NoteChange, notes_update
 from gitpatch.store.refs import backoff
 
 if TYPE_CHECKING:
-    from gitpatch.workspace import Workspace
+    from gitpatch.repo.context import Context
 
 __all__ = ["ATTEMPTS", "NoteChange", "Transition", "retry", "run"]
 
@@ -46,16 +46,16 @@ class Transition:
     keep: tuple[pygit2.Oid, ...] = ()
 
 
-def run(ws: Workspace, step: Transition) -> None:
+def run(ctx: Context, step: Transition) -> None:
     """Move the refs and the notes ref in one transaction; land on disk when checked out."""
-    store = ws.store
+    store = ctx.store
     notes, written = notes_update(store, step.notes)
     updates = [*step.refs, notes]
 
     def move() -> None:
         store.update_refs(updates, step.message)
 
-    if step.checkout is None or ws.worktree is None:
+    if step.checkout is None or ctx.worktree is None:
         move()
         return
     branch, old, new = step.checkout
@@ -63,12 +63,12 @@ def run(ws: Workspace, step: Transition) -> None:
         move()
         return
     paths = store.changed_paths(old, new)
-    at_old = _refuse_local_changes(ws, branch, old, new, paths, step.keep)
+    at_old = _refuse_local_changes(ctx, branch, old, new, paths, step.keep)
     # Read only on this path: the journal needs them to mend notes a kill separates from the ref.
     before = {commit: store.read_note(commit) for commit in written}
     # verify: re-checked under the land lock, so an edit made since the check above is never
     # overwritten; the retry then reports it as a local change.
-    ws.worktree.land(
+    ctx.worktree.land(
         str(old) if old is not None else None,
         str(new),
         paths,
@@ -80,7 +80,7 @@ def run(ws: Workspace, step: Transition) -> None:
 
 
 def _refuse_local_changes(
-    ws: Workspace,
+    ctx: Context,
     branch: str,
     old: pygit2.Oid | None,
     new: pygit2.Oid,
@@ -88,13 +88,13 @@ def _refuse_local_changes(
     keep: Sequence[pygit2.Oid],
 ) -> bool:
     """Refuse paths whose disk content is none of old, new or keep; True if all are at old."""
-    assert ws.worktree is not None
-    local = ws.worktree.modified(str(old) if old is not None else None, paths)
+    assert ctx.worktree is not None
+    local = ctx.worktree.modified(str(old) if old is not None else None, paths)
     at_old = not local
     for fine in (new, *keep):
         if not local:
             return at_old
-        local = ws.worktree.modified(str(fine), local)
+        local = ctx.worktree.modified(str(fine), local)
     if local:
         raise MergeConflict(
             f"{short(branch)} is checked out and {', '.join(local)} has local changes that "

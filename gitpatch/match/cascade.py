@@ -66,8 +66,8 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Indel
 
 from gitpatch.errors import InvalidPatch
-from gitpatch.indentation import indent_change, shift_lines
-from gitpatch.match_hints import ambiguous, anchor_not_found, not_found
+from gitpatch.match.indentation import indent_change, shift_lines
+from gitpatch.match.messages import ambiguous, anchor_not_found, not_found
 
 __all__ = [
     "FUZZY_LINE_MIN",

@@ -15,7 +15,7 @@ Semantics per language:
   hunk's trailing context is trimmed rather than refused. Add needs a new path, Delete an
   existing file, a move a free destination.
 - ``edits`` (patch_resource): edits in order, each on the previous result; see
-  ``gitpatch._engine_text``.
+  ``gitpatch.engine.text_edits``.
 
 Everywhere: BOM, line endings and the final-newline state are kept, and an update that leaves
 its file as it was is refused with ``no_change``.
@@ -28,9 +28,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from gitpatch._engine_hunks import final_newline_of, place_hunks
-from gitpatch._engine_lines import assemble, encode_text, place_search_replace
-from gitpatch._engine_text import apply_text_edits
+from gitpatch.engine.hunks import final_newline_of, place_hunks
+from gitpatch.engine.lines import assemble, encode_text, place_search_replace
+from gitpatch.engine.text_edits import apply_text_edits
 from gitpatch.errors import (
     EmptyEdits,
     InternalError,

@@ -3,7 +3,7 @@
 A hunk is searched from where the previous one ended (profile ``apply_patch``), so hunk order can
 tell apart repeated blocks. A hunk of only added lines goes below its anchor or at the end of the
 file, never at a bare line number. Rendering is shared with SEARCH/REPLACE
-(``gitpatch._engine_lines.render``): context lines stay as the file has them.
+(``gitpatch.engine.lines.render``): context lines stay as the file has them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from gitpatch._engine_lines import Placement, near, relabel, render
+from gitpatch.engine.lines import Placement, near, relabel, render
 from gitpatch.errors import GitpatchError, InvalidPatch, MatchAmbiguous, MatchNotFound
 from gitpatch.match import Match, normalize_punctuation, seek
 from gitpatch.model import Hunk, HunkLine

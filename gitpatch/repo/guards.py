@@ -95,16 +95,7 @@ class Snapshot(Mapping[str, bytes]):
     def __iter__(self) -> Iterator[str]:
         if self._commit is None:
             return
-        repo = self._store.repo
-        stack: list[tuple[str, pygit2.Tree]] = [("", repo[self._commit].peel(pygit2.Tree))]
-        while stack:
-            prefix, node = stack.pop()
-            for entry in node:
-                name = prefix + (entry.name or "")
-                if entry.filemode == MODE_TREE:
-                    stack.append((name + "/", repo[entry.id].peel(pygit2.Tree)))
-                else:
-                    yield name
+        yield from self._store.files(self._commit)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -171,10 +162,7 @@ def check_paths(
 def _ignored(store: Store, head: pygit2.Oid | None, path: str) -> bool:
     if head is not None and store.entry(head, path) is not None:
         return False  # git never ignores a tracked file
-    try:
-        return bool(store.repo.path_is_ignored(path))
-    except pygit2.GitError:
-        return False
+    return store.is_ignored(path)
 
 
 def _refuse_mode(path: str, prefix: str, mode: int, last: bool) -> None:
@@ -302,9 +290,7 @@ def _deleted_since(
     if not present:
         return set()
     gone: set[str] = set()
-    walker = store.repo.walk(head, pygit2.enums.SortMode.TOPOLOGICAL)
-    walker.hide(reference)
-    for count, commit in enumerate(walker):
+    for count, commit in enumerate(store.walk(head, hide=reference)):
         if count >= HISTORY_LIMIT or len(gone) == len(present):
             break
         for path in present:

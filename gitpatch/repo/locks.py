@@ -1,4 +1,4 @@
-"""Locks around the working tree for ``gitpatch.worktree``: the land lock and git's lock files.
+"""Locks around the working tree for ``gitpatch.repo.worktree``: the land lock and git's lock files.
 
 The land lock is an ``flock`` on ``.git/gitpatch/land.lock``: the kernel drops it when a process
 dies, so it never goes stale. git's own ``*.lock`` files do go stale when a process is killed
