@@ -14,13 +14,14 @@ person changed locally are never overwritten.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pygit2
 
 from gitpatch.errors import (
+    ConcurrentUpdate,
     GitpatchError,
     InvalidArguments,
     ProposalClosed,
@@ -44,7 +45,7 @@ from gitpatch.repo.lookup import (
     session_names,
     walk,
 )
-from gitpatch.repo.publisher import NoteChange, Transition, retry, run
+from gitpatch.repo.publisher import STEP_ATTEMPTS, NoteChange, Transition, publish
 from gitpatch.repo.sessions import REJECTED_PREFIX, short
 from gitpatch.results import (
     FileAction,
@@ -56,6 +57,7 @@ from gitpatch.results import (
     iso,
     now_iso,
 )
+from gitpatch.retry import lost_race, retry
 from gitpatch.store import RefUpdate, Store
 
 if TYPE_CHECKING:
@@ -79,7 +81,7 @@ def approve(ctx: Context, id: str, by: str) -> ProposalResult:
     agent working on it continues from what was approved.
     """
     who = _person(by, "approve")
-    return retry(lambda: _approve_once(ctx, id, who))
+    return _retried(lambda: _approve_once(ctx, id, who))
 
 
 def reject(ctx: Context, id: str, by: str, reason: str) -> ProposalResult:
@@ -91,7 +93,7 @@ def reject(ctx: Context, id: str, by: str, reason: str) -> ProposalResult:
     who = _person(by, "reject")
     if not isinstance(reason, str):
         raise InvalidArguments("reason must be a string", hint="Say why the change is rejected.")
-    return retry(lambda: _reject_once(ctx, id, who, reason.strip()))
+    return _retried(lambda: _reject_once(ctx, id, who, reason.strip()))
 
 
 def proposals(ctx: Context) -> list[ProposalInfo]:
@@ -149,7 +151,7 @@ def undo(ctx: Context) -> ProposalResult:
     whole. The working tree follows when the branch is checked out; local changes to the
     files it would write refuse the undo.
     """
-    return retry(lambda: _undo_once(ctx))
+    return _retried(lambda: _undo_once(ctx))
 
 
 def log(ctx: Context, limit: int = 50) -> list[LogEntry]:
@@ -212,7 +214,7 @@ def _approve_once(ctx: Context, id: str, by: str) -> ProposalResult:
     step = Transition(
         tuple(refs), notes, f"gitpatch: approve {sub.id}", checkout, tuple(sub.records)
     )
-    run(ctx, step)
+    publish(ctx, step)
     what = f"session {sub.ref}" if sub.session else f"proposal {sub.id}"
     return _result(
         ctx,
@@ -242,7 +244,7 @@ def _reject_once(ctx: Context, id: str, by: str, reason: str) -> ProposalResult:
         (sub.ref, None, sub.tip),
         (remembered, sub.tip, store.ref_target(remembered)),
     )
-    run(ctx, Transition(refs, {sub.tip: _stamped(sub, stamp)}, f"gitpatch: reject {sub.id}"))
+    publish(ctx, Transition(refs, {sub.tip: _stamped(sub, stamp)}, f"gitpatch: reject {sub.id}"))
     because = f" ({reason})" if reason else ""
     return _result(
         ctx,
@@ -264,7 +266,7 @@ def _undo_once(ctx: Context) -> ProposalResult:
     revert = _revert(store, victim, head, pid, summary)
     refs: tuple[RefUpdate, ...] = ((ctx.branch, revert, head),)
     notes = _undo_notes(ctx, victim, revert, pid)
-    run(ctx, Transition(refs, notes, f"gitpatch: undo {pid}", (ctx.branch, head, revert)))
+    publish(ctx, Transition(refs, notes, f"gitpatch: undo {pid}", (ctx.branch, head, revert)))
     return ProposalResult(
         proposal_id=pid,
         version=str(revert),
@@ -410,6 +412,11 @@ def _result(
             "message": message,
         }
     )
+
+
+def _retried(step: Callable[[], ProposalResult]) -> ProposalResult:
+    """Run one approve / reject / undo attempt, again from the start after a lost race."""
+    return retry(step, attempts=STEP_ATTEMPTS, catch=ConcurrentUpdate, when=lost_race)
 
 
 def _person(by: str, verb: str) -> str:

@@ -39,6 +39,7 @@ from gitpatch.paths import normalize
 from gitpatch.repo import guards
 from gitpatch.repo.build import Built, Dirty, build, proposal_files, record_dirty
 from gitpatch.repo.context import Context
+from gitpatch.repo.publisher import Transition, publish
 from gitpatch.repo.sessions import (
     DEFAULT_PROTECTED,
     PROPOSAL_PREFIX,
@@ -58,9 +59,8 @@ from gitpatch.results import (
     edit_results,
     now_iso,
 )
+from gitpatch.retry import lost_race, retry
 from gitpatch.store import NOTES_REF, Store
-from gitpatch.store.notes import notes_update
-from gitpatch.store.refs import backoff
 from gitpatch.text import Document
 
 if TYPE_CHECKING:
@@ -294,14 +294,15 @@ class Workspace:
         proposal = self._normalize_proposal(proposal)
         pid = secrets.token_hex(6)
         expected = guards.resolve_version(self.store, expected_version)
-        first: pygit2.Oid | None = None
-        for attempt in range(MAX_ATTEMPTS):
+        first: list[pygit2.Oid | None] = []  # the head the first attempt saw
+
+        def attempt() -> ProposalResult:
             with self._consistent_view():
                 head = self.store.ref_target(self.branch)
-                if attempt == 0:
-                    first = head
+                if not first:
+                    first.append(head)
                     self._check_paths(head, proposal.paths)
-                reference, since = (expected, True) if expected is not None else (first, False)
+                reference, since = (expected, True) if expected is not None else (first[0], False)
                 guards.check_unchanged(
                     self.store,
                     reference,
@@ -312,19 +313,21 @@ class Workspace:
                 )
                 base, recorded = self._record_dirty(head, proposal.paths, pid)
             built = build(self.store, proposal, base, recorded, pid, revision)
-            try:
-                self._publish(built, head, pid, proposal.tool, revision)
-            except ConcurrentUpdate as exc:
-                if exc.details.get("reason") == "locked":
-                    raise
-                backoff(attempt, cap=0.05)
-                continue
+            self._publish(built, head, pid, proposal.tool, revision)
             return self._result(built, pid)
-        raise ConcurrentUpdate(
-            f"{short(self.branch)} kept moving: {MAX_ATTEMPTS} attempts to land the proposal "
-            "lost to other writers",
-            hint="The branch is very busy; retry the call.",
-            details={"branch": self.branch, "reason": "changed"},
+
+        return retry(
+            attempt,
+            attempts=MAX_ATTEMPTS,
+            catch=ConcurrentUpdate,
+            when=lost_race,
+            exhausted=lambda _exc: ConcurrentUpdate(
+                f"{short(self.branch)} kept moving: {MAX_ATTEMPTS} attempts to land the "
+                "proposal lost to other writers",
+                hint="The branch is very busy; retry the call.",
+                details={"branch": self.branch},
+                reason="changed",
+            ),
         )
 
     @contextlib.contextmanager
@@ -349,40 +352,21 @@ class Workspace:
     ) -> None:
         """Move the branch (auto) or create the proposal ref (review) together with the note,
         in one ref transaction: a proposal never exists without its note, nor a note without
-        its proposal."""
+        its proposal. In auto mode the disk follows when the branch is checked out."""
         if self.mode == "auto" and self.branch in self.protected:
             raise InternalError("refusing to land an agent commit on a protected branch")
-        ref = self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid
-        old = head if self.mode == "auto" else None
+        auto = self.mode == "auto"
+        ref = self.branch if auto else PROPOSAL_PREFIX + pid
         note = self._note(built, pid, tool, revision)
-
-        def move() -> None:
-            message = f"gitpatch: {tool or 'propose'} {pid}"
-            for attempt in range(MAX_ATTEMPTS):
-                notes, _written = notes_update(self.store, {built.commit: lambda _old: note})
-                try:
-                    self.store.update_refs([(ref, built.commit, old), notes], message)
-                    return
-                except ConcurrentUpdate as exc:
-                    # Another writer added a note: only the notes commit is rebuilt.
-                    if exc.details.get("ref") != NOTES_REF or attempt == MAX_ATTEMPTS - 1:
-                        raise
-                    backoff(attempt, cap=0.05)
-
-        if self.mode == "auto" and self._tracks_disk():
-            assert self.worktree is not None
-            base = str(built.base) if built.base is not None else None
-            self.worktree.land(
-                base,
-                str(built.commit),
-                built.land_paths,
-                move,
-                ref=self.branch,
-                verify=True,
-                notes={str(built.commit): (None, note)},
-            )
-        else:
-            move()
+        step = Transition(
+            refs=((ref, built.commit, head if auto else None),),
+            notes={built.commit: lambda _old: note},
+            message=f"gitpatch: {tool or 'propose'} {pid}",
+            checkout=(self.branch, built.base, built.commit) if auto else None,
+            paths=built.land_paths,
+            disk_checked=True,
+        )
+        publish(self._ctx, step)
 
     def _note(self, built: Built, pid: str, tool: str, revision: bool) -> dict[str, Any]:
         return {

@@ -15,8 +15,8 @@ import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, DirtyWorktree, InvalidArguments, RepositoryError
 from gitpatch.repo.worktree import WorkingTree
+from gitpatch.retry import retry
 from gitpatch.store import Store
-from gitpatch.store.refs import backoff
 
 __all__ = [
     "DEFAULT_PROTECTED",
@@ -134,29 +134,32 @@ def _switch(store: Store, worktree: WorkingTree, target: str, ref: str) -> None:
 
     def move_head() -> None:
         if store.head_branch() != target:
-            raise ConcurrentUpdate("HEAD moved meanwhile", details={"reason": "changed"})
+            raise ConcurrentUpdate("HEAD moved meanwhile", reason="changed")
         store.set_head(ref)  # HEAD.lock held by another process switching: locked
 
-    for attempt in range(_SWITCH_ATTEMPTS):
+    def once() -> None:
         with worktree.reading():
             if store.head_branch() != target:
                 return  # not checked out, or already switched by another process
             here, there = store.ref_target(target), store.ref_target(ref)
             paths = store.changed_paths(here, there) if there is not None and here != there else []
             _refuse_local_changes(worktree, ref, here, paths)
-        try:
-            if there is None or not paths:
-                with worktree.reading():
-                    move_head()
-                return
-            # The journal names HEAD: a crash before HEAD moved leaves the files alone.
-            old = str(here) if here is not None else None
-            worktree.land(old, str(there), paths, move_head, ref="HEAD", verify=True)
+        if there is None or not paths:
+            with worktree.reading():
+                move_head()
             return
-        except ConcurrentUpdate:
-            backoff(min(attempt, 6))
-    raise ConcurrentUpdate(
-        f"could not switch to {ref}: HEAD kept moving", hint="Open the Workspace again."
+        # The journal names HEAD: a crash before HEAD moved leaves the files alone.
+        old = str(here) if here is not None else None
+        worktree.land(old, str(there), paths, move_head, ref="HEAD", verify=True)
+
+    # Another process switching holds HEAD.lock only for a moment: a lock is retried too.
+    retry(
+        once,
+        attempts=_SWITCH_ATTEMPTS,
+        catch=ConcurrentUpdate,
+        exhausted=lambda _exc: ConcurrentUpdate(
+            f"could not switch to {ref}: HEAD kept moving", hint="Open the Workspace again."
+        ),
     )
 
 

@@ -174,7 +174,8 @@ class WorkingTree:
                 raise ConcurrentUpdate(
                     f"{', '.join(changed)} changed on disk while the proposal was prepared",
                     hint="Read the file again and retry.",
-                    details={"paths": changed, "reason": "disk"},
+                    details={"paths": changed},
+                    reason="disk",
                 )
             self._write_journal(journal)
             try:

@@ -377,7 +377,7 @@ class Store:
         try:
             self.repo.references.create("HEAD", ref, force=True)
         except OSError as exc:
-            raise ConcurrentUpdate("HEAD is locked", details={"reason": "locked"}) from exc
+            raise ConcurrentUpdate("HEAD is locked", reason="locked") from exc
 
     def files(self, commit: pygit2.Oid) -> Iterator[str]:
         """The paths of every non-directory entry of ``commit``'s tree."""

@@ -137,7 +137,7 @@ def test_plain_value_error_maps_to_repository_error() -> None:
 
 def test_lock_contention_is_marked_for_retry() -> None:
     err = translate(OSError("failed to lock file '/x/main.lock' for writing"), "move main")
-    assert isinstance(err, ConcurrentUpdate) and err.details["reason"] == "locked"
+    assert isinstance(err, ConcurrentUpdate) and err.reason == "locked"
     assert err.hint and "stale .lock" in err.hint
     assert is_lock_contention(pygit2.GitError("failed to lock file 'x.lock'"))
     assert not is_lock_contention(OSError("permission denied"))
