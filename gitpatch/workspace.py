@@ -35,7 +35,7 @@ from gitpatch.errors import (
     ResourceNotFound,
 )
 from gitpatch.model import Proposal
-from gitpatch.paths import normalize
+from gitpatch.paths import normalize, normalize_proposal
 from gitpatch.repo import guards
 from gitpatch.repo.build import Built, Dirty, build, proposal_files, record_dirty
 from gitpatch.repo.context import Context
@@ -422,11 +422,14 @@ class Workspace:
         guards.check_paths(self.store, head, paths, disk=disk, check_ignored=check_ignored)
 
     def _normalize(self, path: str) -> str:
-        root = str(self.worktree.root) if self.worktree is not None else None
-        return normalize(path, root.rstrip("/") if root else None)
+        return normalize(path, self._root())
+
+    def _root(self) -> str | None:
+        """The working tree's absolute path: absolute paths below it are accepted."""
+        return str(self.worktree.root).rstrip("/") if self.worktree is not None else None
 
     def _normalize_proposal(self, proposal: Proposal) -> Proposal:
-        return guards.normalize_proposal(proposal, self._normalize)
+        return normalize_proposal(proposal, self._root())
 
     # -- review (written in gitpatch.review) -------------------------------------------------
 

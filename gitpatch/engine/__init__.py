@@ -52,7 +52,7 @@ from gitpatch.model import (
     SearchReplace,
     UpdateFile,
 )
-from gitpatch.paths import normalize
+from gitpatch.paths import normalize_proposal
 from gitpatch.text import Document
 
 __all__ = ["apply"]
@@ -66,11 +66,7 @@ def apply(proposal: Proposal, snapshot: Mapping[str, bytes]) -> Changeset:
     ``snapshot`` maps repository-relative paths to file bytes (a missing key: no such file).
     A move is one ``FileChange`` at the destination whose ``source`` is the old path.
     """
-    if not proposal.operations:
-        raise InvalidPatch(
-            "the proposal has no file operations", hint="Give at least one edit to apply."
-        )
-    operations = _normalized(proposal.operations)
+    operations = normalize_proposal(proposal).operations
     if proposal.format == "search_replace":
         operations = _merge_updates(operations)
     _check_distinct(operations)
@@ -87,21 +83,6 @@ def apply(proposal: Proposal, snapshot: Mapping[str, bytes]) -> Changeset:
             changes.append(change)
             reports.extend(done)
     return Changeset(tuple(changes), tuple(reports))
-
-
-def _normalized(operations: Sequence[FileOp]) -> tuple[FileOp, ...]:
-    """Every path in canonical repository-relative form; unsafe paths are refused.
-
-    The workspace normalises paths before it calls the engine; doing it here too means no
-    caller can make the engine emit a change outside the repository or inside ``.git``.
-    """
-    out: list[FileOp] = []
-    for op in operations:
-        clean = replace(op, path=normalize(op.path))
-        if isinstance(clean, UpdateFile) and clean.move_to is not None:
-            clean = replace(clean, move_to=normalize(clean.move_to))
-        out.append(clean)
-    return tuple(out)
 
 
 def _merge_updates(operations: Sequence[FileOp]) -> tuple[FileOp, ...]:

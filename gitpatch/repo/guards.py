@@ -8,10 +8,9 @@ lazy view of a commit the engine reads.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import stat
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
@@ -26,7 +25,7 @@ from gitpatch.errors import (
     ResourceNotFound,
     UnsafePath,
 )
-from gitpatch.model import Changeset, FileOp, Proposal, UpdateFile
+from gitpatch.model import Changeset
 from gitpatch.store import Store
 from gitpatch.store.trees import MODE_LINK, MODE_SUBMODULE, MODE_TREE
 
@@ -37,7 +36,6 @@ __all__ = [
     "check_unchanged",
     "fingerprint",
     "fingerprint_of",
-    "normalize_proposal",
     "resolve_version",
 ]
 
@@ -110,21 +108,6 @@ def blob(store: Store, commit: pygit2.Oid | None, path: str) -> pygit2.Oid | Non
 
 
 # -- paths -------------------------------------------------------------------------------------
-
-
-def normalize_proposal(proposal: Proposal, normalize: Callable[[str], str]) -> Proposal:
-    """``proposal`` with every path (and move destination) passed through ``normalize``."""
-    ops: list[FileOp] = []
-    for op in proposal.operations:
-        clean = dataclasses.replace(op, path=normalize(op.path))
-        if isinstance(clean, UpdateFile) and clean.move_to is not None:
-            clean = dataclasses.replace(clean, move_to=normalize(clean.move_to))
-        ops.append(clean)
-    if not ops:
-        raise InvalidArguments(
-            "the proposal has no operations", hint="Give at least one file operation."
-        )
-    return dataclasses.replace(proposal, operations=tuple(ops))
 
 
 def check_paths(
