@@ -256,13 +256,12 @@ def reindent(lines: Sequence[str], match: Match) -> list[str]:
 
 
 def find_substring(text: str, needle: str) -> list[int]:
-    """All non-overlapping start offsets of ``needle`` in ``text``."""
+    """All non-overlapping start offsets of ``needle`` in ``text``.
+
+    ``needle`` is never empty: ``Replace`` refuses an empty ``old_string`` when it is built.
+    """
     if not needle:
-        raise InvalidPatch(
-            "old_string is empty",
-            hint="Give the exact text to replace, with enough context to be unique, or use "
-            "after_line to insert.",
-        )
+        raise ValueError("find_substring needs a non-empty needle")
     out: list[int] = []
     i = text.find(needle)
     while i >= 0:

@@ -321,13 +321,17 @@ def test_start(start: int, expected: int | None) -> None:
         (lambda: seek(DOC, ["nowhere at all"]), MatchNotFound, "match_not_found"),
         (lambda: seek(DOC, TWICE), MatchAmbiguous, "match_ambiguous"),
         (lambda: seek((), ["x"]), MatchNotFound, "match_not_found"),
-        (lambda: find_substring("abc", ""), InvalidPatch, "invalid_patch"),
     ],
 )
 def test_error_codes(call: Any, error: type[Exception], code: str) -> None:
     with pytest.raises(error) as info:
         call()
     assert getattr(info.value, "code", None) == code
+
+
+def test_find_substring_refuses_an_empty_needle_as_a_bug() -> None:
+    with pytest.raises(ValueError, match="non-empty"):
+        find_substring("abc", "")
 
 
 def test_not_found_shows_the_closest_region_with_line_numbers() -> None:
