@@ -30,7 +30,6 @@ from gitpatch.errors import (
 from gitpatch.repo import guards
 from gitpatch.repo.lookup import (
     BOOKKEEPING_TOOLS,
-    HISTORY_DEPTH,
     Subject,
     brought,
     clean_id,
@@ -167,8 +166,8 @@ def log(ctx: Context, limit: int = 50) -> list[LogEntry]:
     out: list[LogEntry] = []
     if head is None:
         return out
-    for count, commit in enumerate(walk(ctx.store, head, first_parent=False)):
-        if count >= HISTORY_DEPTH or len(out) >= limit:
+    for commit in walk(ctx.store, head, first_parent=False):
+        if len(out) >= limit:
             break
         trailers = dict(commit.message_trailers)
         pid = trailers.get("Gitpatch-Proposal") or trailers.get("Gitpatch-Record")
@@ -321,9 +320,7 @@ def _last_undoable(store: Store, branch: str, head: pygit2.Oid | None) -> tuple[
     """
     reverted: set[str] = set()
     if head is not None:
-        for count, commit in enumerate(walk(store, head, first_parent=False)):
-            if count >= HISTORY_DEPTH:
-                break
+        for commit in walk(store, head, first_parent=False):
             trailers = dict(commit.message_trailers)
             if trailers.get("Gitpatch-Tool") == "undo":
                 reverted.add(trailers.get("Gitpatch-Reverts", ""))

@@ -78,6 +78,7 @@ __all__ = [
     "PROFILES",
     "Level",
     "Match",
+    "anchor_lines",
     "find_substring",
     "normalize_punctuation",
     "reindent",
@@ -370,11 +371,22 @@ def _levels(profile: str | Sequence[Level]) -> tuple[Level, ...]:
     return tuple(Level(level) for level in profile)
 
 
-def _anchor_lines(view: _View, anchor: str) -> list[int]:
-    """Lines equal to the anchor; failing those, lines that start with it."""
+def anchor_lines(lines: Sequence[str], anchor: str, start: int = 0) -> list[int]:
+    """The 0-based lines at or after ``start`` that an anchor (``@@ def f():``) names.
+
+    Lines equal to it, compared stripped with typographic punctuation as ASCII; failing those,
+    lines that start with it. The one anchor finder: ``seek`` and the engine's insertions use it.
+    """
+    return _anchor_lines(_view(lines), anchor, start)
+
+
+def _anchor_lines(view: _View, anchor: str, start: int = 0) -> list[int]:
     want = normalize_punctuation(anchor)
     punct = view.norm("punct")
-    return _positions(punct, want) or [i for i, s in enumerate(punct) if s.startswith(want)]
+    equal = [i for i in _positions(punct, want) if i >= start]
+    if equal or not want:
+        return equal
+    return [i for i in range(start, len(punct)) if punct[i].startswith(want)]
 
 
 def _longest_absent(view: _View, pat: list[str]) -> bool:

@@ -39,9 +39,6 @@ __all__ = [
     "resolve_version",
 ]
 
-#: How many commits between a version and the head are searched for a deletion.
-HISTORY_LIMIT = 10_000
-
 
 def fingerprint(changeset: Changeset) -> str:
     """sha256 hex of the sorted ``"<path>\\t<new blob hex or DELETED>"`` lines of a changeset.
@@ -273,8 +270,8 @@ def _deleted_since(
     if not present:
         return set()
     gone: set[str] = set()
-    for count, commit in enumerate(store.walk(head, hide=reference)):
-        if count >= HISTORY_LIMIT or len(gone) == len(present):
+    for commit in store.walk(head, hide=reference):
+        if len(gone) == len(present):
             break
         for path in present:
             if path not in gone and _file_in(commit.tree, path) is None:

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BOOKKEEPING_TOOLS",
-    "HISTORY_DEPTH",
     "PROPOSAL_ID",
     "Subject",
     "brought",
@@ -44,8 +43,6 @@ __all__ = [
 ]
 
 PROPOSAL_ID = re.compile(r"^[0-9a-f]{12}$")
-#: How far back history walks go (undo, log, the commits a session brings).
-HISTORY_DEPTH = 10_000
 #: Notes on commits that are bookkeeping (an approval merge, an undo, a recorded local change),
 #: not proposals of their own.
 BOOKKEEPING_TOOLS = frozenset({"approve", "undo", "record"})
@@ -135,9 +132,7 @@ def brought(
     """The gitpatch commits reachable from ``tip`` but not from ``head``, and the records."""
     commits: list[pygit2.Oid] = []
     records: set[pygit2.Oid] = set()
-    for count, commit in enumerate(walk(store, tip, first_parent=False, hide=head)):
-        if count >= HISTORY_DEPTH:
-            break
+    for commit in walk(store, tip, first_parent=False, hide=head):
         trailers = dict(commit.message_trailers)
         if "Gitpatch-Record" in trailers:
             records.add(commit.id)

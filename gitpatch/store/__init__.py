@@ -10,11 +10,19 @@ from __future__ import annotations
 from gitpatch.store._errors import git_errors, is_lock_contention, translate
 from gitpatch.store.notes import NOTES_REF
 from gitpatch.store.refs import RefUpdate
-from gitpatch.store.store import DEFAULT_EMAIL, DEFAULT_NAME, CommitInfo, Store, TreeEntry
+from gitpatch.store.store import (
+    DEFAULT_EMAIL,
+    DEFAULT_NAME,
+    HISTORY_DEPTH,
+    CommitInfo,
+    Store,
+    TreeEntry,
+)
 
 __all__ = [
     "DEFAULT_EMAIL",
     "DEFAULT_NAME",
+    "HISTORY_DEPTH",
     "NOTES_REF",
     "CommitInfo",
     "RefUpdate",

@@ -9,6 +9,7 @@ the workspace's job. Every libgit2 call runs inside ``git_errors`` so callers on
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -22,11 +23,14 @@ from gitpatch.model import FileChange
 from gitpatch.store import diffs, history, notes, refs, treediff, trees
 from gitpatch.store._errors import git_errors
 
-__all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "CommitInfo", "Store", "TreeEntry"]
+__all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "HISTORY_DEPTH", "CommitInfo", "Store", "TreeEntry"]
 
 #: The identity used when git config has no ``user.name`` / ``user.email``.
 DEFAULT_NAME = "gitpatch"
 DEFAULT_EMAIL = "gitpatch@localhost"
+
+#: How far back any history walk goes (undo, log, what a session brings, deleted files).
+HISTORY_DEPTH = 10_000
 
 _TRAILER_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
 
@@ -348,7 +352,7 @@ class Store:
         self, tip: pygit2.Oid, *, first_parent: bool = False, hide: pygit2.Oid | None = None
     ) -> Iterator[pygit2.Commit]:
         """Commits from ``tip`` back, newest first (only the first-parent line when asked),
-        leaving out those reachable from ``hide``."""
+        leaving out those reachable from ``hide``; at most ``HISTORY_DEPTH`` of them."""
         order = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
         with git_errors(f"walk the history of {tip}"):
             walker = self.repo.walk(tip, order)
@@ -356,7 +360,7 @@ class Store:
                 walker.simplify_first_parent()
             if hide is not None:
                 walker.hide(hide)
-            yield from walker
+            yield from itertools.islice(walker, HISTORY_DEPTH)
 
     def merge_base(self, one: pygit2.Oid, two: pygit2.Oid) -> pygit2.Oid | None:
         """The best common ancestor of two commits, None when they share no history."""

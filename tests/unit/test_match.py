@@ -470,3 +470,15 @@ def test_a_uniformly_shifted_view_reindents_back(body: list[str], pad: str) -> N
         return
     assert found.indent is not None
     assert reindent(view[1:], found) == list(doc[found.start : found.end])
+
+
+def test_anchor_lines_whole_line_first_then_prefix_from_start() -> None:
+    from gitpatch.match import anchor_lines
+
+    doc = ["class A:", "    def run(self):", "class AB:", "    def run(self):", "“quoted”"]
+    assert anchor_lines(doc, "class A:") == [0]  # equal beats the prefix match on line 3
+    assert anchor_lines(doc, "def run") == [1, 3]  # stripped prefix
+    assert anchor_lines(doc, "def run", start=2) == [3]
+    assert anchor_lines(doc, '"quoted"') == [4]  # typographic quotes compare as ASCII
+    assert anchor_lines(doc, "missing") == []
+    assert anchor_lines(doc, "   ") == []  # an empty anchor is not a prefix of every line
