@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gitpatch import Workspace, indexfile
+from gitpatch import Workspace
+from gitpatch.repo import indexfile
 from tests.gitkit import git, make_repo, run_git
 from tests.indexkit import assert_clean, cache_tree, debug_entries, extensions
 
@@ -171,3 +172,20 @@ def test_patched_bytes_are_what_git_reads(tmp_path: Path) -> None:
     (repo / ".git" / "index").write_bytes(indexfile.patch(patched, {"d/a.txt": update}, stale))
     assert cache_tree(repo) == {"": new[""], "d": None}
     assert_clean(repo)
+
+
+def test_patched_and_whole_index_writes_alternate_without_losing_entries(tmp_path: Path) -> None:
+    # libgit2 may hold the index loaded from before a patch (attribute lookups load it): its
+    # whole-index write for an added file must start from the patched file, not that copy
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n", "d/b.txt": "b\n"})
+    ws = Workspace.open(repo)
+    for k in range(3):
+        ws.apply_patch(f"*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+a{k}\n*** End Patch\n")
+        assert_clean(repo)
+        ws.apply_patch(f"*** Begin Patch\n*** Add File: d/n{k}.txt\n+new\n*** End Patch\n")
+        assert_clean(repo)
+        ws.apply_patch(f"*** Begin Patch\n*** Update File: d/b.txt\n@@\n-b\n+b{k}\n*** End Patch\n")
+        assert_clean(repo)
+        ws.apply_patch(f"*** Begin Patch\n*** Update File: a.txt\n@@\n-a{k}\n+a\n*** End Patch\n")
+        ws.apply_patch(f"*** Begin Patch\n*** Update File: d/b.txt\n@@\n-b{k}\n+b\n*** End Patch\n")
+    assert git(repo, "ls-files") == "a.txt\nd/b.txt\nd/n0.txt\nd/n1.txt\nd/n2.txt\n"

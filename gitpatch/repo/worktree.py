@@ -10,7 +10,7 @@ or the new content, never a truncated file.
 Lands from several processes are serialised by an ``flock`` on ``.git/gitpatch/land.lock``: the
 kernel drops it when a process dies, so it can never go stale, and it is held only while one
 land runs (never across a tool call). It also keeps index updates from different processes
-from overwriting each other. The locks themselves are in ``gitpatch._worktree_locks``.
+from overwriting each other. The locks themselves are in ``gitpatch.repo.locks``.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from typing import Any
 
 import pygit2
 
-from gitpatch import indexsync
-from gitpatch._worktree_locks import land_lock, remove_stale_locks, retry_locked
 from gitpatch.errors import ConcurrentUpdate, RepositoryError
+from gitpatch.repo import indexsync
+from gitpatch.repo.locks import land_lock, remove_stale_locks
 from gitpatch.store import Store
 
 __all__ = ["Journal", "WorkingTree"]
@@ -135,6 +135,14 @@ class WorkingTree:
         # path -> fstat of the file this land wrote, taken before its rename (see indexsync)
         self._written: dict[str, os.stat_result] = {}
 
+    @classmethod
+    def of(cls, store: Store) -> WorkingTree | None:
+        """The working tree of ``store``'s repository, None when it is bare.
+
+        The working tree is the one other holder of the pygit2 repository: it owns the index.
+        """
+        return None if store.is_bare else cls(store.repo)
+
     # -- landing -----------------------------------------------------------------------------
 
     def land(
@@ -170,7 +178,8 @@ class WorkingTree:
                 raise ConcurrentUpdate(
                     f"{', '.join(changed)} changed on disk while the proposal was prepared",
                     hint="Read the file again and retry.",
-                    details={"paths": changed, "reason": "disk"},
+                    details={"paths": changed},
+                    reason="disk",
                 )
             self._write_journal(journal)
             try:
@@ -333,11 +342,14 @@ class WorkingTree:
 
     @property
     def index(self) -> pygit2.Index:
-        """The repository index, loaded once and re-read only when it changed on disk."""
+        """The repository index, loaded once and re-read only when it changed on disk.
+
+        Always re-checked: libgit2 may have loaded the repository's index earlier for its own
+        use (attribute lookups read it), before gitpatch patched the file in place.
+        """
         if self._index is None:
             self._index = self.repo.index
-        else:
-            self._index.read(False)
+        self._index.read(False)
         return self._index
 
     def _update_index(
@@ -348,33 +360,10 @@ class WorkingTree:
         old: pygit2.Tree | None = None,
     ) -> None:
         """Point the index entries of ``landed`` (on disk as in ``tree``) and ``kept`` (on disk
-        with someone else's content) at ``tree``; only ``landed`` entries get fresh stat data.
-
-        ``indexsync`` patches the few entries in place (or has git do it, for index formats
-        libgit2 cannot read); libgit2's whole-index rewrite below is the general case.
-        """
-        if not landed and not kept:
-            return
+        with someone else's content) at ``tree``; see ``indexsync.sync``."""
         written, self._written = self._written, {}
-        if indexsync.sync(self.repo, old, tree, landed, kept, written):
-            return
-        index = self.index
-        for path in [*landed, *kept]:
-            want = _entry(tree, path)
-            if want is None:
-                with contextlib.suppress(OSError, KeyError):
-                    index.remove(path)
-                continue
-            entry = pygit2.IndexEntry(path, want[0], pygit2.enums.FileMode(want[1]))
-            if path in kept:
-                index.add(entry)
-                continue
-            index.add(path)
-            # A clean filter (autocrlf, text=auto) may have hashed the file differently from
-            # the blob gitpatch committed; the index must name the committed blob.
-            if index[path].id != want[0]:
-                index.add(entry)
-        retry_locked(index.write)
+        if landed or kept:
+            indexsync.sync(self.repo, lambda: self.index, old, tree, landed, kept, written)
 
     # -- files -------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ Three ways, tried in order by ``sync``:
 2. git: an index libgit2 cannot read (split index ``core.splitIndex``, sparse index
    ``index.sparse``: mandatory extensions) is updated by the ``git`` binary itself
    (``git update-index``, as ``git add`` does), which keeps the format the user chose.
-3. libgit2 (the caller's own code): everything else, the whole index rewritten.
+3. libgit2: everything else, the whole index rewritten.
 
 ``check_writable`` is the pre-flight: it refuses, before anything moves, an index that only
 git can write when no ``git`` binary is found.
@@ -17,16 +17,18 @@ git can write when no ``git`` binary is found.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pygit2
 
-from gitpatch import indexfile
 from gitpatch.errors import RepositoryError, UnsupportedIndex
+from gitpatch.repo import indexfile
+from gitpatch.repo.locks import retry_locked
 
 __all__ = ["check_writable", "index_path", "needs_git", "sync"]
 
@@ -85,22 +87,46 @@ def check_writable(repo: pygit2.Repository) -> None:
 
 def sync(
     repo: pygit2.Repository,
+    index: Callable[[], pygit2.Index],
     old: pygit2.Tree | None,
     new: pygit2.Tree | None,
     landed: Sequence[str],
     kept: Sequence[str],
     written: Mapping[str, os.stat_result],
-) -> bool:
-    """Point the index entries of ``landed`` and ``kept`` at ``new`` (see ``WorkingTree``);
-    False when the caller must do it with libgit2.
+) -> None:
+    """Point the index entries of ``landed`` (on disk as in ``new``) and ``kept`` (on disk with
+    someone else's content) at ``new``; only ``landed`` entries get fresh stat data.
 
-    ``written``: the ``fstat`` of the files a land wrote, taken before their rename; a file
-    whose inode, size or mtime differ afterwards was changed by someone else since.
+    ``index()`` gives libgit2's index, up to date with the file. ``written``: the ``fstat``
+    of the files the land wrote, taken before their rename; a file whose inode, size or mtime
+    differ afterwards was changed by someone else since, and is not patched in place.
     """
     if needs_git(repo):
         _with_git(repo, new, landed, kept)
-        return True
-    return not kept and _patch(repo, old, new, landed, written)
+    elif kept or not _patch(repo, old, new, landed, written):
+        _with_libgit2(index(), new, landed, kept)
+
+
+def _with_libgit2(
+    index: pygit2.Index, new: pygit2.Tree | None, landed: Sequence[str], kept: Sequence[str]
+) -> None:
+    """libgit2's way: change the entries in memory and rewrite the whole index."""
+    for path in [*landed, *kept]:
+        want = _blob(new, path) if new is not None else None
+        if want is None:
+            with contextlib.suppress(OSError, KeyError):
+                index.remove(path)
+            continue
+        entry = pygit2.IndexEntry(path, want.id, pygit2.enums.FileMode(want.filemode))
+        if path in kept:
+            index.add(entry)
+            continue
+        index.add(path)
+        # A clean filter (autocrlf, text=auto) may have hashed the file differently from
+        # the blob gitpatch committed; the index must name the committed blob.
+        if index[path].id != want.id:
+            index.add(entry)
+    retry_locked(index.write)
 
 
 # -- patch in place -----------------------------------------------------------------------------
