@@ -188,10 +188,15 @@ def child(mode: str, mb: int) -> None:
     git(repo, "init", "-q", "-b", "bench")
     line = "x = compute(value, other_value) + 12345  # a line of about sixty bytes\n"
     count = mb * 1024 * 1024 // len(line)
-    (repo / "big.py").write_text(f"line 0 {line}" + line * count)
+    big = repo / "big.py"
+    big.write_text(f"line 0 {line}" + line * count)
+    # an existing file, not one written this very second (whose stat data git and gitpatch
+    # cannot trust yet, so they hash it again every time they look)
+    past = time.time() - 60
+    os.utime(big, (past, past))
     git(repo, "add", "big.py")
     git(repo, "commit", "-q", "-m", "big")
-    size = (repo / "big.py").stat().st_size
+    size = big.stat().st_size
     ws = Workspace.open(str(repo), mode="auto")
     proposal = one_line("big.py", "line 0 x", "line 0 y")
     figures: dict[str, float] = {"file_mb": size / 2**20}
@@ -202,9 +207,10 @@ def child(mode: str, mb: int) -> None:
         tracemalloc.stop()
     else:
         before = _rss_kb()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         ws.propose(proposal)
         figures["edit_s"] = time.perf_counter() - start
+        figures["edit_cpu_s"] = time.process_time() - cpu
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         figures["rss_growth_mb"] = max(0, peak - before) / 1024
     git(repo, "diff", "--quiet", "HEAD")
@@ -273,7 +279,7 @@ def report(rows: dict[int, dict[str, Figures]], large: Figures, runs: int) -> in
         peak = max(large["rss_growth_mb"], large["tracemalloc_peak_mb"])
         print(
             f"  large file, {mb:.1f} MB: one-line edit {large['edit_s']:.2f} s "
-            f"(target <= 1)  {_verdict(large['edit_s'], 1.0)}"
+            f"(cpu {large['edit_cpu_s']:.2f} s; target <= 1)  {_verdict(large['edit_s'], 1.0)}"
         )
         print(
             f"  large file: peak RSS growth {large['rss_growth_mb']:.0f} MB, tracemalloc peak "

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from gitpatch.engine.byte_edits import replace_on_bytes
 from gitpatch.engine.hunks import final_newline_of, place_hunks
 from gitpatch.engine.lines import assemble, encode_text, place_search_replace
 from gitpatch.engine.text_edits import apply_text_edits
@@ -219,8 +220,8 @@ def _update(
             hint="Give at least one hunk that changes the file, or leave the file out.",
             details={"path": op.path},
         )
-    doc = Document.from_bytes(data, op.path)
-    content, reports = _edit(op, fmt, doc)
+    fast = replace_on_bytes(op.path, data, op.edits) if fmt == "edits" else None
+    content, reports = fast or _edit(op, fmt, Document.from_bytes(data, op.path))
     if content == data and op.move_to is None:
         raise NoChange(
             f"{op.path}: the edits leave the file exactly as it is",

@@ -110,7 +110,13 @@ def _file_mode(git_mode: int) -> int:
 class WorkingTree:
     """The working directory and index of a non-bare repository, written only through ``land``."""
 
-    def __init__(self, repo: pygit2.Repository, *, stale_lock_seconds: float | None = None):
+    def __init__(
+        self,
+        repo: pygit2.Repository,
+        *,
+        stale_lock_seconds: float | None = None,
+        blobs: Mapping[pygit2.Oid, bytes] | None = None,
+    ):
         if repo.is_bare or repo.workdir is None:
             raise RepositoryError(
                 "the repository is bare: it has no working tree",
@@ -132,8 +138,10 @@ class WorkingTree:
         # path -> (mtime_ns, ctime_ns, size, ino, recorded_ns, blob hex): files whose content
         # this process wrote or hashed, so a large unchanged file is not hashed again.
         self._stat_cache: dict[str, tuple[int, int, int, int, int, str]] = {}
-        # path -> fstat of the file this land wrote, taken before its rename (see indexsync)
+        # path -> fstat of the file a land wrote, before its rename (see indexsync); blob id ->
+        # content of large blobs just written (Store.fresh_blobs), so they are not read back
         self._written: dict[str, os.stat_result] = {}
+        self._blobs: Mapping[pygit2.Oid, bytes] = blobs if blobs is not None else {}
 
     @classmethod
     def of(cls, store: Store) -> WorkingTree | None:
@@ -141,7 +149,7 @@ class WorkingTree:
 
         The working tree is the one other holder of the pygit2 repository: it owns the index.
         """
-        return None if store.is_bare else cls(store.repo)
+        return None if store.is_bare else cls(store.repo, blobs=store.fresh_blobs)
 
     # -- landing -----------------------------------------------------------------------------
 
@@ -293,7 +301,10 @@ class WorkingTree:
         for path, oid, mode in to_write:
             self._write(path, oid, mode)
         kept = [p for p in journal.paths if p not in landed]
-        self._update_index(new_tree, landed, kept, old_tree)
+        # the index entries: landed ones from the files just written, kept ones without stat
+        written, self._written = self._written, {}
+        if landed or kept:
+            indexsync.sync(self.repo, lambda: self.index, old_tree, new_tree, landed, kept, written)
 
     # -- disk state --------------------------------------------------------------------------
 
@@ -342,28 +353,12 @@ class WorkingTree:
 
     @property
     def index(self) -> pygit2.Index:
-        """The repository index, loaded once and re-read only when it changed on disk.
-
-        Always re-checked: libgit2 may have loaded the repository's index earlier for its own
-        use (attribute lookups read it), before gitpatch patched the file in place.
-        """
+        """The repository index, re-read when it changed on disk (always checked: libgit2 may
+        have loaded it for attribute lookups before gitpatch patched the file in place)."""
         if self._index is None:
             self._index = self.repo.index
         self._index.read(False)
         return self._index
-
-    def _update_index(
-        self,
-        tree: pygit2.Tree | None,
-        landed: Sequence[str],
-        kept: Sequence[str] = (),
-        old: pygit2.Tree | None = None,
-    ) -> None:
-        """Point the index entries of ``landed`` (on disk as in ``tree``) and ``kept`` (on disk
-        with someone else's content) at ``tree``; see ``indexsync.sync``."""
-        written, self._written = self._written, {}
-        if landed or kept:
-            indexsync.sync(self.repo, lambda: self.index, old, tree, landed, kept, written)
 
     # -- files -------------------------------------------------------------------------------
 
@@ -372,7 +367,9 @@ class WorkingTree:
         full.parent.mkdir(parents=True, exist_ok=True)
         if full.is_dir() and not full.is_symlink():
             full.rmdir()  # only an empty one; a non-empty directory raises and is reported
-        data = self.repo[oid].peel(pygit2.Blob).data
+        data = self._blobs.get(oid)
+        if data is None:
+            data = self.repo[oid].peel(pygit2.Blob).data
         tmp = full.parent / f".{full.name}.{os.getpid()}.{time.monotonic_ns()}{_TMP_SUFFIX}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _file_mode(mode))
         try:

@@ -114,6 +114,8 @@ class Store:
     def __init__(self, repo: pygit2.Repository) -> None:
         self.repo = repo
         self._identity: tuple[str, str] | None = None
+        #: The last few large blobs ``build_tree`` wrote, id -> content (see ``trees.build``).
+        self.fresh_blobs: dict[pygit2.Oid, bytes] = {}
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Store:
@@ -279,7 +281,7 @@ class Store:
         """The tree of commit ``base`` (None: empty) after ``changes``; cost ~ paths x depth."""
         with git_errors(f"build a tree on {base or 'an empty repository'}"):
             tree = None if base is None else self.repo[base].peel(pygit2.Tree)
-            return trees.build(self.repo, tree, changes)
+            return trees.build(self.repo, tree, changes, self.fresh_blobs)
 
     def update_ref(
         self, name: str, new: pygit2.Oid | None, old: pygit2.Oid | None, message: str

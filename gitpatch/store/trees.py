@@ -38,6 +38,10 @@ MODE_EXEC = int(FileMode.BLOB_EXECUTABLE)
 MODE_LINK = int(FileMode.LINK)
 MODE_SUBMODULE = int(FileMode.COMMIT)
 MODE_TREE = int(FileMode.TREE)
+#: Blobs from this size up are remembered by ``build`` for the working tree (see ``build``).
+FRESH_MIN = 1 << 20
+#: How many such blobs are remembered (the oldest goes first).
+FRESH_MAX = 4
 
 
 def kind_of(mode: int) -> str:
@@ -225,7 +229,24 @@ def _check_path(path: str) -> None:
         )
 
 
-def _apply(repo: pygit2.Repository, tree: _Overlay, change: FileChange) -> None:
+def _create_blob(
+    repo: pygit2.Repository, content: bytes, fresh: dict[pygit2.Oid, bytes] | None
+) -> pygit2.Oid:
+    """Write a blob; a large one is also remembered in ``fresh`` (a few, newest last)."""
+    oid = repo.create_blob(content)
+    if fresh is not None and len(content) >= FRESH_MIN:
+        fresh[oid] = content
+        while len(fresh) > FRESH_MAX:
+            del fresh[next(iter(fresh))]
+    return oid
+
+
+def _apply(
+    repo: pygit2.Repository,
+    tree: _Overlay,
+    change: FileChange,
+    fresh: dict[pygit2.Oid, bytes] | None = None,
+) -> None:
     _check_path(change.path)
     if change.source is not None:
         _check_path(change.source)
@@ -243,7 +264,8 @@ def _apply(repo: pygit2.Repository, tree: _Overlay, change: FileChange) -> None:
                 details={"path": change.source},
             )
         # Same bytes hash to the same id, so an unchanged move reuses the blob either way.
-        oid = moved.oid if change.content is None else repo.create_blob(change.content)
+        content = change.content
+        oid = moved.oid if content is None else _create_blob(repo, content, fresh)
         tree.put(change.path, _Leaf(oid, moved.mode))
         return
     if change.content is None:
@@ -257,16 +279,23 @@ def _apply(repo: pygit2.Repository, tree: _Overlay, change: FileChange) -> None:
             hint="gitpatch edits regular files only.",
             details={"path": change.path},
         )
-    tree.put(change.path, _Leaf(repo.create_blob(change.content), mode))
+    tree.put(change.path, _Leaf(_create_blob(repo, change.content, fresh), mode))
 
 
 def build(
-    repo: pygit2.Repository, base: pygit2.Tree | None, changes: Sequence[FileChange]
+    repo: pygit2.Repository,
+    base: pygit2.Tree | None,
+    changes: Sequence[FileChange],
+    fresh: dict[pygit2.Oid, bytes] | None = None,
 ) -> pygit2.Oid:
-    """Write the tree ``base`` becomes after ``changes`` (applied in order); return its id."""
+    """Write the tree ``base`` becomes after ``changes`` (applied in order); return its id.
+
+    Blobs of ``FRESH_MIN`` bytes or more are remembered in ``fresh`` (id -> content), so the
+    working tree can write a large file it lands without reading it back from the store.
+    """
     tree = _Overlay(repo, base)
     for change in changes:
-        _apply(repo, tree, change)
+        _apply(repo, tree, change, fresh)
     oid = _write(repo, tree.root)
     assert oid is not None  # the root is always written, even when empty
     return oid
