@@ -271,6 +271,19 @@ def _entry_fields(update: EntryUpdate) -> bytes:
     )
 
 
+def stat_matches(data: bytes, at: int, st: os.stat_result, index_mtime_ns: int) -> bytes | None:
+    """The object id of the entry at ``at`` when ``st`` is exactly its recorded stat data and
+    the entry is not racy (recorded before the index file was written): git's own test that
+    a file is unchanged. None when git would look at the content."""
+    (mode,) = struct.unpack_from(">I", data, at + 24)
+    if data[at : at + 40] != _entry_fields(EntryUpdate(bytes(_HASH), mode, st))[:40]:
+        return None
+    seconds, nanos = struct.unpack_from(">II", data, at + 8)
+    if seconds * 1_000_000_000 + nanos >= index_mtime_ns:
+        return None
+    return data[at + 40 : at + 60]
+
+
 def _eoie(entries_end: int, exts: list[tuple[bytes, bytes]]) -> bytes:
     digest = hashlib.sha1()
     for sig, payload in exts:

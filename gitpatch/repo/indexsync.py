@@ -30,7 +30,7 @@ from gitpatch.errors import RepositoryError, UnsupportedIndex
 from gitpatch.repo import indexfile
 from gitpatch.repo.locks import retry_locked
 
-__all__ = ["check_writable", "index_path", "needs_git", "sync"]
+__all__ = ["check_writable", "index_path", "needs_git", "recorded_blob", "sync"]
 
 _CONVERSIONS = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
 _SETTINGS = {"link": "core.splitIndex", "sdir": "index.sparse"}
@@ -127,6 +127,25 @@ def _with_libgit2(
         if index[path].id != want.id:
             index.add(entry)
     retry_locked(index.write)
+
+
+def recorded_blob(repo: pygit2.Repository, path: str, st: os.stat_result) -> str | None:
+    """The blob id (hex) the index records for ``path`` when the file's stat data ``st`` is
+    exactly the entry's and the entry is not racy, as git decides a file is unchanged without
+    reading it; None when the content must be read (also whenever git may convert it)."""
+    try:
+        with open(index_path(repo), "rb") as fh:
+            index_mtime = os.fstat(fh.fileno()).st_mtime_ns
+            data = fh.read()
+        where = indexfile.layout(data)
+        if where.extensions and any(not e.signature[:1].isupper() for e in where.extensions):
+            return None
+        oid = indexfile.stat_matches(data, indexfile.find_entry(data, where, path), st, index_mtime)
+    except (OSError, indexfile.Unsupported):
+        return None
+    if oid is None or _converts(repo, [path]):
+        return None
+    return oid.hex()
 
 
 # -- patch in place -----------------------------------------------------------------------------

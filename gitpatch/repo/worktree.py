@@ -342,8 +342,10 @@ class WorkingTree:
         key = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
         if cached and cached[:4] == key and cached[4] - st.st_mtime_ns > _RACY_NS:
             return cached[5]
+        # a large file is not read when git's index vouches for it (stat data, not racy)
+        recorded = indexsync.recorded_blob(self.repo, path, st) if st.st_size >= 1 << 20 else None
         try:
-            blob = str(pygit2.hashfile(str(full)))
+            blob = recorded or str(pygit2.hashfile(str(full)))
         except OSError as exc:
             raise _unreadable(path, exc) from exc
         self._stat_cache[path] = (*key, time.time_ns(), blob)

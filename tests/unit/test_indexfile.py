@@ -8,6 +8,7 @@ survival shows the in-place patch did the work.
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import struct
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from gitpatch import Workspace
+from gitpatch.errors import DirtyWorktree
 from gitpatch.repo import indexfile
 from tests.gitkit import git, make_repo, run_git
 from tests.indexkit import assert_clean, cache_tree, debug_entries, extensions
@@ -189,3 +191,20 @@ def test_patched_and_whole_index_writes_alternate_without_losing_entries(tmp_pat
         ws.apply_patch(f"*** Begin Patch\n*** Update File: a.txt\n@@\n-a{k}\n+a\n*** End Patch\n")
         ws.apply_patch(f"*** Begin Patch\n*** Update File: d/b.txt\n@@\n-b{k}\n+b\n*** End Patch\n")
     assert git(repo, "ls-files") == "a.txt\nd/b.txt\nd/n0.txt\nd/n1.txt\nd/n2.txt\n"
+
+
+def test_a_large_file_changed_under_its_old_mtime_is_still_seen(tmp_path: Path) -> None:
+    # large files are judged by the index's stat data, as git does: all of it, ctime included
+    body = "".join(f"line {n:07d}\n" for n in range(100_000))
+    repo = make_repo(tmp_path / "repo", {"big.txt": body})
+    big = repo / "big.txt"
+    st = big.stat()
+    big.write_text(body.replace("line 0000007", "line 000000X"))
+    os.utime(big, ns=(st.st_atime_ns, st.st_mtime_ns))
+    ws = Workspace.open(repo, dirty="refuse")
+    with pytest.raises(DirtyWorktree):
+        ws.patch_resource("big.txt", [{"old_string": "line 0000001\n", "new_string": "one\n"}])
+    git(repo, "checkout", "--", "big.txt")
+    ws.patch_resource("big.txt", [{"old_string": "line 0000001\n", "new_string": "one\n"}])
+    assert big.read_text() == body.replace("line 0000001\n", "one\n")
+    assert_clean(repo)
