@@ -31,6 +31,7 @@ __all__ = [
     "layout",
     "mandatory_extensions",
     "patch",
+    "read_mandatory_extensions",
     "rewrite_locked",
 ]
 
@@ -106,8 +107,28 @@ def mandatory_extensions(data: bytes) -> list[str]:
     ]
 
 
+def read_mandatory_extensions(index_path: str) -> list[str]:
+    """``mandatory_extensions`` of the index file at ``index_path``, reading only its tail
+    when this process already knows where its entries end (the usual case)."""
+    with open(index_path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size >= 12 + _HASH:
+            fh.seek(size - _HASH)
+            end = _ENDS.get(fh.read(_HASH))
+            if end is not None and end <= size - _HASH:
+                fh.seek(end)
+                tail = fh.read()
+                return [
+                    ext.signature.decode("ascii", "replace")
+                    for ext in _extensions(tail, 0)
+                    if not ext.signature[:1].isupper()
+                ]
+        fh.seek(0)
+        return mandatory_extensions(fh.read())
+
+
 def _entries_end(data: bytes, version: int, count: int) -> int:
-    trailer = data[-_HASH:]
+    trailer = bytes(data[-_HASH:])
     if trailer == bytes(_HASH):
         raise Unsupported("index without a checksum (index.skipHash)")
     if trailer in _ENDS:
@@ -216,7 +237,7 @@ def patch(
     data: bytes,
     updates: Mapping[str, EntryUpdate],
     trees: Mapping[str, tuple[bytes | None, bytes | None]],
-) -> bytes:
+) -> bytearray:
     """Index ``data`` with the entries of ``updates`` rewritten, and its new checksum.
 
     ``trees`` maps each parent directory of the updated paths (``""`` for the root) to its
@@ -224,7 +245,8 @@ def patch(
     to the "after" id, any other is invalidated, as git does when it cannot tell.
     """
     where = layout(data)
-    out = bytearray(data[: where.entries_end])
+    out = bytearray(data)
+    del out[where.entries_end :]
     for path, update in updates.items():
         at = find_entry(data, where, path)
         (mode,) = struct.unpack_from(">I", data, at + 24)
@@ -246,7 +268,7 @@ def patch(
         out += sig + struct.pack(">I", len(payload)) + payload
     out += hashlib.sha1(out).digest()
     _remember(bytes(out[-_HASH:]), where.entries_end)
-    return bytes(out)
+    return out
 
 
 def _entry_fields(update: EntryUpdate) -> bytes:
@@ -337,7 +359,7 @@ def patch_cache_tree(
 # -- writing ------------------------------------------------------------------------------------
 
 
-def rewrite_locked(index_path: str, change: Callable[[bytes], bytes]) -> None:
+def rewrite_locked(index_path: str, change: Callable[[bytes], bytes | bytearray]) -> None:
     """Take ``index.lock``, read the index, write ``change(data)`` and rename it into place.
 
     The lock is taken before reading, as git does, so no writer can slip in between. A held

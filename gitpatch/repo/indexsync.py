@@ -58,13 +58,8 @@ def index_path(repo: pygit2.Repository) -> str:
 def needs_git(repo: pygit2.Repository) -> list[str]:
     """The mandatory extensions of the index that libgit2 cannot read (``link``, ``sdir``)."""
     try:
-        with open(index_path(repo), "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        return []
-    try:
-        return indexfile.mandatory_extensions(data)
-    except indexfile.Unsupported:
+        return indexfile.read_mandatory_extensions(index_path(repo))
+    except (FileNotFoundError, indexfile.Unsupported):
         return []
 
 
