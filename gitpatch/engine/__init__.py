@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from gitpatch.engine.hunks import final_newline_of, place_hunks
-from gitpatch.engine.lines import assemble, encode_text, place_search_replace
+from gitpatch.engine.lines import assemble, place_search_replace
 from gitpatch.engine.text_edits import apply_text_edits
 from gitpatch.errors import (
     EmptyEdits,
@@ -53,7 +53,7 @@ from gitpatch.model import (
     UpdateFile,
 )
 from gitpatch.paths import normalize_proposal
-from gitpatch.text import Document
+from gitpatch.text import Document, encode_utf8
 
 __all__ = ["apply"]
 
@@ -191,7 +191,7 @@ def _add(op: AddFile, fmt: str, snapshot: Mapping[str, bytes], gone: frozenset[s
             hint="An Add needs at least one '+' line; this grammar does not create empty files.",
             details={"path": op.path},
         )
-    return FileChange(op.path, encode_text(op.content, op.path))
+    return FileChange(op.path, encode_utf8(op.content, op.path))
 
 
 def _delete(op: DeleteFile, snapshot: Mapping[str, bytes]) -> FileChange:

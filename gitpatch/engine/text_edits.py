@@ -18,7 +18,6 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, count, repeat
 
-from gitpatch.engine.lines import encode, eol_of, text_of
 from gitpatch.errors import (
     GitpatchError,
     InternalError,
@@ -100,8 +99,8 @@ class _State:
 
     def __init__(self, doc: Document, path: str) -> None:
         self.path = path
-        self.text = text_of(doc)
-        self.eol = eol_of(doc)
+        self.text = doc.text
+        self.eol = doc.eol
         self.crlf = self.eol == "\r\n"
 
     def splice(self, start: int, end: int, new: str, whole_lines: bool = True) -> None:
@@ -236,4 +235,4 @@ def apply_text_edits(
         else:
             raise InternalError(f"{type(edit).__name__} is not a patch_resource edit")
         reports.append(EditReport(path, index, first, last, "exact"))
-    return encode(doc, state.text, path), reports
+    return doc.encode(state.text, path), reports
