@@ -249,7 +249,7 @@ class Workspace:
         **kw: Any,
     ) -> ProposalResult:
         """Apply patch_resource edit objects to one file, optionally against a version read."""
-        from gitpatch.formats import edits as edit_objects
+        from gitpatch.formats import patch_resource as edit_objects
 
         proposal = edit_objects.parse(path, edits)
         proposal = dataclasses.replace(proposal, tool="patch_resource")

@@ -47,6 +47,7 @@ from gitpatch.model import (
     EditReport,
     FileChange,
     FileOp,
+    Format,
     Hunk,
     Proposal,
     SearchReplace,
@@ -183,7 +184,9 @@ def _missing(path: str, what: str) -> ResourceNotFound:
     )
 
 
-def _add(op: AddFile, fmt: str, snapshot: Mapping[str, bytes], gone: frozenset[str]) -> FileChange:
+def _add(
+    op: AddFile, fmt: Format, snapshot: Mapping[str, bytes], gone: frozenset[str]
+) -> FileChange:
     _check_free(op.path, snapshot, gone, "cannot add", "add")
     if not op.content and fmt == "apply_patch":
         raise InvalidPatch(
@@ -201,7 +204,7 @@ def _delete(op: DeleteFile, snapshot: Mapping[str, bytes]) -> FileChange:
 
 
 def _update(
-    op: UpdateFile, fmt: str, snapshot: Mapping[str, bytes], gone: frozenset[str]
+    op: UpdateFile, fmt: Format, snapshot: Mapping[str, bytes], gone: frozenset[str]
 ) -> tuple[FileChange, list[EditReport]]:
     data = snapshot.get(op.path)
     if data is None:
@@ -212,7 +215,7 @@ def _update(
         if op.move_to is not None:
             # a pure rename keeps the bytes as they are, even of a binary file
             return FileChange(op.move_to, data, op.path), []
-        if fmt == "edits":
+        if fmt == "patch_resource":
             raise EmptyEdits(f"{op.path}: no edits given", hint="Pass at least one edit.")
         raise NoChange(
             f"{op.path}: the update has no changes",
@@ -232,9 +235,9 @@ def _update(
     return FileChange(op.path, content), reports
 
 
-def _edit(op: UpdateFile, fmt: str, doc: Document) -> tuple[bytes, list[EditReport]]:
+def _edit(op: UpdateFile, fmt: Format, doc: Document) -> tuple[bytes, list[EditReport]]:
     """Dispatch an update's edits to the rules of its language."""
-    if fmt == "edits":
+    if fmt == "patch_resource":
         return apply_text_edits(op.path, doc, op.edits)
     final: bool | None = None
     if fmt == "search_replace":
@@ -244,7 +247,7 @@ def _edit(op: UpdateFile, fmt: str, doc: Document) -> tuple[bytes, list[EditRepo
     elif fmt in _HUNK_FORMATS:
         hunks = [e for e in op.edits if isinstance(e, Hunk)]
         _same_kind(op, len(hunks), "hunks")
-        placements = place_hunks(op.path, doc, hunks, "apply_patch")
+        placements = place_hunks(op.path, doc, hunks, fmt)
         final = final_newline_of(hunks)
     else:
         raise InternalError(f"unknown proposal format {fmt!r}")

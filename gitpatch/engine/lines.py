@@ -199,11 +199,11 @@ def _seek_piece(
     doc: Document, edit: SearchReplace, start: int, name: str, path: str, several: bool
 ) -> Match:
     try:
-        return seek(doc.lines, list(edit.search), start=start, profile="patch")
+        return seek(doc.lines, list(edit.search), start=start, profile="search_replace")
     except MatchNotFound as exc:
         if start > 0:
             try:
-                before = seek(doc.lines, list(edit.search), profile="patch")
+                before = seek(doc.lines, list(edit.search), profile="search_replace")
             except GitpatchError:
                 before = None
             if before is not None and before.start < start:

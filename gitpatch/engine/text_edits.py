@@ -150,7 +150,7 @@ def _not_found_hint(doc_text: str, old: str) -> str:
     if not pattern:
         return base
     try:
-        m = seek(split_lines(doc_text), pattern, profile="patch")
+        m = seek(split_lines(doc_text), pattern, profile="search_replace")
     except GitpatchError as exc:
         return f"{base}\n{exc.hint}" if exc.hint else base
     shown = "\n".join(split_lines(doc_text)[m.start : m.end][:8])

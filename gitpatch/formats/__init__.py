@@ -5,6 +5,6 @@ Parsers never read files and never decide whether an edit applies; that is the e
 
 from __future__ import annotations
 
-from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
+from gitpatch.formats import apply_patch, patch_resource, search_replace, unified_diff
 
-__all__ = ["apply_patch", "edits", "search_replace", "unified_diff"]
+__all__ = ["apply_patch", "patch_resource", "search_replace", "unified_diff"]

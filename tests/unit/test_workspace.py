@@ -227,7 +227,7 @@ def test_fingerprint_is_sha256_of_path_blob_lines(repo: Path) -> None:
     res = ws.propose(
         Proposal(
             (AddFile("n.txt", "new\n"), UpdateFile("a.txt", (Replace("beta", "B"),), "m.txt")),
-            "edits",
+            "patch_resource",
         )
     )
     import hashlib
