@@ -296,8 +296,8 @@ def _undo_notes(
     """``undone`` on the victim (and on what an undone merge brought); a note on the revert."""
     at = now_iso()
     stamp = {"status": "undone", "undone_at": at, "undone_by": ctx.author, "undone_as": str(revert)}
-    # An undo on a protected branch is a person's act (agents land on sessions), and the hooks
-    # accept agent commits there only with an approval.
+    # An undo on a protected branch is a person's act (agents land on sessions): its note says
+    # approved, so the commit reads as a person's decision, like an approval merge.
     verdict: dict[str, Any] = {"status": "applied"}
     if ctx.branch in ctx.protected:
         verdict = {"status": "approved", "approved_by": ctx.author, "approved_at": at}

@@ -168,11 +168,6 @@ class Store:
         assert isinstance(oid, pygit2.Oid)
         return oid
 
-    def trailers(self, commit: pygit2.Oid) -> dict[str, str]:
-        """The trailers of ``commit``'s message (``Gitpatch-Proposal``, ``Gitpatch-Tool``, ...)."""
-        with git_errors(f"read the trailers of {commit}"):
-            return dict(self._commit(commit).message_trailers)
-
     def info(self, commit: pygit2.Oid) -> CommitInfo:
         """Id, parents, author, time, message and trailers of ``commit``."""
         with git_errors(f"read commit {commit}"):
