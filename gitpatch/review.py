@@ -9,7 +9,8 @@ session) branch, ``refs/gitpatch/rejected/<fingerprint>`` and ``refs/notes/gitpa
 together or not at all, so a refused approval (merge conflict, local changes on disk, a lost
 race) leaves no ref, note, file or index entry changed. When the branch that moves is checked
 out, the working tree follows through ``WorkingTree.land`` (journaled, crash-safe), and files a
-person changed locally are never overwritten.
+person changed locally are never overwritten. Each step is described here and carried out by
+the one publisher (``gitpatch.repo.publisher``); this module moves no ref itself.
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ of the touched files, so the agent's edit applies to what it saw), then:
 Losing the compare-and-swap to another writer re-reads the head: if a touched file changed,
 the caller gets ``resource_conflict``; otherwise the proposal is rebuilt on the new head. Every
 error leaves no ref, note, file or index entry behind: nothing moves until everything is built.
+
+The Workspace is the front door, not the machinery: building commits, publishing them and
+landing them on disk live in ``gitpatch.repo``, the review lifecycle in ``gitpatch.review``.
+It never talks to a user (no terminal, no click, no MCP): front ends map its errors.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 The store builds trees and commits in the object store, moves refs by compare-and-swap and keeps
 proposal status in notes. It never reads or writes the index file or the working tree: that is
-the workspace's job. Every libgit2 call runs inside ``git_errors`` so callers only ever see
-``GitpatchError``.
+``gitpatch.repo.worktree``'s job. Every libgit2 call runs inside ``git_errors`` so callers only
+ever see ``GitpatchError``.
 """
 
 from __future__ import annotations

@@ -14,15 +14,12 @@ from gitpatch.formats import apply_patch, patch_resource, search_replace, unifie
 MODULES = [apply_patch, patch_resource, search_replace, unified_diff]
 
 
-def test_package_reexports_the_four_parsers() -> None:
-    assert set(formats.__all__) == {
-        "apply_patch",
-        "patch_resource",
-        "search_replace",
-        "unified_diff",
-    }
-    for name in formats.__all__:
+def test_package_reexports_the_four_parsers_and_detect() -> None:
+    parsers = {"apply_patch", "patch_resource", "search_replace", "unified_diff"}
+    assert set(formats.__all__) == parsers | {"detect"}
+    for name in parsers:
         assert isinstance(getattr(formats, name), ModuleType)
+    assert callable(formats.detect)
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
