@@ -190,14 +190,7 @@ class Workspace:
         starts or resumes ``gitpatch/session/<name>`` and, when the target is checked out,
         switches to it keeping the working tree as ``git switch -c`` does.
         """
-        if mode not in ("auto", "review"):
-            raise InvalidArguments(
-                f"unknown mode {mode!r}", hint="Use mode='auto' or mode='review'."
-            )
-        if dirty not in ("record", "refuse"):
-            raise InvalidArguments(
-                f"unknown dirty policy {dirty!r}", hint="Use dirty='record' or dirty='refuse'."
-            )
+        _check_options(mode, dirty)
         store = Store.open(path)
         worktree = WorkingTree.of(store)
         if worktree is not None:
@@ -467,3 +460,12 @@ class Workspace:
     def log(self, limit: int = 50) -> list[LogEntry]:
         """The gitpatch commits on the branch, newest first; see ``gitpatch.review``."""
         return review.log(self._ctx, limit)
+
+
+def _check_options(mode: str, dirty: str) -> None:
+    if mode not in ("auto", "review"):
+        raise InvalidArguments(f"unknown mode {mode!r}", hint="Use mode='auto' or mode='review'.")
+    if dirty not in ("record", "refuse"):
+        raise InvalidArguments(
+            f"unknown dirty policy {dirty!r}", hint="Use dirty='record' or dirty='refuse'."
+        )
