@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
+from gitpatch._engine_elision import has_indented_elision, split_indented_elision
 from gitpatch.errors import (
     EditOverlap,
     GitpatchError,
     InvalidPatch,
+    MatchAmbiguous,
     MatchNotFound,
     error_for_code,
 )
@@ -42,6 +44,9 @@ __all__ = [
 
 #: A new line and its terminator; ``None`` means "the file's dominant line ending".
 NewLine = tuple[str, str | None]
+#: A rendered line: text, terminator, and its origin (" " context, "+" added, "extra" a file line
+#: the pattern did not mention).
+_Out = tuple[str, str | None, str]
 
 
 @dataclass(frozen=True)
@@ -95,7 +100,7 @@ def _align(
     return pair, extra
 
 
-def _blank_runs_deduped(out: list[tuple[str, str | None, str]]) -> tuple[NewLine, ...]:
+def _blank_runs_deduped(out: list[_Out]) -> tuple[NewLine, ...]:
     """Drop added blank lines that a kept, unmentioned blank line of the file already provides.
 
     An agent that left a blank line out of its old text but kept it in its new text means the
@@ -118,6 +123,54 @@ def _blank_runs_deduped(out: list[tuple[str, str | None, str]]) -> tuple[NewLine
     return tuple((t, e) for n, (t, e, _) in enumerate(out) if n not in drop)
 
 
+def _blank_runs(lines: Sequence[str]) -> list[tuple[int, int]]:
+    """``(start, end)`` of each run of blank lines in ``lines``."""
+    runs: list[tuple[int, int]] = []
+    for k, text in enumerate(lines):
+        if text.strip():
+            continue
+        if runs and runs[-1][1] == k:
+            runs[-1] = (runs[-1][0], k + 1)
+        else:
+            runs.append((k, k + 1))
+    return runs
+
+
+def _gap(spare: list[_Out], added: list[_Out], removed: int, around: tuple[int, int]) -> list[_Out]:
+    """Where the file's unmentioned blank lines ``spare`` go among lines ``added`` at one spot.
+
+    The pattern left the file's blank line(s) out right where lines are added, so the agent's
+    new text says nothing about where they belong; a guess could put them on the wrong side.
+    ``around`` counts the blank lines already kept just above this spot and the blank context
+    lines just below it: with ``added`` they make up the new text at this spot. Clear cases:
+
+    - that text has ONE run of blank lines: it stands for the file's run, which joins it (and
+      ``_blank_runs_deduped`` keeps the longer of the two);
+    - it has several runs, each at least as long as the file's: every reading gives the same;
+    - ``added`` has no blank line and replaces, line for line or fewer, the ``removed`` lines
+      just above: the blank line(s) stay below it, as they were below the removed lines.
+
+    Anything else raises ``_UnclearBlank``, which the caller turns into a refusal.
+    """
+    if not spare or not added:
+        return added + spare
+    above, below = around
+    texts = [""] * above + [t for t, _, _ in added] + [""] * below
+    runs = _blank_runs(texts)
+    if len(runs) == 1:
+        at = min(max(0, runs[0][0] - above), len(added))
+        return added[:at] + spare + added[at:]
+    if runs and all(e - s >= len(spare) for s, e in runs):
+        return added
+    if not runs and len(added) <= removed:
+        return added + spare
+    raise _UnclearBlank
+
+
+class _UnclearBlank(Exception):
+    """Lines are added where the file has blank lines the pattern left out (see ``_gap``)."""
+
+
 def render(
     ops: Sequence[HunkLine], doc: Document, match: Match | None, start: int, end: int
 ) -> tuple[NewLine, ...]:
@@ -126,7 +179,8 @@ def render(
     Context lines come from the file (with their own endings), removed lines go, added lines are
     re-indented to the file when the match was not exact. A file line the pattern did not
     mention (a blank line at the ``blank_lines`` level) stays, unless it lies inside a run of
-    removed lines: then the agent removed everything around it.
+    removed lines: then the agent removed everything around it. Where lines are added at such a
+    blank line, ``_gap`` places it or the edit is refused with ``MatchAmbiguous``.
     """
     window = doc.lines[start:end]
     ends = doc.endings[start:end]
@@ -135,23 +189,68 @@ def render(
     if match is not None and str(match.level) != "exact" and added:
         added = list(reindent(added, match))
     pair, extra = _align(old, window, "exact" if match is None else str(match.level))
-    out: list[tuple[str, str | None, str]] = []
+    out: list[_Out] = []
     plus = iter(added)
-    prev: str | None = None
+    pending: list[_Out] = []  # lines added since the last old line
+    removed = 0  # old lines removed just before ``pending``
+    below = _blank_context_ahead(ops)
     i = 0
     for h in ops:
         if h.op == "+":
-            out.append((next(plus), None, "+"))
+            pending.append((next(plus), None, "+"))
             continue
-        if not (h.op == "-" and prev == "-"):
-            out.extend((window[j], ends[j], "extra") for j in extra[i])
+        spare: list[_Out] = [(window[j], ends[j], "extra") for j in extra[i]]
+        if h.op == "-" and removed and not pending:
+            spare = []  # inside a run of removed lines: the agent removed all around it
+        around = (_blank_tail(out), below[i])
+        out.extend(_placed_gap(spare, pending, removed, around, start + (extra[i] or [0])[0]))
+        removed, pending = (removed + 1 if h.op == "-" else 0), []
         j = pair[i]
         if h.op == " " and j is not None:
             out.append((window[j], ends[j], " "))
-        prev = h.op
         i += 1
-    out.extend((window[j], ends[j], "extra") for j in extra[len(old)])
+    spare = [(window[j], ends[j], "extra") for j in extra[len(old)]]
+    around = (_blank_tail(out), 0)
+    out.extend(_placed_gap(spare, pending, removed, around, start + (extra[len(old)] or [0])[0]))
     return _blank_runs_deduped(out)
+
+
+def _blank_tail(out: Sequence[_Out]) -> int:
+    """How many blank lines ``out`` ends with."""
+    k = len(out)
+    while k and not out[k - 1][0].strip():
+        k -= 1
+    return len(out) - k
+
+
+def _blank_context_ahead(ops: Sequence[HunkLine]) -> list[int]:
+    """For each old line: how many blank context lines start there (0 if it is not one)."""
+    old = [h for h in ops if h.op != "+"]
+    ahead = [0] * (len(old) + 1)
+    for k in range(len(old) - 1, -1, -1):
+        if old[k].op == " " and not old[k].text.strip():
+            ahead[k] = ahead[k + 1] + 1
+    return ahead
+
+
+def _placed_gap(
+    spare: list[_Out], added: list[_Out], removed: int, around: tuple[int, int], at: int
+) -> list[_Out]:
+    """``_gap``, with its refusal as the error the agent reads (``at``: 0-based file line)."""
+    try:
+        return _gap(spare, added, removed, around)
+    except _UnclearBlank:
+        lines = list(range(at + 1, at + 1 + len(spare)))
+        shown = f"line {at + 1}" if len(spare) == 1 else f"lines {at + 1}-{at + len(spare)}"
+        raise MatchAmbiguous(
+            f"the file has {len(spare)} blank line{'s' if len(spare) > 1 else ''} at {shown} "
+            "that the old text leaves out, and the new text adds lines right there: it is "
+            "unclear whether they go above or below the blank line"
+            + ("s" if len(spare) > 1 else ""),
+            hint="Include the file's blank line(s) in the old text exactly as the file has "
+            "them, and put them in the new text where they belong.",
+            details={"blank_lines": lines, "level": "blank_lines"},
+        ) from None
 
 
 def eol_of(doc: Document) -> str:
@@ -310,20 +409,7 @@ def place_search_replace(
     placed: list[tuple[Placement, str]] = []
     several = len(groups) > 1
     for number, pieces in enumerate(groups.values(), 1):
-        start = 0
-        for piece, (index, edit) in enumerate(pieces, 1):
-            name = _block_name(edit.block or number, piece, len(pieces), edit)
-            if not edit.search:
-                raise InvalidPatch(
-                    f"{path}: {name} has an empty SEARCH section",
-                    hint="Copy the lines to replace from the file into the SEARCH section.",
-                    details={"path": path},
-                )
-            m = _seek_piece(doc, edit, start, name, path, several)
-            ops = search_replace_ops(edit.search, edit.replace)
-            lines = render(ops, doc, m, m.start, m.end)
-            placed.append((Placement(m.start, m.end, lines, str(m.level), index), name))
-            start = m.end
+        placed.extend(_place_block(path, doc, number, pieces, several))
     placed.sort(key=lambda item: item[0].start)
     for (a, a_name), (b, b_name) in zip(placed, placed[1:], strict=False):
         if b.start < a.end:
@@ -335,3 +421,67 @@ def place_search_replace(
                 details={"path": path, "lines": [[a.start + 1, a.end], [b.start + 1, b.end]]},
             )
     return [p for p, _ in placed]
+
+
+def _place_block(
+    path: str, doc: Document, number: int, pieces: list[tuple[int, SearchReplace]], several: bool
+) -> list[tuple[Placement, str]]:
+    """Place one block's pieces; indented ``...`` lines are text first, elision second.
+
+    See ``gitpatch._engine_elision``: the elision reading is tried only when the block, read
+    with its ``...`` lines as text, is not in the file (an ambiguous text match is refused as
+    such). When the elision reading fails too, its error is the one reported.
+    """
+    try:
+        return _place_pieces(path, doc, number, pieces, several)
+    except MatchNotFound as literal:
+        if not has_indented_elision(pieces):
+            raise
+        elided = split_indented_elision(pieces)
+        if elided is None:
+            raise _noted(literal, _NOT_ELISION) from None
+    try:
+        return _place_pieces(path, doc, number, elided, several)
+    except GitpatchError as exc:
+        raise _noted(exc, _READ_AS_ELISION) from None
+
+
+_NOT_ELISION = (
+    "If the indented '...' lines stand for unchanged lines you skipped, put one '...' line at "
+    "the same place, with the same indentation, in SEARCH and in REPLACE."
+)
+_READ_AS_ELISION = (
+    "The block's indented '...' lines were read as elision (unchanged lines skipped), because "
+    "with them as text the block is not in the file."
+)
+
+
+def _noted(exc: GitpatchError, note: str) -> GitpatchError:
+    """The same error with ``note`` added to its hint."""
+    hint = f"{exc.hint}\n{note}" if exc.hint else note
+    return error_for_code(exc.code, exc.message, hint, exc.details)
+
+
+def _place_pieces(
+    path: str, doc: Document, number: int, pieces: list[tuple[int, SearchReplace]], several: bool
+) -> list[tuple[Placement, str]]:
+    """Place the pieces of one block in order, each below the one before."""
+    placed: list[tuple[Placement, str]] = []
+    start = 0
+    for piece, (index, edit) in enumerate(pieces, 1):
+        name = _block_name(edit.block or number, piece, len(pieces), edit)
+        if not edit.search:
+            raise InvalidPatch(
+                f"{path}: {name} has an empty SEARCH section",
+                hint="Copy the lines to replace from the file into the SEARCH section.",
+                details={"path": path},
+            )
+        m = _seek_piece(doc, edit, start, name, path, several)
+        ops = search_replace_ops(edit.search, edit.replace)
+        try:
+            lines = render(ops, doc, m, m.start, m.end)
+        except MatchAmbiguous as exc:
+            raise relabel(exc, f"{path}: {name}", path=path, source_line=edit.source_line) from None
+        placed.append((Placement(m.start, m.end, lines, str(m.level), index), name))
+        start = m.end
+    return placed
