@@ -18,10 +18,11 @@ least 5 lines and 120 characters), ``crlf`` and ``bom`` (the file's encoding dif
 view), ``blank_gap`` (the view drops a blank line between two lines, and the new text adds a
 comment there with a blank line on one side of it: that blank line is the file's, not a second
 one) and ``indented_elision`` (the view replaces a run of unchanged lines inside the block by a
-``...`` line indented like them, in the old and the new text) are recoverable; ``not_unique`` (the block occurs twice), ``twin_reindented`` (the file has
-the block at two indentations and the view, re-indented, equals neither) and ``foreign_line``
-(the view has a line the file lacks) must be refused. Cases are plain data, so they run through
-the matcher directly or through any edit format.
+``...`` line indented like them, in the old and the new text) are recoverable; ``not_unique``
+(the block occurs twice), ``twin_reindented`` (the file has the block at two indentations and
+the view, re-indented, equals neither) and ``foreign_line`` (the view has a line the file
+lacks) must be refused. Cases are plain data, so they run through the matcher directly or
+through any edit format.
 """
 
 from __future__ import annotations
