@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
+from gitpatch._engine_applied import lines_applied_at, note_applied
 from gitpatch._engine_elision import has_indented_elision, split_indented_elision
 from gitpatch.errors import (
     EditOverlap,
@@ -388,8 +389,10 @@ def _seek_piece(
                     },
                 ) from None
         hint = f"{exc.hint}\n{_ORIGINAL_HINT}" if several and exc.hint else exc.hint
-        raise relabel(
-            exc, f"{path}: {name}", hint, path=path, source_line=edit.source_line
+        err = relabel(exc, f"{path}: {name}", hint, path=path, source_line=edit.source_line)
+        applied = lines_applied_at(doc.lines, edit.search, edit.replace)
+        raise note_applied(
+            MatchNotFound(err.message, err.hint, err.details), applied, "The REPLACE text"
         ) from None
     except GitpatchError as exc:
         raise relabel(exc, f"{path}: {name}", path=path, source_line=edit.source_line) from None
