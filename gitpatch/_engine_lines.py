@@ -17,6 +17,16 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from gitpatch._engine_applied import lines_applied_at, note_applied
+from gitpatch._engine_blanks import (
+    NewLine,
+    Out,
+    Spot,
+    blank_context_ahead,
+    blank_tail,
+    dedupe_blank_runs,
+    kept_above,
+    placed_gap,
+)
 from gitpatch._engine_elision import has_indented_elision, split_indented_elision
 from gitpatch.errors import (
     EditOverlap,
@@ -42,12 +52,6 @@ __all__ = [
     "place_search_replace",
     "text_of",
 ]
-
-#: A new line and its terminator; ``None`` means "the file's dominant line ending".
-NewLine = tuple[str, str | None]
-#: A rendered line: text, terminator, and its origin (" " context, "+" added, "extra" a file line
-#: the pattern did not mention).
-_Out = tuple[str, str | None, str]
 
 
 @dataclass(frozen=True)
@@ -101,77 +105,6 @@ def _align(
     return pair, extra
 
 
-def _blank_runs_deduped(out: list[_Out]) -> tuple[NewLine, ...]:
-    """Drop added blank lines that a kept, unmentioned blank line of the file already provides.
-
-    An agent that left a blank line out of its old text but kept it in its new text means the
-    blank line the file has, not a second one. Within each run of blank lines, every file blank
-    line the pattern did not mention cancels one added blank line.
-    """
-    drop: set[int] = set()
-    k = 0
-    while k < len(out):
-        if out[k][0].strip():
-            k += 1
-            continue
-        run_end = k
-        while run_end < len(out) and not out[run_end][0].strip():
-            run_end += 1
-        added = [n for n in range(k, run_end) if out[n][2] == "+"]
-        spare = sum(1 for n in range(k, run_end) if out[n][2] == "extra")
-        drop.update(added[:spare])
-        k = run_end
-    return tuple((t, e) for n, (t, e, _) in enumerate(out) if n not in drop)
-
-
-def _blank_runs(lines: Sequence[str]) -> list[tuple[int, int]]:
-    """``(start, end)`` of each run of blank lines in ``lines``."""
-    runs: list[tuple[int, int]] = []
-    for k, text in enumerate(lines):
-        if text.strip():
-            continue
-        if runs and runs[-1][1] == k:
-            runs[-1] = (runs[-1][0], k + 1)
-        else:
-            runs.append((k, k + 1))
-    return runs
-
-
-def _gap(spare: list[_Out], added: list[_Out], removed: int, around: tuple[int, int]) -> list[_Out]:
-    """Where the file's unmentioned blank lines ``spare`` go among lines ``added`` at one spot.
-
-    The pattern left the file's blank line(s) out right where lines are added, so the agent's
-    new text says nothing about where they belong; a guess could put them on the wrong side.
-    ``around`` counts the blank lines already kept just above this spot and the blank context
-    lines just below it: with ``added`` they make up the new text at this spot. Clear cases:
-
-    - that text has ONE run of blank lines: it stands for the file's run, which joins it (and
-      ``_blank_runs_deduped`` keeps the longer of the two);
-    - it has several runs, each at least as long as the file's: every reading gives the same;
-    - ``added`` has no blank line and replaces, line for line or fewer, the ``removed`` lines
-      just above: the blank line(s) stay below it, as they were below the removed lines.
-
-    Anything else raises ``_UnclearBlank``, which the caller turns into a refusal.
-    """
-    if not spare or not added:
-        return added + spare
-    above, below = around
-    texts = [""] * above + [t for t, _, _ in added] + [""] * below
-    runs = _blank_runs(texts)
-    if len(runs) == 1:
-        at = min(max(0, runs[0][0] - above), len(added))
-        return added[:at] + spare + added[at:]
-    if runs and all(e - s >= len(spare) for s, e in runs):
-        return added
-    if not runs and len(added) <= removed:
-        return added + spare
-    raise _UnclearBlank
-
-
-class _UnclearBlank(Exception):
-    """Lines are added where the file has blank lines the pattern left out (see ``_gap``)."""
-
-
 def render(
     ops: Sequence[HunkLine], doc: Document, match: Match | None, start: int, end: int
 ) -> tuple[NewLine, ...]:
@@ -181,7 +114,7 @@ def render(
     re-indented to the file when the match was not exact. A file line the pattern did not
     mention (a blank line at the ``blank_lines`` level) stays, unless it lies inside a run of
     removed lines: then the agent removed everything around it. Where lines are added at such a
-    blank line, ``_gap`` places it or the edit is refused with ``MatchAmbiguous``.
+    blank line, ``gitpatch._engine_blanks.placed_gap`` places them or refuses.
     """
     window = doc.lines[start:end]
     ends = doc.endings[start:end]
@@ -190,68 +123,31 @@ def render(
     if match is not None and str(match.level) != "exact" and added:
         added = list(reindent(added, match))
     pair, extra = _align(old, window, "exact" if match is None else str(match.level))
-    out: list[_Out] = []
+    out: list[Out] = []
     plus = iter(added)
-    pending: list[_Out] = []  # lines added since the last old line
+    pending: list[Out] = []  # lines added since the last old line
     removed = 0  # old lines removed just before ``pending``
-    below = _blank_context_ahead(ops)
+    below = blank_context_ahead(ops)
     i = 0
     for h in ops:
         if h.op == "+":
             pending.append((next(plus), None, "+"))
             continue
-        spare: list[_Out] = [(window[j], ends[j], "extra") for j in extra[i]]
+        spare: list[Out] = [(window[j], ends[j], "extra") for j in extra[i]]
         if h.op == "-" and removed and not pending:
             spare = []  # inside a run of removed lines: the agent removed all around it
-        around = (_blank_tail(out), below[i])
-        out.extend(_placed_gap(spare, pending, removed, around, start + (extra[i] or [0])[0]))
-        removed, pending = (removed + 1 if h.op == "-" else 0), []
         j = pair[i]
+        kept = window[j] if h.op == " " and j is not None and h.text.strip() else None
+        spot = Spot(blank_tail(out), below[i], removed, kept_above(out), kept)
+        out.extend(placed_gap(spare, pending, spot, start + (extra[i] or [0])[0]))
+        removed, pending = (removed + 1 if h.op == "-" else 0), []
         if h.op == " " and j is not None:
             out.append((window[j], ends[j], " "))
         i += 1
     spare = [(window[j], ends[j], "extra") for j in extra[len(old)]]
-    around = (_blank_tail(out), 0)
-    out.extend(_placed_gap(spare, pending, removed, around, start + (extra[len(old)] or [0])[0]))
-    return _blank_runs_deduped(out)
-
-
-def _blank_tail(out: Sequence[_Out]) -> int:
-    """How many blank lines ``out`` ends with."""
-    k = len(out)
-    while k and not out[k - 1][0].strip():
-        k -= 1
-    return len(out) - k
-
-
-def _blank_context_ahead(ops: Sequence[HunkLine]) -> list[int]:
-    """For each old line: how many blank context lines start there (0 if it is not one)."""
-    old = [h for h in ops if h.op != "+"]
-    ahead = [0] * (len(old) + 1)
-    for k in range(len(old) - 1, -1, -1):
-        if old[k].op == " " and not old[k].text.strip():
-            ahead[k] = ahead[k + 1] + 1
-    return ahead
-
-
-def _placed_gap(
-    spare: list[_Out], added: list[_Out], removed: int, around: tuple[int, int], at: int
-) -> list[_Out]:
-    """``_gap``, with its refusal as the error the agent reads (``at``: 0-based file line)."""
-    try:
-        return _gap(spare, added, removed, around)
-    except _UnclearBlank:
-        lines = list(range(at + 1, at + 1 + len(spare)))
-        shown = f"line {at + 1}" if len(spare) == 1 else f"lines {at + 1}-{at + len(spare)}"
-        raise MatchAmbiguous(
-            f"the file has {len(spare)} blank line{'s' if len(spare) > 1 else ''} at {shown} "
-            "that the old text leaves out, and the new text adds lines right there: it is "
-            "unclear whether they go above or below the blank line"
-            + ("s" if len(spare) > 1 else ""),
-            hint="Include the file's blank line(s) in the old text exactly as the file has "
-            "them, and put them in the new text where they belong.",
-            details={"blank_lines": lines, "level": "blank_lines"},
-        ) from None
+    spot = Spot(blank_tail(out), 0, removed, kept_above(out), None)
+    out.extend(placed_gap(spare, pending, spot, start + (extra[len(old)] or [0])[0]))
+    return dedupe_blank_runs(out)
 
 
 def eol_of(doc: Document) -> str:

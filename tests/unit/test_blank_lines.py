@@ -5,7 +5,9 @@ text and the new text at one spot, with the bytes it must give or the refusal.
 has S, and REPLACE says what goes there. Lines the agent adds at a spot where the file has blank
 lines SEARCH left out are placed only when the new text makes the place clear (it has one run of
 blank lines, or only runs at least as long as the file's, or it replaces the removed lines just
-above one for one); otherwise the edit is refused, never guessed.
+above one for one), or the indentation does (the file dedents across the spot and the added
+lines are deeper than the line below, or at its level); otherwise the edit is refused, never
+guessed.
 """
 
 from __future__ import annotations
@@ -41,6 +43,21 @@ TABLE = [
     ("a\n\nb\n", "a\nb", "A\n\nX\nb", "A\n\nX\nb\n"),
     ("a\n\nb\n", "a\nb", "A\nX\nb", REFUSED),  # is X part of A's replacement or new?
     ("a\n\nb\n", "a\nb", "a\nB\nX", "a\n\nB\nX\n"),  # the line below replaced: blank above it
+    # the indentation says which neighbour the added lines belong to
+    (
+        "if a:\n    b()\n\nc()\n",
+        "    b()\nc()",
+        "    b()\n    e()\nc()",
+        "if a:\n    b()\n    e()\n\nc()\n",
+    ),
+    (
+        "if a:\n    b()\n\nc()\n",
+        "    b()\nc()",
+        "    b()\nd()\nc()",
+        "if a:\n    b()\n\nd()\nc()\n",
+    ),
+    ("def f():\n\n    b()\n", "def f():\n    b()", "def f():\n    e()\n    b()", REFUSED),
+    ("        x()\n\n    y()\n", "        x()\n    y()", "        x()\nz()\n    y()", REFUSED),
     # lines removed around the spot
     ("x\na\n\nb\n", "x\na\nb", "x\nb", "x\n\nb\n"),
     ("x\na\n\nb\ny\n", "x\na\nb\ny", "x\ny", "x\ny\n"),  # inside a removal: removed too
