@@ -19,7 +19,7 @@ and in REPLACE cuts the block into pieces: piece *k* of SEARCH becomes piece *k*
 is the elision habit of models (``keep what is between``); each piece is matched on its own, and
 all pieces carry the block's number. An indented ``...`` line stays in the block: it may be
 code (a Python stub body), so the engine reads it as text first and as elision only when that
-text is not in the file (``gitpatch._engine_elision``).
+text is not in the file (``gitpatch.engine.elision``).
 """
 
 from __future__ import annotations

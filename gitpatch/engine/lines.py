@@ -1,6 +1,6 @@
 """Line-based edits for the engine: placing and rendering lines; SEARCH/REPLACE blocks.
 
-SEARCH/REPLACE blocks and hunks (placed in ``gitpatch._engine_hunks``) both end up as
+SEARCH/REPLACE blocks and hunks (placed in ``gitpatch.engine.hunks``) both end up as
 *placements*: a range of the ORIGINAL document's lines and what goes there. A block is turned
 into hunk lines (context, removed, added) by diffing its SEARCH against its REPLACE, so both
 languages share one renderer, and that renderer keeps every context line as the FILE spells it:
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
-from gitpatch._engine_applied import lines_applied_at, note_applied
-from gitpatch._engine_blanks import (
+from gitpatch.engine.applied import lines_applied_at, note_applied
+from gitpatch.engine.blanks import (
     NewLine,
     Out,
     Spot,
@@ -27,7 +27,7 @@ from gitpatch._engine_blanks import (
     kept_above,
     placed_gap,
 )
-from gitpatch._engine_elision import has_indented_elision, split_indented_elision
+from gitpatch.engine.elision import has_indented_elision, split_indented_elision
 from gitpatch.errors import (
     EditOverlap,
     GitpatchError,
@@ -114,7 +114,7 @@ def render(
     re-indented to the file when the match was not exact. A file line the pattern did not
     mention (a blank line at the ``blank_lines`` level) stays, unless it lies inside a run of
     removed lines: then the agent removed everything around it. Where lines are added at such a
-    blank line, ``gitpatch._engine_blanks.placed_gap`` places them or refuses.
+    blank line, ``gitpatch.engine.blanks.placed_gap`` places them or refuses.
     """
     window = doc.lines[start:end]
     ends = doc.endings[start:end]
@@ -327,7 +327,7 @@ def _place_block(
 ) -> list[tuple[Placement, str]]:
     """Place one block's pieces; indented ``...`` lines are text first, elision second.
 
-    See ``gitpatch._engine_elision``: the elision reading is tried only when the block, read
+    See ``gitpatch.engine.elision``: the elision reading is tried only when the block, read
     with its ``...`` lines as text, is not in the file (an ambiguous text match is refused as
     such). When the elision reading fails too, its error is the one reported.
     """
