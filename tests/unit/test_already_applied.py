@@ -92,3 +92,14 @@ def test_no_remark_when_it_would_mislead(proposal: Proposal) -> None:
     err = refusal(proposal)
     assert QUESTION not in (err.hint or "")
     assert "applied_at" not in err.details
+
+
+def test_crlf_file_resend_is_noticed_for_every_format() -> None:
+    crlf = FILE.replace(b"\n", b"\r\n")
+    resent = [
+        sr('    print("hi", name)', '    print("hello", name)'),
+        edits.parse(
+            "greet.py", [{"old_string": 'print("hi", name)', "new_string": 'print("hello", name)'}]
+        ),
+    ]
+    assert [refusal(p, crlf).details["applied_at"] for p in resent] == [[2], [2]]

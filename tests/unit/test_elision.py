@@ -145,3 +145,16 @@ def test_column_zero_and_indented_elision_together() -> None:
     got = content(out)
     assert "def handle(self, event, ctx):\n        start = now()" in got
     assert got.endswith("def helper(z):\n    x = 1\n    y = 2\n    return x + z\n")
+
+
+def test_crlf_file_with_indented_elision_keeps_its_endings() -> None:
+    out = apply(
+        search_replace.parse(
+            "<<<<<<< SEARCH\r\n    def handle(self, event):\r\n        ...\r\n"
+            "        return data\r\n=======\r\n    def handle(self, event, ctx):\r\n"
+            "        ...\r\n        return data\r\n>>>>>>> REPLACE\r\n",
+            "f.py",
+        ),
+        {"f.py": JOB.replace("\n", "\r\n").encode()},
+    )
+    assert content(out) == JOB.replace("event):", "event, ctx):").replace("\n", "\r\n")
