@@ -65,6 +65,11 @@ TABLE = [
     ("a\nb\n", "a\n\nb", "a\n\nB", "a\nB\n"),
     ("a\nb\n", "a\n\nb", "a\nB", "a\nB\n"),
     ("a\nb\n", "a\n\nb", "a\n\n# c\nb", "a\n# c\nb\n"),
+    ("a\nb\n", "\na\nb", "\na\nB", "a\nB\n"),  # a leading blank the file lacks
+    # F=3, S=1
+    ("a\n\n\n\nb\n", "a\n\nb", "a\n\n# c\n\nb", REFUSED),
+    # two spots in one block, each clear on its own
+    ("a\n\nb\n\nc\n", "a\nb\nc", "a\n\n# x\nb\n# y\n\nc", "a\n\n# x\nb\n# y\n\nc\n"),
     # F=2, S=1: one of the file's two blank lines was quoted
     ("a\n\n\nb\n", "a\n\nb", "a\n\nB", "a\n\n\nB\n"),
     ("a\n\n\nb\n", "a\n\nb", "a\n\n# c\nb", "a\n\n\n# c\nb\n"),
