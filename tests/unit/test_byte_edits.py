@@ -84,3 +84,19 @@ def test_a_large_file_edit_is_made_on_bytes() -> None:
 )
 def test_anything_else_is_left_to_the_text_path(data: bytes, edits: list[Edit]) -> None:
     assert replace_on_bytes("f.txt", data, edits) is None
+
+
+def test_the_engine_takes_the_byte_path_for_patch_resource(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gitpatch import engine
+    from gitpatch.model import Proposal, UpdateFile
+
+    def no_document(*_args: object, **_kw: object) -> Document:
+        raise AssertionError("the line model was built")
+
+    monkeypatch.setattr(engine.Document, "from_bytes", no_document)
+    op = UpdateFile(path="f.txt", edits=(Replace("b\n", "B\n"),))
+    proposal = Proposal(operations=(op,), format="patch_resource", tool="test")
+    changeset = engine.apply(proposal, {"f.txt": b"a\nb\nc\n"})
+    assert changeset.changes[0].content == b"a\nB\nc\n"
