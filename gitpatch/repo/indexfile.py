@@ -134,6 +134,8 @@ def _entries_end(data: bytes, version: int, count: int) -> int:
     if trailer in _ENDS:
         return _ENDS[trailer]
     end = _end_from_eoie(data)
+    if end is None and version != 4:
+        end = _end_before_tree(data)
     if end is None:
         end = _walk(data, version, count)
     _remember(trailer, end)
@@ -153,6 +155,50 @@ def _end_from_eoie(data: bytes) -> int | None:
         return None
     (end,) = struct.unpack_from(">I", data, at + 8)
     return int(end) if 12 <= end <= at else None
+
+
+def _end_before_tree(data: bytes) -> int | None:
+    """Where the entries end when the cache tree is the first extension (git's usual layout):
+    searched for, then checked, so a walk over every entry is not needed. The place must be an
+    entry boundary (12 + multiples of 8), the extension headers from there must lead exactly
+    to the checksum, the tree's root node must start there, and the bytes before must end a
+    plausible entry."""
+    limit = len(data) - _HASH
+    at = data.find(b"TREE\x00", 12, limit)
+    while at >= 0:
+        if (
+            at % 8 == 4
+            and data[at + 8 : at + 9] == b"\x00"
+            and _headers_reach(data, at, limit)
+            and _ends_an_entry(data, at)
+        ):
+            return at
+        at = data.find(b"TREE\x00", at + 1, limit)
+    return None
+
+
+def _headers_reach(data: bytes, pos: int, limit: int) -> bool:
+    while pos < limit:
+        if pos + 8 > limit or not data[pos : pos + 4].isalpha():
+            return False
+        (size,) = struct.unpack_from(">I", data, pos + 4)
+        pos += 8 + size
+    return pos == limit
+
+
+def _ends_an_entry(data: bytes, end: int) -> bool:
+    """True when some entry of a plausible shape (stat, id, flags, name, NUL padding) ends at
+    ``end``."""
+    for length in range(_FIXED + 2, min(end - 12, _FIXED + 2 + _NAME_MASK + 8) + 1, 8):
+        start = end - length
+        flags = data[start + 60] << 8 | data[start + 61]
+        fixed = _FIXED + 2 if flags & 0x4000 else _FIXED
+        n = flags & _NAME_MASK
+        if n < _NAME_MASK and (fixed + n + 8) & ~7 == length:
+            name, pad = data[start + fixed : start + fixed + n], data[start + fixed + n : end]
+            if b"\x00" not in name and pad.count(0) == len(pad):
+                return True
+    return False
 
 
 def _walk(data: bytes, version: int, count: int) -> int:

@@ -208,3 +208,42 @@ def test_a_large_file_changed_under_its_old_mtime_is_still_seen(tmp_path: Path) 
     ws.patch_resource("big.txt", [{"old_string": "line 0000001\n", "new_string": "one\n"}])
     assert big.read_text() == body.replace("line 0000001\n", "one\n")
     assert_clean(repo)
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        (),
+        (("update-index", "--untracked-cache"), ("status", "--porcelain")),
+        (
+            (
+                "-c",
+                "index.threads=4",
+                "-c",
+                "index.recordOffsetTable=true",
+                "-c",
+                "index.recordEndOfIndexEntries=true",
+                "update-index",
+                "--force-write-index",
+            ),
+        ),
+        (("update-index", "b/f3"),),
+        (("rm", "-q", "--cached", "-r", "b"),),
+    ],
+)
+def test_the_entries_end_found_by_search_is_the_walked_one(
+    tmp_path: Path, setup: tuple[tuple[str, ...], ...]
+) -> None:
+    # names that spell the cache tree's signature must not fool the search
+    files = {f"b/f{n}": f"{n}\n" for n in range(40)}
+    files.update({"TREE": "x\n", "a/TREE/TREE": "y\n", "TREE.md": "z\n"})
+    repo = make_repo(tmp_path / "repo", files)
+    for args in setup:
+        git(repo, *args)
+    (repo / "b/f3").write_text("changed\n")
+    data = _index(repo)
+    version, count = struct.unpack_from(">II", data, 4)
+    found = indexfile._end_before_tree(data)
+    assert found is not None or setup  # git's plain layout is found without a walk
+    assert found is None or found == indexfile._walk(data, version, count)
+    assert indexfile.layout(data).entries_end == indexfile._walk(data, version, count)
