@@ -125,6 +125,14 @@ def test_untracked_cache_survives_and_stays_true(tmp_path: Path) -> None:
     # the cache must not hide a file created next to an edited one
     (repo / "a" / "new.txt").write_text("new\n")
     assert git(repo, "status", "--porcelain") == "?? a/new.txt\n"
+    # an added file takes libgit2's whole-index write, which drops the optional extensions it
+    # does not know; git rebuilds the untracked cache and everything stays true
+    Workspace.open(repo).apply_patch(
+        "*** Begin Patch\n*** Add File: a/added.txt\n+x\n*** End Patch\n"
+    )
+    assert_clean(repo)
+    assert git(repo, "status", "--porcelain") == "?? a/new.txt\n"
+    assert "a/added.txt" in git(repo, "ls-files", "a")
 
 
 def test_fsmonitor_extension_survives(tmp_path: Path) -> None:
