@@ -31,11 +31,13 @@ The tree::
     │   ├── Forbidden                  forbidden
     │   ├── PermissionDenied           permission_denied    a policy rule denies the operation
     │   ├── ApprovalRequired           approval_required    a person must approve first
+    │   ├── PlanModeDenied             plan_mode_denied     plan mode allows no such target
     │   ├── TeamNotFound               team_not_found
     │   ├── PersonalCannotAddressTeam  personal_cannot_address_team
     │   └── NoPersonalSpace            no_personal_space
     ├── StateError                     the repository or a proposal is not in a usable state
     │   ├── DirtyWorktree              dirty_worktree       uncommitted changes and dirty="refuse"
+    │   ├── UnsavedChanges             unsaved_changes      an editor holds unsaved edits
     │   ├── ProposalNotFound           proposal_not_found
     │   ├── ProposalClosed             proposal_closed      already approved, merged or rejected
     │   ├── ProposalRejected           proposal_rejected    same change a person already rejected
@@ -75,6 +77,7 @@ __all__ = [
     "PayloadTooLarge",
     "PermissionDenied",
     "PersonalCannotAddressTeam",
+    "PlanModeDenied",
     "ProposalClosed",
     "ProposalNotFound",
     "ProposalRejected",
@@ -88,6 +91,7 @@ __all__ = [
     "StorageLimitReached",
     "TeamNotFound",
     "UnsafePath",
+    "UnsavedChanges",
     "error_for_code",
 ]
 
@@ -245,6 +249,10 @@ class ApprovalRequired(AccessDenied):
     code = "approval_required"
 
 
+class PlanModeDenied(AccessDenied):
+    code = "plan_mode_denied"
+
+
 class TeamNotFound(AccessDenied):
     code = "team_not_found"
 
@@ -263,6 +271,10 @@ class StateError(_Coded):
 
 class DirtyWorktree(StateError):
     code = "dirty_worktree"
+
+
+class UnsavedChanges(StateError):
+    code = "unsaved_changes"
 
 
 class ProposalNotFound(StateError):
