@@ -25,6 +25,7 @@ from gitpatch.errors import NotATextResource, ResourceConflict, ResourceNotFound
 from gitpatch.guards import blob
 from gitpatch.model import EditReport, FileChange, Proposal, UpdateFile
 from gitpatch.paths import Address, parse_address
+from gitpatch.policy import RulePolicy, rules_from_config
 from gitpatch.results import EditResult, FileResult, ProposalResult
 from gitpatch.storage import Applied, FileRead, Gate, Stat, Target, Version, _plain_resolve
 from gitpatch.store import Store
@@ -102,6 +103,22 @@ class WorkspaceStorage:
             if found is None:
                 found = cls._made[workspace] = cls(workspace)
             return found
+
+    def config_policy(self) -> RulePolicy | None:
+        """The tool rules in the repository's git config, if any (see the README):
+        ``gitpatch.toolAllow``, ``gitpatch.toolDeny``, ``gitpatch.toolAsk`` (multi-valued
+        globs) and ``gitpatch.toolRequireApproval`` (bool)."""
+        config = self.workspace.store.repo.config
+        values: dict[str, list[str]] = {}
+        for name, key in (
+            ("allow", "gitpatch.toolAllow"),
+            ("deny", "gitpatch.toolDeny"),
+            ("ask", "gitpatch.toolAsk"),
+            ("requireApproval", "gitpatch.toolRequireApproval"),
+        ):
+            with contextlib.suppress(KeyError, pygit2.GitError):
+                values[name] = [str(v) for v in config.get_multivar(key)]
+        return rules_from_config(values)
 
     # -- namespace ---------------------------------------------------------------------------
 

@@ -91,6 +91,13 @@ def normalize(path: str, root: str | None = None) -> str:
             "path contains a NUL byte", hint="Pass a plain file path.", details={"path": path}
         )
     raw = path.strip()
+    if _SCHEME.match(raw) and "://" in raw:
+        raise UnsafePath(
+            f"path {raw!r} is an address with a scheme, not a path in the repository",
+            hint="Pass a path relative to the repository root (the tools take work:// and "
+            "memory:// addresses; other schemes are refused).",
+            details={"path": path},
+        )
     check_portable(raw)
     if raw.startswith("/"):
         base = posixpath.normpath(root) if root else None

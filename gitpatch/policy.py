@@ -33,6 +33,7 @@ from gitpatch.paths import Address
 
 __all__ = [
     "PLAN_MODES",
+    "CombinedPolicy",
     "Decision",
     "PlanMode",
     "RulePolicy",
@@ -199,6 +200,22 @@ def rules_from_config(values: Mapping[str, Sequence[str]]) -> RulePolicy | None:
         deny=values.get("deny", ()),
         ask=values.get("ask", ()),
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class CombinedPolicy:
+    """Several policies at once: the strictest verdict wins (deny, then ask, then allow)."""
+
+    policies: tuple[ToolPermissionPolicy, ...]
+
+    def decide(self, tool: str, operation: ToolOperation, path: str) -> Decision:
+        """The strictest of the policies' decisions."""
+        found = [p.decide(tool, operation, path) for p in self.policies]
+        for verdict in ("deny", "ask"):
+            hit = next((d for d in found if d.verdict == verdict), None)
+            if hit is not None:
+                return hit
+        return Decision("allow")
 
 
 def check(

@@ -24,6 +24,7 @@ from gitpatch.model import Proposal
 from gitpatch.paths import Address
 from gitpatch.policy import (
     PLAN_MODES,
+    CombinedPolicy,
     ToolOperation,
     ToolPermissionPolicy,
     approval_required,
@@ -70,6 +71,23 @@ class _CallState:
             self.cancelled = True
 
 
+def _config_policy(namespace: Namespace) -> ToolPermissionPolicy | None:
+    """The rules of the git config of every Workspace in the namespace (strictest wins)."""
+    from gitpatch.storage import MountedFilesystem
+
+    storages = (
+        namespace.mounts.values() if isinstance(namespace, MountedFilesystem) else [namespace]
+    )
+    found = [
+        rules
+        for s in storages
+        if isinstance(s, WorkspaceStorage) and (rules := s.config_policy()) is not None
+    ]
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else CombinedPolicy(tuple(found))
+
+
 class Tool:
     """Base of the spec tools: subclasses set ``name`` and implement ``run``."""
 
@@ -88,7 +106,7 @@ class Tool:
     ) -> None:
         self.namespace: Namespace = namespace_of(reader, writer)
         self.cwd = cwd
-        self.policy = policy
+        self.policy = policy if policy is not None else _config_policy(self.namespace)
         if plan_mode not in PLAN_MODES:
             raise ValueError(f"plan_mode must be one of {', '.join(PLAN_MODES)}")
         self.plan_mode = plan_mode
