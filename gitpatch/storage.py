@@ -391,7 +391,12 @@ class MountedFilesystem:
             normalize(path)
         raw = path.strip()
         if not raw.startswith("/"):
-            raw = posixpath.join(cwd or self.root, raw)
+            base = cwd or self.root
+            mount = self._mount_of(base)
+            if mount is not None:
+                inside = posixpath.relpath(posixpath.join(base, raw), mount)
+                normalize(inside if inside != "." else raw)  # ".." above the mount: an escape
+            raw = posixpath.join(base, raw)
         full = posixpath.normpath(normalize(raw, "/") if raw != "/" else raw)
         full = "/" + full.lstrip("/")
         for root in sorted(self.mounts, key=len, reverse=True):
@@ -402,6 +407,17 @@ class MountedFilesystem:
             f"path {path!r} is outside every mount ({', '.join(self.mounts)})",
             hint=f"Use a path below {' or '.join(self.mounts)}.",
             details={"path": path},
+        )
+
+    def _mount_of(self, path: str) -> str | None:
+        clean = "/" + posixpath.normpath(path).lstrip("/")
+        return next(
+            (
+                r
+                for r in sorted(self.mounts, key=len, reverse=True)
+                if (clean + "/").startswith(r + "/")
+            ),
+            None,
         )
 
     def _family_storage(self, path: str) -> Storage:
