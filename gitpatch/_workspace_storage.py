@@ -21,7 +21,7 @@ from typing import ClassVar
 
 import pygit2
 
-from gitpatch.errors import NotATextResource, ResourceConflict, ResourceNotFound
+from gitpatch.errors import GitpatchError, NotATextResource, ResourceConflict, ResourceNotFound
 from gitpatch.guards import blob
 from gitpatch.model import EditReport, FileChange, Proposal, UpdateFile
 from gitpatch.paths import Address, parse_address
@@ -270,11 +270,12 @@ class WorkspaceStorage:
         if expected is None:
             return None
         text = str(expected).strip()
-        with contextlib.suppress(Exception):
+        commit = None
+        with contextlib.suppress(GitpatchError, ValueError, KeyError, pygit2.GitError):
             commit = ws.store.repo[ws.store.resolve_commit(text)].peel(pygit2.Commit)
-            if READ_TRAILER in ws.store.trailers(commit.id):
-                return _unpin(ws, commit, proposal.paths, text)
-        return text
+            if READ_TRAILER not in ws.store.trailers(commit.id):
+                commit = None
+        return text if commit is None else _unpin(ws, commit, proposal.paths, text)
 
     def _applied(self, ws: Workspace, result: ProposalResult, root: Address | None) -> Applied:
         review = result.mode == "review"

@@ -144,6 +144,9 @@ class Tool:
         try:
             with self._lock:
                 return self.run(gate=gate, **arguments)
+        except Cancelled:
+            text = f"{self.name} was cancelled before it wrote anything; nothing was changed."
+            return ToolResult(text, ok=False, code="cancelled", data={"code": "cancelled"})
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
