@@ -6,10 +6,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from gitpatch.errors import TeamNotFound
+from gitpatch import engine
+from gitpatch.errors import PayloadTooLarge, TeamNotFound
 from gitpatch.formats import edits as edit_objects
+from gitpatch.model import Proposal
 from gitpatch.policy import ToolOperation
-from gitpatch.storage import Namespace
+from gitpatch.storage import Namespace, Target
 from gitpatch.tools._base import Tool
 from gitpatch.tools._result import ToolResult
 from gitpatch.tools._texts import change_lines, plural
@@ -26,9 +28,16 @@ class PatchResourceTool(Tool):
 
     name = "patch_resource"
 
-    def __init__(self, *args: Any, spaces: SpaceResolver | None = None, **kw: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        spaces: SpaceResolver | None = None,
+        max_file_bytes: int | None = None,
+        **kw: Any,
+    ) -> None:
         super().__init__(*args, **kw)
         self.spaces = spaces
+        self.max_file_bytes = max_file_bytes
 
     def run(
         self,
@@ -46,6 +55,8 @@ class PatchResourceTool(Tool):
         self.authorize(*checks[0])
         proposal = edit_objects.parse(target.key, edits)
         proposal = dataclasses.replace(proposal, tool="patch_resource")
+        if self.max_file_bytes is not None:
+            self._check_size(target, proposal)
         applied = self.submit(proposal, checks, gate, expected_version)
         data: dict[str, Any] = {
             "path": target.shown,
@@ -58,6 +69,20 @@ class PatchResourceTool(Tool):
         if applied.review:
             data["proposal_id"] = applied.proposal_id
         return ToolResult("\n".join(lines), ok=True, data=data)
+
+    def _check_size(self, target: Target, proposal: Proposal) -> None:
+        """``payload_too_large`` when the edited file would pass ``max_file_bytes``: the edits
+        are tried on the current content first (pure), so nothing is written."""
+        found = target.storage.read(target.key)
+        result = engine.apply(proposal, {target.key: found.data})
+        size = max((len(c.content or b"") for c in result.changes), default=0)
+        limit = self.max_file_bytes or 0
+        if size > limit:
+            raise PayloadTooLarge(
+                f"{target.shown} would be {size} bytes, over the per-file limit of {limit} bytes",
+                hint="Patching does not raise the limit: make the file smaller or split it.",
+                details={"path": target.shown, "size": size, "limit": limit},
+            )
 
     def _space(self, team: str | None) -> Namespace:
         if team is None:
