@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from gitpatch.errors import GitpatchError
 from gitpatch.model import Changeset, Proposal
+from gitpatch.mounts import MountedFilesystem
 from gitpatch.policy import (
     SideEffectApprovalToolPermissionPolicy,
     ToolOperation,
@@ -24,7 +25,7 @@ from gitpatch.results import (
     ProposalResult,
     ReadResult,
 )
-from gitpatch.storage import MemoryStorage, MountedFilesystem
+from gitpatch.storage import MemoryStorage
 from gitpatch.tools import (
     ToolResult,
     apply_patch_tool,

@@ -8,11 +8,12 @@ A storage offers two capabilities over keys (clean relative POSIX paths, or for 
   only when every edit succeeded, opens its writer, which completes the replacement on success
   and leaves every target as it was on failure.
 
-Three storages exist: ``Workspace`` (through ``WorkspaceStorage``: each change is a proposal
-commit, versions are commit ids), ``MemoryStorage`` (files in a dict, versions are counters) and
-``MountedFilesystem`` (virtual roots such as ``/workspace`` mapped onto storages). A namespace
-turns the path a caller sent into a ``Target`` (which storage, which key, how texts show it);
-this module does no policy checks (``gitpatch.policy``) and formats no texts (``gitpatch.tools``).
+Storages: ``MemoryStorage`` here (files in a dict, versions are counters), a ``Workspace``
+through ``gitpatch.workspace_storage`` (each change is a proposal commit, versions are commit
+ids), and ``gitpatch.mounts.MountedFilesystem`` (virtual roots such as ``/workspace`` mapped
+onto storages). A namespace turns the path a caller sent into a ``Target`` (which storage,
+which key, how texts show it). This module does no policy checks (``gitpatch.policy``) and
+formats no texts (``gitpatch.tools``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import posixpath
 import secrets
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from gitpatch import engine
 from gitpatch.errors import (
@@ -38,20 +39,17 @@ from gitpatch.model import Changeset, EditReport, Proposal
 from gitpatch.paths import Address, normalize, parse_address
 from gitpatch.results import FileResult, file_results
 
-if TYPE_CHECKING:
-    from gitpatch.workspace import Workspace
-
 __all__ = [
     "Applied",
     "FileRead",
+    "Gate",
     "MemoryStorage",
-    "MountedFilesystem",
     "Namespace",
     "Stat",
     "Storage",
     "Target",
-    "as_storage",
-    "namespace_of",
+    "Version",
+    "resolve_plain",
 ]
 
 Version = str | int
@@ -145,7 +143,7 @@ class Namespace(Protocol):
 # -- plain storages ----------------------------------------------------------------------------
 
 
-def _plain_resolve(storage: Storage, path: str, cwd: str | None, root: str | None) -> Target:
+def resolve_plain(storage: Storage, path: str, cwd: str | None, root: str | None) -> Target:
     """Resolve on a plain storage: relative POSIX paths (from ``cwd``) and family addresses."""
     if not isinstance(path, str):
         raise InvalidArguments("path must be a string", hint="Pass the path as a string.")
@@ -216,7 +214,7 @@ class MemoryStorage:
 
     def resolve(self, path: str, cwd: str | None = None) -> Target:
         """Relative POSIX paths only (see ``Namespace``)."""
-        return _plain_resolve(self, path, cwd, None)
+        return resolve_plain(self, path, cwd, None)
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -358,119 +356,3 @@ class _Snapshot(Mapping[str, bytes]):
 
     def __len__(self) -> int:
         return len(self._files)
-
-
-# -- mounts ------------------------------------------------------------------------------------
-
-
-class MountedFilesystem:
-    """Virtual roots (``/workspace``) mapped onto storages: rooted virtual paths go to the
-    mount with the longest matching root; relative paths resolve from the captured cwd (by
-    default the only mount's root, or ``/`` when there are several). ``work://`` and
-    ``memory://`` addresses go to the one mounted Workspace."""
-
-    def __init__(self, mounts: Mapping[str, Any]) -> None:
-        if not mounts:
-            raise ValueError("MountedFilesystem needs at least one mount")
-        self.mounts: dict[str, Storage] = {}
-        for root, storage in mounts.items():
-            clean = posixpath.normpath(root) if isinstance(root, str) else ""
-            if not clean.startswith("/") or clean == "/" or "\\" in clean:
-                raise ValueError(f"mount root {root!r} must be an absolute POSIX path below /")
-            self.mounts[clean] = as_storage(storage)
-        self.root = next(iter(self.mounts)) if len(self.mounts) == 1 else "/"
-
-    def resolve(self, path: str, cwd: str | None = None) -> Target:
-        """See ``Namespace.resolve``."""
-        if not isinstance(path, str):
-            raise InvalidArguments("path must be a string", hint="Pass the path as a string.")
-        address = parse_address(path)
-        if address is not None:
-            return Target(self._family_storage(path), str(address), str(address), address)
-        if not path.strip():
-            normalize(path)
-        raw = path.strip()
-        if not raw.startswith("/"):
-            base = cwd or self.root
-            mount = self._mount_of(base)
-            if mount is not None:
-                inside = posixpath.relpath(posixpath.join(base, raw), mount)
-                normalize(inside if inside != "." else raw)  # ".." above the mount: an escape
-            raw = posixpath.join(base, raw)
-        full = posixpath.normpath(normalize(raw, "/") if raw != "/" else raw)
-        full = "/" + full.lstrip("/")
-        for root in sorted(self.mounts, key=len, reverse=True):
-            if full.startswith(root + "/"):
-                key = normalize(full[len(root) + 1 :])
-                return Target(self.mounts[root], key, f"{root}/{key}")
-        raise UnsafePath(
-            f"path {path!r} is outside every mount ({', '.join(self.mounts)})",
-            hint=f"Use a path below {' or '.join(self.mounts)}.",
-            details={"path": path},
-        )
-
-    def _mount_of(self, path: str) -> str | None:
-        clean = "/" + posixpath.normpath(path).lstrip("/")
-        return next(
-            (
-                r
-                for r in sorted(self.mounts, key=len, reverse=True)
-                if (clean + "/").startswith(r + "/")
-            ),
-            None,
-        )
-
-    def _family_storage(self, path: str) -> Storage:
-        from gitpatch._workspace_storage import WorkspaceStorage
-
-        found = [s for s in self.mounts.values() if isinstance(s, WorkspaceStorage)]
-        if len(found) != 1:
-            raise UnsafePath(
-                f"{path}: work:// and memory:// addresses need exactly one mounted Workspace "
-                f"(there are {len(found)})",
-                hint="Use a path below a mount instead.",
-                details={"path": path},
-            )
-        return found[0]
-
-
-# -- wrapping ----------------------------------------------------------------------------------
-
-
-def as_storage(obj: Any) -> Storage:
-    """``obj`` as a storage: a Workspace is wrapped (the same wrapper each time)."""
-    from gitpatch._workspace_storage import WorkspaceStorage
-    from gitpatch.workspace import Workspace
-
-    if isinstance(obj, Workspace):
-        return WorkspaceStorage.of(obj)
-    if isinstance(obj, Storage):
-        return obj
-    raise TypeError(f"{type(obj).__name__} is not a storage (read, stat, list, apply)")
-
-
-def namespace_of(reader: Any, writer: Any) -> Namespace:
-    """The one namespace ``reader`` and ``writer`` share; ``ValueError`` when they differ."""
-    if reader is None or writer is None:
-        raise ValueError("pass both reader= and writer= (the same storage or filesystem)")
-    if isinstance(reader, MountedFilesystem) or isinstance(writer, MountedFilesystem):
-        if reader is not writer:
-            raise ValueError("reader= and writer= must be the same MountedFilesystem")
-        ns: Namespace = reader
-        return ns
-    left, right = as_storage(reader), as_storage(writer)
-    if left is not right:
-        raise ValueError(
-            "reader= and writer= come from different namespaces; pass the same storage as both"
-        )
-    if not hasattr(left, "resolve"):
-        raise ValueError(f"{type(left).__name__} cannot resolve paths")
-    found: Namespace = left  # type: ignore[assignment]
-    return found
-
-
-def workspace_of(target: Target) -> Workspace | None:
-    """The Workspace behind a target, when its storage is one."""
-    from gitpatch._workspace_storage import WorkspaceStorage
-
-    return target.storage.workspace if isinstance(target.storage, WorkspaceStorage) else None

@@ -18,9 +18,9 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from gitpatch._workspace_storage import WorkspaceStorage
 from gitpatch.errors import GitpatchError, InvalidArguments, UnsavedChanges
 from gitpatch.model import Proposal
+from gitpatch.mounts import MountedFilesystem, namespace_of
 from gitpatch.paths import Address
 from gitpatch.policy import (
     PLAN_MODES,
@@ -31,9 +31,10 @@ from gitpatch.policy import (
     check,
     check_plan_mode,
 )
-from gitpatch.storage import Applied, Namespace, Target, namespace_of
+from gitpatch.storage import Applied, Namespace, Target
 from gitpatch.tools._errors import error_result
 from gitpatch.tools._result import ToolResult
+from gitpatch.workspace_storage import WorkspaceStorage
 
 __all__ = ["ApprovalPending", "Cancelled", "Tool", "UnsavedPaths"]
 
@@ -73,8 +74,6 @@ class _CallState:
 
 def _config_policy(namespace: Namespace) -> ToolPermissionPolicy | None:
     """The rules of the git config of every Workspace in the namespace (strictest wins)."""
-    from gitpatch.storage import MountedFilesystem
-
     storages = (
         namespace.mounts.values() if isinstance(namespace, MountedFilesystem) else [namespace]
     )

@@ -8,7 +8,6 @@ from typing import Any
 
 from gitpatch.formats import apply_patch as apply_patch_format
 from gitpatch.formats import search_replace
-from gitpatch.formats._common import require_text
 from gitpatch.model import AddFile, DeleteFile, FileOp, Proposal, SearchReplace, UpdateFile
 from gitpatch.policy import ToolOperation
 from gitpatch.storage import Applied, Target
@@ -38,8 +37,7 @@ class PatchTool(Tool):
         target = self.resolve(path)
         checks = [(ToolOperation.MODIFY_FILE, target)]
         self.authorize(*checks[0])  # before parsing anything, as the spec requires
-        text = require_text(edits, "edits")
-        proposal = dataclasses.replace(search_replace.parse(text, target.key), tool="patch")
+        proposal = dataclasses.replace(search_replace.parse(edits, target.key), tool="patch")
         applied = self.submit(proposal, checks, gate)
         count = _edit_count(proposal)
         first = f"Applied {plural(count, 'edit')} to {target.shown}."
