@@ -48,7 +48,15 @@ def _unsafe(path: str, message: str, hint: str) -> UnsafePath:
 
 def check_portable(path: str) -> None:
     """Refuse what means something else on another system: ``\\``, drive letters, UNC shares,
-    device names, control characters and components ending in a dot or a space."""
+    device names, control characters and components ending in a dot or a space; and any
+    ``scheme://`` address (the tools resolve ``work://`` and ``memory://`` before this)."""
+    if _SCHEME.match(path) and "://" in path:
+        raise _unsafe(
+            path,
+            f"path {path!r} is an address with a scheme, not a path in the repository",
+            "Pass a path relative to the repository root (the tools take work:// and "
+            "memory:// addresses; other schemes are refused).",
+        )
     if "\\" in path:
         raise _unsafe(
             path,
@@ -92,13 +100,6 @@ def normalize(path: str, root: str | None = None) -> str:
             "path contains a NUL byte", hint="Pass a plain file path.", details={"path": path}
         )
     raw = path.strip()
-    if _SCHEME.match(raw) and "://" in raw:
-        raise UnsafePath(
-            f"path {raw!r} is an address with a scheme, not a path in the repository",
-            hint="Pass a path relative to the repository root (the tools take work:// and "
-            "memory:// addresses; other schemes are refused).",
-            details={"path": path},
-        )
     check_portable(raw)
     if raw.startswith("/"):
         base = posixpath.normpath(root) if root else None
