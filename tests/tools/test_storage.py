@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import pytest
+
 from gitpatch import (
     MemoryStorage,
     MountedFilesystem,
