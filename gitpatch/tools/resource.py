@@ -10,6 +10,7 @@ from gitpatch import engine
 from gitpatch.errors import PayloadTooLarge, TeamNotFound
 from gitpatch.formats import edits as edit_objects
 from gitpatch.model import Proposal
+from gitpatch.mounts import MountedFilesystem, as_storage
 from gitpatch.policy import ToolOperation
 from gitpatch.storage import Namespace, Target
 from gitpatch.tools._base import Tool
@@ -18,9 +19,10 @@ from gitpatch.tools._texts import change_lines, plural
 
 __all__ = ["PatchResourceTool", "SpaceResolver"]
 
-#: The service's hook: the namespace holding ``team``'s resources (raise ``TeamNotFound``,
-#: ``Forbidden``, ... when the caller may not use it).
-SpaceResolver = Callable[[str], Namespace]
+#: The service's hook: the namespace holding ``team``'s resources (a storage, a Workspace or a
+#: ``MountedFilesystem``); raise ``TeamNotFound``, ``Forbidden``, ... when the caller may not
+#: use it.
+SpaceResolver = Callable[[str], Any]
 
 
 class PatchResourceTool(Tool):
@@ -98,4 +100,5 @@ class PatchResourceTool(Tool):
                 hint="Omit team to edit the workspace's files.",
                 details={"team": team},
             )
-        return self.spaces(team)
+        found = self.spaces(team)
+        return found if isinstance(found, MountedFilesystem) else as_storage(found)

@@ -316,3 +316,11 @@ def test_memory_writer_completes_on_success_and_preserves_on_failure() -> None:
         staged["b.txt"] = None
     assert mem.read_bytes("a.txt") == b"new\n" and mem.list() == ["a.txt"]
     assert mem.stat("a.txt") is not None and mem.stat("b.txt") is None
+
+
+def test_a_team_space_may_be_a_workspace(tmp_path) -> None:
+    repo, ws, _fs = mounted(tmp_path / "r", {"a.txt": "team\n"})
+    own = MemoryStorage({"a.txt": "mine\n"})
+    tool = patch_resource_tool(own, own, spaces=lambda team: ws)
+    res = tool(path="a.txt", edits=[{"old_string": "team", "new_string": "ours"}], team="core")
+    assert res.ok and (repo / "a.txt").read_text() == "ours\n"

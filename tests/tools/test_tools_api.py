@@ -198,3 +198,16 @@ def test_workspace_stays_the_error_raiser(tmp_path) -> None:
     with pytest.raises(gitpatch.GitpatchError):
         ws.patch("missing.txt", sr("a\n", "b\n"))
     assert isinstance(ws, Workspace)
+
+
+def test_cwd_is_captured_when_the_tool_is_made(tmp_path) -> None:
+    repo, ws, fs = mounted(tmp_path / "r", {"src/app.py": "a\n", "app.py": "top\n"})
+    for cwd in ("/workspace/src", "src"):
+        res = patch_tool(fs, fs, cwd=cwd)(path="app.py", edits=sr("a\n", f"{cwd}\n"))
+        assert str(res).startswith("Applied 1 edit to /workspace/src/app.py."), str(res)
+        patch_tool(fs, fs, cwd=cwd)(path="app.py", edits=sr(f"{cwd}\n", "a\n"))
+    mem = MemoryStorage({"src/app.py": "a\n"})
+    res = patch_tool(mem, mem, cwd="src")(path="app.py", edits=sr("a\n", "b\n"))
+    assert str(res).startswith("Applied 1 edit to src/app.py.")
+    escape = patch_tool(fs, fs, cwd="/workspace/src")(path="../../x", edits=sr("a\n", "b\n"))
+    assert escape.code == "path_unsafe"
