@@ -10,7 +10,7 @@ from gitpatch import engine
 from gitpatch.errors import PayloadTooLarge, TeamNotFound
 from gitpatch.formats import edits as edit_objects
 from gitpatch.model import Proposal
-from gitpatch.mounts import MountedFilesystem, as_storage
+from gitpatch.mounts import namespace_of
 from gitpatch.policy import ToolOperation
 from gitpatch.storage import Namespace, Target
 from gitpatch.tools._base import Tool
@@ -101,4 +101,4 @@ class PatchResourceTool(Tool):
                 details={"team": team},
             )
         found = self.spaces(team)
-        return found if isinstance(found, MountedFilesystem) else as_storage(found)
+        return namespace_of(found, found)
