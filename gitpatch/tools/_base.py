@@ -32,7 +32,7 @@ from gitpatch.policy import (
     check_plan_mode,
 )
 from gitpatch.storage import Applied, Namespace, Target
-from gitpatch.tools._errors import error_result
+from gitpatch.tools._errors import Cancelled, error_result
 from gitpatch.tools._result import ToolResult
 from gitpatch.workspace_storage import WorkspaceStorage
 
@@ -47,10 +47,6 @@ def _bad_arguments(tool: str, exc: TypeError) -> InvalidArguments:
     return InvalidArguments(
         f"{tool}: {why}", hint=f"Call {tool} with its documented parameters (names as given)."
     )
-
-
-class Cancelled(Exception):
-    """Raised at the write gate when an async call was cancelled before writing."""
 
 
 class _CallState:
@@ -143,9 +139,6 @@ class Tool:
         try:
             with self._lock:
                 return self.run(gate=gate, **arguments)
-        except Cancelled:
-            text = f"{self.name} was cancelled before it wrote anything; nothing was changed."
-            return ToolResult(text, ok=False, code="cancelled", data={"code": "cancelled"})
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
