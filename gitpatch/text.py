@@ -77,7 +77,8 @@ class Document:
             offset = exc.start + (len(BOM) if bom else 0)
             raise ResourceNotUtf8(
                 f"file{where} is not valid UTF-8 (invalid byte at offset {offset})",
-                hint="Only UTF-8 text files can be edited this way.",
+                hint="Only UTF-8 text files can be edited line by line; replace a file in "
+                "another encoding whole, or convert it to UTF-8 first.",
                 details={"path": path, "offset": offset},
             ) from None
         lines, endings = _split(text)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from bench.robustness.corpus import RECOVERABLE, Case
 from gitpatch import engine
-from gitpatch.errors import GitpatchError
+from gitpatch.errors import GitpatchError, MatchAmbiguous
 from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
 from gitpatch.match import Match, normalize_punctuation, reindent, seek
 from gitpatch.model import Proposal
@@ -61,20 +61,30 @@ def _pairs(old: list[str], region: list[str]) -> list[int | None]:
 
 
 def _merge(old: list[str], new: list[str], region: list[str], found: Match) -> list[str]:
+    """The region with the agent's change; lines it did not quote stay where they are.
+
+    Where added lines (other than a line-for-line replacement) meet such a line, which side it
+    goes is the engine's decision (see the search_replace route); this stand-in refuses.
+    """
     pair = _pairs(old, region)
     out: list[str] = []
     nxt = 0  # the first file line of the region not yet kept or dropped
+    added = False  # lines were added since the last quoted line
     for tag, i1, i2, j1, j2 in _opcodes(old, new):
         for i in range(i1, i2):
             j = pair[i]
             if j is None:
                 continue
+            if added and j > nxt:
+                raise MatchAmbiguous("added lines meet a line the old text did not quote")
             out.extend(region[nxt:j])  # lines the agent did not quote stay
-            nxt = j + 1
+            nxt, added = j + 1, False
             if tag == "equal":
                 out.append(region[j])
         if tag != "equal":
             out.extend(reindent(new[j1:j2], found))
+            # a line-for-line replacement keeps what followed its old lines after it
+            added = j2 > j1 and not (tag == "replace" and j2 - j1 <= i2 - i1)
     return out + region[nxt:]
 
 
@@ -181,10 +191,10 @@ class Tally:
     counts: dict[str, Counter[str]]
     wrong: tuple[str, ...]
 
-    def recoverable_rate(self) -> float:
-        """Share of recoverable cases applied correctly."""
-        got = sum(c["correct"] for k, c in self.counts.items() if k in RECOVERABLE)
-        total = sum(sum(c.values()) for k, c in self.counts.items() if k in RECOVERABLE)
+    def recoverable_rate(self, kinds: Sequence[str] = RECOVERABLE) -> float:
+        """Share of cases of the recoverable ``kinds`` applied correctly."""
+        got = sum(c["correct"] for k, c in self.counts.items() if k in kinds)
+        total = sum(sum(c.values()) for k, c in self.counts.items() if k in kinds)
         return got / total if total else 1.0
 
     def total_wrong(self) -> int:

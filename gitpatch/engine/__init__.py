@@ -175,10 +175,20 @@ def _check_free(
         parent = posixpath.dirname(parent)
 
 
+_MISSING_HINT = {
+    "cannot update": "Check the path (it is relative to the repository root) against the "
+    "repository's files; to create a new file, add it instead of updating it.",
+    "cannot delete": "Check the path (it is relative to the repository root); if the file is "
+    "already gone, leave the Delete out.",
+    "cannot move": "Check the source path (it is relative to the repository root); if the file "
+    "was already moved, leave the move out.",
+}
+
+
 def _missing(path: str, what: str) -> ResourceNotFound:
     return ResourceNotFound(
         f"{what} {path}: no such file",
-        hint="Check the path (it is relative to the repository root); to create a file, add it.",
+        hint=_MISSING_HINT[what],
         details={"path": path},
     )
 
@@ -224,7 +234,9 @@ def _update(
     if content == data and op.move_to is None:
         raise NoChange(
             f"{op.path}: the edits leave the file exactly as it is",
-            hint="Check that the new text differs from the old text; nothing was changed.",
+            hint="Nothing was changed: the new text gives what the file already has. Make the "
+            "new text differ from the old; if this change was applied before, there is nothing "
+            "left to do.",
             details={"path": op.path},
         )
     if op.move_to is not None:

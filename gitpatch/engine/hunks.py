@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from gitpatch.engine.applied import lines_applied_at, note_applied
 from gitpatch.engine.lines import Placement, near, relabel, render
 from gitpatch.errors import GitpatchError, InvalidPatch, MatchAmbiguous, MatchNotFound
 from gitpatch.match import Match, anchor_lines, seek
@@ -81,6 +82,9 @@ def _seek_hunk(doc: Document, hunk: Hunk, start: int, profile: str, path: str, n
         )
     except GitpatchError as exc:
         err = relabel(exc, f"{path}: {name}", path=path, source_line=hunk.source_line)
+        if isinstance(err, MatchNotFound):
+            applied = lines_applied_at(doc.lines, old, hunk.new_lines)
+            err = note_applied(err, applied, "The hunk's new text (its ' ' and '+' lines)")
         if isinstance(exc, MatchNotFound) and start > 0:
             try:
                 earlier = seek(doc.lines, old, profile=profile)

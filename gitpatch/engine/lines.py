@@ -16,10 +16,23 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
+from gitpatch.engine.applied import lines_applied_at, note_applied
+from gitpatch.engine.blanks import (
+    NewLine,
+    Out,
+    Spot,
+    blank_context_ahead,
+    blank_tail,
+    dedupe_blank_runs,
+    kept_above,
+    placed_gap,
+)
+from gitpatch.engine.elision import has_indented_elision, split_indented_elision
 from gitpatch.errors import (
     EditOverlap,
     GitpatchError,
     InvalidPatch,
+    MatchAmbiguous,
     MatchNotFound,
     error_for_code,
 )
@@ -39,9 +52,6 @@ __all__ = [
     "place_search_replace",
     "text_of",
 ]
-
-#: A new line and its terminator; ``None`` means "the file's dominant line ending".
-NewLine = tuple[str, str | None]
 
 
 @dataclass(frozen=True)
@@ -95,29 +105,6 @@ def _align(
     return pair, extra
 
 
-def _blank_runs_deduped(out: list[tuple[str, str | None, str]]) -> tuple[NewLine, ...]:
-    """Drop added blank lines that a kept, unmentioned blank line of the file already provides.
-
-    An agent that left a blank line out of its old text but kept it in its new text means the
-    blank line the file has, not a second one. Within each run of blank lines, every file blank
-    line the pattern did not mention cancels one added blank line.
-    """
-    drop: set[int] = set()
-    k = 0
-    while k < len(out):
-        if out[k][0].strip():
-            k += 1
-            continue
-        run_end = k
-        while run_end < len(out) and not out[run_end][0].strip():
-            run_end += 1
-        added = [n for n in range(k, run_end) if out[n][2] == "+"]
-        spare = sum(1 for n in range(k, run_end) if out[n][2] == "extra")
-        drop.update(added[:spare])
-        k = run_end
-    return tuple((t, e) for n, (t, e, _) in enumerate(out) if n not in drop)
-
-
 def render(
     ops: Sequence[HunkLine], doc: Document, match: Match | None, start: int, end: int
 ) -> tuple[NewLine, ...]:
@@ -126,7 +113,8 @@ def render(
     Context lines come from the file (with their own endings), removed lines go, added lines are
     re-indented to the file when the match was not exact. A file line the pattern did not
     mention (a blank line at the ``blank_lines`` level) stays, unless it lies inside a run of
-    removed lines: then the agent removed everything around it.
+    removed lines: then the agent removed everything around it. Where lines are added at such a
+    blank line, ``gitpatch.engine.blanks.placed_gap`` places them or refuses.
     """
     window = doc.lines[start:end]
     ends = doc.endings[start:end]
@@ -135,23 +123,31 @@ def render(
     if match is not None and str(match.level) != "exact" and added:
         added = list(reindent(added, match))
     pair, extra = _align(old, window, "exact" if match is None else str(match.level))
-    out: list[tuple[str, str | None, str]] = []
+    out: list[Out] = []
     plus = iter(added)
-    prev: str | None = None
+    pending: list[Out] = []  # lines added since the last old line
+    removed = 0  # old lines removed just before ``pending``
+    below = blank_context_ahead(ops)
     i = 0
     for h in ops:
         if h.op == "+":
-            out.append((next(plus), None, "+"))
+            pending.append((next(plus), None, "+"))
             continue
-        if not (h.op == "-" and prev == "-"):
-            out.extend((window[j], ends[j], "extra") for j in extra[i])
+        spare: list[Out] = [(window[j], ends[j], "extra") for j in extra[i]]
+        if h.op == "-" and removed and not pending:
+            spare = []  # inside a run of removed lines: the agent removed all around it
         j = pair[i]
+        kept = window[j] if h.op == " " and j is not None and h.text.strip() else None
+        spot = Spot(blank_tail(out), below[i], removed, kept_above(out), kept)
+        out.extend(placed_gap(spare, pending, spot, start + (extra[i] or [0])[0]))
+        removed, pending = (removed + 1 if h.op == "-" else 0), []
         if h.op == " " and j is not None:
             out.append((window[j], ends[j], " "))
-        prev = h.op
         i += 1
-    out.extend((window[j], ends[j], "extra") for j in extra[len(old)])
-    return _blank_runs_deduped(out)
+    spare = [(window[j], ends[j], "extra") for j in extra[len(old)]]
+    spot = Spot(blank_tail(out), 0, removed, kept_above(out), None)
+    out.extend(placed_gap(spare, pending, spot, start + (extra[len(old)] or [0])[0]))
+    return dedupe_blank_runs(out)
 
 
 def eol_of(doc: Document) -> str:
@@ -289,8 +285,10 @@ def _seek_piece(
                     },
                 ) from None
         hint = f"{exc.hint}\n{_ORIGINAL_HINT}" if several and exc.hint else exc.hint
-        raise relabel(
-            exc, f"{path}: {name}", hint, path=path, source_line=edit.source_line
+        err = relabel(exc, f"{path}: {name}", hint, path=path, source_line=edit.source_line)
+        applied = lines_applied_at(doc.lines, edit.search, edit.replace)
+        raise note_applied(
+            MatchNotFound(err.message, err.hint, err.details), applied, "The REPLACE text"
         ) from None
     except GitpatchError as exc:
         raise relabel(exc, f"{path}: {name}", path=path, source_line=edit.source_line) from None
@@ -310,20 +308,7 @@ def place_search_replace(
     placed: list[tuple[Placement, str]] = []
     several = len(groups) > 1
     for number, pieces in enumerate(groups.values(), 1):
-        start = 0
-        for piece, (index, edit) in enumerate(pieces, 1):
-            name = _block_name(edit.block or number, piece, len(pieces), edit)
-            if not edit.search:
-                raise InvalidPatch(
-                    f"{path}: {name} has an empty SEARCH section",
-                    hint="Copy the lines to replace from the file into the SEARCH section.",
-                    details={"path": path},
-                )
-            m = _seek_piece(doc, edit, start, name, path, several)
-            ops = search_replace_ops(edit.search, edit.replace)
-            lines = render(ops, doc, m, m.start, m.end)
-            placed.append((Placement(m.start, m.end, lines, str(m.level), index), name))
-            start = m.end
+        placed.extend(_place_block(path, doc, number, pieces, several))
     placed.sort(key=lambda item: item[0].start)
     for (a, a_name), (b, b_name) in zip(placed, placed[1:], strict=False):
         if b.start < a.end:
@@ -335,3 +320,67 @@ def place_search_replace(
                 details={"path": path, "lines": [[a.start + 1, a.end], [b.start + 1, b.end]]},
             )
     return [p for p, _ in placed]
+
+
+def _place_block(
+    path: str, doc: Document, number: int, pieces: list[tuple[int, SearchReplace]], several: bool
+) -> list[tuple[Placement, str]]:
+    """Place one block's pieces; indented ``...`` lines are text first, elision second.
+
+    See ``gitpatch.engine.elision``: the elision reading is tried only when the block, read
+    with its ``...`` lines as text, is not in the file (an ambiguous text match is refused as
+    such). When the elision reading fails too, its error is the one reported.
+    """
+    try:
+        return _place_pieces(path, doc, number, pieces, several)
+    except MatchNotFound as literal:
+        if not has_indented_elision(pieces):
+            raise
+        elided = split_indented_elision(pieces)
+        if elided is None:
+            raise _noted(literal, _NOT_ELISION) from None
+    try:
+        return _place_pieces(path, doc, number, elided, several)
+    except GitpatchError as exc:
+        raise _noted(exc, _READ_AS_ELISION) from None
+
+
+_NOT_ELISION = (
+    "If the indented '...' lines stand for unchanged lines you skipped, put one '...' line at "
+    "the same place, with the same indentation, in SEARCH and in REPLACE."
+)
+_READ_AS_ELISION = (
+    "The block's indented '...' lines were read as elision (unchanged lines skipped), because "
+    "with them as text the block is not in the file."
+)
+
+
+def _noted(exc: GitpatchError, note: str) -> GitpatchError:
+    """The same error with ``note`` added to its hint."""
+    hint = f"{exc.hint}\n{note}" if exc.hint else note
+    return error_for_code(exc.code, exc.message, hint, exc.details)
+
+
+def _place_pieces(
+    path: str, doc: Document, number: int, pieces: list[tuple[int, SearchReplace]], several: bool
+) -> list[tuple[Placement, str]]:
+    """Place the pieces of one block in order, each below the one before."""
+    placed: list[tuple[Placement, str]] = []
+    start = 0
+    for piece, (index, edit) in enumerate(pieces, 1):
+        name = _block_name(edit.block or number, piece, len(pieces), edit)
+        if not edit.search:
+            raise InvalidPatch(
+                f"{path}: {name} has an empty SEARCH section",
+                hint="Copy the lines to replace from the file into the SEARCH section.",
+                details={"path": path},
+            )
+        m = _seek_piece(doc, edit, start, name, path, several)
+        ops = search_replace_ops(edit.search, edit.replace)
+        try:
+            lines = render(ops, doc, m, m.start, m.end)
+        except MatchAmbiguous as exc:
+            raise relabel(exc, f"{path}: {name}", path=path, source_line=edit.source_line) from None
+        placed.append((Placement(m.start, m.end, lines, str(m.level), index), name))
+        start = m.end
+    return placed

@@ -18,6 +18,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, count, repeat
 
+from gitpatch.engine.applied import note_applied, substantial
 from gitpatch.engine.lines import encode, eol_of, text_of
 from gitpatch.errors import (
     GitpatchError,
@@ -162,11 +163,12 @@ def _replace(state: _State, edit: Replace, number: int) -> tuple[int, int]:
     where = f"{state.path}: edit {number}"
     spans = _find(state.text, edit.old)
     if not spans:
-        raise MatchNotFound(
+        err = MatchNotFound(
             f"{where}: old_string {_preview(edit.old)} is not in the file",
             hint=_not_found_hint(state.text, edit.old),
             details={"path": state.path, "edit": number},
         )
+        raise note_applied(err, _text_applied_at(state.text, edit), "new_string")
     last = max(spans[-1][0], spans[-1][1] - 1)
     *lines, last_line = _lines_at(state.text, [s for s, _ in spans] + [last])
     if len(spans) > 1 and not edit.replace_all:
@@ -178,6 +180,14 @@ def _replace(state: _State, edit: Replace, number: int) -> tuple[int, int]:
         )
     state.splice_all(spans, edit.new)
     return lines[0], last_line
+
+
+def _text_applied_at(text: str, edit: Replace) -> list[int]:
+    """1-based lines where ``edit.new`` already is in ``text`` (when it is worth saying)."""
+    if edit.new == edit.old or not substantial([edit.new]):
+        return []
+    spans = _find(text, edit.new)
+    return _lines_at(text, [s for s, _ in spans[:5]]) if spans else []
 
 
 def _preview(text: str, limit: int = 60) -> str:

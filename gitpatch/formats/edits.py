@@ -78,6 +78,7 @@ def parse(path: str, edits: object) -> Proposal:
             "edits is empty",
             hint="Pass at least one edit: {old_string, new_string}, {start_line, end_line, "
             "new_string} or {after_line, new_string}.",
+            details={"field": "edits"},
         )
     for index, item in enumerate(items):
         for name in ("old_string", "new_string"):
@@ -118,10 +119,12 @@ def _schema_error(exc: ValidationError) -> InvalidArguments:
     )
 
 
-def _semantic(message: str, index: int, name: str | None = None) -> InvalidPatch:
+def _semantic(
+    message: str, index: int, name: str | None = None, hint: str = _MODES_HINT
+) -> InvalidPatch:
     """An ``invalid_patch`` about edit ``index`` (and one of its fields)."""
     where = _field((index, name) if name else (index,))
-    return InvalidPatch(f"{where}: {message}", hint=_MODES_HINT, details={"field": where})
+    return InvalidPatch(f"{where}: {message}", hint=hint, details={"field": where})
 
 
 def _to_edit(item: ResourceEdit, index: int) -> Edit:
@@ -159,6 +162,8 @@ def _to_edit(item: ResourceEdit, index: int) -> Edit:
                 f"end_line {item.end_line} is before start_line {item.start_line}",
                 index,
                 "end_line",
+                "start_line and end_line are 1-based and inclusive, so end_line >= start_line: "
+                "to replace only line N give start_line N and end_line N.",
             )
         return ReplaceLines(item.start_line, item.end_line, new)
     return InsertAfter(item.after_line or 0, new)

@@ -75,8 +75,8 @@ def test_parses(items: Any, expected: list[Edit]) -> None:
 
 # (id, edits, code, message fragment, field path)
 ERRORS: list[tuple[str, Any, str, str, str | None]] = [
-    ("empty list", [], "empty_edits", "edits is empty", None),
-    ("empty tuple", (), "empty_edits", "edits is empty", None),
+    ("empty list", [], "empty_edits", "edits is empty", "edits"),
+    ("empty tuple", (), "empty_edits", "edits is empty", "edits"),
     (
         "not a list",
         {"old_string": "a", "new_string": "b"},
@@ -209,7 +209,7 @@ ERRORS: list[tuple[str, Any, str, str, str | None]] = [
         "not valid Unicode",
         "edits[0].new_string",
     ),
-    ("generator of nothing", (x for x in ()), "empty_edits", "edits is empty", None),
+    ("generator of nothing", (x for x in ()), "empty_edits", "edits is empty", "edits"),
     (
         "empty old_string",
         [{"old_string": "", "new_string": "x"}],
