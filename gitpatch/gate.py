@@ -24,7 +24,7 @@ import pygit2
 
 from gitpatch import config
 from gitpatch.errors import ApprovalRequired, GitpatchError, InvalidArguments
-from gitpatch.sessions import SESSION_PREFIX, protected_branches, short
+from gitpatch.repo.sessions import SESSION_PREFIX, protected_branches, short
 from gitpatch.store import NOTES_REF, Store
 from gitpatch.store.notes import decode, note_path
 
@@ -158,8 +158,9 @@ def approve_commits(store: Store, commits: Iterable[pygit2.Oid], by: str) -> lis
     Only commits with a ``Gitpatch-Proposal`` trailer and no approval are stamped; returns
     their ids. Every note moves in one compare-and-swap of the notes ref.
     """
-    from gitpatch._review_step import retry
+    from gitpatch.errors import ConcurrentUpdate
     from gitpatch.results import now_iso
+    from gitpatch.retry import lost_race, retry
     from gitpatch.store.notes import notes_update
 
     who = by.strip() if isinstance(by, str) else ""
@@ -180,7 +181,7 @@ def approve_commits(store: Store, commits: Iterable[pygit2.Oid], by: str) -> lis
         store.update_refs([notes], f"gitpatch: approve {len(todo)} applied commits")
         return [str(c) for c in todo]
 
-    return retry(once)
+    return retry(once, attempts=20, catch=ConcurrentUpdate, when=lost_race)
 
 
 def _unapproved_agent_commit(store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid) -> bool:

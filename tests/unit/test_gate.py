@@ -9,8 +9,8 @@ import pygit2
 import pytest
 
 from gitpatch import Workspace, gate
-from gitpatch._review_step import Transition, run
 from gitpatch.errors import ApprovalRequired
+from gitpatch.repo.publisher import Transition, publish
 from tests.gitkit import git, head, make_repo
 from tests.unit.workspace_kit import commit_on, sr, state
 
@@ -56,7 +56,7 @@ def test_the_workspace_refuses_moving_a_protected_branch_onto_unapproved_commits
     before = state(repo)
     step = Transition(refs=((MAIN, tip, old),), notes={}, message="sneak it in")
     with pytest.raises(ApprovalRequired):
-        run(ws, step)
+        publish(ws.context, step)
     assert state(repo) == before
 
 
