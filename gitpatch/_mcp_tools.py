@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from gitpatch import tooldefs
+from gitpatch._cli_common import is_open
 from gitpatch.errors import InvalidArguments
 from gitpatch.mcp_server import Handler, Reply, ToolSet
 
@@ -114,8 +115,8 @@ class _EditAdapter:
 
 def _review_handlers(repo: _Repository) -> dict[str, Handler]:
     def list_proposals(_args: BaseModel) -> Reply:
-        items = [i for i in repo.workspace().proposals() if i.status in ("proposed", "applied")]
-        open_items = [i for i in items if i.branch and repo.workspace().store.ref_target(i.branch)]
+        ws = repo.workspace()
+        open_items = [i for i in ws.proposals() if is_open(ws, i)]
         data = {"proposals": [i.model_dump(mode="json") for i in open_items]}
         lines = [
             f"{i.id}  {i.status}  {i.target.removeprefix('refs/heads/')}  {', '.join(i.files)}"
