@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -202,12 +202,17 @@ class _ArgumentGate:
 # -- the server ----------------------------------------------------------------------------------
 
 
-def _tool_function(tool: tooldefs.ToolDef, handler: Handler) -> Callable[..., CallToolResult]:
+def _tool_function(
+    tool: tooldefs.ToolDef, handler: Handler
+) -> Callable[..., Awaitable[CallToolResult]]:
     """A function the SDK can register: its signature is the argument model's fields, so the
     published inputSchema is the model's."""
     model = tool.args
 
-    def call(**arguments: Any) -> CallToolResult:
+    # Async so the SDK runs it on the event loop instead of handing it to a worker thread
+    # (a thread hop costs more than a typical call); the handlers' work is short and one
+    # Workspace serialises its calls anyway.
+    async def call(**arguments: Any) -> CallToolResult:
         try:
             args = model.model_validate(arguments)
             return _to_result(tool.name, handler(args))
