@@ -87,10 +87,14 @@ def _make_repo(root: Path) -> Path:
     return repo
 
 
-def _say(result: Any) -> str:
-    text = "".join(getattr(block, "text", "") for block in result.content)
-    first = text.splitlines()[0] if text else ""
-    return f"[isError] {first}" if result.is_error else first
+def _say(name: str, result: Any) -> None:
+    """What the agent got back: the first lines of the text the model reads."""
+    lines = "".join(getattr(block, "text", "") for block in result.content).splitlines()
+    keep = lines[:1] if name == "read_file" else lines[:4]
+    flag = "[isError] " if result.is_error else ""
+    print(f"  agent -> {name}: {flag}{keep[0] if keep else ''}")
+    for line in keep[1:]:
+        print(f"      {line}")
 
 
 async def _agent(repo: Path, mode: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
@@ -109,7 +113,7 @@ async def _agent(repo: Path, mode: str, calls: list[tuple[str, dict[str, Any]]])
             print(f"  tools offered: {', '.join(names)}")
         for name, args in calls:
             result = await client.call_tool(name, args)
-            print(f"  agent -> {name}: {_say(result)}")
+            _say(name, result)
             results.append(result)
     return results
 
@@ -126,10 +130,7 @@ def agent_session(repo: Path) -> None:
         ("apply_patch", {"patch": MULTI_FILE}),
         ("patch", {"path": "inventory.py", "edits": AMBIGUOUS}),
     ]
-    results = anyio.run(_agent, repo, "auto", auto)
-    hint = "".join(b.text for b in results[-1].content).splitlines()[1:3]
-    for line in hint:
-        print(f"      {line}")
+    anyio.run(_agent, repo, "auto", auto)
 
     _title("The same agent in review mode: two proposals wait for a person")
     review: list[tuple[str, dict[str, Any]]] = [

@@ -53,9 +53,10 @@ def test_demo_runs_an_agent_over_mcp_then_a_review_by_cli() -> None:
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert "tools offered: patch, apply_patch, patch_resource, read_file" in text
-    assert "agent -> apply_patch: Applied inventory.py, CHANGES.md on session branch" in text
+    assert "agent -> apply_patch: Applied patch to 2 files (1 added, 1 modified):" in text
+    assert "It landed on session branch gitpatch/session/agent (main is protected)." in text
     assert "agent -> patch: [isError] match_ambiguous: " in text
-    assert text.count("nothing on disk changes until a person approves it") == 2
+    assert text.count("awaits a person's approval; nothing on disk changes") == 2
     assert "$ gitpatch approve agent" in text and "merged into main" in text
     assert "(out of scope); refs/heads/gitpatch/" in text
     assert "Merge session agent into main" in text
