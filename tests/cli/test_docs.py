@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitpatch._cli_docs import render
+from gitpatch.cli.docs import render
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 

@@ -12,7 +12,7 @@ from typing import Literal
 
 import click
 
-from gitpatch._cli_common import Env, pass_env
+from gitpatch.cli._common import Env, pass_env
 from gitpatch.errors import InvalidArguments, RepositoryError
 
 __all__ = ["hook", "hooks", "init", "install_hooks", "schema", "serve"]
