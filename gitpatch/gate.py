@@ -280,7 +280,14 @@ def hook_script(name: str, python: str = "python3") -> str:
     """The shell shim for git hook ``name``, running ``python -m gitpatch.gate``."""
     if name not in HOOKS:
         raise InvalidArguments(f"unknown hook {name!r}", hint=f"Use one of {', '.join(HOOKS)}.")
-    only = '[ "$1" = prepared ] || exit 0\n' if name == "reference-transaction" else ""
+    # reference-transaction runs for every ref git moves: only branches in the prepared state
+    # can need the check, and starting Python for the rest would slow every git command.
+    only = (
+        '[ "$1" = prepared ] || exit 0\n'
+        "printf '%s\\n' \"$input\" | grep -q ' refs/heads/' || exit 0\n"
+        if name == "reference-transaction"
+        else ""
+    )
     return _SCRIPT.format(marker=MARKER, name=name, python=python, only=only)
 
 

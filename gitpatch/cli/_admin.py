@@ -77,7 +77,8 @@ def _plan(where: Path, name: str, script: str, force: bool) -> tuple[str, bool]:
 
 
 def install_hooks(directory: Path, *, force: bool = False) -> list[str]:
-    """Install the three hook shims in the repository's hooks directory; returns what was done.
+    """Install the hook shims in the repository's hooks directory (pre-receive only in a bare
+    repository); returns what was done.
 
     Idempotent. A foreign hook is kept as ``NAME.local`` and chained (run first) unless
     ``force``, which replaces it. Every hook is checked before any is written, so a refusal
@@ -86,7 +87,11 @@ def install_hooks(directory: Path, *, force: bool = False) -> list[str]:
     from gitpatch import gate
 
     where = _hooks_dir(directory)
-    scripts = {name: gate.hook_script(name, sys.executable) for name in gate.HOOKS}
+    from gitpatch.frontends import working_root
+
+    # A server (bare) needs pre-receive only: it sees the whole push, notes included.
+    names = ("pre-receive",) if working_root(directory) is None else gate.HOOKS
+    scripts = {name: gate.hook_script(name, sys.executable) for name in names}
     plans = {name: _plan(where, name, script, force) for name, script in scripts.items()}
     where.mkdir(parents=True, exist_ok=True)
     for name, (action, chain) in plans.items():
