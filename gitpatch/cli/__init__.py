@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from gitpatch import __version__
-from gitpatch.cli._admin import hook, hooks, init, schema, serve
+from gitpatch.cli._admin import hooks, init, schema, serve
 from gitpatch.cli._common import Env, wants_color
 from gitpatch.cli._edit import apply, apply_patch, edit, patch, read
 from gitpatch.cli._review import approve, log, proposals, reject, show, undo
@@ -121,7 +121,6 @@ for _command in (
     log,
     serve,
     hooks,
-    hook,
     schema,
     init,
 ):

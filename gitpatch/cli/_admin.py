@@ -1,5 +1,5 @@
-"""Setup commands: serve (MCP over stdio), hooks install, schema, init; and the hidden hook
-runner the installed hook scripts may call (``gitpatch hook NAME``)."""
+"""Setup commands: serve (MCP over stdio), hooks install, schema, init. (The installed hook
+scripts run ``python -m gitpatch.gate``, not this CLI: it starts faster.)"""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import click
 from gitpatch.cli._common import Env, pass_env
 from gitpatch.errors import InvalidArguments, RepositoryError
 
-__all__ = ["hook", "hooks", "init", "install_hooks", "schema", "serve"]
+__all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
 
 
 @click.command("serve")
@@ -118,18 +118,6 @@ def hooks_install(env: Env, force: bool) -> None:
     hooks, keeping them as NAME.local)."""
     done = install_hooks(env.directory, force=force)
     env.emit({"hooks": done}, "\n".join(done))
-
-
-@click.command("hook", hidden=True)
-@click.argument("name")
-@click.argument("args", nargs=-1)
-@pass_env
-def hook(env: Env, name: str, args: tuple[str, ...]) -> None:
-    """Run the approval check as git hook NAME (what the hook scripts do)."""
-    from gitpatch import gate
-
-    code = gate.run_hook(name, args, sys.stdin, sys.stderr, str(env.directory))
-    raise SystemExit(code)
 
 
 @click.command("schema")

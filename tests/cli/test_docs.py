@@ -33,4 +33,3 @@ def test_every_visible_command_is_documented() -> None:
         "init",
     ):
         assert f"## `gitpatch {command}`" in text
-    assert "gitpatch hook`" not in text  # the hidden hook runner stays out
