@@ -410,12 +410,14 @@ def rewrite_locked(index_path: str, change: Callable[[bytes], bytes | bytearray]
 
     The lock is taken before reading, as git does, so no writer can slip in between. A held
     lock raises ``FileExistsError`` (an ``OSError``); ``Unsupported`` from ``change`` (or any
-    error) leaves the index untouched and the lock removed.
+    error) leaves the index untouched and the lock removed. The new file keeps the old one's
+    permissions (``core.sharedRepository`` may have widened them).
     """
     lock = index_path + ".lock"
     fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with open(index_path, "rb") as fh:
+            os.fchmod(fd, os.fstat(fh.fileno()).st_mode & 0o7777)
             data = fh.read()
         new = change(data)
         view = memoryview(new)

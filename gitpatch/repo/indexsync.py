@@ -172,9 +172,15 @@ def _patch(
             return False
         updates[path] = indexfile.EntryUpdate(now.id.raw, int(now.filemode), st)
     trees = _parent_trees(old, new, paths)
+    target = index_path(repo)
+    if not os.path.exists(target):
+        return False
     try:
-        indexfile.rewrite_locked(
-            index_path(repo), lambda data: indexfile.patch(data, updates, trees)
+        # a lock held by git or another tool is waited out, as for libgit2's write
+        retry_locked(
+            lambda: indexfile.rewrite_locked(
+                target, lambda data: indexfile.patch(data, updates, trees)
+            )
         )
     except (indexfile.Unsupported, FileNotFoundError):
         return False

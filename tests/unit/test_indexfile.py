@@ -247,3 +247,14 @@ def test_the_entries_end_found_by_search_is_the_walked_one(
     assert found is not None or setup  # git's plain layout is found without a walk
     assert found is None or found == indexfile._walk(data, version, count)
     assert indexfile.layout(data).entries_end == indexfile._walk(data, version, count)
+
+
+def test_the_patched_index_keeps_its_permissions(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    index = repo / ".git" / "index"
+    index.chmod(0o664)  # what core.sharedRepository=group leaves
+    before = _index(repo)
+    Workspace.open(repo).patch_resource("a.txt", [{"old_string": "a\n", "new_string": "b\n"}])
+    assert _index(repo) != before  # patched in place (no add or delete: not libgit2's write)
+    assert index.stat().st_mode & 0o777 == 0o664
+    assert_clean(repo)
