@@ -103,7 +103,7 @@ def _swap_once(
 def _check_targets(repo: pygit2.Repository, updates: Sequence[RefUpdate]) -> None:
     # A transaction writes any id it is given; a ref to a missing object breaks the repository.
     for name, new, _old in updates:
-        if new is not None and new not in repo:
+        if new is not None and not repo.odb.exists(new):
             raise RepositoryError(
                 f"cannot point {name!r} at {new}: no such object in the repository",
                 hint="Write the commit first (Store.commit) and pass its id.",
