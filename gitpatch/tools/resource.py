@@ -52,7 +52,7 @@ class PatchResourceTool(Tool):
     ) -> ToolResult:
         """Resolve (in ``team``'s space when given), check MODIFY_FILE, apply all or none."""
         namespace = self._space(team)
-        target = namespace.resolve(path, None if team else self.cwd)
+        target = self.resolve(path, namespace if team else None)
         checks = [(ToolOperation.MODIFY_FILE, target)]
         ask = self.authorize(*checks[0])
         proposal = edit_objects.parse(target.key, edits)
