@@ -100,5 +100,12 @@ class PatchResourceTool(Tool):
                 hint="Omit team to edit the workspace's files.",
                 details={"team": team},
             )
-        found = self.spaces(team)
+        try:
+            found = self.spaces(team)
+        except (KeyError, LookupError):
+            raise TeamNotFound(
+                f"no team {team!r} is bound to this credential",
+                hint="Check the team name, or omit team to edit your own space.",
+                details={"team": team},
+            ) from None
         return namespace_of(found, found)

@@ -214,6 +214,8 @@ def test_team_spaces_plug_in_through_a_resolver() -> None:
     res = tool(path="a.txt", edits=[{"old_string": "team", "new_string": "ours"}], team="core")
     assert res.ok, str(res)
     assert team.read_bytes("a.txt") == b"ours\n" and own.read_bytes("a.txt") == b"mine\n"
+    other = tool(path="a.txt", edits=[{"old_string": "x", "new_string": "y"}], team="nope")
+    assert other.code == "team_not_found" and "'nope'" in str(other)
 
 
 # -- failures ----------------------------------------------------------------------------------
