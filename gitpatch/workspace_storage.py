@@ -229,9 +229,9 @@ class WorkspaceStorage:
         text = str(expected).strip()
         pin = None
         with contextlib.suppress(GitpatchError, ValueError, KeyError, pygit2.GitError):
-            commit = ws.store.resolve_commit(text)
-            if READ_TRAILER in ws.store.trailers(commit):
-                pin = ws.store.info(commit)
+            info = ws.store.info(ws.store.resolve_commit(text))
+            if READ_TRAILER in info.trailers:
+                pin = info
         if pin is None:
             return text
         for path in proposal.paths:

@@ -8,7 +8,7 @@ from typing import Any
 
 from gitpatch import engine
 from gitpatch.errors import PayloadTooLarge, TeamNotFound
-from gitpatch.formats import edits as edit_objects
+from gitpatch.formats import patch_resource as edit_objects
 from gitpatch.model import Proposal
 from gitpatch.mounts import namespace_of
 from gitpatch.policy import ToolOperation

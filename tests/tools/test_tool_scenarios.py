@@ -37,7 +37,7 @@ _SEARCH = re.compile(r"^\s*<{5,9}\s*SEARCH\s*$", re.M)
 
 def _cases() -> list[Path]:
     out = []
-    for fmt in ("search_replace", "apply_patch", "edits"):
+    for fmt in ("search_replace", "apply_patch", "patch_resource"):
         for case in sorted((ROOT / fmt).iterdir()):
             if fmt == "search_replace" and not (case / "args.json").exists():
                 continue  # the multi-file form has no tool of its own
@@ -70,7 +70,7 @@ def _call(case: Path, ns: Any, prefix: str) -> tuple[ToolResult, str, str]:
         count = len(_SEARCH.findall(edits))
         first = f"Applied {count} edit{'' if count == 1 else 's'} to {prefix}{args['path']}."
         return patch_tool(ns, ns)(path=args["path"], edits=edits), "patch", first
-    if fmt == "edits":
+    if fmt == "patch_resource":
         args = json.loads((case / "edits.json").read_text("utf-8"))
         n = len(args["edits"]) if isinstance(args["edits"], list) else 0
         first = f"Applied {n} edit{'' if n == 1 else 's'} to {prefix}{args['path']}."
