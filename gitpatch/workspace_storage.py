@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import threading
-import weakref
 from collections.abc import Iterator
-from typing import ClassVar
 
 import pygit2
 
@@ -45,13 +42,9 @@ READ_TRAILER = "Gitpatch-Read"
 
 
 class WorkspaceStorage:
-    """The storage view of one Workspace; ``WorkspaceStorage.of(ws)`` gives the same one each
-    time, so ``reader=ws, writer=ws`` is one namespace."""
-
-    _made: ClassVar[weakref.WeakKeyDictionary[Workspace, WorkspaceStorage]] = (
-        weakref.WeakKeyDictionary()
-    )
-    _made_lock: ClassVar[threading.Lock] = threading.Lock()
+    """The storage view of one Workspace. Two views of the same Workspace are equal, so
+    ``reader=ws, writer=ws`` is one namespace; a view holds its Workspace alive, nothing holds
+    the view but its user."""
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
@@ -61,12 +54,14 @@ class WorkspaceStorage:
 
     @classmethod
     def of(cls, workspace: Workspace) -> WorkspaceStorage:
-        """The storage wrapping ``workspace`` (made once)."""
-        with cls._made_lock:
-            found = cls._made.get(workspace)
-            if found is None:
-                found = cls._made[workspace] = cls(workspace)
-            return found
+        """A storage view of ``workspace``."""
+        return cls(workspace)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WorkspaceStorage) and other.workspace is self.workspace
+
+    def __hash__(self) -> int:
+        return id(self.workspace)
 
     def config_policy(self) -> RulePolicy | None:
         """The tool rules in the repository's git config, if any (see the README):
