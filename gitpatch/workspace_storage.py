@@ -23,7 +23,12 @@ from collections.abc import Iterator
 import pygit2
 
 from gitpatch import families
-from gitpatch.errors import GitpatchError, NotATextResource, ResourceConflict, ResourceNotFound
+from gitpatch.errors import (
+    GitpatchError,
+    InvalidArguments,
+    ResourceConflict,
+    ResourceNotFound,
+)
 from gitpatch.model import FileChange, Proposal
 from gitpatch.paths import Address, parse_address
 from gitpatch.policy import RulePolicy, rules_from_config
@@ -184,7 +189,7 @@ class WorkspaceStorage:
     def _holder(self, root: Address | None, review: bool) -> Workspace:
         if root is not None:
             if review:
-                raise NotATextResource(
+                raise InvalidArguments(
                     f"{root.family}://{root.root}/ changes cannot be kept for review",
                     hint="Scratch addresses take changes directly; ask for approval of "
                     "ordinary paths only.",

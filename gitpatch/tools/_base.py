@@ -215,8 +215,9 @@ class Tool:
         if not asks:
             return storage.apply(proposal, expected_version=expected_version, gate=gate)
         error = self.approval(asks[0])
-        if not isinstance(storage, WorkspaceStorage):
-            raise error
+        scratch = any(t.address is not None for _, t in checks)
+        if not isinstance(storage, WorkspaceStorage) or scratch:
+            raise error  # nothing can hold the change for a person: nothing is kept
         kept = storage.apply(proposal, expected_version=expected_version, review=True, gate=gate)
         raise ApprovalPending(error, kept)
 
