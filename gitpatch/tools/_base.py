@@ -59,12 +59,14 @@ class _CallState:
         self.writing = False
 
     def gate(self) -> None:
+        """Called right before the writer opens: stop if cancelled, else mark the write."""
         with self._lock:
             if self.cancelled:
                 raise Cancelled("cancelled before writing")
             self.writing = True
 
     def cancel(self) -> None:
+        """Record a cancellation (it stops the call only before the write began)."""
         with self._lock:
             self.cancelled = True
 
