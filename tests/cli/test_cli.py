@@ -83,9 +83,8 @@ def test_apply_detects_a_git_diff(repo: Path) -> None:
     out = ok(repo, "apply", "-", input=diff)
     assert "README.md" in out
     assert (repo / "README.md").read_text() == "hello world\n"
-    assert git(repo, "log", "-1", "--format=%(trailers:key=Gitpatch-Tool,valueonly)").strip() == (
-        "apply"
-    )
+    tool = git(repo, "log", "-1", "--format=%(trailers:key=Gitpatch-Tool,valueonly)").strip()
+    assert tool == "apply_diff"
 
 
 def test_apply_detects_apply_patch_and_search_replace(repo: Path, tmp_path: Path) -> None:
