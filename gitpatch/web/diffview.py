@@ -117,7 +117,7 @@ def _header_or_body(diff: FileDiff, hunks: list[list[str]], line: str) -> None:
         diff.new_path = line.removeprefix("rename to ")
     elif line.startswith(("Binary files", "GIT binary patch")):
         diff.binary = True
-    elif line.startswith(("old mode", "new mode", "similarity index")):
+    elif line.startswith(("old mode", "new mode")):
         diff.notes.append(line)
 
 
