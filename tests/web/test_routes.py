@@ -123,7 +123,7 @@ def test_a_persons_recorded_uncommitted_work_is_marked_as_theirs(repo: Path) -> 
     assert detail["records"] == [{"commit": base, "files": ["app.py"]}]
     assert "my own note" not in detail["diff"]  # the agent's diff is only the agent's
     page = web.get(f"/p/{pid}", headers=auth).text
-    mine = page[page.index("Your uncommitted work") : page.index("The agent's change")]
+    mine = page[page.index("Your own uncommitted work") :]
     assert "my own note, not committed" in mine and "your work" in mine
     assert base[:12] in mine
 
