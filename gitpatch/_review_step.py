@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pygit2
 
+from gitpatch import gate
 from gitpatch.errors import ConcurrentUpdate, MergeConflict
 from gitpatch.sessions import short
 from gitpatch.store import RefUpdate
@@ -51,6 +52,8 @@ def run(ws: Workspace, step: Transition) -> None:
     store = ws.store
     notes, written = notes_update(store, step.notes)
     updates = [*step.refs, notes]
+    for ref, new, old in step.refs:  # the approval gate the git hooks also enforce
+        gate.check_update(store, ref, old, new, protected=ws.protected, notes_tip=notes[1])
 
     def move() -> None:
         store.update_refs(updates, step.message)
