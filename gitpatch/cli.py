@@ -24,6 +24,7 @@ from gitpatch._cli_admin import hook, hooks, init, schema, serve
 from gitpatch._cli_common import Env, wants_color
 from gitpatch._cli_edit import apply, apply_patch, edit, patch, read
 from gitpatch._cli_review import approve, log, proposals, reject, show, undo
+from gitpatch._cli_web import web
 from gitpatch.errors import GitpatchError
 
 __all__ = ["EXIT_REFUSED", "EXIT_USAGE", "GitpatchGroup", "main"]
@@ -121,6 +122,7 @@ for _command in (
     hook,
     schema,
     init,
+    web,
 ):
     main.add_command(_command)
 

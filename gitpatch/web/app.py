@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +48,16 @@ _HTTP = {
 _HERE = Path(__file__).parent
 
 
-def create_app(repo: str | Path, access: Access) -> Starlette:
-    """The review page for the repository at ``repo``, guarded by ``access``."""
+def create_app(
+    repo: str | Path, access: Access, *, protected: Sequence[str] | None = None
+) -> Starlette:
+    """The review page for the repository at ``repo``, guarded by ``access``.
+
+    ``protected`` is passed to ``Workspace.open`` (None: git config, default main and master).
+    """
     root = str(Path(repo).resolve())
-    Workspace.open(root, mode="review")  # fail now, not on the first request
+    guarded = None if protected is None else tuple(protected)
+    Workspace.open(root, mode="review", protected=guarded)  # fail now, not on a request
     env = Environment(
         loader=PackageLoader("gitpatch.web", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -60,7 +66,7 @@ def create_app(repo: str | Path, access: Access) -> Starlette:
     )
     env.filters["age"] = _age
     env.filters["short"] = lambda ref: str(ref).removeprefix("refs/heads/")
-    site = _Site(root, access, env)
+    site = _Site(root, access, env, guarded)
     routes = [
         Route("/", site.index),
         Route("/fragment/proposals", site.fragment),
@@ -84,13 +90,16 @@ def create_app(repo: str | Path, access: Access) -> Starlette:
 class _Site:
     """The route handlers, sharing the repository path, the access secrets and the templates."""
 
-    def __init__(self, root: str, access: Access, env: Environment) -> None:
+    def __init__(
+        self, root: str, access: Access, env: Environment, protected: Sequence[str] | None
+    ) -> None:
         self.root = root
         self.access = access
         self.env = env
+        self.protected = protected
 
     def _ws(self) -> Workspace:
-        return Workspace.open(self.root, mode="review")
+        return Workspace.open(self.root, mode="review", protected=self.protected)
 
     def _page(self, name: str, ws: Workspace, code: int = 200, **context: Any) -> HTMLResponse:
         html = self.env.get_template(name).render(
@@ -253,6 +262,3 @@ def _age(seconds: float) -> str:
         if seconds >= size:
             return f"{int(seconds // size)} {unit}"
     return f"{int(seconds)} s"
-
-
-Handler = Callable[[Request], Awaitable[Response]]

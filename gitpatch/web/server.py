@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import sys
 import webbrowser
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -29,6 +30,7 @@ def serve(
     *,
     port: int = 0,
     open_browser: bool = True,
+    protected: Sequence[str] | None = None,
     out: TextIO | None = None,
     log_level: str = "warning",
 ) -> None:
@@ -36,7 +38,8 @@ def serve(
 
     Prints ``http://127.0.0.1:PORT/?token=...`` as the first line of ``out`` (stdout), opens
     it in a browser unless ``open_browser`` is false, and returns when the server stops
-    (Ctrl-C or SIGTERM).
+    (Ctrl-C or SIGTERM). ``protected`` overrides the protected branches (git config
+    ``gitpatch.protected``, default main and master), as the CLI's ``.gitpatch.toml`` may.
     """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
@@ -45,7 +48,7 @@ def serve(
         sock.listen(128)
         bound = int(sock.getsockname()[1])
         access = Access.new(bound)
-        app = create_app(repo_path, access)
+        app = create_app(repo_path, access, protected=protected)
         url = f"http://{HOST}:{bound}/?token={access.token}"
         stream = out if out is not None else sys.stdout
         stream.write(url + "\n")

@@ -52,10 +52,12 @@ def first_line(proc: subprocess.Popen[str], timeout: float = WAIT) -> str:
 
 
 @contextmanager
-def running(command: list[str], cwd: Path | None = None) -> Iterator[str]:
+def running(
+    command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None
+) -> Iterator[str]:
     """Run a server command; yield the first line it prints (the page's URL); stop it."""
     proc = subprocess.Popen(
-        command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
         line = first_line(proc)

@@ -17,42 +17,16 @@ from typing import Any
 
 import pytest
 
-from tests.gitkit import git, head, write_files
+from gitpatch.web.demo import build
+from tests.gitkit import git, head
 from tests.web.browser import chromium, running, serve_command, wait_for
-from tests.web.webkit import APP, note, propose, review_repo
-
-AGENT_PATCH = """\
-*** Begin Patch
-*** Update File: app.py
-@@
--MAX_RETRIES = 1
-+MAX_RETRIES = 3
-+BACKOFF_SECONDS = 0.5
-@@
-     \"\"\"Fetch ``url``, retrying on failure.\"\"\"
--    for attempt in range(MAX_RETRIES):
--        print("try", attempt, url)
-+    for attempt in range(1, MAX_RETRIES + 1):
-+        log.info("fetch %s (attempt %d of %d)", url, attempt, MAX_RETRIES)
-+        time.sleep(BACKOFF_SECONDS * attempt)
-     return b""
-*** End Patch
-"""
+from tests.web.webkit import note, propose
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    """A repository with a person's uncommitted work and three review-mode proposals."""
-    from gitpatch import Workspace
-
-    root = review_repo(tmp_path / "shop")
-    mine = APP.replace('"""A small service."""\n', '"""A small service."""\n\nimport logging\n')
-    write_files(root, {"app.py": mine + "\n\nlog = logging.getLogger(__name__)\n"})
-    ws = Workspace.open(root, mode="review", author="coding-agent <agent@example.com>")
-    ws.apply_patch(AGENT_PATCH)
-    propose(root, "lib/util.js", "  return a + b;", "  return Number(a) + Number(b);")
-    propose(root, "README.md", "A demo repository.", "A demo repository for gitpatch.")
-    return root
+    """The web demo's repository: a person's uncommitted work and three open proposals."""
+    return build(tmp_path / "shop")
 
 
 @pytest.fixture
@@ -159,7 +133,7 @@ def test_the_list_updates_by_itself_without_a_reload(repo: Path, page: tuple[Any
     wait_for(driver, lambda d: len(d.find_elements("css selector", "tr.row")) == 3, "3 rows")
     driver.find_element("css selector", "body").send_keys("j")  # the person's place
     driver.execute_script("window.stayed = 42;")
-    new = propose(repo, "README.md", "# demo", "# demo, renamed")
+    new = propose(repo, "README.md", "# shop", "# shop, renamed")
     wait_for(
         driver,
         lambda d: d.find_elements("css selector", f'tr.row[data-id="{new}"]'),
