@@ -25,8 +25,8 @@ import pygit2
 
 from bench._common import make_repo, median_ms_of_calls, path_of, timed_ms
 from gitpatch.model import FileChange
+from gitpatch.repo.worktree import WorkingTree
 from gitpatch.store import Store
-from gitpatch.worktree import WorkingTree
 
 BRANCH = "refs/heads/bench"
 

@@ -52,44 +52,52 @@ def _hooks_dir(directory: Path) -> Path:
     return Path(out.stdout.strip())
 
 
+def _plan(where: Path, name: str, script: str, force: bool) -> tuple[str, bool]:
+    """What installing hook ``name`` does: (description, chain the existing hook first)."""
+    from gitpatch import gate
+
+    target = where / name
+    if not target.exists():
+        return "installed", False
+    current = target.read_text(encoding="utf-8", errors="replace")
+    if current == script:
+        return "already installed", False
+    if gate.MARKER in current:
+        return "updated", False
+    if force:
+        return "replaced (--force)", False
+    chained = where / f"{name}.local"
+    if chained.exists():
+        raise InvalidArguments(
+            f"{target} is not gitpatch's and {chained.name} already exists",
+            hint="Merge them by hand, or pass --force to replace the hook. Nothing was changed.",
+            details={"hook": str(target)},
+        )
+    return f"installed (the existing hook now runs first as {chained.name})", True
+
+
 def install_hooks(directory: Path, *, force: bool = False) -> list[str]:
     """Install the three hook shims in the repository's hooks directory; returns what was done.
 
     Idempotent. A foreign hook is kept as ``NAME.local`` and chained (run first) unless
-    ``force``, which replaces it; an existing ``NAME.local`` is never overwritten.
+    ``force``, which replaces it. Every hook is checked before any is written, so a refusal
+    changes nothing.
     """
     from gitpatch import gate
 
     where = _hooks_dir(directory)
+    scripts = {name: gate.hook_script(name, sys.executable) for name in gate.HOOKS}
+    plans = {name: _plan(where, name, script, force) for name, script in scripts.items()}
     where.mkdir(parents=True, exist_ok=True)
-    done: list[str] = []
-    for name in gate.HOOKS:
+    for name, (action, chain) in plans.items():
         target = where / name
-        script = gate.hook_script(name, sys.executable)
-        action = "installed"
-        if target.exists():
-            current = target.read_text(encoding="utf-8", errors="replace")
-            if current == script:
-                done.append(f"{name}: already installed")
-                continue
-            if gate.MARKER not in current and not force:
-                chained = where / f"{name}.local"
-                if chained.exists():
-                    raise InvalidArguments(
-                        f"{target} is not gitpatch's and {chained.name} already exists",
-                        hint="Merge them by hand, or pass --force to replace the hook.",
-                        details={"hook": str(target)},
-                    )
-                target.rename(chained)
-                action = f"installed (the existing hook now runs first as {chained.name})"
-            elif gate.MARKER in current:
-                action = "updated"
-            else:
-                action = "replaced (--force)"
-        target.write_text(script, encoding="utf-8")
+        if action == "already installed":
+            continue
+        if chain:
+            target.rename(where / f"{name}.local")
+        target.write_text(scripts[name], encoding="utf-8")
         os.chmod(target, 0o755)
-        done.append(f"{name}: {action}")
-    return done
+    return [f"{name}: {action}" for name, (action, _chain) in plans.items()]
 
 
 @click.group("hooks")

@@ -87,11 +87,11 @@ def _print_result(env: Env, result: ProposalResult) -> None:
 
 def _dry_run(env: Env, ws: Workspace, proposal: Proposal) -> None:
     """The unified diff ``proposal`` would make to what is on disk (or on the branch)."""
-    from gitpatch import engine, guards
-    from gitpatch.paths import normalize
+    from gitpatch import engine
+    from gitpatch.paths import normalize_proposal
 
     root = str(ws.worktree.root).rstrip("/") if ws.worktree is not None else None
-    proposal = guards.normalize_proposal(proposal, lambda p: normalize(p, root))
+    proposal = normalize_proposal(proposal, root)
     head = ws.store.ref_target(ws.branch)
     on_disk = ws.worktree is not None and ws.store.head_branch() == ws.branch
     snapshot: dict[str, bytes] = {}

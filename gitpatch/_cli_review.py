@@ -83,7 +83,7 @@ def _row(env: Env, info: ProposalInfo, detail: ProposalDetail | None) -> list[st
 
 def _is_open(ws: Workspace, info: ProposalInfo) -> bool:
     """Open: a proposal or session whose gitpatch/ branch still exists."""
-    from gitpatch.sessions import PROPOSAL_PREFIX
+    from gitpatch.repo.sessions import PROPOSAL_PREFIX
 
     if info.status not in ("proposed", "applied") or not info.branch:
         return False

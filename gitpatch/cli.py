@@ -81,7 +81,10 @@ class GitpatchGroup(click.Group):
             ctx.exit(EXIT_REFUSED)
 
 
-@click.group(cls=GitpatchGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=GitpatchGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option(
     "-C",
     "directory",

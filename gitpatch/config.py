@@ -17,8 +17,8 @@ from typing import Any
 import pygit2
 
 from gitpatch.errors import InvalidArguments
+from gitpatch.repo.sessions import DEFAULT_PROTECTED
 from gitpatch.results import Mode
-from gitpatch.sessions import DEFAULT_PROTECTED
 
 __all__ = ["FILENAME", "TEMPLATE", "Config", "load"]
 

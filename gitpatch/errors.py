@@ -47,10 +47,14 @@ The tree::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+#: Why a ``ConcurrentUpdate`` happened (see that class).
+ConcurrentReason = Literal["changed", "locked", "disk"]
 
 __all__ = [
     "CODES",
+    "ConcurrentReason",
     "AccessDenied",
     "ApprovalRequired",
     "ConcurrentUpdate",
@@ -130,9 +134,19 @@ class GitpatchError(Exception):
 
 
 class _Coded(GitpatchError):
-    """A subclass whose code is fixed by the class: ``Cls(message, hint=None, details=None)``."""
+    """A subclass whose code is fixed by the class: ``Cls(message, hint=None, details=None)``.
+
+    The group classes (``InvalidInput``, ``MatchError``, ...) are for ``except`` clauses only:
+    raising one would report some leaf's code for an error that is not that leaf.
+    """
 
     code = "internal_error"
+    #: Set on the group classes: they have no code of their own and cannot be raised.
+    abstract = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.abstract = bool(cls.__dict__.get("abstract", False))
 
     def __init__(
         self,
@@ -140,156 +154,248 @@ class _Coded(GitpatchError):
         hint: str | None = None,
         details: dict[str, Any] | None = None,
     ) -> None:
+        if type(self).abstract:
+            raise TypeError(
+                f"{type(self).__name__} groups errors and cannot be raised; raise a leaf class"
+            )
         super().__init__(type(self).code, message, hint, details)
 
 
 class InvalidInput(_Coded):
     """The call itself is wrong; nothing about the repository is involved."""
 
-    code = "invalid_arguments"
+    abstract = True
 
 
 class InvalidPatch(InvalidInput):
+    """The edit text or an edit object is malformed: the parser says where and why."""
+
     code = "invalid_patch"
 
 
 class InvalidArguments(InvalidInput):
+    """The arguments are missing, of the wrong type or outside the schema."""
+
     code = "invalid_arguments"
 
 
 class EmptyEdits(InvalidInput):
+    """The call carries no edit at all."""
+
     code = "empty_edits"
 
 
 class UnsafePath(InvalidInput):
+    """The path escapes the repository, names ``.git`` or holds a NUL byte."""
+
     code = "path_unsafe"
 
 
 class MatchError(_Coded):
     """An edit cannot be placed in its file with certainty."""
 
-    code = "match_not_found"
+    abstract = True
 
 
 class MatchNotFound(MatchError):
+    """The old text is not in the file, at any level the tool allows."""
+
     code = "match_not_found"
 
 
 class MatchAmbiguous(MatchError):
+    """The old text is in several places and nothing tells them apart."""
+
     code = "match_ambiguous"
 
 
 class EditOverlap(MatchError):
+    """Two edits of one call claim the same lines."""
+
     code = "edit_overlap"
 
 
 class NoChange(MatchError):
+    """The edit would leave the file exactly as it is."""
+
     code = "no_change"
 
 
 class ResourceError(_Coded):
     """About the file an edit targets."""
 
-    code = "resource_not_found"
+    abstract = True
 
 
 class ResourceNotFound(ResourceError):
+    """The file (or proposal path) does not exist where the edit expects it."""
+
     code = "resource_not_found"
 
 
 class ResourceExists(ResourceError):
+    """An added file, or a move's destination, already exists."""
+
     code = "resource_exists"
 
 
 class NotATextResource(ResourceError):
+    """The path holds binary content, a directory, a link or a submodule."""
+
     code = "not_a_text_resource"
 
 
 class ResourceNotUtf8(ResourceError):
+    """The file is text but not valid UTF-8, so it cannot be edited as text."""
+
     code = "resource_not_utf8"
 
 
 class ResourceConflict(ResourceError):
+    """A touched file changed since the version the caller read."""
+
     code = "resource_conflict"
 
 
 class PathIgnored(ResourceError):
+    """The path is ignored by git and ignored files are not editable here."""
+
     code = "path_ignored"
 
 
 class LimitExceeded(_Coded):
-    code = "payload_too_large"
+    """A limit of the service is exceeded."""
+
+    abstract = True
 
 
 class PayloadTooLarge(LimitExceeded):
+    """The request or a file in it is over the size limit."""
+
     code = "payload_too_large"
 
 
 class StorageLimitReached(LimitExceeded):
+    """The space has no room left for this change."""
+
     code = "storage_limit_reached"
 
 
 class AccessDenied(_Coded):
-    code = "forbidden"
+    """The caller may not do this."""
+
+    abstract = True
 
 
 class Forbidden(AccessDenied):
+    """The caller may not act on this space at all."""
+
     code = "forbidden"
 
 
 class PermissionDenied(AccessDenied):
+    """A policy rule denies the operation."""
+
     code = "permission_denied"
 
 
 class ApprovalRequired(AccessDenied):
+    """A person must approve the operation first."""
+
     code = "approval_required"
 
 
 class TeamNotFound(AccessDenied):
+    """The team named in the address does not exist."""
+
     code = "team_not_found"
 
 
 class PersonalCannotAddressTeam(AccessDenied):
+    """A personal credential cannot address a team's space."""
+
     code = "personal_cannot_address_team"
 
 
 class NoPersonalSpace(AccessDenied):
+    """The caller has no personal space to address."""
+
     code = "no_personal_space"
 
 
 class StateError(_Coded):
-    code = "repository_error"
+    """The repository or a proposal is not in a usable state."""
+
+    abstract = True
 
 
 class DirtyWorktree(StateError):
+    """Touched files have uncommitted changes and the policy is ``refuse``."""
+
     code = "dirty_worktree"
 
 
 class ProposalNotFound(StateError):
+    """No open proposal or session has that id or name."""
+
     code = "proposal_not_found"
 
 
 class ProposalClosed(StateError):
+    """The proposal already has a verdict (approved, rejected or undone)."""
+
     code = "proposal_closed"
 
 
 class ProposalRejected(StateError):
+    """A person already rejected this exact change; resend it as a revision."""
+
     code = "proposal_rejected"
 
 
 class MergeConflict(StateError):
+    """Merging or landing the change clashes with other changes."""
+
     code = "merge_conflict"
 
 
 class RepositoryError(StateError):
+    """The repository is missing, bare where a tree is needed, or in a bad state."""
+
     code = "repository_error"
 
 
 class ConcurrentUpdate(StateError):
+    """Another writer won the compare-and-swap (or holds a lock) too often.
+
+    ``reason`` says which: ``changed`` (a ref or note moved: rebuilding may succeed),
+    ``locked`` (another process holds a lock: retrying at once will not help) or ``disk`` (a
+    file changed on disk while the change was prepared). It is also in ``details``.
+    """
+
     code = "concurrent_update"
+
+    def __init__(
+        self,
+        message: str,
+        hint: str | None = None,
+        details: dict[str, Any] | None = None,
+        *,
+        reason: ConcurrentReason | None = None,
+    ) -> None:
+        given = dict(details or {})
+        found = reason or given.get("reason") or "changed"
+        if found not in ("changed", "locked", "disk"):
+            raise ValueError(f"unknown concurrent_update reason {found!r}")
+        if reason is not None:
+            given["reason"] = reason  # reported to callers with the other details
+        super().__init__(message, hint, given)
+        self.reason: ConcurrentReason = found
 
 
 class InternalError(_Coded):
+    """A bug in gitpatch: the message says no more than that."""
+
     code = "internal_error"
 
 
@@ -299,7 +405,7 @@ def _leaf_classes() -> dict[str, type[_Coded]]:
     while stack:
         cls = stack.pop()
         stack.extend(cls.__subclasses__())
-        if not cls.__subclasses__():
+        if not cls.abstract:
             found.setdefault(cls.code, cls)
     return found
 

@@ -24,7 +24,7 @@ import pygit2
 
 from gitpatch import config
 from gitpatch.errors import ApprovalRequired, GitpatchError, InvalidArguments
-from gitpatch.sessions import SESSION_PREFIX, protected_branches, short
+from gitpatch.repo.sessions import SESSION_PREFIX, protected_branches, short
 from gitpatch.store import NOTES_REF, Store
 from gitpatch.store.notes import decode, note_path
 
@@ -99,7 +99,6 @@ def pending(
 
 def _how_to_approve(items: Sequence[Pending], ref: str, old: str | None, new: str) -> str:
     """The commands a person runs to approve what blocks the update."""
-    open_ids = sorted({p.proposal for p in items if p.status == "proposed"})
     sessions = sorted(
         {
             p.branch.removeprefix(SESSION_PREFIX)
@@ -107,9 +106,12 @@ def _how_to_approve(items: Sequence[Pending], ref: str, old: str | None, new: st
             if p.branch.startswith(SESSION_PREFIX)
         }
     )
-    steps = [f"gitpatch approve {name}" for name in (*open_ids, *sessions)]
-    rest = [p for p in items if p.status != "proposed" and not p.branch.startswith(SESSION_PREFIX)]
-    if rest:
+    single = [p for p in items if not p.branch.startswith(SESSION_PREFIX)]
+    # A proposal (or one whose note this repository lacks) is approved by id; commits an
+    # agent applied on an ordinary branch by range.
+    by_id = sorted({p.proposal for p in single if p.status in ("proposed", "no note")})
+    steps = [f"gitpatch approve {name}" for name in (*by_id, *sessions)]
+    if any(p.status not in ("proposed", "no note") for p in single):
         since = f"{old[:12]}.." if old else ""
         steps.append(f"gitpatch approve --range {since}{new[:12]}")
     return (
@@ -156,8 +158,9 @@ def approve_commits(store: Store, commits: Iterable[pygit2.Oid], by: str) -> lis
     Only commits with a ``Gitpatch-Proposal`` trailer and no approval are stamped; returns
     their ids. Every note moves in one compare-and-swap of the notes ref.
     """
-    from gitpatch._review_step import retry
+    from gitpatch.errors import ConcurrentUpdate
     from gitpatch.results import now_iso
+    from gitpatch.retry import lost_race, retry
     from gitpatch.store.notes import notes_update
 
     who = by.strip() if isinstance(by, str) else ""
@@ -178,7 +181,7 @@ def approve_commits(store: Store, commits: Iterable[pygit2.Oid], by: str) -> lis
         store.update_refs([notes], f"gitpatch: approve {len(todo)} applied commits")
         return [str(c) for c in todo]
 
-    return retry(once)
+    return retry(once, attempts=20, catch=ConcurrentUpdate, when=lost_race)
 
 
 def _unapproved_agent_commit(store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid) -> bool:
@@ -189,6 +192,12 @@ def _unapproved_agent_commit(store: Store, tip: pygit2.Oid | None, commit: pygit
 
 
 # -- the git hooks ------------------------------------------------------------------------------
+
+
+_AFTER_FAST_FORWARD = (
+    "A refused `git merge` may have updated your files already (git writes them before it "
+    "moves the branch): `git reset --merge` puts them back."
+)
 
 
 def _oid(hexid: str) -> pygit2.Oid | None:
@@ -229,11 +238,14 @@ def run_hook(hook: str, args: Sequence[str], stdin: TextIO, err: TextIO, repo: s
     updates = _updates(stdin.read().splitlines(), hook)
     try:
         store = _open_for_hook(repo)
+        if hook == "reference-transaction" and store.repo.is_bare:
+            # A server's pushes update refs one transaction each, notes apart from branches:
+            # pre-receive, which sees the whole push, is the gate there.
+            return 0
         notes_tip = store.ref_target(NOTES_REF)
-        if hook == "pre-receive":  # notes pushed together with the branch count
-            for _old, new, ref in updates:
-                if ref == NOTES_REF and _oid(new) is not None:
-                    notes_tip = _oid(new)
+        for _old, new, ref in updates:  # notes moving together with the branch count
+            if ref == NOTES_REF and _oid(new) is not None:
+                notes_tip = _oid(new)
         workdir = store.repo.workdir
         names = config.load(workdir).protected_for(store.repo)
         guarded = protected_branches(store, names)
@@ -243,6 +255,8 @@ def run_hook(hook: str, args: Sequence[str], stdin: TextIO, err: TextIO, repo: s
         err.write(f"gitpatch: {exc.code}: {exc.message}\n")
         if exc.hint:
             err.write(f"gitpatch: {exc.hint}\n")
+        if hook == "reference-transaction":
+            err.write(f"gitpatch: {_AFTER_FAST_FORWARD}\n")
         return 1
     except (pygit2.GitError, KeyError, ValueError) as exc:
         err.write(f"gitpatch: cannot check the update ({exc}); refusing it\n")

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from gitpatch.errors import InvalidPatch
+
 __all__ = [
     "AddFile",
     "Changeset",
@@ -89,11 +91,22 @@ class Hunk:
 
 @dataclass(frozen=True)
 class Replace:
-    """patch_resource anchored replace: substring ``old`` becomes ``new`` (verbatim)."""
+    """patch_resource anchored replace: substring ``old`` becomes ``new`` (verbatim).
+
+    An empty ``old`` is refused here, the one place for it: it would match everywhere.
+    """
 
     old: str
     new: str
     replace_all: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.old:
+            raise InvalidPatch(
+                "old_string is empty; it must be text found in the file",
+                hint="Give the exact text to replace, with enough context to be unique, or use "
+                "after_line to insert.",
+            )
 
 
 @dataclass(frozen=True)

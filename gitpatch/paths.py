@@ -7,11 +7,13 @@ repository (symlinks, ignored files, directories) belong to the workspace.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 
-from gitpatch.errors import InvalidArguments, UnsafePath
+from gitpatch.errors import InvalidArguments, InvalidPatch, UnsafePath
+from gitpatch.model import FileOp, Proposal, UpdateFile
 
-__all__ = ["normalize", "normalize_all"]
+__all__ = ["normalize", "normalize_proposal"]
 
 
 def normalize(path: str, root: str | None = None) -> str:
@@ -60,6 +62,21 @@ def normalize(path: str, root: str | None = None) -> str:
     return clean
 
 
-def normalize_all(paths: list[str], root: str | None = None) -> list[str]:
-    """Normalise several paths; the first unsafe one raises."""
-    return [normalize(p, root) for p in paths]
+def normalize_proposal(proposal: Proposal, root: str | None = None) -> Proposal:
+    """``proposal`` with every path and move destination normalised (see ``normalize``).
+
+    The one normaliser: the workspace runs it with its root, and the engine runs it again, so
+    no caller can make the engine write outside the repository or inside ``.git``. A proposal
+    with no operation is ``invalid_patch``, as every parser reports an edit text with none.
+    """
+    if not proposal.operations:
+        raise InvalidPatch(
+            "the proposal has no file operations", hint="Give at least one edit to apply."
+        )
+    ops: list[FileOp] = []
+    for op in proposal.operations:
+        clean = dataclasses.replace(op, path=normalize(op.path, root))
+        if isinstance(clean, UpdateFile) and clean.move_to is not None:
+            clean = dataclasses.replace(clean, move_to=normalize(clean.move_to, root))
+        ops.append(clean)
+    return dataclasses.replace(proposal, operations=tuple(ops))

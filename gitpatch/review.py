@@ -1,7 +1,8 @@
 """The review lifecycle: approve, reject, list, show, undo and log what agents proposed.
 
-These functions take the ``Workspace`` as first argument; ``Workspace.approve`` and friends
-delegate here. They are for people: agents never get an approve or reject tool.
+These functions take a ``Context`` (``gitpatch.repo.context``) as first argument;
+``Workspace.approve`` and friends delegate here. They are for people: agents never get an
+approve or reject tool.
 
 Every state change is one atomic reference transaction: the target branch, the proposal (or
 session) branch, ``refs/gitpatch/rejected/<fingerprint>`` and ``refs/notes/gitpatch`` move
@@ -13,16 +14,22 @@ person changed locally are never overwritten.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from gitpatch import guards
-from gitpatch._review_find import (
+from gitpatch.errors import (
+    ConcurrentUpdate,
+    GitpatchError,
+    InvalidArguments,
+    ProposalClosed,
+    ProposalNotFound,
+)
+from gitpatch.repo import guards
+from gitpatch.repo.lookup import (
     BOOKKEEPING_TOOLS,
-    HISTORY_DEPTH,
     Subject,
     brought,
     clean_id,
@@ -37,13 +44,8 @@ from gitpatch._review_find import (
     session_names,
     walk,
 )
-from gitpatch._review_step import NoteChange, Transition, retry, run
-from gitpatch.errors import (
-    GitpatchError,
-    InvalidArguments,
-    ProposalClosed,
-    ProposalNotFound,
-)
+from gitpatch.repo.publisher import STEP_ATTEMPTS, NoteChange, Transition, publish
+from gitpatch.repo.sessions import REJECTED_PREFIX, short
 from gitpatch.results import (
     FileAction,
     FileResult,
@@ -54,12 +56,11 @@ from gitpatch.results import (
     iso,
     now_iso,
 )
-from gitpatch.sessions import short
+from gitpatch.retry import lost_race, retry
 from gitpatch.store import RefUpdate, Store
-from gitpatch.workspace import REJECTED_PREFIX
 
 if TYPE_CHECKING:
-    from gitpatch.workspace import Workspace
+    from gitpatch.repo.context import Context
 
 __all__ = ["RECENT_CLOSED", "approve", "log", "proposals", "reject", "show", "undo"]
 
@@ -70,7 +71,7 @@ RECENT_CLOSED = 50
 # -- the public functions ---------------------------------------------------------------------
 
 
-def approve(ws: Workspace, id: str, by: str) -> ProposalResult:
+def approve(ctx: Context, id: str, by: str) -> ProposalResult:
     """Merge a proposal (or a session, by name) into its target and note who approved it.
 
     Fast-forwards when the target has not moved, else makes a 3-way merge commit; a conflict,
@@ -79,10 +80,10 @@ def approve(ws: Workspace, id: str, by: str) -> ProposalResult:
     agent working on it continues from what was approved.
     """
     who = _person(by, "approve")
-    return retry(lambda: _approve_once(ws, id, who))
+    return _retried(lambda: _approve_once(ctx, id, who))
 
 
-def reject(ws: Workspace, id: str, by: str, reason: str) -> ProposalResult:
+def reject(ctx: Context, id: str, by: str, reason: str) -> ProposalResult:
     """Reject a proposal: delete its ref, note who and why, remember its fingerprint.
 
     ``refs/gitpatch/rejected/<fingerprint>`` then keeps the commit reachable and makes
@@ -91,26 +92,26 @@ def reject(ws: Workspace, id: str, by: str, reason: str) -> ProposalResult:
     who = _person(by, "reject")
     if not isinstance(reason, str):
         raise InvalidArguments("reason must be a string", hint="Say why the change is rejected.")
-    return retry(lambda: _reject_once(ws, id, who, reason.strip()))
+    return _retried(lambda: _reject_once(ctx, id, who, reason.strip()))
 
 
-def proposals(ws: Workspace) -> list[ProposalInfo]:
+def proposals(ctx: Context) -> list[ProposalInfo]:
     """Open proposals and sessions first, then up to ``RECENT_CLOSED`` closed ones, newest first.
 
     A session is listed (status ``applied``) while it holds commits its target lacks.
     """
     now = datetime.now(UTC)
-    out = [info(ws.store, find(ws, pid), now) for pid in open_ids(ws.store)]
-    for name in session_names(ws.store):
+    out = [info(ctx.store, find(ctx, pid), now) for pid in open_ids(ctx.store)]
+    for name in session_names(ctx.store):
         try:
-            sub = find(ws, name)
+            sub = find(ctx, name)
         except GitpatchError:
             continue  # a session whose origin is unknown cannot be reviewed from here
         if sub.commits:
-            out.append(info(ws.store, sub, now))
+            out.append(info(ctx.store, sub, now))
     seen = {item.id for item in out}
     closed: list[tuple[str, pygit2.Oid, dict[str, Any]]] = []
-    for commit, note in ws.store.iter_notes():
+    for commit, note in ctx.store.iter_notes():
         pid = str(note.get("id", ""))
         if not pid or pid in seen or note.get("tool") in BOOKKEEPING_TOOLS:
             continue
@@ -120,26 +121,28 @@ def proposals(ws: Workspace) -> list[ProposalInfo]:
     # Describing a proposal diffs two trees: do it only for the ones that will be listed.
     closed.sort(key=lambda item: item[0], reverse=True)
     recent = closed[:RECENT_CLOSED]
-    return out + [closed_info(ws.store, commit, note, now) for _at, commit, note in recent]
+    return out + [closed_info(ctx.store, commit, note, now) for _at, commit, note in recent]
 
 
-def show(ws: Workspace, id: str) -> ProposalDetail:
+def show(ctx: Context, id: str) -> ProposalDetail:
     """One proposal (open or closed) or session: its info, unified diff and stats."""
     now = datetime.now(UTC)
     try:
-        sub = find(ws, id)
+        sub = find(ctx, id)
     except ProposalClosed:
-        found = note_for_id(ws.store, clean_id(id))
+        found = note_for_id(ctx.store, clean_id(id))
         assert found is not None  # ProposalClosed is raised only when the note exists
         commit, note = found
-        base = oid(note.get("base")) if "base" in note else first_parent(ws.store, commit)
-        text, stats = ws.store.diff(base, commit)
-        return ProposalDetail(info=closed_info(ws.store, commit, note, now), diff=text, stats=stats)
-    text, stats = ws.store.diff(sub.base, sub.tip)
-    return ProposalDetail(info=info(ws.store, sub, now), diff=text, stats=stats)
+        base = oid(note.get("base")) if "base" in note else first_parent(ctx.store, commit)
+        text, stats = ctx.store.diff(base, commit)
+        return ProposalDetail(
+            info=closed_info(ctx.store, commit, note, now), diff=text, stats=stats
+        )
+    text, stats = ctx.store.diff(sub.base, sub.tip)
+    return ProposalDetail(info=info(ctx.store, sub, now), diff=text, stats=stats)
 
 
-def undo(ws: Workspace) -> ProposalResult:
+def undo(ctx: Context) -> ProposalResult:
     """Revert the last gitpatch commit on the workspace's branch with a new commit.
 
     History is never rewritten. Commits already undone, undo commits themselves and commits
@@ -147,10 +150,10 @@ def undo(ws: Workspace) -> ProposalResult:
     whole. The working tree follows when the branch is checked out; local changes to the
     files it would write refuse the undo.
     """
-    return retry(lambda: _undo_once(ws))
+    return _retried(lambda: _undo_once(ctx))
 
 
-def log(ws: Workspace, limit: int = 50) -> list[LogEntry]:
+def log(ctx: Context, limit: int = 50) -> list[LogEntry]:
     """The gitpatch commits reachable from the workspace's branch, newest first.
 
     Commits recording a person's uncommitted changes are listed with tool ``record``.
@@ -159,12 +162,12 @@ def log(ws: Workspace, limit: int = 50) -> list[LogEntry]:
         raise InvalidArguments(
             f"limit must be a positive integer, got {limit!r}", hint="Pass limit=50, say."
         )
-    head = ws.store.ref_target(ws.branch)
+    head = ctx.store.ref_target(ctx.branch)
     out: list[LogEntry] = []
     if head is None:
         return out
-    for count, commit in enumerate(walk(ws.store, head, first_parent=False)):
-        if count >= HISTORY_DEPTH or len(out) >= limit:
+    for commit in walk(ctx.store, head, first_parent=False):
+        if len(out) >= limit:
             break
         trailers = dict(commit.message_trailers)
         pid = trailers.get("Gitpatch-Proposal") or trailers.get("Gitpatch-Record")
@@ -186,9 +189,9 @@ def log(ws: Workspace, limit: int = 50) -> list[LogEntry]:
 # -- approve, reject, undo: one attempt each ---------------------------------------------------
 
 
-def _approve_once(ws: Workspace, id: str, by: str) -> ProposalResult:
-    store = ws.store
-    sub = find(ws, id)
+def _approve_once(ctx: Context, id: str, by: str) -> ProposalResult:
+    store = ctx.store
+    sub = find(ctx, id)
     head = store.ref_target(sub.target)
     if sub.session and head is not None and store.is_ancestor(sub.tip, head):
         raise ProposalClosed(
@@ -210,10 +213,10 @@ def _approve_once(ws: Workspace, id: str, by: str) -> ProposalResult:
     step = Transition(
         tuple(refs), notes, f"gitpatch: approve {sub.id}", checkout, tuple(sub.records)
     )
-    run(ws, step)
+    publish(ctx, step)
     what = f"session {sub.ref}" if sub.session else f"proposal {sub.id}"
     return _result(
-        ws,
+        ctx,
         sub,
         version=new,
         branch=sub.target,
@@ -222,8 +225,8 @@ def _approve_once(ws: Workspace, id: str, by: str) -> ProposalResult:
     )
 
 
-def _reject_once(ws: Workspace, id: str, by: str, reason: str) -> ProposalResult:
-    sub = find(ws, id)
+def _reject_once(ctx: Context, id: str, by: str, reason: str) -> ProposalResult:
+    sub = find(ctx, id)
     if sub.session:
         raise InvalidArguments(
             f"{sub.ref} is a session branch; only single proposals can be rejected",
@@ -231,7 +234,7 @@ def _reject_once(ws: Workspace, id: str, by: str, reason: str) -> ProposalResult
             "with git once you have switched away from it.",
             details={"branch": sub.ref},
         )
-    store = ws.store
+    store = ctx.store
     print_ = str(sub.note.get("fingerprint") or "") or _fingerprint(store, sub.base, sub.tip)
     remembered = REJECTED_PREFIX + print_
     stamp = {"status": "rejected", "rejected_by": by, "rejected_at": now_iso(), "reason": reason}
@@ -240,10 +243,10 @@ def _reject_once(ws: Workspace, id: str, by: str, reason: str) -> ProposalResult
         (sub.ref, None, sub.tip),
         (remembered, sub.tip, store.ref_target(remembered)),
     )
-    run(ws, Transition(refs, {sub.tip: _stamped(sub, stamp)}, f"gitpatch: reject {sub.id}"))
+    publish(ctx, Transition(refs, {sub.tip: _stamped(sub, stamp)}, f"gitpatch: reject {sub.id}"))
     because = f" ({reason})" if reason else ""
     return _result(
-        ws,
+        ctx,
         sub,
         version=sub.tip,
         branch=sub.ref,
@@ -253,27 +256,27 @@ def _reject_once(ws: Workspace, id: str, by: str, reason: str) -> ProposalResult
     )
 
 
-def _undo_once(ws: Workspace) -> ProposalResult:
-    store = ws.store
-    head = store.ref_target(ws.branch)
-    victim, pid = _last_undoable(store, ws.branch, head)
+def _undo_once(ctx: Context) -> ProposalResult:
+    store = ctx.store
+    head = store.ref_target(ctx.branch)
+    victim, pid = _last_undoable(store, ctx.branch, head)
     assert head is not None  # _last_undoable refuses an empty branch
     summary = store.info(victim).summary
     revert = _revert(store, victim, head, pid, summary)
-    refs: tuple[RefUpdate, ...] = ((ws.branch, revert, head),)
-    notes = _undo_notes(ws, victim, revert, pid)
-    run(ws, Transition(refs, notes, f"gitpatch: undo {pid}", (ws.branch, head, revert)))
+    refs: tuple[RefUpdate, ...] = ((ctx.branch, revert, head),)
+    notes = _undo_notes(ctx, victim, revert, pid)
+    publish(ctx, Transition(refs, notes, f"gitpatch: undo {pid}", (ctx.branch, head, revert)))
     return ProposalResult(
         proposal_id=pid,
         version=str(revert),
-        branch=ws.branch,
-        target=ws.target,
-        mode=ws.mode,
+        branch=ctx.branch,
+        target=ctx.target,
+        mode=ctx.mode,
         status="undone",
         base=str(head),
         files=_files(store, head, revert),
         message=f"Undid proposal {pid} ({summary}) with a new commit {str(revert)[:12]} on "
-        f"{short(ws.branch)}; history is kept.",
+        f"{short(ctx.branch)}; history is kept.",
     )
 
 
@@ -288,20 +291,20 @@ def _revert(
 
 
 def _undo_notes(
-    ws: Workspace, victim: pygit2.Oid, revert: pygit2.Oid, pid: str
+    ctx: Context, victim: pygit2.Oid, revert: pygit2.Oid, pid: str
 ) -> dict[pygit2.Oid, NoteChange]:
     """``undone`` on the victim (and on what an undone merge brought); a note on the revert."""
     at = now_iso()
-    stamp = {"status": "undone", "undone_at": at, "undone_by": ws.author, "undone_as": str(revert)}
+    stamp = {"status": "undone", "undone_at": at, "undone_by": ctx.author, "undone_as": str(revert)}
     # An undo on a protected branch is a person's act (agents land on sessions), and the hooks
     # accept agent commits there only with an approval.
     verdict: dict[str, Any] = {"status": "applied"}
-    if ws.branch in ws.protected:
-        verdict = {"status": "approved", "approved_by": ws.author, "approved_at": at}
-    bookkeeping = {"id": pid, "tool": "undo", "reverts": str(victim), "target": ws.target}
-    bookkeeping |= {"branch": ws.branch, "author": ws.author, "created_at": at, **verdict}
-    parents = ws.store.info(victim).parents
-    side = brought(ws.store, parents[1], parents[0])[0] if len(parents) > 1 else ()
+    if ctx.branch in ctx.protected:
+        verdict = {"status": "approved", "approved_by": ctx.author, "approved_at": at}
+    bookkeeping = {"id": pid, "tool": "undo", "reverts": str(victim), "target": ctx.target}
+    bookkeeping |= {"branch": ctx.branch, "author": ctx.author, "created_at": at, **verdict}
+    parents = ctx.store.info(victim).parents
+    side = brought(ctx.store, parents[1], parents[0])[0] if len(parents) > 1 else ()
     notes: dict[pygit2.Oid, NoteChange] = {
         commit: lambda old: {**(old or {"id": pid}), **stamp} for commit in (victim, *side)
     }
@@ -317,9 +320,7 @@ def _last_undoable(store: Store, branch: str, head: pygit2.Oid | None) -> tuple[
     """
     reverted: set[str] = set()
     if head is not None:
-        for count, commit in enumerate(walk(store, head, first_parent=False)):
-            if count >= HISTORY_DEPTH:
-                break
+        for commit in walk(store, head, first_parent=False):
             trailers = dict(commit.message_trailers)
             if trailers.get("Gitpatch-Tool") == "undo":
                 reverted.add(trailers.get("Gitpatch-Reverts", ""))
@@ -387,7 +388,7 @@ def _files(store: Store, base: pygit2.Oid | None, tip: pygit2.Oid) -> list[FileR
 
 
 def _result(
-    ws: Workspace,
+    ctx: Context,
     sub: Subject,
     *,
     version: pygit2.Oid,
@@ -401,13 +402,18 @@ def _result(
             "version": str(version),
             "branch": branch,
             "target": sub.target,
-            "mode": ws.mode,
+            "mode": ctx.mode,
             "status": status,
             "base": hex_or_empty(sub.base),
-            "files": _files(ws.store, sub.base, sub.tip),
+            "files": _files(ctx.store, sub.base, sub.tip),
             "message": message,
         }
     )
+
+
+def _retried(step: Callable[[], ProposalResult]) -> ProposalResult:
+    """Run one approve / reject / undo attempt, again from the start after a lost race."""
+    return retry(step, attempts=STEP_ATTEMPTS, catch=ConcurrentUpdate, when=lost_race)
 
 
 def _person(by: str, verb: str) -> str:

@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import pygit2
 
-from gitpatch import guards
-from gitpatch._workspace_build import Built, Dirty, build, proposal_files, record_dirty
+from gitpatch import review
 from gitpatch.errors import (
     ConcurrentUpdate,
     InternalError,
@@ -36,15 +35,12 @@ from gitpatch.errors import (
     ResourceNotFound,
 )
 from gitpatch.model import Proposal
-from gitpatch.paths import normalize
-from gitpatch.results import (
-    Mode,
-    ProposalResult,
-    ReadResult,
-    edit_results,
-    now_iso,
-)
-from gitpatch.sessions import (
+from gitpatch.paths import normalize, normalize_proposal
+from gitpatch.repo import guards
+from gitpatch.repo.build import Built, Dirty, build, proposal_files, record_dirty
+from gitpatch.repo.context import Context
+from gitpatch.repo.publisher import Transition, publish
+from gitpatch.repo.sessions import (
     DEFAULT_PROTECTED,
     PROPOSAL_PREFIX,
     REJECTED_PREFIX,
@@ -55,11 +51,17 @@ from gitpatch.sessions import (
     short,
     start_session,
 )
+from gitpatch.repo.worktree import WorkingTree
+from gitpatch.results import (
+    Mode,
+    ProposalResult,
+    ReadResult,
+    edit_results,
+    now_iso,
+)
+from gitpatch.retry import lost_race, retry
 from gitpatch.store import NOTES_REF, Store
-from gitpatch.store.notes import notes_update
-from gitpatch.store.refs import backoff
 from gitpatch.text import Document
-from gitpatch.worktree import WorkingTree
 
 if TYPE_CHECKING:
     from gitpatch.results import LogEntry, ProposalDetail, ProposalInfo
@@ -101,33 +103,66 @@ def _serialized(
 class Workspace:
     """One repository, one target branch, one mode; its calls run one at a time."""
 
-    def __init__(
-        self,
-        store: Store,
-        worktree: WorkingTree | None,
-        mode: Mode,
-        target: str,
-        *,
-        dirty: Dirty = "record",
-        protected: frozenset[str] = frozenset(),
-        author: str | None = None,
-        allow_ignored: bool = False,
-    ) -> None:
-        self.store = store
-        self.worktree = worktree
-        self.mode: Mode = mode
-        #: The branch proposals are meant for (a protected branch when a session is used).
-        self.target = target
-        #: The branch proposals are built on and, in auto mode, land on.
-        self.branch = target
-        #: The session name when auto mode lands on ``gitpatch/session/<name>``.
-        self.session: str | None = None
-        self.dirty: Dirty = dirty
-        self.protected = protected
-        self.allow_ignored = allow_ignored
-        sig = store.signature()
-        self.author = author or f"{sig.name} <{sig.email}>"
+    def __init__(self, context: Context) -> None:
+        self._ctx = context
         self._calls = threading.RLock()
+
+    # -- state (read-only) -------------------------------------------------------------------
+
+    @property
+    def context(self) -> Context:
+        """Everything this Workspace works on, as one immutable value (what review takes)."""
+        return self._ctx
+
+    @property
+    def store(self) -> Store:
+        """The repository's object store and refs."""
+        return self._ctx.store
+
+    @property
+    def worktree(self) -> WorkingTree | None:
+        """The working tree, None for a bare repository."""
+        return self._ctx.worktree
+
+    @property
+    def mode(self) -> Mode:
+        """``auto`` (land on the branch) or ``review`` (one branch per proposal)."""
+        return self._ctx.mode
+
+    @property
+    def target(self) -> str:
+        """The branch proposals are meant for (a protected branch when a session is used)."""
+        return self._ctx.target
+
+    @property
+    def branch(self) -> str:
+        """The branch proposals are built on and, in auto mode, land on."""
+        return self._ctx.branch
+
+    @property
+    def session(self) -> str | None:
+        """The session name when auto mode lands on ``gitpatch/session/<name>``."""
+        return self._ctx.session
+
+    @property
+    def dirty(self) -> Dirty:
+        """What happens to uncommitted changes of touched files: ``record`` or ``refuse``."""
+        return self._ctx.dirty
+
+    @property
+    def protected(self) -> frozenset[str]:
+        """Full refs of the branches agents never commit to."""
+        return self._ctx.protected
+
+    @property
+    def allow_ignored(self) -> bool:
+        """Whether proposals may touch files git ignores."""
+        return self._ctx.allow_ignored
+
+    @property
+    def author(self) -> str:
+        """``Name <email>`` recorded in notes as the proposals' author."""
+        return self._ctx.author
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -160,29 +195,35 @@ class Workspace:
                 f"unknown dirty policy {dirty!r}", hint="Use dirty='record' or dirty='refuse'."
             )
         store = Store.open(path)
-        worktree = None if store.repo.is_bare else WorkingTree(store.repo)
+        worktree = WorkingTree.of(store)
         if worktree is not None:
             worktree.recover()
         guarded = protected_branches(store, protected)
         target, resumed = pick_target(store, branch, guarded)
         if allow_ignored is None:
-            allow_ignored = _config_bool(store, "gitpatch.allowIgnored")
-        ws = cls(
-            store,
-            worktree,
-            mode,
-            target,
-            dirty=dirty,
-            protected=guarded,
-            author=author,
-            allow_ignored=allow_ignored,
-        )
+            allow_ignored = store.config_bool("gitpatch.allowIgnored")
         if resumed is not None and session is None:
             session = resumed
+        on = target
         if mode == "auto" and (session is not None or target in guarded):
-            ws.session = session or "agent"
-            ws.branch = start_session(store, worktree, target, ws.session)
-        return ws
+            session = session or "agent"
+            on = start_session(store, worktree, target, session)
+        else:
+            session = None
+        sig = store.signature()
+        context = Context(
+            store=store,
+            worktree=worktree,
+            mode=mode,
+            target=target,
+            branch=on,
+            session=session,
+            protected=guarded,
+            author=author or f"{sig.name} <{sig.email}>",
+            dirty=dirty,
+            allow_ignored=allow_ignored,
+        )
+        return cls(context)
 
     # -- the tool methods --------------------------------------------------------------------
 
@@ -253,14 +294,15 @@ class Workspace:
         proposal = self._normalize_proposal(proposal)
         pid = secrets.token_hex(6)
         expected = guards.resolve_version(self.store, expected_version)
-        first: pygit2.Oid | None = None
-        for attempt in range(MAX_ATTEMPTS):
+        first: list[pygit2.Oid | None] = []  # the head the first attempt saw
+
+        def attempt() -> ProposalResult:
             with self._consistent_view():
                 head = self.store.ref_target(self.branch)
-                if attempt == 0:
-                    first = head
+                if not first:
+                    first.append(head)
                     self._check_paths(head, proposal.paths)
-                reference, since = (expected, True) if expected is not None else (first, False)
+                reference, since = (expected, True) if expected is not None else (first[0], False)
                 guards.check_unchanged(
                     self.store,
                     reference,
@@ -271,19 +313,21 @@ class Workspace:
                 )
                 base, recorded = self._record_dirty(head, proposal.paths, pid)
             built = build(self.store, proposal, base, recorded, pid, revision)
-            try:
-                self._publish(built, head, pid, proposal.tool, revision)
-            except ConcurrentUpdate as exc:
-                if exc.details.get("reason") == "locked":
-                    raise
-                backoff(attempt, cap=0.05)
-                continue
+            self._publish(built, head, pid, proposal.tool, revision)
             return self._result(built, pid)
-        raise ConcurrentUpdate(
-            f"{short(self.branch)} kept moving: {MAX_ATTEMPTS} attempts to land the proposal "
-            "lost to other writers",
-            hint="The branch is very busy; retry the call.",
-            details={"branch": self.branch, "reason": "changed"},
+
+        return retry(
+            attempt,
+            attempts=MAX_ATTEMPTS,
+            catch=ConcurrentUpdate,
+            when=lost_race,
+            exhausted=lambda _exc: ConcurrentUpdate(
+                f"{short(self.branch)} kept moving: {MAX_ATTEMPTS} attempts to land the "
+                "proposal lost to other writers",
+                hint="The branch is very busy; retry the call.",
+                details={"branch": self.branch},
+                reason="changed",
+            ),
         )
 
     @contextlib.contextmanager
@@ -308,40 +352,21 @@ class Workspace:
     ) -> None:
         """Move the branch (auto) or create the proposal ref (review) together with the note,
         in one ref transaction: a proposal never exists without its note, nor a note without
-        its proposal."""
+        its proposal. In auto mode the disk follows when the branch is checked out."""
         if self.mode == "auto" and self.branch in self.protected:
             raise InternalError("refusing to land an agent commit on a protected branch")
-        ref = self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid
-        old = head if self.mode == "auto" else None
+        auto = self.mode == "auto"
+        ref = self.branch if auto else PROPOSAL_PREFIX + pid
         note = self._note(built, pid, tool, revision)
-
-        def move() -> None:
-            message = f"gitpatch: {tool or 'propose'} {pid}"
-            for attempt in range(MAX_ATTEMPTS):
-                notes, _written = notes_update(self.store, {built.commit: lambda _old: note})
-                try:
-                    self.store.update_refs([(ref, built.commit, old), notes], message)
-                    return
-                except ConcurrentUpdate as exc:
-                    # Another writer added a note: only the notes commit is rebuilt.
-                    if exc.details.get("ref") != NOTES_REF or attempt == MAX_ATTEMPTS - 1:
-                        raise
-                    backoff(attempt, cap=0.05)
-
-        if self.mode == "auto" and self._tracks_disk():
-            assert self.worktree is not None
-            base = str(built.base) if built.base is not None else None
-            self.worktree.land(
-                base,
-                str(built.commit),
-                built.land_paths,
-                move,
-                ref=self.branch,
-                verify=True,
-                notes={str(built.commit): (None, note)},
-            )
-        else:
-            move()
+        step = Transition(
+            refs=((ref, built.commit, head if auto else None),),
+            notes={built.commit: lambda _old: note},
+            message=f"gitpatch: {tool or 'propose'} {pid}",
+            checkout=(self.branch, built.base, built.commit) if auto else None,
+            paths=built.land_paths,
+            disk_checked=True,
+        )
+        publish(self._ctx, step)
 
     def _note(self, built: Built, pid: str, tool: str, revision: bool) -> dict[str, Any]:
         return {
@@ -389,8 +414,7 @@ class Workspace:
     # -- checks ------------------------------------------------------------------------------
 
     def _tracks_disk(self) -> bool:
-        """True when the working tree shows ``self.branch`` (so disk content is the base)."""
-        return self.worktree is not None and self.store.head_branch() == self.branch
+        return self._ctx.tracks_disk()
 
     def _check_paths(self, head: pygit2.Oid | None, paths: Sequence[str]) -> None:
         disk = self.worktree.root if self.worktree is not None and self._tracks_disk() else None
@@ -398,59 +422,43 @@ class Workspace:
         guards.check_paths(self.store, head, paths, disk=disk, check_ignored=check_ignored)
 
     def _normalize(self, path: str) -> str:
-        root = str(self.worktree.root) if self.worktree is not None else None
-        return normalize(path, root.rstrip("/") if root else None)
+        return normalize(path, self._root())
+
+    def _root(self) -> str | None:
+        """The working tree's absolute path: absolute paths below it are accepted."""
+        return str(self.worktree.root).rstrip("/") if self.worktree is not None else None
 
     def _normalize_proposal(self, proposal: Proposal) -> Proposal:
-        return guards.normalize_proposal(proposal, self._normalize)
+        return normalize_proposal(proposal, self._root())
 
     # -- review (written in gitpatch.review) -------------------------------------------------
 
     @_serialized
     def approve(self, id: str, by: str) -> ProposalResult:
         """Merge a proposal (or a session, by name) into its target; see ``gitpatch.review``."""
-        from gitpatch import review
-
-        return review.approve(self, id, by)
+        return review.approve(self._ctx, id, by)
 
     @_serialized
     def reject(self, id: str, by: str, reason: str) -> ProposalResult:
         """Reject a proposal: its ref goes, the reason is noted; see ``gitpatch.review``."""
-        from gitpatch import review
-
-        return review.reject(self, id, by, reason)
+        return review.reject(self._ctx, id, by, reason)
 
     @_serialized
     def proposals(self) -> list[ProposalInfo]:
         """Every proposal with its status; see ``gitpatch.review``."""
-        from gitpatch import review
-
-        return review.proposals(self)
+        return review.proposals(self._ctx)
 
     @_serialized
     def show(self, id: str) -> ProposalDetail:
         """One proposal's diff, stats and info; see ``gitpatch.review``."""
-        from gitpatch import review
-
-        return review.show(self, id)
+        return review.show(self._ctx, id)
 
     @_serialized
     def undo(self) -> ProposalResult:
         """Revert the last gitpatch commit with a new commit; see ``gitpatch.review``."""
-        from gitpatch import review
-
-        return review.undo(self)
+        return review.undo(self._ctx)
 
     @_serialized
     def log(self, limit: int = 50) -> list[LogEntry]:
         """The gitpatch commits on the branch, newest first; see ``gitpatch.review``."""
-        from gitpatch import review
-
-        return review.log(self, limit)
-
-
-def _config_bool(store: Store, key: str) -> bool:
-    with contextlib.suppress(KeyError, pygit2.GitError, ValueError):
-        if key in store.repo.config:
-            return bool(store.repo.config.get_bool(key))
-    return False
+        return review.log(self._ctx, limit)

@@ -147,11 +147,10 @@ def _to_edit(item: ResourceEdit, index: int) -> Edit:
         raise _semantic("end_line only goes with start_line", index, "end_line")
     new = item.new_string.replace("\r\n", "\n")
     if item.old_string is not None:
-        if item.old_string == "":
-            raise _semantic(
-                "old_string is empty; it must be text found in the file", index, "old_string"
-            )
-        return Replace(item.old_string.replace("\r\n", "\n"), new, bool(item.replace_all))
+        try:
+            return Replace(item.old_string.replace("\r\n", "\n"), new, bool(item.replace_all))
+        except InvalidPatch as exc:  # the IR refuses an empty old_string: point at the field
+            raise _semantic(exc.message, index, "old_string") from None
     if item.start_line is not None:
         if item.end_line is None:
             raise _semantic("start_line requires end_line", index, "end_line")

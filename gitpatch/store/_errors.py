@@ -46,13 +46,15 @@ def translate(exc: BaseException, action: str) -> GitpatchError:
         return ConcurrentUpdate(
             f"{action}: a git lock file is held by another process ({text})",
             hint="Retry shortly; if no git process is running, remove the stale .lock file.",
-            details={**details, "reason": "locked"},
+            details=details,
+            reason="locked",
         )
     if _cas_lost(exc):
         return ConcurrentUpdate(
             f"{action}: the reference changed concurrently ({text})",
             hint=_RETRY_HINT,
-            details={**details, "reason": "changed"},
+            details=details,
+            reason="changed",
         )
     if isinstance(exc, pygit2.AmbiguousError):
         return RepositoryError(

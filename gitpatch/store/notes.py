@@ -19,8 +19,9 @@ import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments
 from gitpatch.model import FileChange
+from gitpatch.retry import lost_race, retry
 from gitpatch.store._errors import git_errors
-from gitpatch.store.refs import RefUpdate, backoff
+from gitpatch.store.refs import RefUpdate
 from gitpatch.store.trees import MODE_TREE
 
 if TYPE_CHECKING:
@@ -173,24 +174,27 @@ def _swap(
     ``attempt`` returns the ``(ref, new, old)`` update and a value to hand back, or None when
     there is nothing to do.
     """
-    for tries in range(NOTE_RETRIES):
+
+    def once() -> T | None:
         built = attempt()
         if built is None:
             return None
         (_ref, new, tip), value = built
-        try:
-            store.update_ref(NOTES_REF, new, tip, f"gitpatch: {verb} the note on {commit}")
-        except ConcurrentUpdate as exc:
-            if exc.details.get("reason") == "locked":
-                raise
-            backoff(min(tries, 6))
-            continue
+        store.update_ref(NOTES_REF, new, tip, f"gitpatch: {verb} the note on {commit}")
         return value
-    raise ConcurrentUpdate(
-        f"could not {verb} the note of {commit} on {NOTES_REF}: other writers won "
-        f"{NOTE_RETRIES} times in a row",
-        hint="The notes ref is very busy; retry the call.",
-        details={"ref": NOTES_REF, "commit": str(commit), "reason": "changed"},
+
+    return retry(
+        once,
+        attempts=NOTE_RETRIES,
+        catch=ConcurrentUpdate,
+        when=lost_race,
+        exhausted=lambda _exc: ConcurrentUpdate(
+            f"could not {verb} the note of {commit} on {NOTES_REF}: other writers won "
+            f"{NOTE_RETRIES} times in a row",
+            hint="The notes ref is very busy; retry the call.",
+            details={"ref": NOTES_REF, "commit": str(commit)},
+            reason="changed",
+        ),
     )
 
 

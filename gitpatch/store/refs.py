@@ -10,20 +10,19 @@ left over from a killed process and is removed once.
 from __future__ import annotations
 
 import os
-import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 
 import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, RepositoryError
+from gitpatch.retry import retry
 from gitpatch.store._errors import git_errors
 
 __all__ = [
     "LOCK_RETRIES",
     "STALE_LOCK_SECONDS",
     "RefUpdate",
-    "backoff",
     "current_target",
     "remove_stale_files",
     "update_ref",
@@ -36,13 +35,6 @@ LOCK_RETRIES = 30
 STALE_LOCK_SECONDS = 10.0
 
 RefUpdate = tuple[str, pygit2.Oid | None, pygit2.Oid | None]
-
-
-def backoff(attempt: int, cap: float = 0.1) -> float:
-    """Sleep a jittered, exponentially growing delay (capped at ``cap`` seconds); return it."""
-    delay: float = min(cap, 0.0005 * 2**attempt) * (0.5 + random.random())
-    time.sleep(delay)
-    return delay
 
 
 def current_target(repo: pygit2.Repository, name: str) -> pygit2.Oid | None:
@@ -73,8 +65,8 @@ def _lost(name: str, expected: pygit2.Oid | None, actual: pygit2.Oid | None) -> 
             "ref": name,
             "expected": None if expected is None else str(expected),
             "actual": None if actual is None else str(actual),
-            "reason": "changed",
         },
+        reason="changed",
     )
 
 
@@ -168,24 +160,20 @@ def _break_stale_locks(repo: pygit2.Repository, names: Sequence[str]) -> bool:
 def _with_lock_retries(
     repo: pygit2.Repository, names: Sequence[str], action: str, attempt: Callable[[], None]
 ) -> None:
-    broke_stale = False
-    tries = 0
-    while True:
-        try:
-            with git_errors(action):
-                attempt()
-            return
-        except ConcurrentUpdate as exc:
-            if exc.details.get("reason") != "locked":
-                raise
-            tries += 1
-            if tries < LOCK_RETRIES:
-                backoff(min(tries, 8))
-                continue
-            if not broke_stale and _break_stale_locks(repo, names):
-                broke_stale = True
-                continue
+    def once() -> None:
+        with git_errors(action):
+            attempt()
+
+    try:
+        retry(once, attempts=LOCK_RETRIES, catch=ConcurrentUpdate, when=_locked, cap=0.1)
+    except ConcurrentUpdate as exc:
+        if exc.reason != "locked" or not _break_stale_locks(repo, names):
             raise
+        once()  # the lock was a killed process's leftover: one more try, now it is gone
+
+
+def _locked(exc: ConcurrentUpdate) -> bool:
+    return exc.reason == "locked"
 
 
 def update_ref(

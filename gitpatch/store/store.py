@@ -8,6 +8,8 @@ the workspace's job. Every libgit2 call runs inside ``git_errors`` so callers on
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -16,16 +18,19 @@ from typing import Any
 
 import pygit2
 
-from gitpatch.errors import InvalidArguments, NotATextResource, RepositoryError
+from gitpatch.errors import ConcurrentUpdate, InvalidArguments, NotATextResource, RepositoryError
 from gitpatch.model import FileChange
 from gitpatch.store import diffs, history, notes, refs, treediff, trees
 from gitpatch.store._errors import git_errors
 
-__all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "CommitInfo", "Store", "TreeEntry"]
+__all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "HISTORY_DEPTH", "CommitInfo", "Store", "TreeEntry"]
 
 #: The identity used when git config has no ``user.name`` / ``user.email``.
 DEFAULT_NAME = "gitpatch"
 DEFAULT_EMAIL = "gitpatch@localhost"
+
+#: How far back any history walk goes (undo, log, what a session brings, deleted files).
+HISTORY_DEPTH = 10_000
 
 _TRAILER_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
 
@@ -335,3 +340,93 @@ class Store:
     def iter_notes(self) -> Iterator[tuple[pygit2.Oid, dict[str, Any]]]:
         """Every (commit id, note) on ``refs/notes/gitpatch``."""
         return notes.iter_notes(self)
+
+    # -- what the rest of gitpatch asks of the repository -------------------------------------
+
+    @property
+    def is_bare(self) -> bool:
+        """True when the repository has no working tree."""
+        return bool(self.repo.is_bare)
+
+    def walk(
+        self, tip: pygit2.Oid, *, first_parent: bool = False, hide: pygit2.Oid | None = None
+    ) -> Iterator[pygit2.Commit]:
+        """Commits from ``tip`` back, newest first (only the first-parent line when asked),
+        leaving out those reachable from ``hide``; at most ``HISTORY_DEPTH`` of them."""
+        order = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
+        with git_errors(f"walk the history of {tip}"):
+            walker = self.repo.walk(tip, order)
+            if first_parent:
+                walker.simplify_first_parent()
+            if hide is not None:
+                walker.hide(hide)
+            yield from itertools.islice(walker, HISTORY_DEPTH)
+
+    def merge_base(self, one: pygit2.Oid, two: pygit2.Oid) -> pygit2.Oid | None:
+        """The best common ancestor of two commits, None when they share no history."""
+        with git_errors(f"find the merge base of {one} and {two}"):
+            base = self.repo.merge_base(one, two)
+        return base if isinstance(base, pygit2.Oid) else None
+
+    def ref_names(self, prefix: str) -> list[str]:
+        """The full names of the refs starting with ``prefix``, sorted."""
+        with git_errors(f"list the references under {prefix}"):
+            return sorted(
+                r.name for r in self.repo.references.iterator() if r.name.startswith(prefix)
+            )
+
+    def set_head(self, ref: str) -> None:
+        """Point HEAD at the branch ``ref``; ``ConcurrentUpdate`` (locked) while HEAD.lock is
+        held by another process."""
+        try:
+            self.repo.references.create("HEAD", ref, force=True)
+        except OSError as exc:
+            raise ConcurrentUpdate("HEAD is locked", reason="locked") from exc
+
+    def files(self, commit: pygit2.Oid) -> Iterator[str]:
+        """The paths of every non-directory entry of ``commit``'s tree."""
+        repo = self.repo
+        stack: list[tuple[str, pygit2.Tree]] = [("", repo[commit].peel(pygit2.Tree))]
+        while stack:
+            prefix, node = stack.pop()
+            for entry in node:
+                name = prefix + (entry.name or "")
+                if entry.filemode == trees.MODE_TREE:
+                    stack.append((name + "/", repo[entry.id].peel(pygit2.Tree)))
+                else:
+                    yield name
+
+    def is_ignored(self, path: str) -> bool:
+        """Whether git's ignore rules match ``path`` (tracked or not: callers check that)."""
+        try:
+            return bool(self.repo.path_is_ignored(path))
+        except pygit2.GitError:
+            return False
+
+    def config_get(self, key: str) -> str | None:
+        """The git config value of ``key``, None when unset or unreadable."""
+        with contextlib.suppress(KeyError, pygit2.GitError):
+            if key in self.repo.config:
+                return str(self.repo.config[key])
+        return None
+
+    def config_bool(self, key: str) -> bool:
+        """The git config boolean ``key``; False when unset or not a boolean."""
+        with contextlib.suppress(KeyError, pygit2.GitError, ValueError):
+            if key in self.repo.config:
+                return bool(self.repo.config.get_bool(key))
+        return False
+
+    def config_values(self, key: str) -> list[str]:
+        """Every value of the multi-valued git config ``key`` (empty when unset)."""
+        with contextlib.suppress(KeyError, pygit2.GitError):
+            return [str(v) for v in self.repo.config.get_multivar(key)]
+        return []
+
+    def config_set(self, key: str, value: str) -> bool:
+        """Set ``key`` in the repository's config; False when the config cannot be written."""
+        try:
+            self.repo.config[key] = value
+        except (pygit2.GitError, OSError):
+            return False
+        return True

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from gitpatch._engine_text import _find
 from gitpatch.engine import apply
+from gitpatch.engine.text_edits import _find
 from gitpatch.errors import (
     EmptyEdits,
     GitpatchError,
@@ -448,7 +448,12 @@ _HUNK = st.builds(
     end_of_file=st.booleans(),
 )
 _EDIT = st.one_of(
-    st.builds(Replace, st.text("ab\n\r", max_size=4), st.text("xy\n", max_size=4), st.booleans()),
+    st.builds(
+        Replace,
+        st.text("ab\n\r", min_size=1, max_size=4),
+        st.text("xy\n", max_size=4),
+        st.booleans(),
+    ),
     st.builds(ReplaceLines, st.integers(-1, 8), st.integers(-1, 8), st.text("xy\n", max_size=4)),
     st.builds(InsertAfter, st.integers(-1, 8), st.text("xy\n", max_size=4)),
 )
@@ -484,3 +489,10 @@ def test_engine_raises_only_gitpatch_errors(
     content = out.changes[0].content
     assert content is not None and content != data
     assert content.startswith(b"\xef\xbb\xbf") == bom
+
+
+def test_an_empty_old_string_is_refused_once_when_the_edit_is_built() -> None:
+    # The IR refuses it, so the parser, the engine and a hand-built Proposal all get one answer.
+    with pytest.raises(InvalidPatch, match="old_string is empty") as err:
+        Replace("", "x")
+    assert err.value.code == "invalid_patch" and "after_line" in (err.value.hint or "")

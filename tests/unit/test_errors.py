@@ -57,3 +57,39 @@ def test_all_is_complete() -> None:
         n for n, v in vars(errors).items() if isinstance(v, type) and issubclass(v, GitpatchError)
     }
     assert public - {"_Coded"} <= set(errors.__all__)
+
+
+GROUPS = [
+    errors.InvalidInput,
+    errors.MatchError,
+    errors.ResourceError,
+    errors.LimitExceeded,
+    errors.AccessDenied,
+    errors.StateError,
+]
+
+
+@pytest.mark.parametrize("group", GROUPS, ids=lambda g: g.__name__)
+def test_a_group_class_cannot_be_raised(group: type[errors.GitpatchError]) -> None:
+    with pytest.raises(TypeError, match="raise a leaf class"):
+        group("x")  # type: ignore[call-arg]
+    # and no code resolves to a group: each code belongs to exactly one leaf
+    assert all(type(error_for_code(code, "m")) not in GROUPS for code in CODES)
+
+
+def test_every_leaf_class_has_a_one_line_docstring() -> None:
+    leaves = {type(error_for_code(code, "m")) for code in CODES}
+    assert len(leaves) == len(CODES)
+    for leaf in leaves:
+        doc = leaf.__dict__.get("__doc__") or ""
+        assert doc.strip(), leaf.__name__
+        assert len(doc.strip().splitlines()[0]) <= 100, leaf.__name__
+
+
+def test_concurrent_update_says_why() -> None:
+    locked = errors.ConcurrentUpdate("busy", reason="locked")
+    assert locked.reason == "locked" and locked.details == {"reason": "locked"}
+    assert errors.ConcurrentUpdate("moved").reason == "changed"
+    assert errors.ConcurrentUpdate("x", details={"reason": "disk"}).reason == "disk"
+    with pytest.raises(ValueError, match="unknown"):
+        errors.ConcurrentUpdate("x", reason="sideways")  # type: ignore[arg-type]

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitpatch.errors import InvalidPatch, MatchAmbiguous, MatchNotFound
-from gitpatch.indentation import indent_change, shift_lines
 from gitpatch.match import PROFILES, Level, Match, find_substring, reindent, seek
+from gitpatch.match.indentation import indent_change, shift_lines
 from gitpatch.text import Document, split_lines
 
 DOC = (
@@ -321,13 +321,17 @@ def test_start(start: int, expected: int | None) -> None:
         (lambda: seek(DOC, ["nowhere at all"]), MatchNotFound, "match_not_found"),
         (lambda: seek(DOC, TWICE), MatchAmbiguous, "match_ambiguous"),
         (lambda: seek((), ["x"]), MatchNotFound, "match_not_found"),
-        (lambda: find_substring("abc", ""), InvalidPatch, "invalid_patch"),
     ],
 )
 def test_error_codes(call: Any, error: type[Exception], code: str) -> None:
     with pytest.raises(error) as info:
         call()
     assert getattr(info.value, "code", None) == code
+
+
+def test_find_substring_refuses_an_empty_needle_as_a_bug() -> None:
+    with pytest.raises(ValueError, match="non-empty"):
+        find_substring("abc", "")
 
 
 def test_not_found_shows_the_closest_region_with_line_numbers() -> None:
@@ -466,3 +470,15 @@ def test_a_uniformly_shifted_view_reindents_back(body: list[str], pad: str) -> N
         return
     assert found.indent is not None
     assert reindent(view[1:], found) == list(doc[found.start : found.end])
+
+
+def test_anchor_lines_whole_line_first_then_prefix_from_start() -> None:
+    from gitpatch.match import anchor_lines
+
+    doc = ["class A:", "    def run(self):", "class AB:", "    def run(self):", "“quoted”"]
+    assert anchor_lines(doc, "class A:") == [0]  # equal beats the prefix match on line 3
+    assert anchor_lines(doc, "def run") == [1, 3]  # stripped prefix
+    assert anchor_lines(doc, "def run", start=2) == [3]
+    assert anchor_lines(doc, '"quoted"') == [4]  # typographic quotes compare as ASCII
+    assert anchor_lines(doc, "missing") == []
+    assert anchor_lines(doc, "   ") == []  # an empty anchor is not a prefix of every line

@@ -13,6 +13,24 @@ def test_all_names_resolve() -> None:
         assert hasattr(gitpatch, name), name
 
 
+def test_public_names_are_exactly_these() -> None:
+    # Adding or dropping a public name is an API change: do it here on purpose, not by accident.
+    assert sorted(gitpatch.__all__) == [
+        "Changeset",
+        "EditResult",
+        "FileResult",
+        "GitpatchError",
+        "LogEntry",
+        "Proposal",
+        "ProposalDetail",
+        "ProposalInfo",
+        "ProposalResult",
+        "ReadResult",
+        "Workspace",
+        "__version__",
+    ]
+
+
 def test_workspace_and_error_are_exported() -> None:
     assert {"Workspace", "GitpatchError"} <= set(gitpatch.__all__)
     assert issubclass(gitpatch.GitpatchError, Exception)

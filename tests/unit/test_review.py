@@ -201,7 +201,7 @@ def test_approving_a_session_merges_it_into_the_protected_branch(tmp_path: Path)
     first = agent.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
     second = agent.propose(edit("b.txt", "one\n", "ONE\n"))
     assert second.branch == SESSION and head(repo, MAIN) == base
-    listed = {p.id: p for p in review.proposals(agent)}
+    listed = {p.id: p for p in review.proposals(agent.context)}
     assert listed["agent"].files == ["a.txt", "b.txt"] and listed["agent"].branch == SESSION
 
     person = Workspace.open(repo, mode="review", branch="main")
@@ -309,7 +309,7 @@ def test_proposals_lists_open_then_closed(repo: Path, ws: Workspace) -> None:
     taken = ws.propose(edit("b.txt", "three\n", "3\n"))
     ws.reject(gone.proposal_id, by="Bob", reason="needed")
     ws.approve(taken.proposal_id, by="Alice")
-    listed = review.proposals(ws)
+    listed = review.proposals(ws.context)
     assert [(p.id, p.status) for p in listed][0] == (kept.proposal_id, "proposed")
     by_id = {p.id: p for p in listed}
     assert by_id[gone.proposal_id].status == "rejected"

@@ -484,3 +484,14 @@ def test_revert_a_merge_commit_uses_first_parent(store: Store) -> None:
     m = store.merge(ours, theirs, "merge")
     r = store.revert(m, m, "undo merge")
     assert store.read(r, "h.txt") is None and store.read(r, "g.txt") == b"G\n"
+
+
+def test_history_walks_stop_at_one_depth(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gitpatch.store.store as store_module
+
+    commits = [land(store, [F("a", str(i).encode())]) for i in range(5)]
+    tip = commits[-1]
+    assert [c.id for c in store.walk(tip)] == commits[::-1]
+    assert [c.id for c in store.walk(tip, hide=commits[1])] == commits[:1:-1]
+    monkeypatch.setattr(store_module, "HISTORY_DEPTH", 3)
+    assert [c.id for c in store.walk(tip)] == commits[:1:-1]

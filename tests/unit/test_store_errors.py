@@ -10,8 +10,7 @@ import pytest
 
 from gitpatch.errors import ConcurrentUpdate, GitpatchError, RepositoryError, ResourceNotFound
 from gitpatch.model import FileChange
-from gitpatch.store import Store
-from gitpatch.store._errors import git_errors, is_lock_contention, translate
+from gitpatch.store import Store, git_errors, is_lock_contention, translate
 
 
 @pytest.fixture
@@ -138,7 +137,7 @@ def test_plain_value_error_maps_to_repository_error() -> None:
 
 def test_lock_contention_is_marked_for_retry() -> None:
     err = translate(OSError("failed to lock file '/x/main.lock' for writing"), "move main")
-    assert isinstance(err, ConcurrentUpdate) and err.details["reason"] == "locked"
+    assert isinstance(err, ConcurrentUpdate) and err.reason == "locked"
     assert err.hint and "stale .lock" in err.hint
     assert is_lock_contention(pygit2.GitError("failed to lock file 'x.lock'"))
     assert not is_lock_contention(OSError("permission denied"))

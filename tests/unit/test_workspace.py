@@ -341,9 +341,9 @@ def test_one_workspace_shared_by_threads_serializes_calls(tmp_path: Path) -> Non
 def test_note_written_with_the_ref_and_notes_race_absorbed(
     repo: Path, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gitpatch.workspace as workspace_module
+    import gitpatch.repo.publisher as publisher
 
-    real = workspace_module.notes_update
+    real = publisher.notes_update
     calls = {"n": 0}
 
     def racing(store, changes):  # type: ignore[no-untyped-def]
@@ -353,9 +353,34 @@ def test_note_written_with_the_ref_and_notes_race_absorbed(
             git(repo, "notes", "--ref", "gitpatch", "add", "-m", "other", head(repo))
         return update
 
-    monkeypatch.setattr(workspace_module, "notes_update", racing)
+    monkeypatch.setattr(publisher, "notes_update", racing)
     ws = Workspace.open(repo, mode=mode)  # type: ignore[arg-type]
     res = ws.propose(edit("a.txt", "beta", "BETA"))
     assert calls["n"] == 2
     assert json.loads(note(repo, res.version))["id"] == res.proposal_id
     assert note(repo, res.base).strip() == "other"
+
+
+def test_approve_absorbs_a_note_written_meanwhile(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gitpatch.repo.publisher as publisher
+
+    ws = Workspace.open(repo, mode="review")
+    res = ws.propose(edit("a.txt", "beta", "BETA"))
+    real = publisher.notes_update
+    calls = {"n": 0}
+
+    def racing(store, changes):  # type: ignore[no-untyped-def]
+        update = real(store, changes)
+        calls["n"] += 1
+        if calls["n"] == 1:  # another writer notes an unrelated commit before we commit ours
+            git(repo, "notes", "--ref", "gitpatch", "add", "-m", "other", res.base)
+        return update
+
+    monkeypatch.setattr(publisher, "notes_update", racing)
+    done = ws.approve(res.proposal_id, by="Ann")
+    assert done.status == "approved" and calls["n"] == 2
+    assert json.loads(note(repo, res.version))["approved_by"] == "Ann"
+    assert note(repo, res.base).strip() == "other"
+    assert (repo / "a.txt").read_text() == "alpha\nBETA\ngamma\n"

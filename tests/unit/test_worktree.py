@@ -12,8 +12,8 @@ import pygit2
 import pytest
 
 from gitpatch.errors import ConcurrentUpdate, RepositoryError
+from gitpatch.repo.worktree import Journal, WorkingTree
 from gitpatch.store import Store
-from gitpatch.worktree import Journal, WorkingTree
 from tests.gitkit import git, status_porcelain
 
 SIG = pygit2.Signature("Test Person", "person@example.com", 1767225600, 0)
@@ -226,7 +226,7 @@ def test_land_verify_refuses_disk_changed_since_old(setup) -> None:  # type: ign
     move = mover(repo, "refs/heads/main", base, new)
     with pytest.raises(ConcurrentUpdate) as err:
         wt.land(base, new, ["a.txt"], move, ref="refs/heads/main", verify=True)
-    assert err.value.details["reason"] == "disk"
+    assert err.value.reason == "disk"
     assert (path / "a.txt").read_text() == "someone else\n"
     assert git(path, "rev-parse", "HEAD").strip() == base
     assert (path / ".git/index").read_bytes() == index_before

@@ -18,7 +18,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, count, repeat
 
-from gitpatch._engine_lines import encode, eol_of, text_of
+from gitpatch.engine.lines import encode, eol_of, text_of
 from gitpatch.errors import (
     GitpatchError,
     InternalError,
@@ -160,12 +160,6 @@ def _not_found_hint(doc_text: str, old: str) -> str:
 
 def _replace(state: _State, edit: Replace, number: int) -> tuple[int, int]:
     where = f"{state.path}: edit {number}"
-    if not edit.old:
-        raise InvalidPatch(
-            f"{where}: old_string is empty",
-            hint="Give the exact text to replace, or use after_line to insert.",
-            details={"path": state.path, "edit": number},
-        )
     spans = _find(state.text, edit.old)
     if not spans:
         raise MatchNotFound(

@@ -10,7 +10,7 @@ or the new content, never a truncated file.
 Lands from several processes are serialised by an ``flock`` on ``.git/gitpatch/land.lock``: the
 kernel drops it when a process dies, so it can never go stale, and it is held only while one
 land runs (never across a tool call). It also keeps index updates from different processes
-from overwriting each other. The locks themselves are in ``gitpatch._worktree_locks``.
+from overwriting each other. The locks themselves are in ``gitpatch.repo.locks``.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import Any
 
 import pygit2
 
-from gitpatch._worktree_locks import land_lock, remove_stale_locks, retry_locked
 from gitpatch.errors import ConcurrentUpdate, RepositoryError
+from gitpatch.repo.locks import land_lock, remove_stale_locks, retry_locked
 from gitpatch.store import Store
 
 __all__ = ["Journal", "WorkingTree"]
@@ -132,6 +132,14 @@ class WorkingTree:
         # this process wrote or hashed, so a large unchanged file is not hashed again.
         self._stat_cache: dict[str, tuple[int, int, int, int, int, str]] = {}
 
+    @classmethod
+    def of(cls, store: Store) -> WorkingTree | None:
+        """The working tree of ``store``'s repository, None when it is bare.
+
+        The working tree is the one other holder of the pygit2 repository: it owns the index.
+        """
+        return None if store.is_bare else cls(store.repo)
+
     # -- landing -----------------------------------------------------------------------------
 
     def land(
@@ -166,7 +174,8 @@ class WorkingTree:
                 raise ConcurrentUpdate(
                     f"{', '.join(changed)} changed on disk while the proposal was prepared",
                     hint="Read the file again and retry.",
-                    details={"paths": changed, "reason": "disk"},
+                    details={"paths": changed},
+                    reason="disk",
                 )
             self._write_journal(journal)
             try:

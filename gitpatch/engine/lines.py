@@ -1,6 +1,6 @@
 """Line-based edits for the engine: placing and rendering lines; SEARCH/REPLACE blocks.
 
-SEARCH/REPLACE blocks and hunks (placed in ``gitpatch._engine_hunks``) both end up as
+SEARCH/REPLACE blocks and hunks (placed in ``gitpatch.engine.hunks``) both end up as
 *placements*: a range of the ORIGINAL document's lines and what goes there. A block is turned
 into hunk lines (context, removed, added) by diffing its SEARCH against its REPLACE, so both
 languages share one renderer, and that renderer keeps every context line as the FILE spells it:

@@ -14,13 +14,14 @@ from typing import Literal
 
 import pygit2
 
-from gitpatch import engine, guards
+from gitpatch import engine
 from gitpatch.errors import DirtyWorktree, ProposalRejected
 from gitpatch.model import Changeset, FileChange, Proposal
+from gitpatch.repo import guards
+from gitpatch.repo.sessions import REJECTED_PREFIX
+from gitpatch.repo.worktree import WorkingTree
 from gitpatch.results import FileResult, file_results, summary
-from gitpatch.sessions import REJECTED_PREFIX
 from gitpatch.store import Store
-from gitpatch.worktree import WorkingTree
 
 __all__ = ["Built", "Dirty", "build", "proposal_files", "record_dirty"]
 

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, DirtyWorktree, InvalidArguments, RepositoryError
+from gitpatch.repo.worktree import WorkingTree
+from gitpatch.retry import retry
 from gitpatch.store import Store
-from gitpatch.store.refs import backoff
-from gitpatch.worktree import WorkingTree
 
 __all__ = [
     "DEFAULT_PROTECTED",
@@ -62,9 +62,8 @@ def protected_branches(store: Store, override: Sequence[str] | None = None) -> f
     (multi-valued or comma-separated), else main and master."""
     names: list[str] = list(override) if override is not None else []
     if override is None:
-        with contextlib.suppress(KeyError, pygit2.GitError):
-            for value in store.repo.config.get_multivar("gitpatch.protected"):
-                names.extend(part.strip() for part in str(value).split(","))
+        for value in store.config_values("gitpatch.protected"):
+            names.extend(part.strip() for part in value.split(","))
         if not names:
             names = list(DEFAULT_PROTECTED)
     return frozenset(branch_ref(n) for n in names if n.strip())
@@ -72,11 +71,7 @@ def protected_branches(store: Store, override: Sequence[str] | None = None) -> f
 
 def session_target(store: Store, name: str) -> str | None:
     """The protected branch (full ref) the session ``name`` was started from, if recorded."""
-    key = _SESSION_CONFIG.format(name=name)
-    with contextlib.suppress(KeyError, pygit2.GitError):
-        if key in store.repo.config:
-            return str(store.repo.config[key])
-    return None
+    return store.config_get(_SESSION_CONFIG.format(name=name))
 
 
 def pick_target(
@@ -127,8 +122,7 @@ def start_session(store: Store, worktree: WorkingTree | None, target: str, name:
 
 
 def _remember(store: Store, name: str, target: str) -> None:
-    with contextlib.suppress(pygit2.GitError, OSError):
-        store.repo.config[_SESSION_CONFIG.format(name=name)] = target
+    store.config_set(_SESSION_CONFIG.format(name=name), target)
 
 
 def _switch(store: Store, worktree: WorkingTree, target: str, ref: str) -> None:
@@ -140,32 +134,32 @@ def _switch(store: Store, worktree: WorkingTree, target: str, ref: str) -> None:
 
     def move_head() -> None:
         if store.head_branch() != target:
-            raise ConcurrentUpdate("HEAD moved meanwhile", details={"reason": "changed"})
-        try:
-            store.repo.references.create("HEAD", ref, force=True)
-        except OSError as exc:  # HEAD.lock held by another process switching at the same time
-            raise ConcurrentUpdate("HEAD is locked", details={"reason": "locked"}) from exc
+            raise ConcurrentUpdate("HEAD moved meanwhile", reason="changed")
+        store.set_head(ref)  # HEAD.lock held by another process switching: locked
 
-    for attempt in range(_SWITCH_ATTEMPTS):
+    def once() -> None:
         with worktree.reading():
             if store.head_branch() != target:
                 return  # not checked out, or already switched by another process
             here, there = store.ref_target(target), store.ref_target(ref)
             paths = store.changed_paths(here, there) if there is not None and here != there else []
             _refuse_local_changes(worktree, ref, here, paths)
-        try:
-            if there is None or not paths:
-                with worktree.reading():
-                    move_head()
-                return
-            # The journal names HEAD: a crash before HEAD moved leaves the files alone.
-            old = str(here) if here is not None else None
-            worktree.land(old, str(there), paths, move_head, ref="HEAD", verify=True)
+        if there is None or not paths:
+            with worktree.reading():
+                move_head()
             return
-        except ConcurrentUpdate:
-            backoff(min(attempt, 6))
-    raise ConcurrentUpdate(
-        f"could not switch to {ref}: HEAD kept moving", hint="Open the Workspace again."
+        # The journal names HEAD: a crash before HEAD moved leaves the files alone.
+        old = str(here) if here is not None else None
+        worktree.land(old, str(there), paths, move_head, ref="HEAD", verify=True)
+
+    # Another process switching holds HEAD.lock only for a moment: a lock is retried too.
+    retry(
+        once,
+        attempts=_SWITCH_ATTEMPTS,
+        catch=ConcurrentUpdate,
+        exhausted=lambda _exc: ConcurrentUpdate(
+            f"could not switch to {ref}: HEAD kept moving", hint="Open the Workspace again."
+        ),
     )
 
 

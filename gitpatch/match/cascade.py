@@ -66,8 +66,8 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Indel
 
 from gitpatch.errors import InvalidPatch
-from gitpatch.indentation import indent_change, shift_lines
-from gitpatch.match_hints import ambiguous, anchor_not_found, not_found
+from gitpatch.match.indentation import indent_change, shift_lines
+from gitpatch.match.messages import ambiguous, anchor_not_found, not_found
 
 __all__ = [
     "FUZZY_LINE_MIN",
@@ -78,6 +78,7 @@ __all__ = [
     "PROFILES",
     "Level",
     "Match",
+    "anchor_lines",
     "find_substring",
     "normalize_punctuation",
     "reindent",
@@ -256,13 +257,12 @@ def reindent(lines: Sequence[str], match: Match) -> list[str]:
 
 
 def find_substring(text: str, needle: str) -> list[int]:
-    """All non-overlapping start offsets of ``needle`` in ``text``."""
+    """All non-overlapping start offsets of ``needle`` in ``text``.
+
+    ``needle`` is never empty: ``Replace`` refuses an empty ``old_string`` when it is built.
+    """
     if not needle:
-        raise InvalidPatch(
-            "old_string is empty",
-            hint="Give the exact text to replace, with enough context to be unique, or use "
-            "after_line to insert.",
-        )
+        raise ValueError("find_substring needs a non-empty needle")
     out: list[int] = []
     i = text.find(needle)
     while i >= 0:
@@ -371,11 +371,22 @@ def _levels(profile: str | Sequence[Level]) -> tuple[Level, ...]:
     return tuple(Level(level) for level in profile)
 
 
-def _anchor_lines(view: _View, anchor: str) -> list[int]:
-    """Lines equal to the anchor; failing those, lines that start with it."""
+def anchor_lines(lines: Sequence[str], anchor: str, start: int = 0) -> list[int]:
+    """The 0-based lines at or after ``start`` that an anchor (``@@ def f():``) names.
+
+    Lines equal to it, compared stripped with typographic punctuation as ASCII; failing those,
+    lines that start with it. The one anchor finder: ``seek`` and the engine's insertions use it.
+    """
+    return _anchor_lines(_view(lines), anchor, start)
+
+
+def _anchor_lines(view: _View, anchor: str, start: int = 0) -> list[int]:
     want = normalize_punctuation(anchor)
     punct = view.norm("punct")
-    return _positions(punct, want) or [i for i, s in enumerate(punct) if s.startswith(want)]
+    equal = [i for i in _positions(punct, want) if i >= start]
+    if equal or not want:
+        return equal
+    return [i for i in range(start, len(punct)) if punct[i].startswith(want)]
 
 
 def _longest_absent(view: _View, pat: list[str]) -> bool:

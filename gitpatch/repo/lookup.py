@@ -16,17 +16,15 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from gitpatch.errors import InvalidArguments, ProposalClosed, ProposalNotFound, RepositoryError
+from gitpatch.repo.sessions import PROPOSAL_PREFIX, SESSION_PREFIX, session_target
 from gitpatch.results import ProposalInfo, iso
 from gitpatch.store import Store
-from gitpatch.store._errors import git_errors
-from gitpatch.workspace import PROPOSAL_PREFIX, SESSION_PREFIX, session_target
 
 if TYPE_CHECKING:
-    from gitpatch.workspace import Workspace
+    from gitpatch.repo.context import Context
 
 __all__ = [
     "BOOKKEEPING_TOOLS",
-    "HISTORY_DEPTH",
     "PROPOSAL_ID",
     "Subject",
     "brought",
@@ -45,8 +43,6 @@ __all__ = [
 ]
 
 PROPOSAL_ID = re.compile(r"^[0-9a-f]{12}$")
-#: How far back history walks go (undo, log, the commits a session brings).
-HISTORY_DEPTH = 10_000
 #: Notes on commits that are bookkeeping (an approval merge, an undo, a recorded local change),
 #: not proposals of their own.
 BOOKKEEPING_TOOLS = frozenset({"approve", "undo", "record"})
@@ -72,18 +68,18 @@ class Subject:
     note: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
 
-def find(ws: Workspace, id: str) -> Subject:
+def find(ctx: Context, id: str) -> Subject:
     """The open proposal or session ``id`` names; ``ProposalClosed`` / ``ProposalNotFound``.
 
     ``id`` is a proposal id, a session name, or either branch's name.
     """
     key = clean_id(id)
-    store = ws.store
+    store = ctx.store
     if PROPOSAL_ID.fullmatch(key):
         ref = PROPOSAL_PREFIX + key
         tip = store.ref_target(ref)
         if tip is not None:
-            return _proposal(ws, key, ref, tip)
+            return _proposal(ctx, key, ref, tip)
         found = note_for_id(store, key)
         if found is not None:
             raise closed_error(key, found[1])
@@ -92,7 +88,7 @@ def find(ws: Workspace, id: str) -> Subject:
     if name and "/" not in name and pygit2.reference_is_valid_name(ref):
         tip = store.ref_target(ref)
         if tip is not None:
-            return _session(ws, name, ref, tip)
+            return _session(ctx, name, ref, tip)
     listed = ", ".join(open_ids(store)[:10]) or "none"
     raise ProposalNotFound(
         f"no open proposal or session named {key!r}",
@@ -102,20 +98,20 @@ def find(ws: Workspace, id: str) -> Subject:
     )
 
 
-def _proposal(ws: Workspace, key: str, ref: str, tip: pygit2.Oid) -> Subject:
-    store = ws.store
+def _proposal(ctx: Context, key: str, ref: str, tip: pygit2.Oid) -> Subject:
+    store = ctx.store
     note = store.read_note(tip) or {}
     base = oid(note.get("base")) if "base" in note else first_parent(store, tip)
-    target = str(note.get("target") or ws.target)
+    target = str(note.get("target") or ctx.target)
     commits, records = brought(store, tip, store.ref_target(target))
     return Subject(key, ref, tip, target, base, commits, records, session=False, note=note)
 
 
-def _session(ws: Workspace, name: str, ref: str, tip: pygit2.Oid) -> Subject:
-    store = ws.store
-    target = session_target(store, name) or (ws.target if ws.session == name else None)
+def _session(ctx: Context, name: str, ref: str, tip: pygit2.Oid) -> Subject:
+    store = ctx.store
+    target = session_target(store, name) or (ctx.target if ctx.session == name else None)
     if target is None:
-        target = next((p for p in sorted(ws.protected) if store.ref_target(p)), None)
+        target = next((p for p in sorted(ctx.protected) if store.ref_target(p)), None)
     if target is None:
         raise RepositoryError(
             f"cannot tell which branch session {name!r} was started from",
@@ -125,8 +121,7 @@ def _session(ws: Workspace, name: str, ref: str, tip: pygit2.Oid) -> Subject:
     head = store.ref_target(target)
     base = None
     if head is not None:
-        with git_errors(f"find where {ref} left {target}"):
-            base = store.repo.merge_base(head, tip)
+        base = store.merge_base(head, tip)
     commits, records = brought(store, tip, head)
     return Subject(name, ref, tip, target, base, commits, records, session=True)
 
@@ -137,9 +132,7 @@ def brought(
     """The gitpatch commits reachable from ``tip`` but not from ``head``, and the records."""
     commits: list[pygit2.Oid] = []
     records: set[pygit2.Oid] = set()
-    for count, commit in enumerate(walk(store, tip, first_parent=False, hide=head)):
-        if count >= HISTORY_DEPTH:
-            break
+    for commit in walk(store, tip, first_parent=False, hide=head):
         trailers = dict(commit.message_trailers)
         if "Gitpatch-Record" in trailers:
             records.add(commit.id)
@@ -172,20 +165,15 @@ def note_for_id(store: Store, key: str) -> tuple[pygit2.Oid, dict[str, Any]] | N
     return None
 
 
-def _ref_names(store: Store, prefix: str) -> list[str]:
-    with git_errors(f"list the references under {prefix}"):
-        return sorted(r.name for r in store.repo.references.iterator() if r.name.startswith(prefix))
-
-
 def open_ids(store: Store) -> list[str]:
     """Ids of the open proposals (their branches exist), sorted."""
-    ids = [n.removeprefix(PROPOSAL_PREFIX) for n in _ref_names(store, PROPOSAL_PREFIX)]
+    ids = [n.removeprefix(PROPOSAL_PREFIX) for n in store.ref_names(PROPOSAL_PREFIX)]
     return [i for i in ids if PROPOSAL_ID.fullmatch(i)]
 
 
 def session_names(store: Store) -> list[str]:
     """Names of the session branches, sorted."""
-    return [n.removeprefix(SESSION_PREFIX) for n in _ref_names(store, SESSION_PREFIX)]
+    return [n.removeprefix(SESSION_PREFIX) for n in store.ref_names(SESSION_PREFIX)]
 
 
 def info(store: Store, sub: Subject, now: datetime) -> ProposalInfo:
@@ -234,14 +222,7 @@ def walk(
     store: Store, tip: pygit2.Oid, *, first_parent: bool, hide: pygit2.Oid | None = None
 ) -> Iterator[pygit2.Commit]:
     """Commits from ``tip`` back, newest first (only the first-parent line when asked)."""
-    order = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
-    with git_errors(f"walk the history of {tip}"):
-        walker = store.repo.walk(tip, order)
-        if first_parent:
-            walker.simplify_first_parent()
-        if hide is not None:
-            walker.hide(hide)
-        yield from walker
+    return store.walk(tip, first_parent=first_parent, hide=hide)
 
 
 def clean_id(id: str) -> str:

@@ -3,7 +3,7 @@
 A hunk is searched from where the previous one ended (profile ``apply_patch``), so hunk order can
 tell apart repeated blocks. A hunk of only added lines goes below its anchor or at the end of the
 file, never at a bare line number. Rendering is shared with SEARCH/REPLACE
-(``gitpatch._engine_lines.render``): context lines stay as the file has them.
+(``gitpatch.engine.lines.render``): context lines stay as the file has them.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from gitpatch._engine_lines import Placement, near, relabel, render
+from gitpatch.engine.lines import Placement, near, relabel, render
 from gitpatch.errors import GitpatchError, InvalidPatch, MatchAmbiguous, MatchNotFound
-from gitpatch.match import Match, normalize_punctuation, seek
+from gitpatch.match import Match, anchor_lines, seek
 from gitpatch.model import Hunk, HunkLine
 from gitpatch.text import Document
 
@@ -26,15 +26,8 @@ def _hunk_name(number: int, hunk: Hunk) -> str:
 
 
 def _find_anchor(doc: Document, anchor: str, start: int, path: str, name: str) -> int:
-    """The line an anchor names at or below ``start``: whole line first, then a line prefix.
-
-    Compared as the matcher compares anchors: stripped, typographic punctuation as ASCII.
-    """
-    want = normalize_punctuation(anchor)
-    lines = [normalize_punctuation(x) for x in doc.lines[start:]]
-    hits = [start + k for k, line in enumerate(lines) if line == want]
-    if not hits and want:
-        hits = [start + k for k, line in enumerate(lines) if line.startswith(want)]
+    """The line an anchor names at or below ``start`` (``anchor_lines``), or an error."""
+    hits = anchor_lines(doc.lines, anchor, start)
     if len(hits) == 1:
         return hits[0]
     if not hits:

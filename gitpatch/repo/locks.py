@@ -1,4 +1,4 @@
-"""Locks around the working tree for ``gitpatch.worktree``: the land lock and git's lock files.
+"""Locks around the working tree for ``gitpatch.repo.worktree``: the land lock and git's lock files.
 
 The land lock is an ``flock`` on ``.git/gitpatch/land.lock``: the kernel drops it when a process
 dies, so it never goes stale. git's own ``*.lock`` files do go stale when a process is killed
@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from gitpatch.errors import ConcurrentUpdate
+from gitpatch.retry import retry
 from gitpatch.store.refs import remove_stale_files
 
 __all__ = ["LOCK_WAIT_SECONDS", "land_lock", "remove_stale_locks", "retry_locked"]
@@ -43,7 +44,7 @@ def land_lock(state_dir: Path, *, shared: bool = False) -> Iterator[None]:
                         "another gitpatch process kept the working tree busy for "
                         f"{LOCK_WAIT_SECONDS:.0f} s",
                         hint="Retry the call; if it keeps failing, look for a hung process.",
-                        details={"reason": "locked"},
+                        reason="locked",
                     ) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.01)
@@ -84,13 +85,4 @@ def _lock_files(gitdir: Path, *, recurse: bool) -> Iterator[os.DirEntry[str]]:
 
 def retry_locked(action: Callable[[], object], attempts: int = 50) -> None:
     """Run ``action``, retrying while git's own lock file is held by another process."""
-    delay = 0.001
-    for attempt in range(attempts):
-        try:
-            action()
-            return
-        except OSError:
-            if attempt == attempts - 1:
-                raise
-            time.sleep(delay)
-            delay = min(delay * 2, 0.1)
+    retry(action, attempts=attempts, catch=OSError, cap=0.1)

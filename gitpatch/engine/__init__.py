@@ -15,7 +15,7 @@ Semantics per language:
   hunk's trailing context is trimmed rather than refused. Add needs a new path, Delete an
   existing file, a move a free destination.
 - ``edits`` (patch_resource): edits in order, each on the previous result; see
-  ``gitpatch._engine_text``.
+  ``gitpatch.engine.text_edits``.
 
 Everywhere: BOM, line endings and the final-newline state are kept, and an update that leaves
 its file as it was is refused with ``no_change``.
@@ -28,9 +28,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from gitpatch._engine_hunks import final_newline_of, place_hunks
-from gitpatch._engine_lines import assemble, encode_text, place_search_replace
-from gitpatch._engine_text import apply_text_edits
+from gitpatch.engine.hunks import final_newline_of, place_hunks
+from gitpatch.engine.lines import assemble, encode_text, place_search_replace
+from gitpatch.engine.text_edits import apply_text_edits
 from gitpatch.errors import (
     EmptyEdits,
     InternalError,
@@ -52,7 +52,7 @@ from gitpatch.model import (
     SearchReplace,
     UpdateFile,
 )
-from gitpatch.paths import normalize
+from gitpatch.paths import normalize_proposal
 from gitpatch.text import Document
 
 __all__ = ["apply"]
@@ -66,11 +66,7 @@ def apply(proposal: Proposal, snapshot: Mapping[str, bytes]) -> Changeset:
     ``snapshot`` maps repository-relative paths to file bytes (a missing key: no such file).
     A move is one ``FileChange`` at the destination whose ``source`` is the old path.
     """
-    if not proposal.operations:
-        raise InvalidPatch(
-            "the proposal has no file operations", hint="Give at least one edit to apply."
-        )
-    operations = _normalized(proposal.operations)
+    operations = normalize_proposal(proposal).operations
     if proposal.format == "search_replace":
         operations = _merge_updates(operations)
     _check_distinct(operations)
@@ -87,21 +83,6 @@ def apply(proposal: Proposal, snapshot: Mapping[str, bytes]) -> Changeset:
             changes.append(change)
             reports.extend(done)
     return Changeset(tuple(changes), tuple(reports))
-
-
-def _normalized(operations: Sequence[FileOp]) -> tuple[FileOp, ...]:
-    """Every path in canonical repository-relative form; unsafe paths are refused.
-
-    The workspace normalises paths before it calls the engine; doing it here too means no
-    caller can make the engine emit a change outside the repository or inside ``.git``.
-    """
-    out: list[FileOp] = []
-    for op in operations:
-        clean = replace(op, path=normalize(op.path))
-        if isinstance(clean, UpdateFile) and clean.move_to is not None:
-            clean = replace(clean, move_to=normalize(clean.move_to))
-        out.append(clean)
-    return tuple(out)
 
 
 def _merge_updates(operations: Sequence[FileOp]) -> tuple[FileOp, ...]:

@@ -8,10 +8,9 @@ lazy view of a commit the engine reads.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import stat
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
@@ -26,7 +25,7 @@ from gitpatch.errors import (
     ResourceNotFound,
     UnsafePath,
 )
-from gitpatch.model import Changeset, FileOp, Proposal, UpdateFile
+from gitpatch.model import Changeset
 from gitpatch.store import Store
 from gitpatch.store.trees import MODE_LINK, MODE_SUBMODULE, MODE_TREE
 
@@ -37,12 +36,8 @@ __all__ = [
     "check_unchanged",
     "fingerprint",
     "fingerprint_of",
-    "normalize_proposal",
     "resolve_version",
 ]
-
-#: How many commits between a version and the head are searched for a deletion.
-HISTORY_LIMIT = 10_000
 
 
 def fingerprint(changeset: Changeset) -> str:
@@ -95,16 +90,7 @@ class Snapshot(Mapping[str, bytes]):
     def __iter__(self) -> Iterator[str]:
         if self._commit is None:
             return
-        repo = self._store.repo
-        stack: list[tuple[str, pygit2.Tree]] = [("", repo[self._commit].peel(pygit2.Tree))]
-        while stack:
-            prefix, node = stack.pop()
-            for entry in node:
-                name = prefix + (entry.name or "")
-                if entry.filemode == MODE_TREE:
-                    stack.append((name + "/", repo[entry.id].peel(pygit2.Tree)))
-                else:
-                    yield name
+        yield from self._store.files(self._commit)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -119,21 +105,6 @@ def blob(store: Store, commit: pygit2.Oid | None, path: str) -> pygit2.Oid | Non
 
 
 # -- paths -------------------------------------------------------------------------------------
-
-
-def normalize_proposal(proposal: Proposal, normalize: Callable[[str], str]) -> Proposal:
-    """``proposal`` with every path (and move destination) passed through ``normalize``."""
-    ops: list[FileOp] = []
-    for op in proposal.operations:
-        clean = dataclasses.replace(op, path=normalize(op.path))
-        if isinstance(clean, UpdateFile) and clean.move_to is not None:
-            clean = dataclasses.replace(clean, move_to=normalize(clean.move_to))
-        ops.append(clean)
-    if not ops:
-        raise InvalidArguments(
-            "the proposal has no operations", hint="Give at least one file operation."
-        )
-    return dataclasses.replace(proposal, operations=tuple(ops))
 
 
 def check_paths(
@@ -171,10 +142,7 @@ def check_paths(
 def _ignored(store: Store, head: pygit2.Oid | None, path: str) -> bool:
     if head is not None and store.entry(head, path) is not None:
         return False  # git never ignores a tracked file
-    try:
-        return bool(store.repo.path_is_ignored(path))
-    except pygit2.GitError:
-        return False
+    return store.is_ignored(path)
 
 
 def _refuse_mode(path: str, prefix: str, mode: int, last: bool) -> None:
@@ -302,10 +270,8 @@ def _deleted_since(
     if not present:
         return set()
     gone: set[str] = set()
-    walker = store.repo.walk(head, pygit2.enums.SortMode.TOPOLOGICAL)
-    walker.hide(reference)
-    for count, commit in enumerate(walker):
-        if count >= HISTORY_LIMIT or len(gone) == len(present):
+    for commit in store.walk(head, hide=reference):
+        if len(gone) == len(present):
             break
         for path in present:
             if path not in gone and _file_in(commit.tree, path) is None:
