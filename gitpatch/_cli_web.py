@@ -28,12 +28,12 @@ def web(env: Env, directory: Path | None, port: int, no_browser: bool) -> None:
     The first line printed is the page's address with its session token; only that address
     (127.0.0.1 or localhost, this port) and that token are accepted.
     """
-    from gitpatch.store import Store
     from gitpatch.web import serve
 
     if directory is not None:
         if not directory.is_dir():
             raise click.BadParameter(f"{directory} is not a directory", param_hint="-C")
         env = Env(directory=directory, json=env.json, color=env.color)
-    protected = env.config().protected_for(Store.open(env.directory).repo)
+    # The protected branches as every command sees them (git config, .gitpatch.toml, default).
+    protected = sorted(env.workspace("review").protected)
     serve(env.directory, port=port, open_browser=not no_browser, protected=protected)

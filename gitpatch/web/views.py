@@ -154,12 +154,11 @@ def preview(store: Store, info: ProposalInfo) -> Preview:
         return Preview("fast-forward", f"Approving fast-forwards {target} to this proposal.")
     if store.is_ancestor(tip, head):
         return Preview("nothing", f"{target} already contains everything this brings.")
-    index = store.repo.merge_commits(head, tip, flags=pygit2.enums.MergeFlag.FIND_RENAMES)
-    if index.conflicts is None:
+    paths = store.merge_conflicts(head, tip)
+    if not paths:
         return Preview(
             "merge", f"{target} has moved on: approving makes a merge commit on {target}."
         )
-    paths = sorted({entry.path for trio in index.conflicts for entry in trio if entry is not None})
     return Preview(
         "conflict",
         f"Cannot approve: merging into {target} conflicts in {', '.join(paths)}.",
@@ -190,9 +189,7 @@ def _records(store: Store, info: ProposalInfo) -> list[Record]:
 
 def identity(ws: Workspace) -> str:
     """``Name <email>`` from git config, or ``""`` when the repository has none configured."""
-    config = ws.store.repo.config
-    try:
-        name, email = config["user.name"], config["user.email"]
-    except KeyError:
+    name, email = ws.store.config_get("user.name"), ws.store.config_get("user.email")
+    if not name or not email:
         return ""
     return f"{name} <{email}>"
