@@ -78,8 +78,10 @@ def test_a_moved_target_means_a_merge_and_a_conflict_disables_approve(repo: Path
     write_files(repo, {"app.py": APP.replace("MAX_RETRIES = 1", "MAX_RETRIES = 5")})
     git(repo, "commit", "-qam", "a person's own change")
     web, auth = _api(repo)
+    objects = git(repo, "count-objects", "-v")
     assert web.get(f"/api/proposals/{merge}", headers=auth).json()["approval"]["kind"] == "merge"
     approval = web.get(f"/api/proposals/{clash}", headers=auth).json()["approval"]
+    assert git(repo, "count-objects", "-v") == objects  # the previews wrote no object
     assert approval["kind"] == "conflict" and approval["files"] == ["app.py"]
     page = web.get(f"/p/{clash}", headers=auth).text
     assert 'id="approve" class="primary" disabled' in page
