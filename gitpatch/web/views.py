@@ -58,6 +58,7 @@ class Preview:
     kind: str
     text: str
     files: list[str] = field(default_factory=list)
+    why: str = ""
 
     @property
     def blocked(self) -> bool:
@@ -153,7 +154,11 @@ def preview(store: Store, info: ProposalInfo) -> Preview:
     if head is None or store.is_ancestor(head, tip):
         return Preview("fast-forward", f"Approving fast-forwards {target} to this proposal.")
     if store.is_ancestor(tip, head):
-        return Preview("nothing", f"{target} already contains everything this brings.")
+        return Preview(
+            "nothing",
+            f"{target} already contains everything this brings.",
+            why="there is nothing left to merge.",
+        )
     paths = store.merge_conflicts(head, tip)
     if not paths:
         return Preview(
@@ -163,6 +168,8 @@ def preview(store: Store, info: ProposalInfo) -> Preview:
         "conflict",
         f"Cannot approve: merging into {target} conflicts in {', '.join(paths)}.",
         paths,
+        why=f"{target} changed the same lines since. Ask the agent to redo the change on "
+        f"the current {target} (or merge it by hand with git), then reject this one.",
     )
 
 
