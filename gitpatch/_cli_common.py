@@ -24,7 +24,7 @@ from gitpatch.errors import InvalidArguments
 
 if TYPE_CHECKING:
     from gitpatch.config import Config
-    from gitpatch.results import Mode
+    from gitpatch.results import Mode, ProposalInfo
     from gitpatch.workspace import Workspace
 
 __all__ = ["Env", "pass_env", "read_input", "wants_color"]
@@ -131,6 +131,16 @@ class Env:
             return
         with click.progressbar(items, label=label, file=sys.stderr) as bar:
             yield iter(bar)
+
+
+def is_open(ws: Workspace, info: ProposalInfo) -> bool:
+    """True for what awaits a person: a proposal whose branch exists, or a session (listed
+    by ``Workspace.proposals`` under its name); closed and auto-applied ones are history."""
+    from gitpatch.repo.sessions import PROPOSAL_PREFIX, SESSION_PREFIX
+
+    if info.status == "proposed":
+        return ws.store.ref_target(PROPOSAL_PREFIX + info.id) is not None
+    return info.status == "applied" and info.branch == SESSION_PREFIX + info.id
 
 
 def to_jsonable(data: Any) -> Any:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gitpatch._cli_common import Env, pass_env
+from gitpatch._cli_common import Env, is_open, pass_env
 from gitpatch.errors import InvalidArguments
 
 if TYPE_CHECKING:
@@ -81,22 +81,13 @@ def _row(env: Env, info: ProposalInfo, detail: ProposalDetail | None) -> list[st
     return [info.id, info.status, target, files, f"{plus}/{minus}", age(info.age_seconds)]
 
 
-def _is_open(ws: Workspace, info: ProposalInfo) -> bool:
-    """Open: a proposal or session whose gitpatch/ branch still exists."""
-    from gitpatch.repo.sessions import PROPOSAL_PREFIX
-
-    if info.status not in ("proposed", "applied") or not info.branch:
-        return False
-    return info.branch.startswith(PROPOSAL_PREFIX) and ws.store.ref_target(info.branch) is not None
-
-
 @click.command("proposals")
 @click.option("--all", "show_all", is_flag=True, help="Also list closed proposals (newest 50).")
 @pass_env
 def proposals(env: Env, show_all: bool) -> None:
     """List open proposals and sessions (id, status, target, files, +/- lines, age)."""
     ws = env.workspace("review")
-    items = [i for i in ws.proposals() if show_all or _is_open(ws, i)]
+    items = [i for i in ws.proposals() if show_all or is_open(ws, i)]
     details: dict[str, ProposalDetail | None] = {}
     for info in items:
         try:

@@ -1,8 +1,9 @@
 """The handlers ``gitpatch serve`` gives the MCP server, over one repository.
 
 The edit tools and read_file go through ``_EditAdapter``, the one adapter between the MCP
-arguments and the code that edits; list_proposals and show_proposal use the Workspace's
-review API. The Workspace is opened on the first call, so starting the server stays cheap.
+arguments and the tool layer (``gitpatch.tools``: the spec texts and codes, permissions);
+list_proposals and show_proposal use the Workspace's review API. The Workspace is opened on
+the first call, so starting the server stays cheap.
 """
 
 from __future__ import annotations
@@ -14,20 +15,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from gitpatch import tooldefs
-from gitpatch.errors import InvalidArguments
+from gitpatch._cli_common import Env, is_open
 from gitpatch.mcp_server import Handler, Reply, ToolSet
 
 if TYPE_CHECKING:
-    from gitpatch.results import ProposalResult
+    from gitpatch.policy import ToolPermissionPolicy
+    from gitpatch.tools import ToolResult
     from gitpatch.workspace import Workspace
 
 __all__ = ["workspace_toolset"]
 
 A = TypeVar("A", bound=BaseModel)
-
-
-def _numbered(lines: list[str], first: int) -> str:
-    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, start=first))
 
 
 class _Repository:
@@ -42,80 +40,84 @@ class _Repository:
     def workspace(self) -> Workspace:
         with self._lock:
             if self._ws is None:
-                from gitpatch._cli_common import Env
-
                 env = Env(directory=Path(self.path))
                 mode: Any = self.mode
                 self._ws = env.workspace(mode)
             return self._ws
 
+    def policy(self) -> ToolPermissionPolicy | None:
+        """The ``[policy]`` of ``.gitpatch.toml`` with the git config rules (strictest wins);
+        None when neither sets a rule (the tools then allow every edit)."""
+        from gitpatch.policy import CombinedPolicy, workspace_tool_policy
+        from gitpatch.workspace_storage import WorkspaceStorage
+
+        cfg = Env(directory=Path(self.path)).config()
+        found: list[ToolPermissionPolicy] = []
+        if cfg.require_approval or cfg.allow is not None or cfg.deny or cfg.ask:
+            found.append(workspace_tool_policy(cfg.require_approval, cfg.allow, cfg.deny, cfg.ask))
+        from_git = WorkspaceStorage.of(self.workspace()).config_policy()
+        if from_git is not None:
+            found.append(from_git)
+        if len(found) < 2:
+            return found[0] if found else None
+        return CombinedPolicy(tuple(found))
+
+
+def _reply(result: ToolResult) -> Reply:
+    """A tool layer result as the server's reply (the text the model reads is ``str()``)."""
+    if result.ok:
+        return Reply(True, str(result), data=dict(result.data))
+    return Reply(False, str(result), code=result.code or "internal_error")
+
 
 class _EditAdapter:
-    """The edit tools and read_file over a Workspace."""
+    """The edit tools and read_file: ``gitpatch.tools`` over the repository's Workspace, with
+    the policy of ``.gitpatch.toml`` combined with the git config's tool rules."""
 
     def __init__(self, repo: _Repository) -> None:
         self.repo = repo
+        self._tools: dict[str, Any] = {}
 
-    @staticmethod
-    def _edited(result: ProposalResult, path: str | None = None) -> Reply:
-        files = [f.model_dump() for f in result.files]
-        data = {
-            "version": result.version,
-            "proposal_id": result.proposal_id,
-            "status": result.status,
-            "branch": result.branch,
-            "files": files,
-            "path": path,
-        }
-        return Reply(True, f"{result.message}\nversion: {result.version}", data=data)
+    def tool(self, name: str) -> Any:
+        """The tool-layer tool ``name``, made once over the Workspace."""
+        if name not in self._tools:
+            from gitpatch import tools
+
+            ws = self.repo.workspace()
+            make = {
+                "patch": tools.patch_tool,
+                "apply_patch": tools.apply_patch_tool,
+                "patch_resource": tools.patch_resource_tool,
+                "read_file": tools.read_tool,
+            }[name]
+            self._tools[name] = make(ws, ws, policy=self.repo.policy())
+        return self._tools[name]
 
     def patch(self, args: tooldefs.PatchArgs) -> Reply:
-        result = self.repo.workspace().patch(args.path, args.edits)
-        return self._edited(result, result.files[0].path if result.files else args.path)
+        return _reply(self.tool("patch")(path=args.path, edits=args.edits))
 
     def apply_patch(self, args: tooldefs.ApplyPatchArgs) -> Reply:
-        return self._edited(self.repo.workspace().apply_patch(args.patch))
+        return _reply(self.tool("apply_patch")(patch=args.patch))
 
     def patch_resource(self, args: tooldefs.PatchResourceArgs) -> Reply:
-        if args.team is not None:
-            raise InvalidArguments(
-                "team is only meaningful on a gitpatch service (gitpatch serve --http)",
-                hint="Omit team: this server edits the repository it was started in.",
-            )
         edits = [e.model_dump(exclude_none=True) for e in args.edits]
-        result = self.repo.workspace().patch_resource(
-            args.path, edits, expected_version=args.expected_version
+        return _reply(
+            self.tool("patch_resource")(
+                path=args.path,
+                edits=edits,
+                team=args.team,
+                expected_version=args.expected_version,
+            )
         )
-        path = result.files[0].path if result.files else args.path
-        data = {
-            "path": path,
-            "id": path,
-            "version": result.version,
-            "proposal_id": result.proposal_id,
-            "status": result.status,
-        }
-        return Reply(True, f"{result.message}\nversion: {result.version}", data=data)
 
     def read_file(self, args: tooldefs.ReadFileArgs) -> Reply:
-        result = self.repo.workspace().read(args.path)
-        lines = result.content.splitlines()
-        start = (args.offset or 1) - 1
-        shown = lines[start : start + args.limit if args.limit else None]
-        data = {
-            "path": result.path,
-            "version": result.version,
-            "offset": start + 1,
-            "total_lines": len(lines),
-            "lines": shown,
-        }
-        text = f"{_numbered(shown, start + 1)}\n(version: {result.version}, {len(lines)} lines)"
-        return Reply(True, text, data=data)
+        return _reply(self.tool("read_file")(path=args.path, offset=args.offset, limit=args.limit))
 
 
 def _review_handlers(repo: _Repository) -> dict[str, Handler]:
     def list_proposals(_args: BaseModel) -> Reply:
-        items = [i for i in repo.workspace().proposals() if i.status in ("proposed", "applied")]
-        open_items = [i for i in items if i.branch and repo.workspace().store.ref_target(i.branch)]
+        ws = repo.workspace()
+        open_items = [i for i in ws.proposals() if is_open(ws, i)]
         data = {"proposals": [i.model_dump(mode="json") for i in open_items]}
         lines = [
             f"{i.id}  {i.status}  {i.target.removeprefix('refs/heads/')}  {', '.join(i.files)}"

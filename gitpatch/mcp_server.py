@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -79,43 +79,44 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ChangedFile(_Out):
-    """One path a proposal changed."""
+class _Open(BaseModel):
+    """Outputs of the tool layer: the listed fields, and possibly more (additionalProperties)."""
 
-    path: str
-    action: str
-    moved_from: str | None = None
+    model_config = ConfigDict(extra="allow")
 
 
-class EditOutput(_Out):
-    """A landed or proposed edit: the commit (version) holding it and where it waits."""
+class EditOutput(_Open):
+    """A landed or proposed edit: the commit (version) holding it, and for a review proposal
+    its id and branch; patch adds path, id and matches, apply_patch the files."""
 
     version: str
-    proposal_id: str
-    status: str
-    branch: str
-    files: list[ChangedFile]
+    status: str | None = None
+    proposal_id: str | None = None
+    branch: str | None = None
     path: str | None = None
+    id: str | None = None
+    files: list[dict[str, Any]] | None = None
 
 
-class PatchResourceOutput(_Out):
-    """patch_resource's result: the spec's path, id and version, plus the proposal."""
+class PatchResourceOutput(_Open):
+    """patch_resource's result: the spec's path, id and version (a commit id here)."""
 
     path: str
-    id: str
+    id: str | None
     version: str
     proposal_id: str | None = None
-    status: str | None = None
 
 
-class ReadOutput(_Out):
-    """Some lines of a file, and its version."""
+class ReadOutput(_Open):
+    """Some lines of a file, its version and resource id."""
 
     path: str
     version: str
-    offset: int
+    id: str | None = None
+    content: str
+    start_line: int
+    end_line: int
     total_lines: int
-    lines: list[str]
 
 
 class ProposalsOutput(_Out):
@@ -132,7 +133,7 @@ class ProposalOutput(_Out):
     stats: dict[str, int]
 
 
-OUTPUTS: dict[str, type[_Out]] = {
+OUTPUTS: dict[str, type[BaseModel]] = {
     "patch": EditOutput,
     "apply_patch": EditOutput,
     "patch_resource": PatchResourceOutput,
@@ -160,8 +161,10 @@ def _to_result(tool: str, outcome: Reply | GitpatchError) -> CallToolResult:
         outcome = Reply(False, outcome.message, outcome.code, hint=outcome.hint)
     if not outcome.ok:
         code = outcome.code or "internal_error"
-        if code == "invalid_arguments":
+        if code == "invalid_arguments":  # the spec: malformed arguments are protocol errors
             raise MCPError(INVALID_PARAMS, f"invalid_arguments: {outcome.text}", data=outcome.hint)
+        if code == "internal_error":  # a stable text with no internals (logged by the tools)
+            raise MCPError(INTERNAL_ERROR, f"internal_error: {outcome.text}")
         return _refusal(code, outcome.text, outcome.hint)
     data = OUTPUTS[tool].model_validate(outcome.data or {}).model_dump(mode="json")
     return CallToolResult(
@@ -202,12 +205,17 @@ class _ArgumentGate:
 # -- the server ----------------------------------------------------------------------------------
 
 
-def _tool_function(tool: tooldefs.ToolDef, handler: Handler) -> Callable[..., CallToolResult]:
+def _tool_function(
+    tool: tooldefs.ToolDef, handler: Handler
+) -> Callable[..., Awaitable[CallToolResult]]:
     """A function the SDK can register: its signature is the argument model's fields, so the
     published inputSchema is the model's."""
     model = tool.args
 
-    def call(**arguments: Any) -> CallToolResult:
+    # Async so the SDK runs it on the event loop instead of handing it to a worker thread
+    # (a thread hop costs more than a typical call); the handlers' work is short and one
+    # Workspace serialises its calls anyway.
+    async def call(**arguments: Any) -> CallToolResult:
         try:
             args = model.model_validate(arguments)
             return _to_result(tool.name, handler(args))

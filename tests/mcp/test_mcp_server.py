@@ -21,7 +21,9 @@ CONFIG = "MAX_RETRIES = 1\nTIMEOUT = 10\n"
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", {"app/config.py": CONFIG, "README.md": "hello\n"})
+    files = {"app/config.py": CONFIG, "README.md": "hello\n", "locked.txt": "keep\n"}
+    files[".gitpatch.toml"] = '[policy]\ndeny = ["locked.txt"]\n'
+    return make_repo(tmp_path / "repo", files)
 
 
 def test_lists_the_six_tools_with_the_models_schemas_and_no_approval_tool(repo: Path) -> None:
@@ -54,8 +56,9 @@ def test_a_successful_edit_lands_and_carries_structured_content(repo: Path) -> N
 
     read, edit = run(repo, scenario)
     assert not read.is_error and "     1\tMAX_RETRIES = 1" in text_of(read)
-    assert read.structured_content["lines"] == ["MAX_RETRIES = 1", "TIMEOUT = 10"]
+    assert read.structured_content["content"] == CONFIG
     assert not edit.is_error, text_of(edit)
+    assert text_of(edit).startswith("Applied 1 edit to app/config.py.")
     data = OUTPUTS["patch"].model_validate(edit.structured_content)
     assert data.version == git(repo, "rev-parse", "HEAD").strip()
     assert (repo / "app/config.py").read_text() == "MAX_RETRIES = 3\nTIMEOUT = 10\n"
@@ -90,9 +93,14 @@ def _error_calls(repo: Path) -> list[tuple[str, dict[str, Any], str]]:
         ),
         ("patch_resource", {"path": "app/config.py", "edits": []}, "empty_edits"),
         (
-            "patch_resource",
-            {"path": "../outside", "edits": [{"after_line": 0, "new_string": "x"}]},
+            "patch",
+            {"path": "../outside", "edits": "<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n"},
             "path_unsafe",
+        ),
+        (
+            "patch",
+            {"path": "locked.txt", "edits": "<<<<<<< SEARCH\nkeep\n=======\nx\n>>>>>>> REPLACE\n"},
+            "permission_denied",
         ),
         (
             "patch_resource",
@@ -153,10 +161,10 @@ def test_malformed_arguments_are_invalid_params_naming_the_field(repo: Path) -> 
             with pytest.raises(MCPError) as caught:
                 await client.call_tool(name, args)
             errors.append(caught.value)
-        with pytest.raises(MCPError) as caught:  # a domain invalid_arguments is one too
+        with pytest.raises(MCPError) as caught:  # patch_resource's invalid_arguments is one too
             await client.call_tool(
                 "patch_resource",
-                {"path": "README.md", "edits": [{"after_line": 0, "new_string": "x"}], "team": "t"},
+                {"path": "../outside", "edits": [{"after_line": 0, "new_string": "x"}]},
             )
         errors.append(caught.value)
         return errors
