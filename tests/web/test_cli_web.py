@@ -89,13 +89,3 @@ def test_the_web_demo_serves_three_open_proposals(tmp_path: Path) -> None:
         assert status == 200 and [r["status"] for r in rows] == ["proposed"] * 3
         assert {r["author"] for r in rows} == {"coding-agent <agent@example.com>"}
     assert [p.name for p in tmp_path.glob("gitpatch-web-demo-*/shop")] == ["shop"]
-
-
-def test_make_demo_ends_with_the_command_that_opens_the_review_page() -> None:
-    import subprocess
-
-    out = subprocess.run(
-        [sys.executable, "-m", "gitpatch.demo"], capture_output=True, text=True, check=True
-    )
-    last = out.stdout.rstrip().splitlines()[-1]
-    assert last.endswith("python -m gitpatch.web.demo")
