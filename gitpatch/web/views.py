@@ -14,7 +14,6 @@ from typing import Any
 
 import pygit2
 
-from gitpatch.errors import GitpatchError
 from gitpatch.results import ProposalDetail, ProposalInfo, iso
 from gitpatch.store import Store
 from gitpatch.web.diffview import FileDiff, parse_diff
@@ -120,12 +119,19 @@ def rows(ws: Workspace, status: str = "all") -> list[Row]:
             continue
         if status not in ("all", "open") and info.status != status:
             continue
-        try:
-            stats = ws.show(info.id).stats
-        except GitpatchError:
-            stats = {}
+        stats = _stats(ws.store, info)
         out.append(Row(info, opened, stats.get("insertions", 0), stats.get("deletions", 0)))
     return out
+
+
+def _stats(store: Store, info: ProposalInfo) -> dict[str, int]:
+    """The +/- counts ``Workspace.show`` would give: the diff from ``base`` to ``commit``.
+
+    Asked of the store directly: ``show`` of a closed proposal first searches every note for
+    its id, which the list already has.
+    """
+    base = pygit2.Oid(hex=info.base) if info.base else None
+    return store.diff(base, pygit2.Oid(hex=info.commit))[1]
 
 
 def detail(ws: Workspace, pid: str) -> Detail:
