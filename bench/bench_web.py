@@ -2,7 +2,7 @@
 
 A repository with 50 open and 50 rejected proposals (the list shows them all: open ones, then
 the 50 most recent closed), and one proposal changing a 2,000-line Python file in 100 places:
-the list page, the JSON list the page polls, and the proposal page (Pygments on the server).
+the list page, the JSON list, the stamp the page polls, and the proposal page (Pygments on the server).
 Run: ``python -m bench.bench_web``.
 """
 
@@ -59,7 +59,8 @@ def main() -> None:
         auth = {"X-Gitpatch-Token": access.token}
         for label, url in (
             ("list page, 101 proposals", "/"),
-            ("GET /api/proposals (polled)", "/api/proposals"),
+            ("GET /api/proposals", "/api/proposals"),
+            ("GET /api/stamp (polled every 3 s)", "/api/stamp"),
             ("proposal page, 100 hunks in a 2,000-line file", f"/p/{big_id}"),
             ("GET /api/proposals/{id}, same proposal", f"/api/proposals/{big_id}"),
         ):

@@ -73,6 +73,7 @@ def create_app(
         Route("/p/{pid}", site.proposal),
         Route("/log", site.log),
         Route("/api/proposals", site.api_list),
+        Route("/api/stamp", site.api_stamp),
         Route("/api/proposals/{pid}", site.api_show),
         Route("/api/proposals/{pid}/approve", site.api_approve, methods=["POST"]),
         Route("/api/proposals/{pid}/reject", site.api_reject, methods=["POST"]),
@@ -119,8 +120,11 @@ class _Site:
 
         def build() -> Response:
             ws = self._ws()
+            stamp = views.stamp(ws)  # first: a change made while the rows are read shows later
             rows = views.rows(ws, status)
-            return self._page("index.html", ws, rows=rows, status=status, statuses=STATUSES)
+            return self._page(
+                "index.html", ws, rows=rows, status=status, statuses=STATUSES, stamp=stamp
+            )
 
         return await run_in_threadpool(build)
 
@@ -170,6 +174,11 @@ class _Site:
         status = _status_filter(request)
         rows = await run_in_threadpool(lambda: views.rows(self._ws(), status))
         return JSONResponse({"proposals": [row.as_json() for row in rows]})
+
+    async def api_stamp(self, request: Request) -> Response:
+        """``GET /api/stamp``: a short value that changes whenever the list may have."""
+        value = await run_in_threadpool(lambda: views.stamp(self._ws()))
+        return JSONResponse({"stamp": value})
 
     async def api_show(self, request: Request) -> Response:
         """``GET /api/proposals/{id}``: info, diff, stats, note, records, what approval does."""

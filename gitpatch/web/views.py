@@ -9,13 +9,14 @@ Approving, rejecting and undoing stay in ``gitpatch.review``.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import pygit2
 
 from gitpatch.results import ProposalDetail, ProposalInfo, iso
-from gitpatch.store import Store
+from gitpatch.store import NOTES_REF, Store
 from gitpatch.web.diffview import FileDiff, parse_diff
 from gitpatch.workspace import Workspace
 
@@ -28,6 +29,7 @@ __all__ = [
     "identity",
     "is_open",
     "rows",
+    "stamp",
 ]
 
 #: How many commits back from a proposal's base the page looks for recorded local work.
@@ -122,6 +124,17 @@ def rows(ws: Workspace, status: str = "all") -> list[Row]:
         stats = _stats(ws.store, info)
         out.append(Row(info, opened, stats.get("insertions", 0), stats.get("deletions", 0)))
     return out
+
+
+def stamp(ws: Workspace) -> str:
+    """Changes whenever the list could: a proposal or session branch or the notes moved.
+
+    The page polls this (a few ref reads) and fetches the list only when it changed.
+    """
+    store = ws.store
+    names = [*store.ref_names("refs/heads/gitpatch/"), NOTES_REF]
+    state = "\n".join(f"{name} {store.ref_target(name)}" for name in names)
+    return hashlib.sha256(state.encode()).hexdigest()[:16]
 
 
 def _stats(store: Store, info: ProposalInfo) -> dict[str, int]:

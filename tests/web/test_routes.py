@@ -49,6 +49,23 @@ def test_the_list_shows_open_proposals_first_with_their_facts(repo: Path) -> Non
     assert second in fragment and first not in fragment
 
 
+def test_the_stamp_the_page_polls_changes_exactly_when_the_list_may(repo: Path) -> None:
+    web, auth = _api(repo)
+
+    def stamp() -> str:
+        return str(web.get("/api/stamp", headers=auth).json()["stamp"])
+
+    empty = stamp()
+    assert stamp() == empty and f'data-stamp="{empty}"' in web.get("/", headers=auth).text
+    pid = propose(repo, "app.py", "MAX_RETRIES = 1", "MAX_RETRIES = 3")
+    proposed = stamp()
+    assert proposed != empty
+    git(repo, "commit", "-q", "--allow-empty", "-m", "a person's commit")  # not a list change
+    assert stamp() == proposed
+    Workspace.open(repo, mode="review").reject(pid, "Ada", "no")
+    assert stamp() not in (empty, proposed)
+
+
 def test_an_unknown_status_filter_is_a_400_with_a_hint(repo: Path) -> None:
     web, auth = _api(repo)
     answer = web.get("/api/proposals?status=maybe", headers=auth)

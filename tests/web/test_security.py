@@ -132,7 +132,8 @@ def test_get_cannot_change_state(repo: Path) -> None:
     before = snapshot(repo)
     for url in (f"/api/proposals/{pid}/approve", f"/api/proposals/{pid}/reject", "/api/undo"):
         assert web.get(url, headers=token).status_code == 405
-    for url in ("/", "/log", f"/p/{pid}", "/fragment/proposals", "/api/proposals", "/api/log"):
+    pages = ("/", "/log", f"/p/{pid}", "/fragment/proposals", "/api/proposals", "/api/log")
+    for url in (*pages, "/api/stamp"):
         assert web.get(url, headers=token).status_code == 200
     assert web.get(f"/api/proposals/{pid}", headers=token).status_code == 200
     assert snapshot(repo) == before

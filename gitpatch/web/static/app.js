@@ -103,20 +103,18 @@
     }
   }
 
-  // -- the proposals table ----------------------------------------------------------------
-  const rowKey = (rows) => rows.map((r) => r.id + ":" + r.status + ":" + r.commit).join(",");
-  const domKey = () => $$("#rows tr.row").map((tr) => tr.dataset.id + ":" + tr.dataset.status + ":" + tr.dataset.commit).join(",");
-
+  // -- the proposals table: poll a cheap stamp, fetch the rows only when it changed ---------
   async function refreshRows() {
     const table = $("#proposals");
     const status = table.dataset.status;
     try {
-      const data = await call("GET", "/api/proposals?status=" + encodeURIComponent(status));
-      if (rowKey(data.proposals) !== domKey()) {
+      const now = (await call("GET", "/api/stamp")).stamp;
+      if (now !== table.dataset.stamp) {
         const res = await fetch("/fragment/proposals?status=" + encodeURIComponent(status), { credentials: "same-origin" });
         if (res.ok) {
           const current = selected() && selected().dataset.id;
           $("#rows").innerHTML = await res.text();
+          table.dataset.stamp = now;
           const again = $$("#rows tr.row").find((tr) => tr.dataset.id === current);
           if (again) select(again, false);
           $("#live").textContent = "Updated " + new Date().toLocaleTimeString() + ".";
