@@ -2,7 +2,8 @@
 
 A repository with 50 open and 50 rejected proposals (the list shows them all: open ones, then
 the 50 most recent closed), and one proposal changing a 2,000-line Python file in 100 places:
-the list page, the JSON list, the stamp the page polls, and the proposal page (Pygments on the server).
+the list page, the JSON list, the stamp the page polls, and the proposal page (Pygments on the
+server).
 Run: ``python -m bench.bench_web``.
 """
 

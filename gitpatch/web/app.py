@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from gitpatch.errors import GitpatchError, InvalidArguments
+from gitpatch.frontends import open_workspace
 from gitpatch.results import ProposalResult
 from gitpatch.web import views
 from gitpatch.web.security import Access, Guard
@@ -48,16 +49,14 @@ _HTTP = {
 _HERE = Path(__file__).parent
 
 
-def create_app(
-    repo: str | Path, access: Access, *, protected: Sequence[str] | None = None
-) -> Starlette:
+def create_app(repo: str | Path, access: Access) -> Starlette:
     """The review page for the repository at ``repo``, guarded by ``access``.
 
-    ``protected`` is passed to ``Workspace.open`` (None: git config, default main and master).
+    The repository is opened as every front end opens it (``gitpatch.frontends``): protected
+    branches from git config, else ``.gitpatch.toml``, else main and master.
     """
     root = str(Path(repo).resolve())
-    guarded = None if protected is None else tuple(protected)
-    Workspace.open(root, mode="review", protected=guarded)  # fail now, not on a request
+    open_workspace(root, "review")  # fail now, not on the first request
     env = Environment(
         loader=PackageLoader("gitpatch.web", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -66,7 +65,7 @@ def create_app(
     )
     env.filters["age"] = _age
     env.filters["short"] = lambda ref: str(ref).removeprefix("refs/heads/")
-    site = _Site(root, access, env, guarded)
+    site = _Site(root, access, env)
     routes = [
         Route("/", site.index),
         Route("/fragment/proposals", site.fragment),
@@ -91,16 +90,13 @@ def create_app(
 class _Site:
     """The route handlers, sharing the repository path, the access secrets and the templates."""
 
-    def __init__(
-        self, root: str, access: Access, env: Environment, protected: Sequence[str] | None
-    ) -> None:
+    def __init__(self, root: str, access: Access, env: Environment) -> None:
         self.root = root
         self.access = access
         self.env = env
-        self.protected = protected
 
     def _ws(self) -> Workspace:
-        return Workspace.open(self.root, mode="review", protected=self.protected)
+        return open_workspace(self.root, "review")
 
     def _page(self, name: str, ws: Workspace, code: int = 200, **context: Any) -> HTMLResponse:
         html = self.env.get_template(name).render(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import socket
 import sys
 import webbrowser
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -30,7 +29,6 @@ def serve(
     *,
     port: int = 0,
     open_browser: bool = True,
-    protected: Sequence[str] | None = None,
     out: TextIO | None = None,
     log_level: str = "warning",
 ) -> None:
@@ -38,8 +36,7 @@ def serve(
 
     Prints ``http://127.0.0.1:PORT/?token=...`` as the first line of ``out`` (stdout), opens
     it in a browser unless ``open_browser`` is false, and returns when the server stops
-    (Ctrl-C or SIGTERM). ``protected`` overrides the protected branches (git config
-    ``gitpatch.protected``, default main and master), as the CLI's ``.gitpatch.toml`` may.
+    (Ctrl-C or SIGTERM).
     """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
@@ -48,7 +45,7 @@ def serve(
         sock.listen(128)
         bound = int(sock.getsockname()[1])
         access = Access.new(bound)
-        app = create_app(repo_path, access, protected=protected)
+        app = create_app(repo_path, access)
         url = f"http://{HOST}:{bound}/?token={access.token}"
         stream = out if out is not None else sys.stdout
         stream.write(url + "\n")

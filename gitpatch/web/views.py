@@ -15,6 +15,7 @@ from typing import Any
 
 import pygit2
 
+from gitpatch.frontends import is_open
 from gitpatch.results import ProposalDetail, ProposalInfo, iso
 from gitpatch.store import NOTES_REF, Store
 from gitpatch.web.diffview import FileDiff, parse_diff
@@ -27,7 +28,6 @@ __all__ = [
     "Row",
     "detail",
     "identity",
-    "is_open",
     "rows",
     "stamp",
 ]
@@ -104,11 +104,6 @@ class Detail:
         return out
 
 
-def is_open(info: ProposalInfo) -> bool:
-    """Open proposals wait for a verdict; open sessions (tool ``session``) for an approval."""
-    return info.status == "proposed" or info.tool == "session"
-
-
 def rows(ws: Workspace, status: str = "all") -> list[Row]:
     """The proposals table: open ones first (the review API's order), filtered by status.
 
@@ -116,7 +111,7 @@ def rows(ws: Workspace, status: str = "all") -> list[Row]:
     """
     out = []
     for info in ws.proposals():
-        opened = is_open(info)
+        opened = is_open(ws, info)
         if status == "open" and not opened:
             continue
         if status not in ("all", "open") and info.status != status:
@@ -153,7 +148,7 @@ def detail(ws: Workspace, pid: str) -> Detail:
     info = shown.info
     store = ws.store
     tip = pygit2.Oid(hex=info.commit)
-    opened = is_open(info)
+    opened = is_open(ws, info)
     return Detail(
         detail=shown,
         open=opened,

@@ -199,3 +199,19 @@ def test_the_config_file_sets_the_mode(repo: Path) -> None:
     (repo / config.FILENAME).write_text('[review]\nmode = "sometimes"\n')
     bad = cli(repo, "read", "README.md")
     assert bad.exit_code == 1 and "mode must be" in bad.stderr
+
+
+def test_an_unexpected_error_is_internal_error_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gitpatch import tooldefs
+
+    def broken(_fmt: str = "mcp") -> list[dict[str, Any]]:
+        raise RuntimeError("secret detail")
+
+    monkeypatch.setattr(tooldefs, "definitions", broken)
+    monkeypatch.delenv("GITPATCH_DEBUG", raising=False)
+    result = CliRunner().invoke(main, ["schema"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("internal_error: an unexpected error occurred")
+    assert "secret detail" not in result.stderr and "Traceback" not in result.stderr

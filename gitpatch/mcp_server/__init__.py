@@ -22,7 +22,6 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -32,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gitpatch import tooldefs
 from gitpatch.errors import GitpatchError
+from gitpatch.mcp_server._reply import Handler, Reply, ToolSet
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -45,31 +45,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger("gitpatch.mcp")
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What a tool handler returns: success or a refusal with its code, the text the model
-    reads, and (on success) the structured data for ``structuredContent``."""
-
-    ok: bool
-    text: str
-    code: str | None = None
-    data: dict[str, Any] | None = None
-    hint: str | None = None
-
-
-#: A tool handler takes the validated arguments; it may return a Reply or raise GitpatchError.
-Handler = Callable[[BaseModel], Reply]
-
-
-@dataclass
-class ToolSet:
-    """The handlers a server serves, by tool name (a subset of ``tooldefs.TOOLS``)."""
-
-    handlers: Mapping[str, Handler]
-    instructions: str = ""
-    closers: list[Callable[[], None]] = field(default_factory=list)
 
 
 # -- output models (the published outputSchema of each tool) ----------------------------------
@@ -273,7 +248,7 @@ def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: 
 
 def serve_stdio(path: str, mode: str | None = None) -> None:
     """Serve the repository at ``path`` over stdio until the client disconnects."""
-    from gitpatch._mcp_tools import workspace_toolset
+    from gitpatch.mcp_server._tools import workspace_toolset
 
     toolset = workspace_toolset(path, mode)
     server = build_server(toolset)

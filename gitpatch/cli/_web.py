@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gitpatch._cli_common import Env, pass_env
+from gitpatch.cli._common import Env, pass_env
 
 __all__ = ["web"]
 
@@ -34,6 +34,4 @@ def web(env: Env, directory: Path | None, port: int, no_browser: bool) -> None:
         if not directory.is_dir():
             raise click.BadParameter(f"{directory} is not a directory", param_hint="-C")
         env = Env(directory=directory, json=env.json, color=env.color)
-    # The protected branches as every command sees them (git config, .gitpatch.toml, default).
-    protected = sorted(env.workspace("review").protected)
-    serve(env.directory, port=port, open_browser=not no_browser, protected=protected)
+    serve(env.directory, port=port, open_browser=not no_browser)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitpatch._cli_common import Env, pass_env, read_input
+from gitpatch.cli._common import Env, pass_env, read_input
 from gitpatch.errors import InvalidArguments, InvalidPatch
 
 if TYPE_CHECKING:
