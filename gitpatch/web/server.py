@@ -7,6 +7,7 @@ its token, is the first line written to stdout, so a script (or a test) can read
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 import webbrowser
@@ -51,8 +52,21 @@ def serve(
         stream.write(url + "\n")
         stream.flush()
         if open_browser:
-            webbrowser.open(url)
+            _open_browser(url)
         config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="off")
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
+
+
+def _open_browser(url: str) -> None:
+    """Open ``url`` in a graphical browser; without a display, say so on stderr instead.
+
+    Python's ``webbrowser`` falls back to console browsers (lynx, w3m), which would take the
+    terminal the server runs in.
+    """
+    graphical = sys.platform in ("darwin", "win32") or any(
+        os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY")
+    )
+    if not (graphical and webbrowser.open(url)):
+        print("open the address above in a browser to review", file=sys.stderr)
