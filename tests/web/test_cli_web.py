@@ -89,3 +89,12 @@ def test_the_web_demo_serves_three_open_proposals(tmp_path: Path) -> None:
         assert status == 200 and [r["status"] for r in rows] == ["proposed"] * 3
         assert {r["author"] for r in rows} == {"coding-agent <agent@example.com>"}
     assert [p.name for p in tmp_path.glob("gitpatch-web-demo-*/shop")] == ["shop"]
+
+
+def test_without_a_display_it_serves_and_says_to_open_the_address(tmp_path: Path) -> None:
+    repo = review_repo(tmp_path / "repo")
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    with running([_script(), "web", "-C", str(repo)], cwd=tmp_path, env=env) as url:
+        token = urlsplit(url).query.removeprefix("token=")
+        status, _ = _request(url, "GET", "/", {"X-Gitpatch-Token": token})
+        assert status == 200
