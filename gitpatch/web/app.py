@@ -140,7 +140,8 @@ class _Site:
 
         def build() -> Response:
             ws = self._ws()
-            return self._page("proposal.html", ws, d=views.detail(ws, pid))
+            stamp = views.stamp(ws)  # first: a verdict given while the page is built shows later
+            return self._page("proposal.html", ws, d=views.detail(ws, pid), stamp=stamp)
 
         return await run_in_threadpool(build)
 

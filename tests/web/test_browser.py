@@ -143,6 +143,20 @@ def test_the_list_updates_by_itself_without_a_reload(repo: Path, page: tuple[Any
     assert len(driver.find_elements("css selector", "tr.row.selected")) == 1
 
 
+def test_a_proposal_decided_elsewhere_says_so(repo: Path, page: tuple[Any, str]) -> None:
+    from gitpatch import Workspace
+
+    driver, url = page
+    driver.get(url)
+    wait_for(driver, lambda d: len(d.find_elements("css selector", "tr.row")) == 3, "3 rows")
+    pid = _ids(repo)["README.md"]
+    _open(driver, pid)
+    Workspace.open(repo, mode="review").reject(pid, "Grace", "another window said no")
+    _status_becomes(driver, "rejected")
+    assert "rejected meanwhile" in driver.find_element("id", "result").text
+    assert driver.find_element("id", "approve").get_attribute("disabled")
+
+
 def test_the_page_works_at_phone_width(repo: Path) -> None:
     with running(serve_command(repo)) as url, chromium(390, 844) as driver:
         driver.get(url)

@@ -82,6 +82,8 @@
     $$(".decide button").forEach((b) => { b.disabled = true; });
   }
 
+  let acting = false; // our own Approve / Reject is on its way: not "meanwhile"
+
   async function decide(verb) {
     const art = $("#proposal");
     const button = $("#" + verb);
@@ -92,6 +94,7 @@
       : await confirmStep("Reject " + id + "?", "Its branch is deleted and your reason is noted; the same change proposed again is refused.", true);
     if (!step) return;
     button.disabled = true;
+    acting = true;
     try {
       const body = verb === "approve" ? { by: step.by } : { by: step.by, reason: step.reason };
       const data = await call("POST", `/api/proposals/${encodeURIComponent(id)}/${verb}`, body);
@@ -100,6 +103,8 @@
     } catch (e) {
       button.disabled = false;
       report(e, true);
+    } finally {
+      acting = false;
     }
   }
 
@@ -124,6 +129,26 @@
       $("#live").textContent = "Cannot reach gitpatch web; retrying.";
     }
     setTimeout(refreshRows, document.hidden ? 10000 : 3000);
+  }
+
+  // -- the proposal page: say so when someone else decided meanwhile ----------------------
+  async function watchProposal(seen) {
+    const art = $("#proposal");
+    if (art.dataset.open !== "yes") return;
+    try {
+      if (acting) throw new Error("deciding");
+      const now = (await call("GET", "/api/stamp")).stamp;
+      if (now !== seen) {
+        const data = await call("GET", "/api/proposals/" + encodeURIComponent(art.dataset.id));
+        if (!data.open && art.dataset.open === "yes") {
+          decided(data.info.status);
+          report({ message: `It was ${data.info.status} meanwhile (another window or person); reload to see the note.` }, true);
+          return;
+        }
+      }
+      seen = now;
+    } catch (_) { /* the server may be restarting; try again */ }
+    setTimeout(() => watchProposal(seen), document.hidden ? 10000 : 4000);
   }
 
   async function undo() {
@@ -172,6 +197,7 @@
     const a = $("#approve"), r = $("#reject");
     if (a) a.addEventListener("click", () => decide("approve"));
     if (r) r.addEventListener("click", () => decide("reject"));
+    setTimeout(() => watchProposal($("#proposal").dataset.stamp), 2000);
   } else if (page === "index") {
     $("#rows").addEventListener("click", (ev) => {
       const tr = ev.target.closest("tr.row");
