@@ -178,7 +178,7 @@ def approve_commits(store: Store, commits: Iterable[pygit2.Oid], by: str) -> lis
 
 
 def _unapproved_agent_commit(store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid) -> bool:
-    if "Gitpatch-Proposal" not in store.trailers(commit):
+    if "Gitpatch-Proposal" not in store.info(commit).trailers:
         return False
     note = _note(store, tip, commit)
     return not (note.get("approved_by") or note.get("status") == "approved")

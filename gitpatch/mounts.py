@@ -49,7 +49,7 @@ class MountedFilesystem:
             normalize(path)
         raw = path.strip()
         if not raw.startswith("/"):
-            base = cwd or self.root
+            base = posixpath.join(self.root, cwd) if cwd else self.root
             mount = self._mount_of(base)
             if mount is not None:
                 inside = posixpath.relpath(posixpath.join(base, raw), mount)

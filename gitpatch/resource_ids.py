@@ -10,6 +10,7 @@ and created again at the same path gets a new one.
 from __future__ import annotations
 
 import hashlib
+import threading
 
 import pygit2
 
@@ -43,15 +44,29 @@ def uuid_like(text: str) -> str:
     return f"{d[:8]}-{d[8:12]}-{d[12:16]}-{d[16:20]}-{d[20:32]}"
 
 
+#: (commit hex, path) -> id, for commits already walked; bounded, cleared when full.
+_KNOWN: dict[tuple[str, str], str] = {}
+_KNOWN_LIMIT = 100_000
+_KNOWN_LOCK = threading.Lock()
+
+
 def resource_id(store: Store, head: pygit2.Oid | None, path: str) -> str | None:
     """The stable id of the file at ``path`` on ``head``: a hash of the commit that created it
     and the path it was created at, following moves (git's rename detection) back along the
-    first-parent history (at most ``store.HISTORY_DEPTH`` commits)."""
+    first-parent history (at most ``store.HISTORY_DEPTH`` commits). Every (commit, path) the
+    walk passes is remembered, so the next edit's lookup stops at its parent."""
     if head is None or blob(store, head, path) is None:
         return None
+    seen: list[tuple[str, str]] = []
+    found: str | None = None
     origin = head
-    for commit in store.walk(head, first_parent=True):
+    for commit in store.first_parents(head):
         origin = commit.id
+        with _KNOWN_LOCK:
+            found = _KNOWN.get((str(commit.id), path))
+        if found is not None:
+            break
+        seen.append((str(commit.id), path))
         if not commit.parents:
             break
         parent = commit.parents[0]
@@ -61,4 +76,9 @@ def resource_id(store: Store, head: pygit2.Oid | None, path: str) -> str | None:
         if source is None:
             break
         path = source
-    return uuid_like(f"{origin}\0{path}")
+    ident = found or uuid_like(f"{origin}\0{path}")
+    with _KNOWN_LOCK:
+        if len(_KNOWN) + len(seen) > _KNOWN_LIMIT:
+            _KNOWN.clear()
+        _KNOWN.update(dict.fromkeys(seen, ident))
+    return ident

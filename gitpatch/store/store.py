@@ -2,8 +2,8 @@
 
 The store builds trees and commits in the object store, moves refs by compare-and-swap and keeps
 proposal status in notes. It never reads or writes the index file or the working tree: that is
-the workspace's job. Every libgit2 call runs inside ``git_errors`` so callers only ever see
-``GitpatchError``.
+``gitpatch.repo.worktree``'s job. Every libgit2 call runs inside ``git_errors`` so callers only
+ever see ``GitpatchError``.
 """
 
 from __future__ import annotations
@@ -167,11 +167,6 @@ class Store:
             )
         assert isinstance(oid, pygit2.Oid)
         return oid
-
-    def trailers(self, commit: pygit2.Oid) -> dict[str, str]:
-        """The trailers of ``commit``'s message (``Gitpatch-Proposal``, ``Gitpatch-Tool``, ...)."""
-        with git_errors(f"read the trailers of {commit}"):
-            return dict(self._commit(commit).message_trailers)
 
     def info(self, commit: pygit2.Oid) -> CommitInfo:
         """Id, parents, author, time, message and trailers of ``commit``."""
@@ -384,6 +379,17 @@ class Store:
             if hide is not None:
                 walker.hide(hide)
             yield from itertools.islice(walker, HISTORY_DEPTH)
+
+    def first_parents(self, tip: pygit2.Oid) -> Iterator[pygit2.Commit]:
+        """``tip`` and its first parents, newest first, read one by one (no sorting walk, so
+        stopping early costs only what was read); at most ``HISTORY_DEPTH`` commits."""
+        with git_errors(f"walk the first parents of {tip}"):
+            commit: pygit2.Commit | None = self.repo[tip].peel(pygit2.Commit)
+            for _ in range(HISTORY_DEPTH):
+                if commit is None:
+                    return
+                yield commit
+                commit = commit.parents[0] if commit.parents else None
 
     def merge_base(self, one: pygit2.Oid, two: pygit2.Oid) -> pygit2.Oid | None:
         """The best common ancestor of two commits, None when they share no history."""

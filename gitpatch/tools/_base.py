@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from gitpatch.errors import GitpatchError, InvalidArguments, UnsavedChanges
+from gitpatch.errors import ApprovalRequired, GitpatchError, InvalidArguments, UnsavedChanges
 from gitpatch.model import Proposal
 from gitpatch.mounts import MountedFilesystem, namespace_of
 from gitpatch.paths import Address
@@ -32,7 +32,7 @@ from gitpatch.policy import (
     check_plan_mode,
 )
 from gitpatch.storage import Applied, Namespace, Target
-from gitpatch.tools._errors import error_result
+from gitpatch.tools._errors import Cancelled, error_result
 from gitpatch.tools._result import ToolResult
 from gitpatch.workspace_storage import WorkspaceStorage
 
@@ -47,10 +47,6 @@ def _bad_arguments(tool: str, exc: TypeError) -> InvalidArguments:
     return InvalidArguments(
         f"{tool}: {why}", hint=f"Call {tool} with its documented parameters (names as given)."
     )
-
-
-class Cancelled(Exception):
-    """Raised at the write gate when an async call was cancelled before writing."""
 
 
 class _CallState:
@@ -143,9 +139,6 @@ class Tool:
         try:
             with self._lock:
                 return self.run(gate=gate, **arguments)
-        except Cancelled:
-            text = f"{self.name} was cancelled before it wrote anything; nothing was changed."
-            return ToolResult(text, ok=False, code="cancelled", data={"code": "cancelled"})
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
@@ -194,10 +187,12 @@ class Tool:
         checks: Sequence[tuple[ToolOperation, Target]],
         gate: Callable[[], None] | None,
         expected_version: str | int | None = None,
+        checked: bool | None = None,
     ) -> Applied:
-        """Check every (operation, target), then apply ``proposal`` (written in keys) on the
-        targets' one storage; a change needing approval is kept for review where the storage
-        can (a Workspace) and reported as ``approval_required``."""
+        """Check every (operation, target) (unless ``checked`` is the answer of an earlier
+        ``authorize``), then apply ``proposal`` (written in keys) on the targets' one storage; a
+        change needing approval is kept for review where the storage can (a Workspace) and
+        reported as ``approval_required``."""
         storages = {id(t.storage): t.storage for _, t in checks}
         if len(storages) != 1:
             raise InvalidArguments(
@@ -205,7 +200,10 @@ class Tool:
                 f"({', '.join(sorted({t.shown for _, t in checks}))})",
                 hint="Split the change: one call per mount.",
             )
-        asks = [t.shown for op, t in checks if self.authorize(op, t)]
+        if checked is None:
+            asks = [t.shown for op, t in checks if self.authorize(op, t)]
+        else:
+            asks = [checks[0][1].shown] if checked else []
         (storage,) = storages.values()
         if not asks:
             return storage.apply(proposal, expected_version=expected_version, gate=gate)
@@ -216,7 +214,7 @@ class Tool:
         raise ApprovalPending(error, kept)
 
 
-class ApprovalPending(GitpatchError):
+class ApprovalPending(ApprovalRequired):
     """``approval_required`` with the proposal kept for a person (its id on the next line)."""
 
     def __init__(self, error: GitpatchError, kept: Applied) -> None:
@@ -231,4 +229,4 @@ class ApprovalPending(GitpatchError):
             "branch": kept.branch,
             "version": kept.version,
         }
-        super().__init__(error.code, error.message, hint, details)
+        super().__init__(error.message, hint, details)

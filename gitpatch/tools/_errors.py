@@ -16,7 +16,7 @@ import logging
 from gitpatch.errors import GitpatchError
 from gitpatch.tools._result import ToolResult
 
-__all__ = ["GENERIC_FAILURE", "WRITE_FAILURE", "error_result", "spec_code"]
+__all__ = ["GENERIC_FAILURE", "WRITE_FAILURE", "Cancelled", "error_result", "spec_code"]
 
 log = logging.getLogger("gitpatch.tools")
 
@@ -30,6 +30,11 @@ WRITE_FAILURE = (
     "{tool} failed: the change could not be written ({why}); nothing was changed. "
     "Retry the call once; if it fails again, tell the user."
 )
+
+
+class Cancelled(Exception):
+    """Raised at the write gate when an async call was cancelled before writing."""
+
 
 # patch_resource's spec names fewer codes than the library has; these are folded into them.
 _RESOURCE_CODES = {
@@ -63,6 +68,9 @@ def error_result(tool: str, exc: BaseException) -> ToolResult:
         if code != exc.code:
             data["reason"] = exc.code
         return ToolResult(text=str(exc), ok=False, code=code, data=data)
+    if isinstance(exc, Cancelled):
+        text = f"{tool} was cancelled before it wrote anything; nothing was changed."
+        return ToolResult(text, ok=False, code="cancelled", data={"code": "cancelled"})
     if isinstance(exc, OSError):
         log.warning("%s: write failed", tool, exc_info=exc)
         why = exc.strerror or type(exc).__name__

@@ -8,8 +8,9 @@ from typing import Any
 
 from gitpatch import engine
 from gitpatch.errors import PayloadTooLarge, TeamNotFound
-from gitpatch.formats import edits as edit_objects
+from gitpatch.formats import patch_resource as edit_objects
 from gitpatch.model import Proposal
+from gitpatch.mounts import namespace_of
 from gitpatch.policy import ToolOperation
 from gitpatch.storage import Namespace, Target
 from gitpatch.tools._base import Tool
@@ -18,9 +19,10 @@ from gitpatch.tools._texts import change_lines, plural
 
 __all__ = ["PatchResourceTool", "SpaceResolver"]
 
-#: The service's hook: the namespace holding ``team``'s resources (raise ``TeamNotFound``,
-#: ``Forbidden``, ... when the caller may not use it).
-SpaceResolver = Callable[[str], Namespace]
+#: The service's hook: the namespace holding ``team``'s resources (a storage, a Workspace or a
+#: ``MountedFilesystem``); raise ``TeamNotFound``, ``Forbidden``, ... when the caller may not
+#: use it.
+SpaceResolver = Callable[[str], Any]
 
 
 class PatchResourceTool(Tool):
@@ -52,12 +54,12 @@ class PatchResourceTool(Tool):
         namespace = self._space(team)
         target = namespace.resolve(path, None if team else self.cwd)
         checks = [(ToolOperation.MODIFY_FILE, target)]
-        self.authorize(*checks[0])
+        ask = self.authorize(*checks[0])
         proposal = edit_objects.parse(target.key, edits)
         proposal = dataclasses.replace(proposal, tool="patch_resource")
         if self.max_file_bytes is not None:
             self._check_size(target, proposal)
-        applied = self.submit(proposal, checks, gate, expected_version)
+        applied = self.submit(proposal, checks, gate, expected_version, checked=ask)
         data: dict[str, Any] = {
             "path": target.shown,
             "id": applied.ids.get(target.key),
@@ -98,4 +100,5 @@ class PatchResourceTool(Tool):
                 hint="Omit team to edit the workspace's files.",
                 details={"team": team},
             )
-        return self.spaces(team)
+        found = self.spaces(team)
+        return namespace_of(found, found)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import pytest
+
 from gitpatch import (
     MemoryStorage,
     MountedFilesystem,
@@ -300,3 +302,25 @@ def test_crlf_files_keep_their_endings(tmp_path) -> None:
 def test_target_is_a_plain_record() -> None:
     mem = MemoryStorage({})
     assert mem.resolve("a/b.txt") == Target(mem, "a/b.txt", "a/b.txt")
+
+
+def test_memory_writer_completes_on_success_and_preserves_on_failure() -> None:
+    mem = MemoryStorage({"a.txt": "a\n", "b.txt": "b\n"})
+    with pytest.raises(RuntimeError), mem.writer() as staged:
+        staged["a.txt"] = b"new\n"
+        staged["b.txt"] = None
+        raise RuntimeError("half-way")
+    assert mem.read_bytes("a.txt") == b"a\n" and mem.read_bytes("b.txt") == b"b\n"
+    with mem.writer() as staged:
+        staged["a.txt"] = b"new\n"
+        staged["b.txt"] = None
+    assert mem.read_bytes("a.txt") == b"new\n" and mem.list() == ["a.txt"]
+    assert mem.stat("a.txt") is not None and mem.stat("b.txt") is None
+
+
+def test_a_team_space_may_be_a_workspace(tmp_path) -> None:
+    repo, ws, _fs = mounted(tmp_path / "r", {"a.txt": "team\n"})
+    own = MemoryStorage({"a.txt": "mine\n"})
+    tool = patch_resource_tool(own, own, spaces=lambda team: ws)
+    res = tool(path="a.txt", edits=[{"old_string": "team", "new_string": "ours"}], team="core")
+    assert res.ok and (repo / "a.txt").read_text() == "ours\n"

@@ -198,3 +198,46 @@ def test_workspace_stays_the_error_raiser(tmp_path) -> None:
     with pytest.raises(gitpatch.GitpatchError):
         ws.patch("missing.txt", sr("a\n", "b\n"))
     assert isinstance(ws, Workspace)
+
+
+def test_cwd_is_captured_when_the_tool_is_made(tmp_path) -> None:
+    repo, ws, fs = mounted(tmp_path / "r", {"src/app.py": "a\n", "app.py": "top\n"})
+    for cwd in ("/workspace/src", "src"):
+        res = patch_tool(fs, fs, cwd=cwd)(path="app.py", edits=sr("a\n", f"{cwd}\n"))
+        assert str(res).startswith("Applied 1 edit to /workspace/src/app.py."), str(res)
+        patch_tool(fs, fs, cwd=cwd)(path="app.py", edits=sr(f"{cwd}\n", "a\n"))
+    mem = MemoryStorage({"src/app.py": "a\n"})
+    res = patch_tool(mem, mem, cwd="src")(path="app.py", edits=sr("a\n", "b\n"))
+    assert str(res).startswith("Applied 1 edit to src/app.py.")
+    escape = patch_tool(fs, fs, cwd="/workspace/src")(path="../../x", edits=sr("a\n", "b\n"))
+    assert escape.code == "path_unsafe"
+
+
+def test_errors_become_results_in_one_place() -> None:
+    # Only tools/_errors.py builds a failed ToolResult; every tool goes through it.
+    from pathlib import Path
+
+    tools = Path(gitpatch.__file__).parent / "tools"
+    makers = [p.name for p in tools.glob("*.py") if "ok=False" in p.read_text("utf-8")]
+    assert makers == ["_errors.py"]
+
+
+def test_bare_repository(tmp_path) -> None:
+    repo, _ws, _fs = mounted(tmp_path / "r", {"a.txt": "a\n"})
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(tmp_path / "bare.git"))
+    ws = Workspace.open(tmp_path / "bare.git")
+    res = patch_tool(ws, ws)(path="a.txt", edits=sr("a\n", "b\n"))
+    assert res.ok, str(res)
+    assert git(tmp_path / "bare.git", "show", "work:a.txt") == "b\n"
+    assert read_tool(ws)(path="a.txt").data["content"] == "b\n"
+
+
+def test_protected_branch_lands_on_a_session(tmp_path) -> None:
+    from tests.gitkit import make_repo
+
+    repo = make_repo(tmp_path / "r", {"a.txt": "a\n"}, branch="main")
+    ws = Workspace.open(repo)
+    res = patch_tool(ws, ws)(path="a.txt", edits=sr("a\n", "b\n"))
+    assert res.ok, str(res)
+    assert "It landed on session branch gitpatch/session/agent (main is protected)." in str(res)
+    assert git(repo, "show", "main:a.txt") == "a\n" and (repo / "a.txt").read_text() == "b\n"
