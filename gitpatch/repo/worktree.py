@@ -115,7 +115,7 @@ class WorkingTree:
         repo: pygit2.Repository,
         *,
         stale_lock_seconds: float | None = None,
-        blobs: Mapping[pygit2.Oid, bytes] | None = None,
+        blobs: dict[pygit2.Oid, bytes] | None = None,
     ):
         if repo.is_bare or repo.workdir is None:
             raise RepositoryError(
@@ -141,7 +141,7 @@ class WorkingTree:
         # path -> fstat of the file a land wrote, before its rename (see indexsync); blob id ->
         # content of large blobs just written (Store.fresh_blobs), so they are not read back
         self._written: dict[str, os.stat_result] = {}
-        self._blobs: Mapping[pygit2.Oid, bytes] = blobs if blobs is not None else {}
+        self._blobs: dict[pygit2.Oid, bytes] = blobs if blobs is not None else {}
 
     @classmethod
     def of(cls, store: Store) -> WorkingTree | None:
@@ -369,7 +369,7 @@ class WorkingTree:
         full.parent.mkdir(parents=True, exist_ok=True)
         if full.is_dir() and not full.is_symlink():
             full.rmdir()  # only an empty one; a non-empty directory raises and is reported
-        data = self._blobs.get(oid)
+        data = self._blobs.pop(oid, None)
         if data is None:
             data = self.repo[oid].peel(pygit2.Blob).data
         tmp = full.parent / f".{full.name}.{os.getpid()}.{time.monotonic_ns()}{_TMP_SUFFIX}"

@@ -40,8 +40,9 @@ MODE_SUBMODULE = int(FileMode.COMMIT)
 MODE_TREE = int(FileMode.TREE)
 #: Blobs from this size up are remembered by ``build`` for the working tree (see ``build``).
 FRESH_MIN = 1 << 20
-#: How many such blobs are remembered (the oldest goes first).
-FRESH_MAX = 4
+#: How many such blobs are remembered (the oldest goes first; a land takes its own out), which
+#: bounds what a long-lived process keeps of proposals that never land (review mode).
+FRESH_MAX = 2
 
 
 def kind_of(mode: int) -> str:
