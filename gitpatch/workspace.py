@@ -32,11 +32,12 @@ from gitpatch.errors import (
     ConcurrentUpdate,
     InternalError,
     InvalidArguments,
+    ResourceConflict,
     ResourceNotFound,
 )
 from gitpatch.model import Proposal
 from gitpatch.paths import normalize, normalize_proposal
-from gitpatch.repo import guards
+from gitpatch.repo import guards, sparse
 from gitpatch.repo.build import Built, Dirty, build, proposal_files, record_dirty
 from gitpatch.repo.context import Context
 from gitpatch.repo.publisher import Transition, publish
@@ -260,16 +261,15 @@ class Workspace:
         """A file's text as the agent would edit it, and the version (commit id) it belongs to.
 
         When the branch is checked out the text comes from disk (uncommitted edits included),
-        since that is what a following edit applies to.
+        since that is what a following edit applies to; its version then pins that content
+        (a commit no ref points at), so a later change on disk is a ``resource_conflict``.
+        Files outside a sparse checkout come from the branch, as git shows them.
         """
         clean = self._normalize(path)
         with self._consistent_view():
             head = self.store.ref_target(self.branch)
             self._check_paths(head, [clean])
-            if self.worktree is not None and self._tracks_disk():
-                data = self.worktree.read(clean)
-            else:
-                data = None if head is None else self.store.read(head, clean)
+            data, version = self._read(head, clean)
         if data is None:
             raise ResourceNotFound(
                 f"cannot read {clean}: no such file on {short(self.branch)}",
@@ -277,7 +277,24 @@ class Workspace:
                 details={"path": clean},
             )
         text = Document.from_bytes(data, clean).text
-        return ReadResult(path=clean, content=text, version=str(head) if head else "")
+        return ReadResult(path=clean, content=text, version=str(version) if version else "")
+
+    def _read(self, head: pygit2.Oid | None, path: str) -> tuple[bytes | None, pygit2.Oid | None]:
+        """(the bytes an edit of ``path`` applies to, the version naming them)."""
+        tree = self.worktree
+        if (
+            tree is not None
+            and self._tracks_disk()
+            and not sparse.skipped(tree.gitdir, tree.root, [path])
+        ):
+            data = tree.read(path)
+            if data is None or tree.disk_blob(path) == str(guards.blob(self.store, head, path)):
+                return data, head
+            return data, guards.pin(self.store, head, path, tree.filters.to_blob(path, data))
+        found = guards.blob(self.store, head, path)
+        if found is not None and tree is not None:
+            return tree.filters.checkout_bytes(path, found), head
+        return (None if head is None else self.store.read(head, path)), head
 
     # -- proposing ---------------------------------------------------------------------------
 
@@ -293,7 +310,8 @@ class Workspace:
         """
         proposal = self._normalize_proposal(proposal)
         pid = secrets.token_hex(6)
-        expected = guards.resolve_version(self.store, expected_version)
+        read_as = guards.resolve_version(self.store, expected_version)
+        expected = None if read_as is None else guards.unpin(self.store, read_as)
         first: list[pygit2.Oid | None] = []  # the head the first attempt saw
 
         def attempt() -> ProposalResult:
@@ -302,6 +320,7 @@ class Workspace:
                 if not first:
                     first.append(head)
                     self._check_paths(head, proposal.paths)
+                    self._check_disk_since(read_as, proposal.paths)
                 reference, since = (expected, True) if expected is not None else (first[0], False)
                 guards.check_unchanged(
                     self.store,
@@ -312,7 +331,8 @@ class Workspace:
                     branch=self.branch,
                 )
                 base, recorded = self._record_dirty(head, proposal.paths, pid)
-            built = build(self.store, proposal, base, recorded, pid, revision)
+            filters = self.worktree.filters if self.worktree is not None else None
+            built = build(self.store, proposal, base, recorded, pid, revision, filters)
             self._publish(built, head, pid, proposal.tool, revision)
             return self._result(built, pid)
 
@@ -338,6 +358,21 @@ class Workspace:
             return
         with self.worktree.reading():
             yield
+
+    def _check_disk_since(self, version: pygit2.Oid | None, paths: Sequence[str]) -> None:
+        """``resource_conflict`` when a touched file's disk content is no longer the content
+        ``version`` (a commit or a pinned read) holds: a person edited it since the read."""
+        if version is None or self.worktree is None or not self._tracks_disk():
+            return
+        present = [p for p in paths if guards.blob(self.store, version, p) is not None]
+        changed = self.worktree.modified(str(version), present)
+        if changed:
+            raise ResourceConflict(
+                f"{changed[0]} changed on disk since version {str(version)[:12]} was read",
+                hint="Read the file again and redo the edit on its current content, passing the "
+                "new version as expected_version.",
+                details={"path": changed[0], "paths": changed, "expected_version": str(version)},
+            )
 
     def _record_dirty(
         self, head: pygit2.Oid | None, paths: Sequence[str], pid: str

@@ -18,6 +18,7 @@ from gitpatch import engine
 from gitpatch.errors import DirtyWorktree, ProposalRejected
 from gitpatch.model import Changeset, FileChange, Proposal
 from gitpatch.repo import guards
+from gitpatch.repo.filters import Filters
 from gitpatch.repo.sessions import REJECTED_PREFIX
 from gitpatch.repo.worktree import WorkingTree
 from gitpatch.results import FileResult, file_results, summary
@@ -47,9 +48,16 @@ def build(
     recorded: Sequence[str],
     pid: str,
     revision: bool,
+    filters: Filters | None = None,
 ) -> Built:
-    """Apply the proposal on ``base``, build its commit; move no ref."""
-    changeset = engine.apply(proposal, guards.Snapshot(store, base))
+    """Apply the proposal on ``base``, build its commit; move no ref.
+
+    With ``filters`` (a working tree's conversions) the edits apply to each converted file as
+    checkout writes it, and the result is stored as ``git add`` would store it.
+    """
+    changeset = engine.apply(proposal, guards.Snapshot(store, base, filters))
+    if filters is not None:
+        changeset = _cleaned(changeset, filters)
     print_ = guards.fingerprint(changeset)
     if not revision and store.ref_target(REJECTED_PREFIX + print_) is not None:
         raise ProposalRejected(
@@ -69,6 +77,16 @@ def build(
     )
     land = tuple(dict.fromkeys([*recorded, *changeset.paths]))
     return Built(commit, base, changeset, print_, land)
+
+
+def _cleaned(changeset: Changeset, filters: Filters) -> Changeset:
+    changes = tuple(
+        c
+        if c.content is None
+        else dataclasses.replace(c, content=filters.to_blob(c.path, c.content))
+        for c in changeset.changes
+    )
+    return dataclasses.replace(changeset, changes=changes)
 
 
 def record_dirty(
@@ -93,6 +111,8 @@ def record_dirty(
     changes = []
     for path in modified:
         data = worktree.read(path)
+        if data is not None:
+            data = worktree.filters.to_blob(path, data)
         if data is None and (head is None or store.entry(head, path) is None):
             continue
         changes.append(FileChange(path, data))

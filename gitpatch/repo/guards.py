@@ -25,18 +25,22 @@ from gitpatch.errors import (
     ResourceNotFound,
     UnsafePath,
 )
-from gitpatch.model import Changeset
+from gitpatch.model import Changeset, FileChange
+from gitpatch.repo.filters import Filters
 from gitpatch.store import Store
 from gitpatch.store.trees import MODE_LINK, MODE_SUBMODULE, MODE_TREE
 
 __all__ = [
+    "READ_TRAILER",
     "Snapshot",
     "blob",
     "check_paths",
     "check_unchanged",
     "fingerprint",
     "fingerprint_of",
+    "pin",
     "resolve_version",
+    "unpin",
 ]
 
 
@@ -63,16 +67,24 @@ def fingerprint_of(blobs: Mapping[str, str | None]) -> str:
 class Snapshot(Mapping[str, bytes]):
     """The regular files of one commit, read lazily: the engine reads only what it names."""
 
-    def __init__(self, store: Store, commit: pygit2.Oid | None) -> None:
+    def __init__(
+        self, store: Store, commit: pygit2.Oid | None, filters: Filters | None = None
+    ) -> None:
         self._store = store
         self._commit = commit
+        self._filters = filters
         self._cache: dict[str, bytes | None] = {}
 
     def _load(self, path: str) -> bytes | None:
         if path not in self._cache:
             self._cache[path] = None
             if self._commit is not None and path in self:
-                self._cache[path] = self._store.read(self._commit, path)
+                data = self._store.read(self._commit, path)
+                if data is not None and self._filters is not None:
+                    found = blob(self._store, self._commit, path)
+                    assert found is not None
+                    data = self._filters.checkout_bytes(path, found)
+                self._cache[path] = data
         return self._cache[path]
 
     def __getitem__(self, path: str) -> bytes:
@@ -215,6 +227,26 @@ def resolve_version(store: Store, version: str | None) -> pygit2.Oid | None:
             "to get its current version.",
             details={"expected_version": version},
         ) from exc
+
+
+#: Trailer of a commit pinning uncommitted disk content that ``read`` handed out as a version.
+READ_TRAILER = "Gitpatch-Read"
+
+
+def pin(store: Store, head: pygit2.Oid | None, path: str, data: bytes) -> pygit2.Oid:
+    """A commit on top of ``head`` holding ``data`` (as git stores it) at ``path``, which no ref
+    points at: the version of an uncommitted file as it was read."""
+    tree = store.build_tree(head, [FileChange(path, data)])
+    parents = [head] if head is not None else []
+    return store.commit(tree, parents, f"Pin uncommitted {path} as read", {READ_TRAILER: path})
+
+
+def unpin(store: Store, version: pygit2.Oid) -> pygit2.Oid | None:
+    """The branch head a version was read on: a pin's parent, any other commit itself."""
+    if READ_TRAILER not in store.trailers(version):
+        return version
+    parents = store.info(version).parents
+    return parents[0] if parents else None
 
 
 def check_unchanged(

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, MergeConflict
+from gitpatch.repo import checkout
 from gitpatch.repo.sessions import short
 from gitpatch.retry import retry
 from gitpatch.store import NOTES_REF, RefUpdate, Store
@@ -62,6 +63,7 @@ class Transition:
 def publish(ctx: Context, step: Transition) -> None:
     """Move the refs and the notes ref in one transaction; land on disk when checked out."""
     store = ctx.store
+    checkout.check_refs(store.git_dir, store.is_bare, step.refs)
     update, written = notes_update(store, step.notes)
 
     def move() -> None:
@@ -71,7 +73,8 @@ def publish(ctx: Context, step: Transition) -> None:
     if landing is None:
         move()
         return
-    assert ctx.worktree is not None
+    worktree = ctx.worktree
+    assert worktree is not None
     branch, old, new = landing
     paths = list(step.paths) if step.paths is not None else store.changed_paths(old, new)
     verify = step.disk_checked or _refuse_local_changes(ctx, branch, old, new, paths, step.keep)
@@ -79,7 +82,7 @@ def publish(ctx: Context, step: Transition) -> None:
     before = {commit: store.read_note(commit) for commit in written}
     # verify: re-checked under the land lock, so an edit made since the check above is never
     # overwritten; the caller's retry then reports it as a local change.
-    ctx.worktree.land(
+    worktree.land(
         str(old) if old is not None else None,
         str(new),
         paths,
@@ -87,6 +90,7 @@ def publish(ctx: Context, step: Transition) -> None:
         ref=branch,
         verify=verify,
         notes={str(c): (before[c], note) for c, note in written.items()},
+        preflight=lambda: checkout.preflight(store, worktree, branch, new, paths),
     )
 
 
