@@ -17,7 +17,7 @@ import pygit2
 from gitpatch import engine
 from gitpatch.errors import DirtyWorktree, ProposalRejected
 from gitpatch.model import Changeset, FileChange, Proposal
-from gitpatch.repo import guards
+from gitpatch.repo import checkout, guards
 from gitpatch.repo.filters import Filters
 from gitpatch.repo.sessions import REJECTED_PREFIX
 from gitpatch.repo.worktree import WorkingTree
@@ -97,7 +97,11 @@ def record_dirty(
     pid: str,
     dirty: Dirty,
 ) -> tuple[pygit2.Oid | None, list[str]]:
-    """Commit the disk content of touched paths that differ from ``head`` (not published)."""
+    """Commit the disk content of touched paths that differ from ``head`` (not published).
+
+    A path with unmerged index entries (a conflict waiting for a person) is refused first.
+    """
+    checkout.check_unmerged(worktree, paths)
     modified = worktree.modified(str(head) if head else None, paths)
     if not modified:
         return head, []

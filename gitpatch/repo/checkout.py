@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "check_landing",
+    "check_unmerged",
     "check_refs",
     "common_dir",
     "operation",
@@ -228,23 +229,37 @@ def check_landing(
     preflight_paths(root, new, [p for p in paths if p not in skipped])
 
 
-def _check_index(index: pygit2.Index, base: Entries, paths: Sequence[str]) -> None:
+def check_unmerged(worktree: WorkingTree, paths: Sequence[str]) -> None:
+    """Refuse touching a path with unmerged index entries (a conflict waiting for a person)."""
+    try:
+        index = worktree.index
+    except pygit2.GitError:
+        return  # an index only git reads: the landing refuses what it must
+    _check_unmerged(index, paths, operation(worktree.gitdir))
+
+
+def _check_unmerged(index: pygit2.Index, paths: Sequence[str], doing: str | None) -> None:
     conflicts = index.conflicts
+    if conflicts is None:
+        return
+    for path in paths:
+        try:
+            conflicts[path]
+        except KeyError:
+            continue
+        during = f"the {doing} in progress stopped on" if doing else "a conflict waits in"
+        raise OperationInProgress(
+            f"{path} has unmerged entries in the index ({during} it); gitpatch never touches them",
+            hint=f"Let the person {_HINTS.get(doing or '', 'resolve the conflict with git')}, "
+            "then retry. Nothing was changed.",
+            details={"operation": doing or "conflict", "paths": [path]},
+        )
+
+
+def _check_index(index: pygit2.Index, base: Entries, paths: Sequence[str]) -> None:
+    _check_unmerged(index, paths, None)
     staged: list[str] = []
     for path in paths:
-        if conflicts is not None:
-            try:
-                conflicts[path]
-            except KeyError:
-                pass
-            else:
-                raise OperationInProgress(
-                    f"{path} has unmerged entries in the index (a conflict waits to be "
-                    "resolved); gitpatch never touches them",
-                    hint="Resolve the conflict with git (edit, `git add`, commit) and retry. "
-                    "Nothing was changed.",
-                    details={"operation": "conflict", "paths": [path]},
-                )
         want = base(path)
         try:
             entry = index[path]

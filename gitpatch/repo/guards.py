@@ -16,6 +16,7 @@ from pathlib import Path
 import pygit2
 
 from gitpatch.errors import (
+    FilesystemError,
     InvalidArguments,
     NotATextResource,
     PathIgnored,
@@ -186,6 +187,8 @@ def _refuse_disk(root: Path, path: str, prefix: str, last: bool, *, tracked: boo
         st = (root / prefix).lstat()
     except (FileNotFoundError, NotADirectoryError):
         return
+    except OSError as exc:  # a name too long, a directory we may not enter
+        raise FilesystemError.of(path, exc, "look at") from exc
     if stat.S_ISLNK(st.st_mode):
         _refuse_mode(path, prefix, MODE_LINK, last)
     if not last and not tracked and not stat.S_ISDIR(st.st_mode):
