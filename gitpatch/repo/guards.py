@@ -26,22 +26,19 @@ from gitpatch.errors import (
     ResourceNotFound,
     UnsafePath,
 )
-from gitpatch.model import Changeset, FileChange
+from gitpatch.model import Changeset
 from gitpatch.repo.filters import Filters
 from gitpatch.store import Store
 from gitpatch.store.trees import MODE_LINK, MODE_SUBMODULE, MODE_TREE
 
 __all__ = [
-    "READ_TRAILER",
     "Snapshot",
     "blob",
     "check_paths",
     "check_unchanged",
     "fingerprint",
     "fingerprint_of",
-    "pin",
     "resolve_version",
-    "unpin",
 ]
 
 
@@ -230,26 +227,6 @@ def resolve_version(store: Store, version: str | None) -> pygit2.Oid | None:
             "to get its current version.",
             details={"expected_version": version},
         ) from exc
-
-
-#: Trailer of a commit pinning uncommitted disk content that ``read`` handed out as a version.
-READ_TRAILER = "Gitpatch-Read"
-
-
-def pin(store: Store, head: pygit2.Oid | None, path: str, data: bytes) -> pygit2.Oid:
-    """A commit on top of ``head`` holding ``data`` (as git stores it) at ``path``, which no ref
-    points at: the version of an uncommitted file as it was read."""
-    tree = store.build_tree(head, [FileChange(path, data)])
-    parents = [head] if head is not None else []
-    return store.commit(tree, parents, f"Pin uncommitted {path} as read", {READ_TRAILER: path})
-
-
-def unpin(store: Store, version: pygit2.Oid) -> pygit2.Oid | None:
-    """The branch head a version was read on: a pin's parent, any other commit itself."""
-    if READ_TRAILER not in store.trailers(version):
-        return version
-    parents = store.info(version).parents
-    return parents[0] if parents else None
 
 
 def check_unchanged(

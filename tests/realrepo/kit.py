@@ -13,17 +13,17 @@ __all__ = ["add", "delete", "edit", "fsck", "make_repo", "state", "status", "sta
 
 def edit(path: str, old: str, new: str) -> Proposal:
     """Replace ``old`` by ``new`` in ``path``."""
-    return Proposal((UpdateFile(path, (Replace(old, new),)),), "edits", tool="test")
+    return Proposal((UpdateFile(path, (Replace(old, new),)),), "patch_resource", tool="test")
 
 
 def add(path: str, content: str) -> Proposal:
     """Add the file ``path``."""
-    return Proposal((AddFile(path, content),), "edits", tool="test")
+    return Proposal((AddFile(path, content),), "patch_resource", tool="test")
 
 
 def delete(path: str) -> Proposal:
     """Delete the file ``path``."""
-    return Proposal((DeleteFile(path),), "edits", tool="test")
+    return Proposal((DeleteFile(path),), "patch_resource", tool="test")
 
 
 def status(repo: Path) -> str:
