@@ -9,6 +9,7 @@ lazy view of a commit the engine reads.
 from __future__ import annotations
 
 import hashlib
+import os
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -193,6 +194,13 @@ def _refuse_disk(root: Path, path: str, prefix: str, last: bool, *, tracked: boo
             f"cannot place {path}: {prefix} is an untracked file on disk, not a directory",
             hint=f"Choose another path, or remove or commit the file {prefix} first.",
             details={"path": path, "blocking": prefix},
+        )
+    if not last and not tracked and os.path.lexists(root / prefix / ".git"):
+        raise NotATextResource(
+            f"{path}: {prefix} is a nested git repository (it has its own .git); gitpatch "
+            "does not commit its files into this repository, as `git add` does not",
+            hint=f"Open a Workspace on {prefix} itself to edit its files.",
+            details={"path": path, "repository": prefix},
         )
     if last and stat.S_ISDIR(st.st_mode):
         _refuse_mode(path, prefix, MODE_TREE, last)
