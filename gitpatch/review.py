@@ -263,7 +263,7 @@ def _undo_once(ctx: Context) -> ProposalResult:
     victim, pid = _last_undoable(store, ctx.branch, head)
     assert head is not None  # _last_undoable refuses an empty branch
     summary = store.info(victim).summary
-    revert = _revert(store, victim, head, pid, summary)
+    revert = _revert(store, victim, head, pid, summary, _as_proposed(store, victim, pid))
     refs: tuple[RefUpdate, ...] = ((ctx.branch, revert, head),)
     notes = _undo_notes(ctx, victim, revert, pid)
     publish(ctx, Transition(refs, notes, f"gitpatch: undo {pid}", (ctx.branch, head, revert)))
@@ -282,13 +282,23 @@ def _undo_once(ctx: Context) -> ProposalResult:
 
 
 def _revert(
-    store: Store, victim: pygit2.Oid, head: pygit2.Oid, pid: str, summary: str
+    store: Store, victim: pygit2.Oid, head: pygit2.Oid, pid: str, summary: str, change: pygit2.Oid
 ) -> pygit2.Oid:
     """A new commit on ``head`` undoing ``victim`` (a merge against its first parent, as
-    ``git revert -m 1`` does)."""
+    ``git revert -m 1`` does) by reverting ``change``, the commit as gitpatch made it."""
     message = f'Undo "{summary}"\n\nThis reverts commit {victim}.'
     trailers = {"Gitpatch-Proposal": pid, "Gitpatch-Tool": "undo", "Gitpatch-Reverts": str(victim)}
-    return store.revert(victim, head, message, trailers)
+    return store.revert(change, head, message, trailers)
+
+
+def _as_proposed(store: Store, victim: pygit2.Oid, pid: str) -> pygit2.Oid:
+    """The commit gitpatch made for proposal ``pid``: ``victim`` itself, or, when a person
+    amended it (``git commit --amend`` keeps the trailer, not the note), the original, so
+    undo reverts only what the proposal changed and never the person's amendments."""
+    if store.read_note(victim) is not None:
+        return victim
+    found = note_for_id(store, pid)
+    return victim if found is None else found[0]
 
 
 def _undo_notes(

@@ -29,6 +29,8 @@ import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
 from gitpatch.repo import sparse
+from gitpatch.repo._trees import entry as _entry
+from gitpatch.repo._trees import is_dir
 from gitpatch.repo.filters import Filters
 from gitpatch.repo.locks import land_lock, remove_stale_locks, retry_locked
 from gitpatch.store import Store
@@ -311,8 +313,10 @@ class WorkingTree:
         wanted = list(paths)  # skip-worktree paths: git compares them with the index only
         skipped = sparse.skipped(self.gitdir, self.root, wanted)
         for path in (p for p in wanted if p not in skipped):
-            want = _entry(tree, path)
-            if self.disk_blob(path) != (str(want[0]) if want else None):
+            want, have = _entry(tree, path), self.disk_blob(path)
+            if have == "<directory>" and is_dir(tree, path):
+                continue  # a directory then and now: its files are paths of their own
+            if have != (str(want[0]) if want else None):
                 out.append(path)
         return out
 
@@ -484,16 +488,3 @@ class WorkingTree:
             return None
         obj = self.repo[commit]
         return obj.peel(pygit2.Tree)
-
-
-def _entry(tree: pygit2.Tree | None, path: str) -> tuple[pygit2.Oid, int] | None:
-    """The (blob id, mode) at ``path`` in ``tree``, ``None`` when absent or not a blob."""
-    if tree is None:
-        return None
-    try:
-        obj = tree[path]
-    except KeyError:
-        return None
-    if obj.type != pygit2.enums.ObjectType.BLOB:
-        return None
-    return obj.id, int(obj.filemode)

@@ -280,7 +280,8 @@ def build_entries(
     """Like ``build`` for entries that already exist as objects: path -> (id, mode), or None
     to remove. Used to replay one side of a merge onto the other, modes included."""
     tree = _Overlay(repo, base)
-    for path, side in entries.items():
+    # Removals first: a file may take the place of a directory whose files go (and back).
+    for path, side in sorted(entries.items(), key=lambda item: item[1] is not None):
         _check_path(path)
         if side is None:
             tree.remove(path)
