@@ -122,7 +122,7 @@ def record_dirty(
             data = worktree.filters.to_blob(path, data)
         if data is None and (head is None or store.entry(head, path) is None):
             continue
-        changes.append(FileChange(path, data))
+        changes.append(FileChange(path, data, mode=worktree.disk_mode(path)))
     if not changes:
         return head, []
     tree = store.build_tree(head, changes)

@@ -29,6 +29,7 @@ import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
 from gitpatch.repo import sparse
+from gitpatch.repo._modes import disk_mode, file_mode
 from gitpatch.repo._trees import entry as _entry
 from gitpatch.repo._trees import is_dir
 from gitpatch.repo.filters import Filters
@@ -42,7 +43,6 @@ _DEFAULT_STALE_SECONDS = 30.0
 # A stat-cache entry is trusted only once the file's mtime is this far behind the moment the
 # entry was recorded: a write within the same clock tick could otherwise go unseen.
 _RACY_NS = 2_000_000_000
-_EXEC_MODES = (pygit2.enums.FileMode.BLOB_EXECUTABLE,)
 
 
 @dataclass(frozen=True)
@@ -95,21 +95,6 @@ def _replace_with(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dic
     return lambda _old: note
 
 
-def _umask() -> int:
-    # os.umask can only be read by setting it; do it once and put it straight back.
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
-
-
-_UMASK = _umask()
-
-
-def _file_mode(git_mode: int) -> int:
-    base = 0o777 if git_mode in _EXEC_MODES else 0o666
-    return base & ~_UMASK
-
-
 class WorkingTree:
     """The working directory and index of a non-bare repository, written only through ``land``."""
 
@@ -133,6 +118,8 @@ class WorkingTree:
         self.stale_lock_seconds = stale_lock_seconds
         self._index: pygit2.Index | None = None
         self.filters = Filters(repo)  # git's conversions (autocrlf, eol, filter drivers)
+        config = repo.config
+        self._exec_bit = "core.filemode" not in config or config.get_bool("core.filemode")
         # path -> (mtime_ns, ctime_ns, size, ino, recorded_ns, blob hex): files whose content
         # this process wrote or hashed, so a large unchanged file is not hashed again.
         self._stat_cache: dict[str, tuple[int, int, int, int, int, str]] = {}
@@ -318,7 +305,16 @@ class WorkingTree:
                 continue  # a directory then and now: its files are paths of their own
             if have != (str(want[0]) if want else None):
                 out.append(path)
+            elif want is not None and self.disk_mode(path) not in (None, want[1]):
+                out.append(path)  # `chmod +x` is a change, as git sees it
         return out
+
+    def disk_mode(self, path: str) -> int | None:
+        """The mode ``git add`` would record for the file at ``path`` (see ``_modes``)."""
+        try:
+            return disk_mode((self.root / path).lstat(), self._exec_bit)
+        except OSError:
+            return None
 
     def disk_blob(self, path: str) -> str | None:
         """The blob id (hex) of the regular file at ``path``, ``None`` when there is none.
@@ -391,12 +387,12 @@ class WorkingTree:
             full.rmdir()  # only an empty one; a non-empty directory raises and is reported
         data = self.filters.checkout_bytes(path, oid)
         tmp = full.parent / f".{full.name}.{os.getpid()}.{time.monotonic_ns()}{_TMP_SUFFIX}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _file_mode(mode))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, file_mode(mode))
         try:
             with os.fdopen(fd, "wb", closefd=False) as fh:
                 fh.write(data)
                 fh.flush()
-            os.fchmod(fd, _file_mode(mode))
+            os.fchmod(fd, file_mode(mode))
             os.fsync(fd)
         except BaseException:
             os.close(fd)

@@ -251,6 +251,8 @@ def _apply(repo: pygit2.Repository, tree: _Overlay, change: FileChange) -> None:
         return
     current = tree.lookup(change.path)
     mode = current.mode if isinstance(current, _Leaf) else MODE_BLOB
+    if change.mode is not None and mode not in (MODE_LINK, MODE_SUBMODULE):
+        mode = change.mode
     if mode in (MODE_LINK, MODE_SUBMODULE):
         raise NotATextResource(
             f"cannot write {change.path!r}: it is {kind_of(mode)}, not a regular file",
