@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
+import re
 
 from gitpatch.errors import InvalidArguments, InvalidPatch, UnsafePath
 from gitpatch.model import FileOp, Proposal, UpdateFile
@@ -53,13 +54,34 @@ def normalize(path: str, root: str | None = None) -> str:
             hint="Paths must stay inside the repository; remove the '..' components.",
             details={"path": path},
         )
-    if any(part.lower() == ".git" for part in clean.split("/")):
+    if any(_names_git(part) for part in clean.split("/")):
         raise UnsafePath(
             f"path {path!r} is inside .git",
             hint="Choose a path outside the .git directory: gitpatch never edits git's own files.",
             details={"path": path},
         )
     return clean
+
+
+# Code points HFS+ ignores in names, so ".g\u200cit" is ".git" on a Mac (git refuses them too).
+_IGNORABLE = dict.fromkeys(
+    map(
+        ord,
+        "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206a\u206b\u206c"
+        "\u206d\u206e\u206f\ufeff",
+    ),
+)
+_SHORT_NAME = re.compile(r"git~[0-9]+", re.IGNORECASE)
+
+
+def _names_git(part: str) -> bool:
+    """True when a path component is, on some file system, ``.git`` or a part of it: any case,
+    trailing dots or spaces (Windows), ``GIT~1`` (an 8.3 short name), an NTFS stream
+    (``.git::$INDEX_ALLOCATION``, any ``::$DATA``), or with code points HFS+ ignores."""
+    if "::$" in part or part.lower().endswith(":$data"):
+        return True
+    name = part.split(":", 1)[0].translate(_IGNORABLE).rstrip(". ").lower()
+    return name == ".git" or bool(_SHORT_NAME.fullmatch(name))
 
 
 def normalize_proposal(proposal: Proposal, root: str | None = None) -> Proposal:

@@ -140,7 +140,32 @@ def show(ctx: Context, proposal_id: str) -> ProposalDetail:
             info=closed_info(ctx.store, commit, note, now), diff=text, stats=stats
         )
     text, stats = ctx.store.diff(sub.base, sub.tip)
-    return ProposalDetail(info=info(ctx.store, sub, now), diff=text, stats=stats)
+    recorded, files = _recorded(ctx.store, sub)
+    return ProposalDetail(
+        info=info(ctx.store, sub, now),
+        diff=text,
+        stats=stats,
+        recorded=recorded,
+        recorded_files=files,
+    )
+
+
+def _recorded(store: Store, sub: Subject) -> tuple[str, list[str]]:
+    """The person's uncommitted work approval would land with the proposal: each record
+    commit's own diff, marked as such, and the files it touches."""
+    parts: list[str] = []
+    files: list[str] = []
+    for commit in reversed(sub.commits):
+        if commit not in sub.records:
+            continue
+        parent = first_parent(store, commit)
+        text, _stats = store.diff(parent, commit)
+        parts.append(
+            f"# Recorded from the working tree before the agent's edit (the person's own "
+            f"uncommitted work, commit {str(commit)[:12]}):\n{text}"
+        )
+        files.extend(p for p in store.changed_paths(parent, commit) if p not in files)
+    return "".join(parts), files
 
 
 def undo(ctx: Context) -> ProposalResult:

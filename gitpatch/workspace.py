@@ -45,6 +45,7 @@ from gitpatch.repo import guards, versions
 from gitpatch.repo.build import Built, Dirty, build, proposal_result, record_dirty
 from gitpatch.repo.context import Context
 from gitpatch.repo.publisher import Transition, publish
+from gitpatch.repo.roots import through_root, through_root_all
 from gitpatch.repo.sessions import (
     DEFAULT_PROTECTED,
     PROPOSAL_PREFIX,
@@ -426,14 +427,14 @@ class Workspace:
         guards.check_paths(self.store, head, paths, disk=disk, check_ignored=check_ignored)
 
     def _normalize(self, path: str) -> str:
-        return normalize(path, self._root())
+        return normalize(through_root(path, self._root()), self._root())
 
     def _root(self) -> str | None:
         """The working tree's absolute path: absolute paths below it are accepted."""
         return str(self.worktree.root).rstrip("/") if self.worktree is not None else None
 
     def _normalize_proposal(self, proposal: Proposal) -> Proposal:
-        return normalize_proposal(proposal, self._root())
+        return normalize_proposal(through_root_all(proposal, self._root()), self._root())
 
     # -- review (written in gitpatch.review) -------------------------------------------------
 

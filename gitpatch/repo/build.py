@@ -61,6 +61,7 @@ def build(
     changeset = engine.apply(proposal, guards.Snapshot(store, base, filters))
     if filters is not None:
         changeset = _cleaned(changeset, filters)
+    guards.check_gitmodules(changeset)
     print_ = guards.fingerprint(changeset)
     if not revision and store.ref_target(REJECTED_PREFIX + print_) is not None:
         raise ProposalRejected(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import time
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ import pygit2
 
 from gitpatch.errors import (
     BranchCheckedOut,
+    ConcurrentUpdate,
     FilesystemError,
     OperationInProgress,
     ResourceExists,
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from gitpatch.repo.worktree import WorkingTree
 
 __all__ = [
+    "INDEX_LOCK_WAIT_SECONDS",
     "check_landing",
     "check_unmerged",
     "check_refs",
@@ -66,6 +69,8 @@ _HINTS = {
     "bisect": "end it with `git bisect reset`",
 }
 _NAME_MAX = 255
+#: How long a landing waits for another git process to release ``index.lock``.
+INDEX_LOCK_WAIT_SECONDS = 2.0
 
 #: path -> (blob id hex, mode) of a file in some commit, None when it has none there.
 Entries = Callable[[str], "tuple[str, int] | None"]
@@ -224,6 +229,7 @@ def check_landing(
     doing = operation(gitdir)
     if doing is not None:
         _refuse_operation(doing, branch, root)
+    _wait_for_index_lock(gitdir)
     if index is not None:
         _check_index(index, staged_base, paths)
     preflight_paths(root, new, [p for p in paths if p not in skipped])
@@ -236,6 +242,25 @@ def check_unmerged(worktree: WorkingTree, paths: Sequence[str]) -> None:
     except pygit2.GitError:
         return  # an index only git reads: the landing refuses what it must
     _check_unmerged(index, paths, operation(worktree.gitdir))
+
+
+def _wait_for_index_lock(gitdir: Path) -> None:
+    """A git command holding ``index.lock`` usually finishes at once: wait for it a little,
+    then refuse (``concurrent_update``, locked) rather than fail after the branch moved."""
+    lock = gitdir / "index.lock"
+    deadline = time.monotonic() + INDEX_LOCK_WAIT_SECONDS
+    delay = 0.005
+    while lock.exists():
+        if time.monotonic() > deadline:
+            raise ConcurrentUpdate(
+                f"another git process holds {lock} (a commit, add or checkout is running)",
+                hint="Retry in a moment; if it persists and no git command is running, remove "
+                "the stale index.lock. Nothing was changed.",
+                details={"lock": str(lock)},
+                reason="locked",
+            )
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
 
 
 def _check_unmerged(index: pygit2.Index, paths: Sequence[str], doing: str | None) -> None:

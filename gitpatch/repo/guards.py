@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -35,6 +36,7 @@ from gitpatch.store.trees import MODE_LINK, MODE_SUBMODULE, MODE_TREE
 __all__ = [
     "Snapshot",
     "blob",
+    "check_gitmodules",
     "check_paths",
     "check_unchanged",
     "fingerprint",
@@ -209,6 +211,32 @@ def _refuse_disk(root: Path, path: str, prefix: str, last: bool, *, tracked: boo
             f"{path} is not a regular file",
             hint="Only regular text files can be edited.",
             details={"path": path},
+        )
+
+
+_GITMODULES_BAD = re.compile(
+    r"^\s*(?:(?:url|path)\s*=\s*\"?\s*-|update\s*=\s*\"?\s*!)", re.IGNORECASE | re.MULTILINE
+)
+
+
+def check_gitmodules(changeset: Changeset) -> None:
+    """Refuse ``.gitmodules`` content ``git fsck --strict`` rejects: a ``url`` or ``path``
+    starting with ``-`` (read as an option by the commands that get it), a command as
+    ``update``, a submodule name with a ``..`` component."""
+    for change in changeset.changes:
+        if change.content is None or change.path.rsplit("/", 1)[-1] != ".gitmodules":
+            continue
+        text = change.content.decode("utf-8", "replace")
+        bad = _GITMODULES_BAD.search(text)
+        names = re.findall(r'^\s*\[submodule\s+"([^"]*)"\s*\]', text, re.MULTILINE)
+        if bad is None and not any(".." in n.replace("\\", "/").split("/") for n in names):
+            continue
+        raise UnsafePath(
+            f"{change.path}: content git fsck --strict rejects "
+            f"({bad.group(0).strip() if bad else 'a submodule name with ..'})",
+            hint="A submodule url or path may not start with '-', update may not be a "
+            "'!command', and names may not contain '..'.",
+            details={"path": change.path},
         )
 
 

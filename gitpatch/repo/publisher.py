@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from gitpatch.errors import ConcurrentUpdate, MergeConflict
+from gitpatch.errors import ConcurrentUpdate, MergeConflict, SigningRequired
 from gitpatch.repo import checkout
 from gitpatch.repo.sessions import short
 from gitpatch.retry import retry
@@ -63,6 +63,7 @@ class Transition:
 def publish(ctx: Context, step: Transition) -> None:
     """Move the refs and the notes ref in one transaction; land on disk when checked out."""
     store = ctx.store
+    _refuse_unsigned(store, step.refs)
     checkout.check_refs(store.git_dir, store.is_bare, step.refs)
     update, written = notes_update(store, step.notes)
 
@@ -92,6 +93,22 @@ def publish(ctx: Context, step: Transition) -> None:
         notes={str(c): (before[c], note) for c, note in written.items()},
         preflight=lambda: checkout.preflight(store, worktree, branch, new, paths),
     )
+
+
+def _refuse_unsigned(store: Store, refs: Sequence[RefUpdate]) -> None:
+    """libgit2 signs nothing: with ``commit.gpgsign`` no branch gets a gitpatch commit, unless
+    ``gitpatch.allowUnsigned`` says the person accepts unsigned agent commits."""
+    if not any(ref.startswith("refs/heads/") and new is not None for ref, new, _old in refs):
+        return
+    if store.config_bool("commit.gpgsign") and not store.config_bool("gitpatch.allowUnsigned"):
+        raise SigningRequired(
+            "commit.gpgsign is set and gitpatch cannot sign commits (libgit2 runs neither gpg "
+            "nor ssh signing); nothing was committed",
+            hint="Ask the person to allow unsigned agent commits (git config "
+            "gitpatch.allowUnsigned true) and sign when merging, or turn commit.gpgsign off "
+            "for this repository.",
+            details={"setting": "commit.gpgsign"},
+        )
 
 
 def _landing(ctx: Context, step: Transition) -> tuple[str, pygit2.Oid | None, pygit2.Oid] | None:
