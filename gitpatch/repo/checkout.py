@@ -31,7 +31,6 @@ from gitpatch.errors import (
     StagedChanges,
 )
 from gitpatch.repo import sparse
-from gitpatch.repo.sessions import short
 from gitpatch.store import RefUpdate, Store
 from gitpatch.store.trees import MODE_SUBMODULE, MODE_TREE
 
@@ -47,6 +46,7 @@ __all__ = [
     "operation",
     "preflight",
     "preflight_paths",
+    "refuse_operation_here",
 ]
 
 # What git leaves in a worktree's git directory while an operation waits for the person.
@@ -74,6 +74,17 @@ INDEX_LOCK_WAIT_SECONDS = 2.0
 
 #: path -> (blob id hex, mode) of a file in some commit, None when it has none there.
 Entries = Callable[[str], "tuple[str, int] | None"]
+
+
+def _short(ref: str) -> str:
+    return ref.removeprefix("refs/heads/")
+
+
+def refuse_operation_here(gitdir: Path, ref: str, root: Path) -> None:
+    """``operation_in_progress`` when git waits for the person in this worktree."""
+    doing = operation(gitdir)
+    if doing is not None:
+        _refuse_operation(doing, ref, root)
 
 
 def common_dir(gitdir: Path) -> Path:
@@ -155,7 +166,7 @@ def check_refs(gitdir: Path, bare: bool, refs: Sequence[RefUpdate]) -> None:
                 if here:
                     continue
                 raise BranchCheckedOut(
-                    f"cannot move {short(ref)}: it is checked out in the worktree at {where}; "
+                    f"cannot move {_short(ref)}: it is checked out in the worktree at {where}; "
                     "its files and index would no longer match the branch",
                     hint=f"Switch that worktree to another branch, or open the Workspace in "
                     f"{where} so the change lands there. Nothing was changed.",
@@ -169,7 +180,7 @@ def check_refs(gitdir: Path, bare: bool, refs: Sequence[RefUpdate]) -> None:
 def _refuse_operation(what: str, ref: str, where: Path | None) -> None:
     place = f" in {where}" if where is not None else ""
     raise OperationInProgress(
-        f"a {what} is in progress{place} on {short(ref)}; gitpatch does not change a branch "
+        f"a {what} is in progress{place} on {_short(ref)}; gitpatch does not change a branch "
         f"or working tree while git {what} is under way",
         hint=f"Let the person {_HINTS.get(what, 'finish it')}, then retry. Nothing was changed.",
         details={"operation": what, "branch": ref, "worktree": str(where or "")},
@@ -226,9 +237,7 @@ def check_landing(
     their index entries change). ``index`` None: an index libgit2 cannot read (the git binary
     updates it; its entries are not compared here).
     """
-    doing = operation(gitdir)
-    if doing is not None:
-        _refuse_operation(doing, branch, root)
+    refuse_operation_here(gitdir, branch, root)
     _wait_for_index_lock(gitdir)
     if index is not None:
         _check_index(index, staged_base, paths)

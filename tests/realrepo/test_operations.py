@@ -98,3 +98,17 @@ def test_bisect_refuses_moving_the_bisected_branch(tmp_path: Path) -> None:
     assert err.value.code == "operation_in_progress" and "bisect" in err.value.message
     assert head(repo, "work") == tip
     git(repo, "bisect", "reset")
+
+
+def test_opening_on_a_protected_branch_during_a_merge_does_not_switch_head(
+    tmp_path: Path,
+) -> None:
+    repo = conflicting(tmp_path)
+    git(repo, "branch", "-m", "work", "main")  # protected: auto mode would start a session
+    assert run_git(repo, "merge", "other").returncode != 0
+    before = state(repo)
+    with pytest.raises(GitpatchError) as err:
+        Workspace.open(repo)
+    assert err.value.code == "operation_in_progress" and "merge" in err.value.message
+    assert state(repo) == before
+    assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
