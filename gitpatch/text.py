@@ -87,6 +87,17 @@ _WIDE_BOMS = (
 )
 
 
+def _is_wide(data: bytes, bom: bytes, name: str) -> bool:
+    """True when ``data`` is text in the wide encoding ``name`` behind its byte order mark."""
+    if not data.startswith(bom):
+        return False
+    try:
+        data[len(bom) :].decode(name.lower().replace("utf-", "utf_"))
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class Document:
     """An immutable text file: its lines, each line's ending, and whether it starts with a BOM."""
@@ -103,7 +114,7 @@ class Document:
     def from_bytes(cls, data: bytes, path: str | None = None) -> Document:
         """Decode file bytes; refuse binary (a NUL byte) and invalid UTF-8 with their codes."""
         where = f" {path}" if path else ""
-        wide = next((name for bom, name in _WIDE_BOMS if data.startswith(bom)), None)
+        wide = next((name for bom, name in _WIDE_BOMS if _is_wide(data, bom, name)), None)
         if wide is not None:
             raise ResourceNotUtf8(
                 f"file{where} is {wide} text (it starts with a {wide} byte order mark)",
