@@ -31,11 +31,13 @@ The tree::
     │   ├── Forbidden                  forbidden
     │   ├── PermissionDenied           permission_denied    a policy rule denies the operation
     │   ├── ApprovalRequired           approval_required    a person must approve first
+    │   ├── PlanModeDenied             plan_mode_denied     plan mode allows no such target
     │   ├── TeamNotFound               team_not_found
     │   ├── PersonalCannotAddressTeam  personal_cannot_address_team
     │   └── NoPersonalSpace            no_personal_space
     ├── StateError                     the repository or a proposal is not in a usable state
     │   ├── DirtyWorktree              dirty_worktree       uncommitted changes and dirty="refuse"
+    │   ├── UnsavedChanges             unsaved_changes      an editor holds unsaved edits
     │   ├── ProposalNotFound           proposal_not_found
     │   ├── ProposalClosed             proposal_closed      already approved, merged or rejected
     │   ├── ProposalRejected           proposal_rejected    same change a person already rejected
@@ -90,6 +92,7 @@ __all__ = [
     "PayloadTooLarge",
     "PermissionDenied",
     "PersonalCannotAddressTeam",
+    "PlanModeDenied",
     "ProposalClosed",
     "ProposalNotFound",
     "ProposalRejected",
@@ -105,6 +108,7 @@ __all__ = [
     "StorageLimitReached",
     "TeamNotFound",
     "UnsafePath",
+    "UnsavedChanges",
     "error_for_code",
 ]
 
@@ -318,6 +322,12 @@ class ApprovalRequired(AccessDenied):
     code = "approval_required"
 
 
+class PlanModeDenied(AccessDenied):
+    """Plan mode allows no change to this target (only the session's work:// files, or none)."""
+
+    code = "plan_mode_denied"
+
+
 class TeamNotFound(AccessDenied):
     """The team named in the address does not exist."""
 
@@ -346,6 +356,12 @@ class DirtyWorktree(StateError):
     """Touched files have uncommitted changes and the policy is ``refuse``."""
 
     code = "dirty_worktree"
+
+
+class UnsavedChanges(StateError):
+    """An editor holds unsaved edits to the target; the change would race with them."""
+
+    code = "unsaved_changes"
 
 
 class ProposalNotFound(StateError):
@@ -385,8 +401,7 @@ class StagedChanges(StateError):
 
 
 class OperationInProgress(StateError):
-    """A merge, cherry-pick, revert, rebase, ``am`` or bisect is under way where the change
-    would land (or on the branch it would move)."""
+    """A merge, cherry-pick, revert, rebase, ``am`` or bisect is under way where it matters."""
 
     code = "operation_in_progress"
 
@@ -414,8 +429,7 @@ class FilesystemError(StateError):
 
 
 class FilterFailed(StateError):
-    """A path's clean or smudge conversion (a ``filter=`` driver, ``working-tree-encoding``)
-    failed, so gitpatch cannot store or write it as git would."""
+    """git could not run a path's clean or smudge conversion (a ``filter=`` driver, ...)."""
 
     code = "filter_failed"
 

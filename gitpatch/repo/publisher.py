@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
+from gitpatch import gate
 from gitpatch.errors import ConcurrentUpdate, MergeConflict, SigningRequired
 from gitpatch.repo import checkout
 from gitpatch.repo.sessions import short
@@ -66,6 +67,8 @@ def publish(ctx: Context, step: Transition) -> None:
     _refuse_unsigned(store, step.refs)
     checkout.check_refs(store.git_dir, store.is_bare, step.refs)
     update, written = notes_update(store, step.notes)
+    for ref, new, old in step.refs:  # the approval gate the git hooks also enforce
+        gate.check_update(store, ref, old, new, protected=ctx.protected, notes_tip=update[1])
 
     def move() -> None:
         _move(store, step, update, written)

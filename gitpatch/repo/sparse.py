@@ -8,6 +8,7 @@ entry it replaces, so the entries are updated with ``git update-index``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -29,11 +30,33 @@ def skipped(gitdir: Path, root: Path, paths: Iterable[str]) -> set[str]:
     wanted = list(paths)
     if not wanted or _index_version(gitdir) < 3:
         return set()
-    out = gitbin.run(
-        str(gitdir), str(root), ["--literal-pathspecs", "ls-files", "-t", "-z", "--", *wanted]
-    )
-    rows = out.decode("utf-8", "surrogateescape").split("\0")
-    return {row[2:] for row in rows if row.startswith("S ")}
+    stamp, known = _CACHE.get(str(gitdir), (None, {}))
+    now = _stamp(gitdir)
+    if stamp != now:
+        known = {}
+        _CACHE[str(gitdir)] = (now, known)
+    asked = [p for p in dict.fromkeys(wanted) if p not in known]
+    if asked:
+        out = gitbin.run(
+            str(gitdir), str(root), ["--literal-pathspecs", "ls-files", "-t", "-z", "--", *asked]
+        )
+        rows = out.decode("utf-8", "surrogateescape").split("\0")
+        hidden = {row[2:] for row in rows if row.startswith("S ")}
+        known.update((p, p in hidden) for p in asked)
+    return {p for p in wanted if known[p]}
+
+
+# git directory -> (index file stamp, path -> has the bit): the bits change only with the index
+# file, which git and libgit2 always replace (a new inode), so its stat tells a new one.
+_CACHE: dict[str, tuple[tuple[int, int, int] | None, dict[str, bool]]] = {}
+
+
+def _stamp(gitdir: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(gitdir / "index")
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def update_entries(

@@ -133,3 +133,16 @@ def test_plain_repositories_start_no_git_process(
     ws.read("a.txt")
     ws.propose(edit("a.txt", "two", "TWO"))
     assert calls == []
+
+
+def test_review_and_approve_in_a_converting_checkout(crlf_repo: Path) -> None:
+    ws = Workspace.open(crlf_repo, "review")
+    res = ws.propose(edit("a.txt", "one", "ONE"))
+    assert "-one\n+ONE\n" in ws.show(res.proposal_id).diff  # the stored form: no CR
+    ws.approve(res.proposal_id, by="Pat")
+    assert blob(crlf_repo, "a.txt") == b"ONE\ntwo\nthree\n"
+    assert (crlf_repo / "a.txt").read_bytes() == b"ONE\r\ntwo\r\nthree\r\n"
+    assert status(crlf_repo) == ""
+    ws.undo()
+    assert (crlf_repo / "a.txt").read_bytes() == TEXT.replace("\n", "\r\n").encode()
+    assert status(crlf_repo) == ""
