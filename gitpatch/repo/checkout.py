@@ -32,7 +32,7 @@ from gitpatch.errors import (
 )
 from gitpatch.repo import sparse
 from gitpatch.store import RefUpdate, Store
-from gitpatch.store.trees import MODE_SUBMODULE, MODE_TREE
+from gitpatch.store.trees import MODE_TREE
 
 if TYPE_CHECKING:
     from gitpatch.repo.worktree import WorkingTree
@@ -136,9 +136,13 @@ def _read_ref(path: Path) -> str | None:
 def _busy_branches(gitdir: Path) -> dict[str, str]:
     """Branch -> what holds it in one worktree: ``checked out``, or an operation's name."""
     out: dict[str, str] = {}
-    head = _read_ref(gitdir / "HEAD")
+    try:
+        symbolic = (gitdir / "HEAD").read_text(encoding="utf-8").startswith("ref:")
+    except OSError:
+        symbolic = False
+    head = _read_ref(gitdir / "HEAD") if symbolic else None  # a detached HEAD holds no branch
     doing = operation(gitdir)
-    if head is not None and head.startswith("refs/"):
+    if head is not None:
         out[head] = doing if doing in ("merge", "cherry-pick", "revert", "am") else "checked out"
     for folder in ("rebase-merge", "rebase-apply"):
         ref = _read_ref(gitdir / folder / "head-name")
@@ -201,8 +205,8 @@ def preflight(
     def at(commit: pygit2.Oid | None) -> Callable[[str], tuple[str, int] | None]:
         def entry(path: str) -> tuple[str, int] | None:
             found = None if commit is None else store.entry(commit, path)
-            if found is None or found.mode in (MODE_TREE, MODE_SUBMODULE):
-                return None
+            if found is None or found.mode == MODE_TREE:
+                return None  # a submodule's gitlink is an index entry like a file's
             return str(found.oid), int(found.mode)
 
         return entry
