@@ -30,7 +30,7 @@ from gitpatch.errors import (
     ResourceExists,
     StagedChanges,
 )
-from gitpatch.repo import sparse
+from gitpatch.repo import gitbin, sparse
 from gitpatch.store import RefUpdate, Store
 from gitpatch.store.trees import MODE_TREE
 
@@ -74,6 +74,8 @@ INDEX_LOCK_WAIT_SECONDS = 2.0
 
 #: path -> (blob id hex, mode) of a file in some commit, None when it has none there.
 Entries = Callable[[str], "tuple[str, int] | None"]
+#: path -> {stage: (blob id hex, mode)} of its index entries (stage 0, or 1-3 when unmerged).
+IndexView = Callable[[str], "dict[int, tuple[str, int]]"]
 
 
 def _short(ref: str) -> str:
@@ -196,10 +198,7 @@ def preflight(
 ) -> None:
     """``check_landing`` for ``worktree``, where ``branch`` lands ``paths`` as they are in
     ``new``; run under the land lock, when no other land is half done."""
-    try:
-        index: pygit2.Index | None = worktree.index
-    except pygit2.GitError:
-        index = None  # a format only git reads (split or sparse index): git updates it
+    index = index_view(worktree, paths)
     now = store.ref_target(branch)  # the index must agree with it (if it moved, the move fails)
 
     def at(commit: pygit2.Oid | None) -> Callable[[str], tuple[str, int] | None]:
@@ -224,7 +223,7 @@ def preflight(
 
 
 def check_landing(
-    index: pygit2.Index | None,
+    index: IndexView,
     root: Path,
     gitdir: Path,
     branch: str,
@@ -237,24 +236,17 @@ def check_landing(
 
     ``staged_base``: the entries of the commit the branch points at now, which the index must
     agree with for every path; ``new``: those the paths land as; ``skipped``: skip-worktree
-    paths (only
-    their index entries change). ``index`` None: an index libgit2 cannot read (the git binary
-    updates it; its entries are not compared here).
+    paths (only their index entries change); ``index``: the index entries of ``paths``.
     """
     refuse_operation_here(gitdir, branch, root)
     _wait_for_index_lock(gitdir)
-    if index is not None:
-        _check_index(index, staged_base, paths)
+    _check_index(index, staged_base, paths)
     preflight_paths(root, new, [p for p in paths if p not in skipped])
 
 
 def check_unmerged(worktree: WorkingTree, paths: Sequence[str]) -> None:
     """Refuse touching a path with unmerged index entries (a conflict waiting for a person)."""
-    try:
-        index = worktree.index
-    except pygit2.GitError:
-        return  # an index only git reads: the landing refuses what it must
-    _check_unmerged(index, paths, operation(worktree.gitdir))
+    _check_unmerged(index_view(worktree, paths), paths, operation(worktree.gitdir))
 
 
 def _wait_for_index_lock(gitdir: Path) -> None:
@@ -276,14 +268,51 @@ def _wait_for_index_lock(gitdir: Path) -> None:
         delay = min(delay * 2, 0.1)
 
 
-def _check_unmerged(index: pygit2.Index, paths: Sequence[str], doing: str | None) -> None:
-    conflicts = index.conflicts
-    if conflicts is None:
-        return
-    for path in paths:
+def index_view(worktree: WorkingTree, paths: Sequence[str]) -> IndexView:
+    """The index entries of ``paths`` by stage: libgit2's index, or ``git ls-files`` for the
+    formats only git reads (split and sparse indexes)."""
+    try:
+        index = worktree.index
+    except pygit2.GitError:
+        return _git_view(worktree, paths)
+
+    def stages(path: str) -> dict[int, tuple[str, int]]:
+        out: dict[int, tuple[str, int]] = {}
+        conflicts = index.conflicts
+        if conflicts is not None:
+            try:
+                sides = conflicts[path]
+            except KeyError:
+                sides = (None, None, None)
+            for stage, side in enumerate(sides, start=1):
+                if side is not None:
+                    out[stage] = (str(side.id), int(side.mode))
         try:
-            conflicts[path]
+            entry = index[path]
+            out[0] = (str(entry.id), int(entry.mode))
         except KeyError:
+            pass
+        return out
+
+    return stages
+
+
+def _git_view(worktree: WorkingTree, paths: Sequence[str]) -> IndexView:
+    found: dict[str, dict[int, tuple[str, int]]] = {p: {} for p in paths}
+    if paths:
+        args = ["--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths]
+        out = gitbin.run(str(worktree.gitdir), str(worktree.root), args)
+        for row in out.decode("utf-8", "surrogateescape").split("\0"):
+            if "\t" in row:
+                meta, path = row.split("\t", 1)
+                mode, oid, stage = meta.split()
+                found.setdefault(path, {})[int(stage)] = (oid, int(mode, 8))
+    return lambda path: found.get(path, {})
+
+
+def _check_unmerged(index: IndexView, paths: Sequence[str], doing: str | None) -> None:
+    for path in paths:
+        if not any(stage for stage in index(path)):
             continue
         during = f"the {doing} in progress stopped on" if doing else "a conflict waits in"
         raise OperationInProgress(
@@ -294,18 +323,9 @@ def _check_unmerged(index: pygit2.Index, paths: Sequence[str], doing: str | None
         )
 
 
-def _check_index(index: pygit2.Index, base: Entries, paths: Sequence[str]) -> None:
+def _check_index(index: IndexView, base: Entries, paths: Sequence[str]) -> None:
     _check_unmerged(index, paths, None)
-    staged: list[str] = []
-    for path in paths:
-        want = base(path)
-        try:
-            entry = index[path]
-            have: tuple[str, int] | None = (str(entry.id), int(entry.mode))
-        except KeyError:
-            have = None
-        if have != want:
-            staged.append(path)
+    staged = [p for p in paths if index(p).get(0) != base(p)]
     if staged:
         raise StagedChanges(
             f"{', '.join(staged)} has staged changes (the index differs from the branch); "

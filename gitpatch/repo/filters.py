@@ -50,7 +50,10 @@ class Filters:
             autocrlf = ""
         if autocrlf in ("true", "input", "1", "yes", "on"):
             return True
-        return any(self._repo.get_attr(path, name) not in (None, False) for name in ATTRIBUTES)
+        try:
+            return any(self._repo.get_attr(path, name) not in (None, False) for name in ATTRIBUTES)
+        except pygit2.GitError:
+            return True  # attributes libgit2 cannot read (a split index): git itself decides
 
     def to_blob(self, path: str, data: bytes) -> bytes:
         """``data`` (as on disk at ``path``) as the blob ``git add`` would store."""

@@ -80,3 +80,30 @@ def test_approve_refuses_over_staged_work_and_changes_nothing(repo: Path) -> Non
     assert (repo / "a.txt").read_text() == "ONE\ntwo\nTHREE\n"
     assert status(repo) == ""
     fsck(repo)
+
+
+def test_staged_work_is_seen_in_a_split_index_too(repo: Path) -> None:
+    # libgit2 cannot read a split index: the entries are read with git ls-files instead
+    git(repo, "update-index", "--split-index")
+    (repo / "a.txt").write_text("one\nSTAGED\nthree\n")
+    git(repo, "add", "a.txt")
+    (repo / "a.txt").write_text(FILES["a.txt"])
+    refused(Workspace.open(repo), repo)
+    assert git(repo, "show", ":a.txt") == "one\nSTAGED\nthree\n"
+
+
+def test_an_unmerged_path_is_refused_in_a_split_index_too(repo: Path) -> None:
+    git(repo, "checkout", "-q", "-b", "other")
+    (repo / "a.txt").write_text("one\nOTHER\nthree\n")
+    git(repo, "commit", "-q", "-am", "other")
+    git(repo, "checkout", "-q", "work")
+    (repo / "a.txt").write_text("one\nWORK\nthree\n")
+    git(repo, "commit", "-q", "-am", "work")
+    git(repo, "merge", "other", check=False)
+    git(repo, "update-index", "--split-index")
+    ws = Workspace.open(repo, "review")
+    before = state(repo)
+    with pytest.raises(GitpatchError) as err:
+        ws.propose(edit("a.txt", "three", "THREE"))
+    assert err.value.code == "operation_in_progress" and "merge" in err.value.message
+    assert state(repo) == before
