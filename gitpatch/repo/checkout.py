@@ -98,12 +98,23 @@ def common_dir(gitdir: Path) -> Path:
     return (gitdir / text).resolve()
 
 
-def operation(gitdir: Path) -> str | None:
-    """The git operation waiting in the worktree whose git directory is ``gitdir``, if any."""
+def operation(gitdir: Path, names: Collection[str] | None = None) -> str | None:
+    """The git operation waiting in the worktree whose git directory is ``gitdir``, if any
+    (``names``: the entries of ``gitdir``, when the caller has listed it already)."""
+    present = _entries(gitdir) if names is None else names
     for marker, name in _MARKERS:
-        if (gitdir / marker).exists():
+        top, _, inner = marker.partition("/")
+        if top in present and (not inner or (gitdir / marker).exists()):
             return name
     return None
+
+
+def _entries(gitdir: Path) -> set[str]:
+    """The names in ``gitdir``: one directory read answers every marker question."""
+    try:
+        return set(os.listdir(gitdir))
+    except OSError:
+        return set()
 
 
 def _worktrees(gitdir: Path, bare: bool) -> list[tuple[Path, Path | None]]:
@@ -138,19 +149,20 @@ def _read_ref(path: Path) -> str | None:
 def _busy_branches(gitdir: Path) -> dict[str, str]:
     """Branch -> what holds it in one worktree: ``checked out``, or an operation's name."""
     out: dict[str, str] = {}
+    names = _entries(gitdir)
     try:
         symbolic = (gitdir / "HEAD").read_text(encoding="utf-8").startswith("ref:")
     except OSError:
         symbolic = False
     head = _read_ref(gitdir / "HEAD") if symbolic else None  # a detached HEAD holds no branch
-    doing = operation(gitdir)
+    doing = operation(gitdir, names)
     if head is not None:
         out[head] = doing if doing in ("merge", "cherry-pick", "revert", "am") else "checked out"
     for folder in ("rebase-merge", "rebase-apply"):
-        ref = _read_ref(gitdir / folder / "head-name")
+        ref = _read_ref(gitdir / folder / "head-name") if folder in names else None
         if ref is not None:
             out[ref] = "rebase"
-    ref = _read_ref(gitdir / "BISECT_START")
+    ref = _read_ref(gitdir / "BISECT_START") if "BISECT_START" in names else None
     if ref is not None:
         out[ref] = "bisect"
     return out

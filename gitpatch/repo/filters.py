@@ -17,6 +17,7 @@ that use conversions. A conversion git refuses (a ``required`` filter that fails
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pygit2
@@ -40,9 +41,33 @@ class Filters:
         # libgit2 re-reads a repository's config files when they change: one object will do
         # (making one per lookup costs ~0.3 ms)
         self._config = repo.config
+        self._known: dict[str, tuple[tuple[object, ...], bool]] = {}
 
     def converts(self, path: str) -> bool:
-        """True when git may convert between the blob and the file at ``path``."""
+        """True when git may convert between the blob and the file at ``path``.
+
+        Remembered until one of the files its answer comes from changes (the repository's
+        attribute files on the way to ``path``, ``info/attributes``, the index, the config).
+        """
+        stamp = self._stamp(path)
+        known = self._known.get(path)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        answer = self._converts(path)
+        self._known[path] = (stamp, answer)
+        return answer
+
+    def _stamp(self, path: str) -> tuple[object, ...]:
+        parts = path.split("/")[:-1]
+        sources = [os.path.join(self._gitdir, "info", "attributes")]
+        sources += [os.path.join(self._gitdir, "index"), os.path.join(self._gitdir, "config")]
+        sources += [
+            os.path.join(self._root, *parts[:depth], ".gitattributes")
+            for depth in range(len(parts) + 1)
+        ]
+        return tuple(_stat(source) for source in sources)
+
+    def _converts(self, path: str) -> bool:
         config = self._config
         try:
             autocrlf = str(config["core.autocrlf"]).lower() if "core.autocrlf" in config else ""
@@ -95,3 +120,11 @@ class Filters:
                 "changes nothing.",
                 details={"path": path},
             ) from exc
+
+
+def _stat(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
