@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pygit2
 
-from gitpatch.errors import RepositoryError, UnsupportedIndex
+from gitpatch.errors import RepositoryError
 from gitpatch.repo import indexfile
 from gitpatch.repo.locks import retry_locked
 
@@ -64,19 +64,19 @@ def needs_git(repo: pygit2.Repository) -> list[str]:
 
 
 def check_writable(repo: pygit2.Repository) -> None:
-    """Refuse (``unsupported_index``) an index only the ``git`` binary can update when there is
-    no ``git`` on PATH; run before anything moves."""
+    """Refuse (``repository_error``, reason ``unsupported_index``) an index only the ``git``
+    binary can update when there is no ``git`` on PATH; run before anything moves."""
     mandatory = needs_git(repo)
     if not mandatory or shutil.which("git") is not None:
         return
     settings = sorted({_SETTINGS.get(ext, f"the {ext!r} extension") for ext in mandatory})
-    raise UnsupportedIndex(
+    raise RepositoryError(
         f"the index uses {', '.join(settings)}, which only the git binary can update, and "
         "no git command was found",
         hint=f"Install git, or turn {' and '.join(settings)} off and rewrite the index "
         "(for example `git config core.splitIndex false && git update-index --no-split-index`"
         ", or `git sparse-checkout init --no-sparse-index`).",
-        details={"settings": settings, "extensions": mandatory},
+        details={"reason": "unsupported_index", "settings": settings, "extensions": mandatory},
     )
 
 

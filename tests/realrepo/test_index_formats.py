@@ -2,8 +2,9 @@
 
 libgit2 cannot read a split index (``core.splitIndex``) or a sparse index (``index.sparse``):
 gitpatch has the ``git`` binary update those, keeping the format, and refuses with
-``unsupported_index`` before anything moves when there is no git. The optional extensions git
-writes (cache tree, untracked cache, fsmonitor, EOIE/IEOT) survive a land and stay true.
+``repository_error`` (reason ``unsupported_index``, naming the setting) before anything moves
+when there is no git. The optional extensions git writes (cache tree, untracked cache,
+fsmonitor, EOIE/IEOT) survive a land and stay true.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gitpatch import Workspace
-from gitpatch.errors import UnsupportedIndex
+from gitpatch.errors import RepositoryError
 from tests.gitkit import git, head, make_repo
 from tests.indexkit import (
     assert_clean,
@@ -97,11 +98,11 @@ def test_no_git_binary_refuses_before_anything_moves(
     empty = tmp_path / "nobin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    with pytest.raises(UnsupportedIndex) as caught:
+    with pytest.raises(RepositoryError) as caught:
         ws.patch("a/x.txt", sr("two\n", "TWO\n"))
     monkeypatch.undo()
     err = caught.value
-    assert err.code == "unsupported_index"
+    assert err.code == "repository_error" and err.details["reason"] == "unsupported_index"
     assert "core.splitIndex" in err.message and err.hint and "git" in err.hint
     assert err.details["settings"] == ["core.splitIndex"]
     assert head(repo) == before
