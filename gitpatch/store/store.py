@@ -362,6 +362,17 @@ class Store:
                 walker.hide(hide)
             yield from itertools.islice(walker, HISTORY_DEPTH)
 
+    def first_parents(self, tip: pygit2.Oid) -> Iterator[pygit2.Commit]:
+        """``tip`` and its first parents, newest first, read one by one (no sorting walk, so
+        stopping early costs only what was read); at most ``HISTORY_DEPTH`` commits."""
+        with git_errors(f"walk the first parents of {tip}"):
+            commit: pygit2.Commit | None = self.repo[tip].peel(pygit2.Commit)
+            for _ in range(HISTORY_DEPTH):
+                if commit is None:
+                    return
+                yield commit
+                commit = commit.parents[0] if commit.parents else None
+
     def merge_base(self, one: pygit2.Oid, two: pygit2.Oid) -> pygit2.Oid | None:
         """The best common ancestor of two commits, None when they share no history."""
         with git_errors(f"find the merge base of {one} and {two}"):

@@ -21,13 +21,23 @@ def test_public_names_are_exactly_these() -> None:
         "FileResult",
         "GitpatchError",
         "LogEntry",
+        "MemoryStorage",
+        "MountedFilesystem",
         "Proposal",
         "ProposalDetail",
         "ProposalInfo",
         "ProposalResult",
         "ReadResult",
+        "SideEffectApprovalToolPermissionPolicy",
+        "ToolOperation",
+        "ToolResult",
         "Workspace",
         "__version__",
+        "apply_patch_tool",
+        "patch_resource_tool",
+        "patch_tool",
+        "read_tool",
+        "workspace_tool_policy",
     ]
 
 
