@@ -24,6 +24,7 @@ from gitpatch._cli_admin import hook, hooks, init, schema, serve
 from gitpatch._cli_common import Env, wants_color
 from gitpatch._cli_edit import apply, apply_patch, edit, patch, read
 from gitpatch._cli_review import approve, log, proposals, reject, show, undo
+from gitpatch._cli_service import credentials
 from gitpatch.errors import GitpatchError
 
 __all__ = ["EXIT_REFUSED", "EXIT_USAGE", "GitpatchGroup", "main"]
@@ -124,6 +125,7 @@ for _command in (
     hook,
     schema,
     init,
+    credentials,
 ):
     main.add_command(_command)
 

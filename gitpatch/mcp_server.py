@@ -65,11 +65,16 @@ Handler = Callable[[BaseModel], Reply]
 
 @dataclass
 class ToolSet:
-    """The handlers a server serves, by tool name (a subset of ``tooldefs.TOOLS``)."""
+    """The handlers a server serves, by tool name: a subset of ``tools`` (by default
+    ``tooldefs.TOOLS``), each publishing ``outputs[name]`` as its output schema and
+    ``describe(name)`` as its description (the service brings its own three)."""
 
     handlers: Mapping[str, Handler]
     instructions: str = ""
     closers: list[Callable[[], None]] = field(default_factory=list)
+    tools: tuple[tooldefs.ToolDef, ...] = tooldefs.TOOLS
+    outputs: Mapping[str, type[BaseModel]] = field(default_factory=lambda: OUTPUTS)
+    describe: Callable[[str], str] = tooldefs.description
 
 
 # -- output models (the published outputSchema of each tool) ----------------------------------
@@ -155,7 +160,9 @@ def _refusal(code: str, text: str, hint: str | None) -> CallToolResult:
     )
 
 
-def _to_result(tool: str, outcome: Reply | GitpatchError) -> CallToolResult:
+def _to_result(
+    tool: str, outcome: Reply | GitpatchError, outputs: Mapping[str, type[BaseModel]] | None = None
+) -> CallToolResult:
     """A reply or a gitpatch error as an MCP tool result (or a JSON-RPC error)."""
     if isinstance(outcome, GitpatchError):
         outcome = Reply(False, outcome.message, outcome.code, hint=outcome.hint)
@@ -166,7 +173,8 @@ def _to_result(tool: str, outcome: Reply | GitpatchError) -> CallToolResult:
         if code == "internal_error":  # a stable text with no internals (logged by the tools)
             raise MCPError(INTERNAL_ERROR, f"internal_error: {outcome.text}")
         return _refusal(code, outcome.text, outcome.hint)
-    data = OUTPUTS[tool].model_validate(outcome.data or {}).model_dump(mode="json")
+    model = (OUTPUTS if outputs is None else outputs)[tool]
+    data = model.model_validate(outcome.data or {}).model_dump(mode="json")
     return CallToolResult(
         content=[TextContent(type="text", text=outcome.text)], structured_content=data
     )
@@ -206,7 +214,7 @@ class _ArgumentGate:
 
 
 def _tool_function(
-    tool: tooldefs.ToolDef, handler: Handler
+    tool: tooldefs.ToolDef, handler: Handler, outputs: Mapping[str, type[BaseModel]]
 ) -> Callable[..., Awaitable[CallToolResult]]:
     """A function the SDK can register: its signature is the argument model's fields, so the
     published inputSchema is the model's."""
@@ -218,9 +226,9 @@ def _tool_function(
     async def call(**arguments: Any) -> CallToolResult:
         try:
             args = model.model_validate(arguments)
-            return _to_result(tool.name, handler(args))
+            return _to_result(tool.name, handler(args), outputs)
         except GitpatchError as exc:
-            return _to_result(tool.name, exc)
+            return _to_result(tool.name, exc, outputs)
         except MCPError:
             raise
         except Exception:
@@ -236,7 +244,7 @@ def _tool_function(
         )
         for name, info in model.model_fields.items()
     ]
-    out = Annotated[CallToolResult, OUTPUTS[tool.name]]
+    out = Annotated[CallToolResult, outputs[tool.name]]
     call.__signature__ = inspect.Signature(params, return_annotation=out)  # type: ignore[attr-defined]
     call.__annotations__ = {}
     call.__name__ = tool.name
@@ -248,7 +256,7 @@ def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: 
     ``MCPServer`` (``token_verifier``, ``auth``, ... for HTTP)."""
     from gitpatch import __version__
 
-    served = [t for t in tooldefs.TOOLS if t.name in toolset.handlers]
+    served = [t for t in toolset.tools if t.name in toolset.handlers]
     server = MCPServer(
         name,
         version=__version__,
@@ -258,9 +266,9 @@ def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: 
     )
     for tool in served:
         server.add_tool(
-            _tool_function(tool, toolset.handlers[tool.name]),
+            _tool_function(tool, toolset.handlers[tool.name], toolset.outputs),
             name=tool.name,
-            description=tooldefs.description(tool.name),
+            description=toolset.describe(tool.name),
             annotations=ToolAnnotations(
                 read_only_hint=tool.read_only,
                 destructive_hint=False,

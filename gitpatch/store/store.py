@@ -120,6 +120,12 @@ class Store:
             repo.set_ident(sig.name, sig.email)  # reflog entries then name who moved the ref
         return store
 
+    @staticmethod
+    def init_bare(path: str | os.PathLike[str], branch: str = "main") -> None:
+        """Create an empty bare repository at ``path`` whose HEAD names ``branch``."""
+        with git_errors(f"create a bare repository at {os.fspath(path)!r}"):
+            pygit2.init_repository(os.fspath(path), bare=True, initial_head=branch)
+
     # -- identity and commits ---------------------------------------------------------------
 
     def _identity_pair(self) -> tuple[str, str]:
