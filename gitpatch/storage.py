@@ -306,7 +306,7 @@ class MemoryStorage:
         current = self._meta.get(key)
         if current is None:
             return  # the engine reports the missing file
-        owner = next((o[key] for v, o in self._owner.items() if v == wanted and key in o), None)
+        owner = self._owner.get(wanted, {}).get(key)
         if owner is not None and owner != current[0]:
             raise ResourceNotFound(
                 f"{key} was deleted since version {wanted} and a new file was created there",

@@ -226,8 +226,9 @@ class WorkspaceStorage:
         pin = None
         with contextlib.suppress(GitpatchError, ValueError, KeyError, pygit2.GitError):
             commit = ws.store.resolve_commit(text)
-            if READ_TRAILER in ws.store.trailers(commit):
-                pin = ws.store.info(commit)
+            info = ws.store.info(commit)
+            if READ_TRAILER in info.trailers:
+                pin = info
         if pin is None:
             return text
         for path in proposal.paths:

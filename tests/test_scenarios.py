@@ -5,7 +5,7 @@ A folder holds ``input/`` (the files before; missing = an empty tree), the edit,
 
 - search_replace: ``edits.txt`` + ``args.json`` {"path": ...}, or ``patch.txt`` (multi-file form)
 - apply_patch: ``patch.txt``
-- edits: ``edits.json`` {"path": ..., "edits": [...]}
+- patch_resource: ``edits.json`` {"path": ..., "edits": [...]}
 - unified_diff: ``patch.diff``
 
 ``error.json`` says what the refusal must carry, all of it checked (``check_error``)::
@@ -46,7 +46,7 @@ from gitpatch.errors import GitpatchError
 from gitpatch.model import Changeset, Proposal
 
 ROOT = Path(__file__).parent / "scenarios"
-FORMATS = ("search_replace", "apply_patch", "edits", "unified_diff")
+FORMATS = ("search_replace", "apply_patch", "patch_resource", "unified_diff")
 
 
 def _cases() -> list[Path]:
@@ -111,11 +111,11 @@ def parse_case(case: Path) -> Proposal:
         from gitpatch.formats import apply_patch
 
         return apply_patch.parse((case / "patch.txt").read_text("utf-8"))
-    if fmt == "edits":
-        from gitpatch.formats import edits
+    if fmt == "patch_resource":
+        from gitpatch.formats import patch_resource
 
         args = json.loads((case / "edits.json").read_text("utf-8"))
-        return edits.parse(args["path"], args["edits"])
+        return patch_resource.parse(args["path"], args["edits"])
     from gitpatch.formats import unified_diff
 
     return unified_diff.parse((case / "patch.diff").read_text("utf-8"))

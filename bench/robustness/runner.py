@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from bench.robustness.corpus import RECOVERABLE, Case
 from gitpatch import engine
 from gitpatch.errors import GitpatchError, MatchAmbiguous
-from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
+from gitpatch.formats import apply_patch, patch_resource, search_replace, unified_diff
 from gitpatch.match import Match, normalize_punctuation, reindent, seek
-from gitpatch.model import Proposal
+from gitpatch.model import Format, Proposal
 from gitpatch.text import Document
 
 __all__ = [
@@ -21,7 +21,7 @@ __all__ = [
     "apply_patch_text",
     "outcome",
     "run_apply_patch",
-    "run_edits",
+    "run_patch_resource",
     "run_matcher",
     "run_search_replace",
     "run_unified_diff",
@@ -34,7 +34,7 @@ __all__ = [
 Outcome = str
 
 
-def run_matcher(case: Case, profile: str = "patch") -> bytes:
+def run_matcher(case: Case, profile: Format = "search_replace") -> bytes:
     """Apply ``case`` with the matcher alone: seek, then replace only what the agent changed.
 
     Lines the agent quoted unchanged keep the file's own text (so its misquotes do not land in
@@ -155,9 +155,11 @@ def run_apply_patch(case: Case) -> bytes:
     return _engine(apply_patch.parse(apply_patch_text(case)), case)
 
 
-def run_edits(case: Case) -> bytes:
+def run_patch_resource(case: Case) -> bytes:
     """The case as one patch_resource old_string edit through the engine."""
-    return _engine(edits.parse(PATH, [{"old_string": case.old, "new_string": case.new}]), case)
+    return _engine(
+        patch_resource.parse(PATH, [{"old_string": case.old, "new_string": case.new}]), case
+    )
 
 
 def run_unified_diff(case: Case) -> bytes:
@@ -166,12 +168,12 @@ def run_unified_diff(case: Case) -> bytes:
 
 
 #: Every way to run a case, with the matcher profile each one uses.
-FORMATS: dict[str, tuple[Callable[[Case], bytes], str]] = {
-    "matcher": (run_matcher, "patch"),
-    "search_replace": (run_search_replace, "patch"),
+FORMATS: dict[str, tuple[Callable[[Case], bytes], Format]] = {
+    "matcher": (run_matcher, "search_replace"),
+    "search_replace": (run_search_replace, "search_replace"),
     "apply_patch": (run_apply_patch, "apply_patch"),
-    "edits": (run_edits, "patch_resource"),
-    "unified_diff": (run_unified_diff, "apply_patch"),
+    "patch_resource": (run_patch_resource, "patch_resource"),
+    "unified_diff": (run_unified_diff, "unified_diff"),
 }
 
 

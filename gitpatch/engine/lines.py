@@ -10,7 +10,6 @@ must not rewrite that line.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -38,19 +37,15 @@ from gitpatch.errors import (
 )
 from gitpatch.match import Match, normalize_punctuation, reindent, seek
 from gitpatch.model import HunkLine, SearchReplace
-from gitpatch.text import BOM, Document
+from gitpatch.text import Document
 
 __all__ = [
     "Placement",
     "assemble",
-    "encode",
-    "encode_text",
-    "eol_of",
     "near",
     "relabel",
     "render",
     "place_search_replace",
-    "text_of",
 ]
 
 
@@ -150,81 +145,16 @@ def render(
     return dedupe_blank_runs(out)
 
 
-def eol_of(doc: Document) -> str:
-    """``doc.eol``, computed with C-level counts: it runs once per edited file of any size."""
-    counts = {e: doc.endings.count(e) for e in ("\n", "\r\n", "\r")}
-    best = max(counts.values())
-    if best == 0 or counts["\n"] == best:
-        return "\n"
-    return "\r\n" if counts["\r\n"] == best else "\r"
-
-
-def join_lines(lines: Sequence[str], endings: Sequence[str]) -> str:
-    """Lines and their endings as one string, fast when the endings are uniform (most files)."""
-    n = len(endings)
-    if n:
-        eol = endings[0]
-        if eol and endings.count(eol) == n:
-            return eol.join(lines) + eol
-        if eol and endings[-1] == "" and endings.count(eol) == n - 1:
-            return eol.join(lines)
-    return "".join(map(operator.add, lines, endings))
-
-
-def text_of(doc: Document) -> str:
-    """``doc.text`` without a Python-level loop over the lines."""
-    return join_lines(doc.lines, doc.endings)
-
-
-def encode_text(text: str, path: str) -> bytes:
-    """UTF-8 bytes of new file content; text that cannot be UTF-8 is the edit's fault."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        # JSON can carry lone surrogates ("\\ud800"), which no UTF-8 file can hold
-        raise InvalidPatch(
-            f"{path}: the new text has a character that cannot be written as UTF-8 "
-            f"({text[exc.start]!r} at offset {exc.start})",
-            hint="Send the text as valid Unicode: a lone surrogate escape such as \\ud800 is "
-            "not a character.",
-            details={"path": path, "offset": exc.start},
-        ) from None
-
-
-def encode(doc: Document, text: str, path: str) -> bytes:
-    """The file bytes for ``text`` with the document's BOM."""
-    return (BOM if doc.bom else b"") + encode_text(text, path)
-
-
 def assemble(
     doc: Document, placements: Sequence[Placement], path: str, final_newline: bool | None = None
 ) -> bytes:
     """Apply placements (in document order, not overlapping) in one pass; return the bytes.
 
-    Untouched lines keep their endings, new lines take the dominant one, and the final-newline
-    state of the document is kept unless ``final_newline`` says what it must become.
+    See ``Document.replace_lines``: untouched lines keep their endings, new lines take the
+    dominant one, and the final-newline state is kept unless ``final_newline`` says otherwise.
     """
-    eol = eol_of(doc)
-    lines: list[str] = []
-    endings: list[str] = []
-    pos = 0
-    for p in placements:
-        lines.extend(doc.lines[pos : p.start])
-        endings.extend(doc.endings[pos : p.start])
-        for text, ending in p.lines:
-            lines.append(text)
-            endings.append(eol if ending is None else ending)
-        pos = p.end
-    lines.extend(doc.lines[pos:])
-    endings.extend(doc.endings[pos:])
-    # Only the file's last line can lack a terminator; if lines now follow it, it needs one.
-    if "" in endings[:-1]:
-        endings[endings.index("")] = eol
-    keep = doc.final_newline or not doc.lines
-    if endings:
-        final = keep if final_newline is None else final_newline
-        endings[-1] = (endings[-1] or eol) if final else ""
-    return encode(doc, join_lines(lines, endings), path)
+    pieces = [(p.start, p.end, p.lines) for p in placements]
+    return doc.replace_lines(pieces, final_newline).to_bytes(path)
 
 
 def near(doc: Document, line: int, radius: int = 2) -> str:
@@ -265,11 +195,11 @@ def _seek_piece(
     doc: Document, edit: SearchReplace, start: int, name: str, path: str, several: bool
 ) -> Match:
     try:
-        return seek(doc.lines, list(edit.search), start=start, profile="patch")
+        return seek(doc.lines, list(edit.search), start=start, profile="search_replace")
     except MatchNotFound as exc:
         if start > 0:
             try:
-                before = seek(doc.lines, list(edit.search), profile="patch")
+                before = seek(doc.lines, list(edit.search), profile="search_replace")
             except GitpatchError:
                 before = None
             if before is not None and before.start < start:

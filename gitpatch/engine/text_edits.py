@@ -19,7 +19,6 @@ from collections.abc import Iterable, Sequence
 from itertools import accumulate, count, repeat
 
 from gitpatch.engine.applied import note_applied, substantial
-from gitpatch.engine.lines import encode, eol_of, text_of
 from gitpatch.errors import (
     GitpatchError,
     InternalError,
@@ -101,8 +100,8 @@ class _State:
 
     def __init__(self, doc: Document, path: str) -> None:
         self.path = path
-        self.text = text_of(doc)
-        self.eol = eol_of(doc)
+        self.text = doc.text
+        self.eol = doc.eol
         self.crlf = self.eol == "\r\n"
 
     def splice(self, start: int, end: int, new: str, whole_lines: bool = True) -> None:
@@ -152,7 +151,7 @@ def _not_found_hint(doc_text: str, old: str) -> str:
     if not pattern:
         return base
     try:
-        m = seek(split_lines(doc_text), pattern, profile="patch")
+        m = seek(split_lines(doc_text), pattern, profile="search_replace")
     except GitpatchError as exc:
         return f"{base}\n{exc.hint}" if exc.hint else base
     shown = "\n".join(split_lines(doc_text)[m.start : m.end][:8])
@@ -246,4 +245,4 @@ def apply_text_edits(
         else:
             raise InternalError(f"{type(edit).__name__} is not a patch_resource edit")
         reports.append(EditReport(path, index, first, last, "exact"))
-    return encode(doc, state.text, path), reports
+    return doc.encode(state.text, path), reports

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from gitpatch.errors import GitpatchError, InvalidArguments, UnsavedChanges
+from gitpatch.errors import ApprovalRequired, GitpatchError, InvalidArguments, UnsavedChanges
 from gitpatch.model import Proposal
 from gitpatch.mounts import MountedFilesystem, namespace_of
 from gitpatch.paths import Address
@@ -187,10 +187,12 @@ class Tool:
         checks: Sequence[tuple[ToolOperation, Target]],
         gate: Callable[[], None] | None,
         expected_version: str | int | None = None,
+        checked: bool | None = None,
     ) -> Applied:
-        """Check every (operation, target), then apply ``proposal`` (written in keys) on the
-        targets' one storage; a change needing approval is kept for review where the storage
-        can (a Workspace) and reported as ``approval_required``."""
+        """Check every (operation, target) (unless ``checked`` is the answer of an earlier
+        ``authorize``), then apply ``proposal`` (written in keys) on the targets' one storage; a
+        change needing approval is kept for review where the storage can (a Workspace) and
+        reported as ``approval_required``."""
         storages = {id(t.storage): t.storage for _, t in checks}
         if len(storages) != 1:
             raise InvalidArguments(
@@ -198,7 +200,10 @@ class Tool:
                 f"({', '.join(sorted({t.shown for _, t in checks}))})",
                 hint="Split the change: one call per mount.",
             )
-        asks = [t.shown for op, t in checks if self.authorize(op, t)]
+        if checked is None:
+            asks = [t.shown for op, t in checks if self.authorize(op, t)]
+        else:
+            asks = [checks[0][1].shown] if checked else []
         (storage,) = storages.values()
         if not asks:
             return storage.apply(proposal, expected_version=expected_version, gate=gate)
@@ -209,7 +214,7 @@ class Tool:
         raise ApprovalPending(error, kept)
 
 
-class ApprovalPending(GitpatchError):
+class ApprovalPending(ApprovalRequired):
     """``approval_required`` with the proposal kept for a person (its id on the next line)."""
 
     def __init__(self, error: GitpatchError, kept: Applied) -> None:
@@ -224,4 +229,4 @@ class ApprovalPending(GitpatchError):
             "branch": kept.branch,
             "version": kept.version,
         }
-        super().__init__(error.code, error.message, hint, details)
+        super().__init__(error.message, hint, details)

@@ -36,9 +36,9 @@ class PatchTool(Tool):
         """Check MODIFY_FILE, parse ``edits``, apply them all or none."""
         target = self.resolve(path)
         checks = [(ToolOperation.MODIFY_FILE, target)]
-        self.authorize(*checks[0])  # before parsing anything, as the spec requires
+        ask = self.authorize(*checks[0])  # before parsing anything, as the spec requires
         proposal = dataclasses.replace(search_replace.parse(edits, target.key), tool="patch")
-        applied = self.submit(proposal, checks, gate)
+        applied = self.submit(proposal, checks, gate, checked=ask)
         count = _edit_count(proposal)
         first = f"Applied {plural(count, 'edit')} to {target.shown}."
         data: dict[str, Any] = {

@@ -8,7 +8,7 @@ from typing import Any
 
 from gitpatch import engine
 from gitpatch.errors import PayloadTooLarge, TeamNotFound
-from gitpatch.formats import edits as edit_objects
+from gitpatch.formats import patch_resource as edit_objects
 from gitpatch.model import Proposal
 from gitpatch.mounts import namespace_of
 from gitpatch.policy import ToolOperation
@@ -54,12 +54,12 @@ class PatchResourceTool(Tool):
         namespace = self._space(team)
         target = namespace.resolve(path, None if team else self.cwd)
         checks = [(ToolOperation.MODIFY_FILE, target)]
-        self.authorize(*checks[0])
+        ask = self.authorize(*checks[0])
         proposal = edit_objects.parse(target.key, edits)
         proposal = dataclasses.replace(proposal, tool="patch_resource")
         if self.max_file_bytes is not None:
             self._check_size(target, proposal)
-        applied = self.submit(proposal, checks, gate, expected_version)
+        applied = self.submit(proposal, checks, gate, expected_version, checked=ask)
         data: dict[str, Any] = {
             "path": target.shown,
             "id": applied.ids.get(target.key),

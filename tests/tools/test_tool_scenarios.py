@@ -1,6 +1,6 @@
 """The round-1 scenario corpus again, through the tools: texts and codes, not only bytes.
 
-Each ``search_replace`` (single-file), ``apply_patch`` and ``edits`` scenario runs through its
+Each ``search_replace`` (single-file), ``apply_patch`` and ``patch_resource`` scenario runs through its
 tool (``patch``, ``apply_patch``, ``patch_resource``) on two storages: a ``MemoryStorage``
 holding ``input/``, and a Workspace on a real repository mounted at ``/workspace``. A success
 must produce ``expected/`` and the tool's first line (``Applied N edits to <path>.``, or the
@@ -37,7 +37,7 @@ _SEARCH = re.compile(r"^\s*<{5,9}\s*SEARCH\s*$", re.M)
 
 def _cases() -> list[Path]:
     out = []
-    for fmt in ("search_replace", "apply_patch", "edits"):
+    for fmt in ("search_replace", "apply_patch", "patch_resource"):
         for case in sorted((ROOT / fmt).iterdir()):
             if fmt == "search_replace" and not (case / "args.json").exists():
                 continue  # the multi-file form has no tool of its own
@@ -70,7 +70,7 @@ def _call(case: Path, ns: Any, prefix: str) -> tuple[ToolResult, str, str]:
         count = len(_SEARCH.findall(edits))
         first = f"Applied {count} edit{'' if count == 1 else 's'} to {prefix}{args['path']}."
         return patch_tool(ns, ns)(path=args["path"], edits=edits), "patch", first
-    if fmt == "edits":
+    if fmt == "patch_resource":
         args = json.loads((case / "edits.json").read_text("utf-8"))
         n = len(args["edits"]) if isinstance(args["edits"], list) else 0
         first = f"Applied {n} edit{'' if n == 1 else 's'} to {prefix}{args['path']}."
@@ -97,9 +97,15 @@ def _check(
             [want.get("workspace", want)] if workspace else [want, want.get("workspace", want)]
         )
         assert not res.ok, str(res)
-        assert any(res.code == spec_code(tool, w["code"]) for w in options), (res.code, str(res))
-        assert any(w["message"] in str(res) for w in options), str(res)
+        assert any(_matches(res, tool, w) for w in options), (res.code, str(res), res.data)
         assert res.data["code"] == res.code
+        golden = case / "golden.txt"
+        if (
+            golden.exists()
+            and "workspace" not in want
+            and spec_code(tool, want["code"]) == want["code"]
+        ):
+            assert str(res) == _golden_text(golden), str(res)
         assert after == before
         return
     assert res.ok, str(res)
@@ -113,6 +119,30 @@ def _check(
             assert f"{prefix}{path}" in str(res), (path, str(res))
     if tool == "patch_resource":
         assert set(res.data) == {"path", "id", "version"}
+
+
+def _fragments(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _matches(res: ToolResult, tool: str, want: dict[str, Any]) -> bool:
+    """The tool's code, and the error's message, hint and details in its text and data."""
+    text = str(res)
+    details = res.data.get("details", {})
+    return (
+        res.code == spec_code(tool, want["code"])
+        and all(f in text for f in _fragments(want["message_contains"]))
+        and all(f in text for f in _fragments(want.get("hint_contains", [])))
+        and all(details.get(k) == v for k, v in want.get("details", {}).items())
+    )
+
+
+def _golden_text(golden: Path) -> str:
+    """The text a tool shows for a ``golden.txt`` error: the message, then the hint."""
+    body = golden.read_text("utf-8")
+    message = body.split("\nmessage: ", 1)[1].split("\nhint:\n", 1)[0]
+    hint = body.split("\nhint:\n", 1)[1].removesuffix("\n")
+    return f"{message}\n{hint}" if hint else message
 
 
 @pytest.mark.parametrize("case", _cases(), ids=lambda d: f"{d.parent.name}/{d.name}")

@@ -8,7 +8,7 @@ import pytest
 
 from gitpatch.engine import apply
 from gitpatch.errors import MatchNotFound
-from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
+from gitpatch.formats import apply_patch, patch_resource, search_replace, unified_diff
 from gitpatch.model import Proposal
 
 FILE = b'def greet(name):\n    print("hello", name)\n    return name\n'
@@ -60,7 +60,7 @@ def test_unified_diff_hunk_resent() -> None:
 
 def test_patch_resource_new_string_resent() -> None:
     err = refusal(
-        edits.parse(
+        patch_resource.parse(
             "greet.py", [{"old_string": 'print("hi", name)', "new_string": 'print("hello", name)'}]
         )
     )
@@ -84,8 +84,8 @@ def test_several_places_are_all_named() -> None:
         sr("    x = 1", "    return name"),
         # a deletion leaves no new text to look for
         sr('    print("hi", name)', ""),
-        edits.parse("greet.py", [{"old_string": "nope nope", "new_string": "name"}]),
-        edits.parse("greet.py", [{"old_string": "nope nope", "new_string": ""}]),
+        patch_resource.parse("greet.py", [{"old_string": "nope nope", "new_string": "name"}]),
+        patch_resource.parse("greet.py", [{"old_string": "nope nope", "new_string": ""}]),
     ],
 )
 def test_no_remark_when_it_would_mislead(proposal: Proposal) -> None:
@@ -98,7 +98,7 @@ def test_crlf_file_resend_is_noticed_for_every_format() -> None:
     crlf = FILE.replace(b"\n", b"\r\n")
     resent = [
         sr('    print("hi", name)', '    print("hello", name)'),
-        edits.parse(
+        patch_resource.parse(
             "greet.py", [{"old_string": 'print("hi", name)', "new_string": 'print("hello", name)'}]
         ),
     ]

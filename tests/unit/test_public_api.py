@@ -61,3 +61,12 @@ def test_demo_runs_an_agent_over_mcp_then_a_review_by_cli() -> None:
     assert "(out of scope); refs/heads/gitpatch/" in text
     assert "Merge session agent into main" in text
     assert "git fsck: clean" in text
+
+
+def test_result_schemas_list_the_matching_levels() -> None:
+    from gitpatch.match import Level
+
+    schema = gitpatch.ProposalResult.model_json_schema()
+    assert schema["$defs"]["Level"]["enum"] == [level.value for level in Level]
+    edit = gitpatch.EditResult(path="a", index=0, start_line=1, end_line=1, level="fuzzy")
+    assert edit.level is Level.FUZZY and edit.model_dump(mode="json")["level"] == "fuzzy"

@@ -70,7 +70,7 @@ def format_sample() -> list[Case]:
     return generate(FORMAT_SAMPLE)
 
 
-@pytest.mark.parametrize("fmt", ["search_replace", "apply_patch", "edits", "unified_diff"])
+@pytest.mark.parametrize("fmt", ["search_replace", "apply_patch", "patch_resource", "unified_diff"])
 def test_formats_never_apply_wrongly(fmt: str, format_sample: list[Case]) -> None:
     run, profile = FORMATS[fmt]
     result = tally(format_sample, run)
@@ -78,7 +78,7 @@ def test_formats_never_apply_wrongly(fmt: str, format_sample: list[Case]) -> Non
     for kind in ("exact", "crlf", "bom", *REFUSALS):
         expected = "refused" if kind in REFUSALS else "correct"
         assert result.counts[kind][expected] == FORMAT_SAMPLE, (kind, result.table())
-    if profile == "patch":
+    if profile == "search_replace":
         assert result.recoverable_rate() >= 0.95, result.table()
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from gitpatch.errors import GitpatchError
-from gitpatch.formats import edits
+from gitpatch.formats import patch_resource
 from gitpatch.model import Edit, InsertAfter, Proposal, Replace, ReplaceLines, UpdateFile
 from tests.unit.formats_kit import refusal
 
@@ -63,14 +63,20 @@ CASES: list[tuple[str, Any, list[Edit]]] = [
     ),
     ("lone CR kept", [{"old_string": "a\rb", "new_string": "c"}], [Replace("a\rb", "c")]),
     ("tuple of edits", ({"after_line": 1, "new_string": "x"},), [InsertAfter(1, "x")]),
-    ("validated models", [edits.ResourceEdit(after_line=1, new_string="x")], [InsertAfter(1, "x")]),
+    (
+        "validated models",
+        [patch_resource.ResourceEdit(after_line=1, new_string="x")],
+        [InsertAfter(1, "x")],
+    ),
 ]
 
 
 @pytest.mark.parametrize(("items", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_parses(items: Any, expected: list[Edit]) -> None:
-    got = edits.parse("docs/CHANGELOG.md", items)
-    assert got == Proposal((UpdateFile("docs/CHANGELOG.md", tuple(expected)),), format="edits")
+    got = patch_resource.parse("docs/CHANGELOG.md", items)
+    assert got == Proposal(
+        (UpdateFile("docs/CHANGELOG.md", tuple(expected)),), format="patch_resource"
+    )
 
 
 # (id, edits, code, message fragment, field path)
@@ -224,13 +230,13 @@ ERRORS: list[tuple[str, Any, str, str, str | None]] = [
     ("items", "code", "fragment", "field"), [c[1:] for c in ERRORS], ids=[c[0] for c in ERRORS]
 )
 def test_refusals(items: Any, code: str, fragment: str, field: str | None) -> None:
-    err = refusal(lambda: edits.parse("notes.md", items), code, fragment)
+    err = refusal(lambda: patch_resource.parse("notes.md", items), code, fragment)
     assert err.details.get("field") == field
 
 
 def test_schema_errors_list_every_field() -> None:
     with pytest.raises(GitpatchError) as info:
-        edits.parse("n", [{"old_string": 1, "new_string": 2}, {"zzz": 1}])
+        patch_resource.parse("n", [{"old_string": 1, "new_string": 2}, {"zzz": 1}])
     fields = [e["field"] for e in info.value.details["errors"]]
     assert fields == [
         "edits[0].old_string",
@@ -242,12 +248,12 @@ def test_schema_errors_list_every_field() -> None:
 
 def test_path_must_be_a_string() -> None:
     with pytest.raises(GitpatchError) as info:
-        edits.parse(3, [{"after_line": 0, "new_string": ""}])  # type: ignore[arg-type]
+        patch_resource.parse(3, [{"after_line": 0, "new_string": ""}])  # type: ignore[arg-type]
     assert info.value.code == "invalid_arguments"
 
 
 def test_json_schema_is_published() -> None:
-    schema = edits.edits_json_schema()
+    schema = patch_resource.edits_json_schema()
     assert schema["type"] == "array"
     item = schema["$defs"]["ResourceEdit"]
     assert item["additionalProperties"] is False

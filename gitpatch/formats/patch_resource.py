@@ -67,7 +67,8 @@ def edits_json_schema() -> dict[str, Any]:
 
 
 def parse(path: str, edits: object) -> Proposal:
-    """Validate patch_resource ``edits`` for ``path`` into a Proposal (``format="edits"``)."""
+    """Validate patch_resource ``edits`` for ``path`` into a Proposal (its format is
+    ``patch_resource``)."""
     path = require_text(path, "path")
     try:
         items = EDITS_ADAPTER.validate_python(_as_list(edits))
@@ -86,7 +87,7 @@ def parse(path: str, edits: object) -> Proposal:
             if value is not None:
                 require_text(value, _field((index, name)))
     ops = tuple(_to_edit(item, index) for index, item in enumerate(items))
-    return Proposal(operations=(UpdateFile(path, ops),), format="edits")
+    return Proposal(operations=(UpdateFile(path, ops),), format="patch_resource")
 
 
 def _as_list(edits: object) -> object:
