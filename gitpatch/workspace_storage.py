@@ -129,6 +129,10 @@ class WorkspaceStorage:
             ident = resource_id(store, head, path) or uuid_like(f"{version}\0{path}\0new")
             return FileRead(data, str(version) if version else "", ident)
 
+    def read_bytes(self, key: str) -> bytes:
+        """The bytes of the file at ``key`` (disk content when the branch is checked out)."""
+        return self.read(key).data
+
     def stat(self, key: str) -> Stat | None:
         """See ``Storage.stat``."""
         with self._view(key) as (ws, path, disk):
@@ -225,8 +229,7 @@ class WorkspaceStorage:
         text = str(expected).strip()
         pin = None
         with contextlib.suppress(GitpatchError, ValueError, KeyError, pygit2.GitError):
-            commit = ws.store.resolve_commit(text)
-            info = ws.store.info(commit)
+            info = ws.store.info(ws.store.resolve_commit(text))
             if READ_TRAILER in info.trailers:
                 pin = info
         if pin is None:

@@ -54,6 +54,7 @@ class _CallState:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._shown: dict[str, str] = {}
         self.cancelled = False
         self.writing = False
 
@@ -136,13 +137,15 @@ class Tool:
             inspect.signature(self.run).bind(**arguments)
         except TypeError as exc:
             return error_result(self.name, _bad_arguments(self.name, exc))
+        shown: dict[str, str] = {}
         try:
             with self._lock:
+                self._shown = shown
                 return self.run(gate=gate, **arguments)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
-            return error_result(self.name, exc)
+            return error_result(self.name, exc, shown)
 
     def run(self, *args: Any, **arguments: Any) -> ToolResult:
         """Do the work (``gate`` plus the tool's arguments); may raise (``__call__`` maps
@@ -151,9 +154,13 @@ class Tool:
 
     # -- helpers for subclasses --------------------------------------------------------------
 
-    def resolve(self, path: object) -> Target:
-        """The target ``path`` names in this tool's namespace (unsafe paths raise)."""
-        return self.namespace.resolve(path, self.cwd)  # type: ignore[arg-type]
+    def resolve(self, path: object, namespace: Namespace | None = None) -> Target:
+        """The target ``path`` names in this tool's namespace (or ``namespace``); unsafe paths
+        raise. Errors of this call then show the target by the caller's path."""
+        space = namespace or self.namespace
+        target = space.resolve(path, None if namespace else self.cwd)  # type: ignore[arg-type]
+        self._shown[target.key] = target.shown
+        return target
 
     def authorize(self, operation: ToolOperation, target: Target) -> bool:
         """Policy, plan mode and unsaved buffers for one target; True when approval is needed."""
