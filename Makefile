@@ -30,7 +30,7 @@ bench: $(STAMP)
 	$(PY) bench/run.py
 
 docs: $(STAMP)
-	$(PY) -m gitpatch._cli_docs docs/cli.md
+	$(PY) -m gitpatch.cli.docs docs/cli.md
 
 demo: $(STAMP)
 	$(PY) -m gitpatch.demo

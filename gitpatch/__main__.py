@@ -2,4 +2,5 @@ from __future__ import annotations
 
 from gitpatch.cli import run
 
-run()
+if __name__ == "__main__":
+    run()

@@ -8,17 +8,15 @@ file, and its ``pre-receive`` hook must agree with the people pushing to it).
 
 from __future__ import annotations
 
-import contextlib
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pygit2
-
 from gitpatch.errors import InvalidArguments
 from gitpatch.repo.sessions import DEFAULT_PROTECTED
 from gitpatch.results import Mode
+from gitpatch.store import Store
 
 __all__ = ["FILENAME", "TEMPLATE", "Config", "load"]
 
@@ -61,16 +59,15 @@ class Config:
     ask: tuple[str, ...] = ()
     path: Path | None = field(default=None, compare=False)
 
-    def protected_for(self, repo: pygit2.Repository) -> list[str]:
+    def protected_for(self, store: Store) -> list[str]:
         """Protected branch names: git config, else this file, else main and master."""
-        with contextlib.suppress(KeyError, pygit2.GitError):
-            names = [
-                part.strip()
-                for value in repo.config.get_multivar("gitpatch.protected")
-                for part in str(value).split(",")
-            ]
-            if any(names):
-                return [n for n in names if n]
+        names = [
+            part.strip()
+            for value in store.config_values("gitpatch.protected")
+            for part in value.split(",")
+        ]
+        if any(names):
+            return [n for n in names if n]
         return list(self.protected if self.protected is not None else DEFAULT_PROTECTED)
 
 

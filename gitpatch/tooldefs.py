@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gitpatch.formats.edits import ResourceEdit
+from gitpatch.formats.patch_resource import ResourceEdit
 
 __all__ = [
     "TOOLS",

@@ -123,7 +123,9 @@ class ResourceService:
         try:
             loc, space = self._where(cred, path, team, True)
             target = space.storage.resolve(loc.path)
-            proposal = Proposal((WriteFile(target.key, data(), create),), "edits", tool=tool)
+            proposal = Proposal(
+                (WriteFile(target.key, data(), create),), "patch_resource", tool=tool
+            )
             applied = space.storage.apply(proposal, expected_version=expected_version)
         except GitpatchError as exc:
             return error_result(tool, exc)

@@ -193,6 +193,10 @@ class SpaceStorage:
         version = self.space.generations.of(pygit2.Oid(hex=str(found.version)))
         return FileRead(found.data, version, found.id)
 
+    def read_bytes(self, key: str) -> bytes:
+        """The resource's bytes (``read(key).data``)."""
+        return self.read(key).data
+
     def stat(self, key: str) -> Stat | None:
         """What is at ``key`` on ``main``, or None."""
         return self._inner().stat(key) if self.space.exists() else None

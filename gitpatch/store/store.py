@@ -349,6 +349,21 @@ class Store:
         """True when the repository has no working tree."""
         return bool(self.repo.is_bare)
 
+    @property
+    def workdir(self) -> str | None:
+        """The working tree's root (with a trailing slash), None for a bare repository."""
+        return None if self.repo.is_bare else self.repo.workdir
+
+    def has_commit(self, commit: pygit2.Oid) -> bool:
+        """True when ``commit`` is in the object store (a push's old value may not be)."""
+        return commit in self.repo
+
+    def add_object_directory(self, path: str) -> None:
+        """Also read objects from ``path`` (a hook's quarantine directory, where a push's
+        objects wait until the hook accepts them)."""
+        with git_errors(f"add the object directory {path!r}"):
+            self.repo.odb.add_disk_alternate(path)
+
     def walk(
         self, tip: pygit2.Oid, *, first_parent: bool = False, hide: pygit2.Oid | None = None
     ) -> Iterator[pygit2.Commit]:

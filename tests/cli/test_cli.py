@@ -83,9 +83,8 @@ def test_apply_detects_a_git_diff(repo: Path) -> None:
     out = ok(repo, "apply", "-", input=diff)
     assert "README.md" in out
     assert (repo / "README.md").read_text() == "hello world\n"
-    assert git(repo, "log", "-1", "--format=%(trailers:key=Gitpatch-Tool,valueonly)").strip() == (
-        "apply"
-    )
+    tool = git(repo, "log", "-1", "--format=%(trailers:key=Gitpatch-Tool,valueonly)").strip()
+    assert tool == "apply_diff"
 
 
 def test_apply_detects_apply_patch_and_search_replace(repo: Path, tmp_path: Path) -> None:
@@ -199,3 +198,19 @@ def test_the_config_file_sets_the_mode(repo: Path) -> None:
     (repo / config.FILENAME).write_text('[review]\nmode = "sometimes"\n')
     bad = cli(repo, "read", "README.md")
     assert bad.exit_code == 1 and "mode must be" in bad.stderr
+
+
+def test_an_unexpected_error_is_internal_error_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gitpatch import tooldefs
+
+    def broken(_fmt: str = "mcp") -> list[dict[str, Any]]:
+        raise RuntimeError("secret detail")
+
+    monkeypatch.setattr(tooldefs, "definitions", broken)
+    monkeypatch.delenv("GITPATCH_DEBUG", raising=False)
+    result = CliRunner().invoke(main, ["schema"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("internal_error: an unexpected error occurred")
+    assert "secret detail" not in result.stderr and "Traceback" not in result.stderr

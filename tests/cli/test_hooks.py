@@ -82,7 +82,8 @@ def test_plain_commits_by_people_are_never_blocked(repo: Path) -> None:
 def _remote(tmp_path: Path, repo: Path) -> Path:
     bare = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
-    gp_ok(bare, "hooks", "install")
+    # A server needs only pre-receive: it sees the whole push, notes included.
+    assert gp_ok(bare, "hooks", "install").splitlines() == ["pre-receive: installed"]
     git(repo, "remote", "add", "origin", str(bare))
     git(repo, "push", "-q", "origin", "main")
     return bare

@@ -187,9 +187,13 @@ def test_a_review_proposal_lands_only_through_gitpatch_approve(repo: Path) -> No
     async def scenario(client: ClientSession) -> Any:
         proposed = await client.call_tool("apply_patch", {"patch": patch})
         listed = await client.call_tool("list_proposals", {})
-        shown = await client.call_tool(
-            "show_proposal", {"id": proposed.structured_content["proposal_id"]}
-        )
+        pid = proposed.structured_content["proposal_id"]
+        shown = await client.call_tool("show_proposal", {"id": pid})
+        try:  # the agent cannot approve its own proposal: there is no such tool
+            sneaky = await client.call_tool("approve", {"id": pid})
+            assert sneaky.is_error
+        except MCPError:
+            pass
         return proposed, listed, shown
 
     proposed, listed, shown = run(repo, scenario, "--mode", "review")

@@ -1,12 +1,12 @@
 """The round-1 scenario corpus again, through the tools: texts and codes, not only bytes.
 
-Each ``search_replace`` (single-file), ``apply_patch`` and ``patch_resource`` scenario runs through its
-tool (``patch``, ``apply_patch``, ``patch_resource``) on two storages: a ``MemoryStorage``
-holding ``input/``, and a Workspace on a real repository mounted at ``/workspace``. A success
-must produce ``expected/`` and the tool's first line (``Applied N edits to <path>.``, or the
-apply_patch summary naming every changed path); a failure must carry the scenario's code as
-the tool reports it (``patch_resource`` folds match errors into ``invalid_patch``), its message
-in the text, and leave every file as it was.
+Each ``search_replace`` (single-file), ``apply_patch`` and ``patch_resource`` scenario runs
+through its tool (``patch``, ``apply_patch``, ``patch_resource``) on two storages: a
+``MemoryStorage`` holding ``input/``, and a Workspace on a real repository mounted at
+``/workspace``. A success must produce ``expected/`` and the tool's first line (``Applied N
+edits to <path>.``, or the apply_patch summary naming every changed path); a failure must carry
+the scenario's code as the tool reports it (``patch_resource`` folds match errors into
+``invalid_patch``), its message in the text, and leave every file as it was.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``docs/cli.md``, generated from the commands' ``--help``: ``python -m gitpatch._cli_docs``.
+"""``docs/cli.md``, generated from the commands' ``--help``: ``python -m gitpatch.cli.docs``.
 
 A test compares the file with ``render()``, so the reference cannot drift from the code.
 """
@@ -18,7 +18,7 @@ WIDTH = 100
 _HEADER = """\
 # gitpatch command reference
 
-Generated from `gitpatch --help` by `make docs` (`python -m gitpatch._cli_docs`); a test fails
+Generated from `gitpatch --help` by `make docs` (`python -m gitpatch.cli.docs`); a test fails
 when this file is out of date. Exit codes: 0 success, 1 refused (the error code first on stderr,
 then the message and a hint), 2 usage.
 """

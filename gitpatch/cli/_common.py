@@ -1,6 +1,6 @@
 """What every ``gitpatch`` command shares: the repository it runs in, output, colour, input.
 
-The command modules (``_cli_edit``, ``_cli_review``, ``_cli_admin``) take an ``Env`` through
+The command modules (``_edit``, ``_review``, ``_admin``) take an ``Env`` through
 ``pass_env`` and write through it; errors are not handled here but in ``cli.GitpatchGroup``,
 the one place that turns them into exit codes.
 """
@@ -24,7 +24,7 @@ from gitpatch.errors import InvalidArguments
 
 if TYPE_CHECKING:
     from gitpatch.config import Config
-    from gitpatch.results import Mode, ProposalInfo
+    from gitpatch.results import Mode
     from gitpatch.workspace import Workspace
 
 __all__ = ["Env", "pass_env", "read_input", "wants_color"]
@@ -54,31 +54,15 @@ class Env:
 
     def workspace(self, mode: Mode | None = None, **kw: Any) -> Workspace:
         """Open the repository at ``-C`` (or the current directory) in ``mode`` (config default)."""
-        from gitpatch.workspace import Workspace
+        from gitpatch.frontends import open_workspace
 
-        config = self.config()
-        return Workspace.open(
-            self.directory,
-            mode=mode or config.mode,
-            protected=self._protected(),
-            **kw,
-        )
-
-    def _protected(self) -> list[str]:
-        import pygit2
-
-        from gitpatch.store import Store
-
-        store = Store.open(self.directory)
-        repo: pygit2.Repository = store.repo
-        return self.config().protected_for(repo)
+        return open_workspace(self.directory, mode, self.config(), **kw)
 
     def root(self) -> Path | None:
         """The working tree's root, or None for a bare repository."""
-        from gitpatch.store import Store
+        from gitpatch.frontends import working_root
 
-        workdir = Store.open(self.directory).repo.workdir
-        return Path(workdir) if workdir else None
+        return working_root(self.directory)
 
     def config(self) -> Config:
         """The repository's ``.gitpatch.toml`` (defaults when absent)."""
@@ -131,16 +115,6 @@ class Env:
             return
         with click.progressbar(items, label=label, file=sys.stderr) as bar:
             yield iter(bar)
-
-
-def is_open(ws: Workspace, info: ProposalInfo) -> bool:
-    """True for what awaits a person: a proposal whose branch exists, or a session (listed
-    by ``Workspace.proposals`` under its name); closed and auto-applied ones are history."""
-    from gitpatch.repo.sessions import PROPOSAL_PREFIX, SESSION_PREFIX
-
-    if info.status == "proposed":
-        return ws.store.ref_target(PROPOSAL_PREFIX + info.id) is not None
-    return info.status == "applied" and info.branch == SESSION_PREFIX + info.id
 
 
 def to_jsonable(data: Any) -> Any:

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gitpatch._cli_common import Env, is_open, pass_env
+from gitpatch.cli._common import Env, pass_env
 from gitpatch.errors import InvalidArguments
+from gitpatch.frontends import is_open
 
 if TYPE_CHECKING:
     from gitpatch.results import ProposalDetail, ProposalInfo
@@ -166,8 +167,6 @@ def approve(env: Env, id: str | None, by: str | None, rev_range: str | None) -> 
 
 
 def _approve_range(env: Env, ws: Workspace, rev_range: str, who: str) -> None:
-    import pygit2
-
     from gitpatch import gate
 
     old_rev, sep, new_rev = rev_range.partition("..")
@@ -177,10 +176,8 @@ def _approve_range(env: Env, ws: Workspace, rev_range: str, who: str) -> None:
         )
     new = ws.store.resolve_commit(new_rev)
     old = ws.store.resolve_commit(old_rev) if old_rev else None
-    walker = ws.store.repo.walk(new, pygit2.enums.SortMode.TOPOLOGICAL)
-    if old is not None:
-        walker.hide(old)
-    done = gate.approve_commits(ws.store, [c.id for c in walker], who)
+    commits = [c.id for c in ws.store.walk(new, hide=old)]
+    done = gate.approve_commits(ws.store, commits, who)
     message = f"Approved {len(done)} applied agent commit(s) in {rev_range} by {who}."
     env.emit({"approved": done, "by": who}, message)
 

@@ -9,14 +9,13 @@ the first call, so starting the server stays cheap.
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
 from gitpatch import tooldefs
-from gitpatch._cli_common import Env, is_open
-from gitpatch.mcp_server import Handler, Reply, ToolSet
+from gitpatch.frontends import is_open, open_workspace, repository_config
+from gitpatch.mcp_server._reply import Handler, Reply, ToolSet
 
 if TYPE_CHECKING:
     from gitpatch.policy import ToolPermissionPolicy
@@ -40,9 +39,8 @@ class _Repository:
     def workspace(self) -> Workspace:
         with self._lock:
             if self._ws is None:
-                env = Env(directory=Path(self.path))
                 mode: Any = self.mode
-                self._ws = env.workspace(mode)
+                self._ws = open_workspace(self.path, mode)
             return self._ws
 
     def policy(self) -> ToolPermissionPolicy | None:
@@ -51,7 +49,7 @@ class _Repository:
         from gitpatch.policy import CombinedPolicy, workspace_tool_policy
         from gitpatch.workspace_storage import WorkspaceStorage
 
-        cfg = Env(directory=Path(self.path)).config()
+        cfg = repository_config(self.path)
         found: list[ToolPermissionPolicy] = []
         if cfg.require_approval or cfg.allow is not None or cfg.deny or cfg.ask:
             found.append(workspace_tool_policy(cfg.require_approval, cfg.allow, cfg.deny, cfg.ask))
@@ -74,8 +72,8 @@ class _EditAdapter:
     """The edit tools and read_file: ``gitpatch.tools`` over the repository's Workspace, with
     the policy of ``.gitpatch.toml`` combined with the git config's tool rules."""
 
-    def __init__(self, repo: _Repository) -> None:
-        self.repo = repo
+    def __init__(self, source: _Repository) -> None:
+        self.source = source
         self._tools: dict[str, Any] = {}
 
     def tool(self, name: str) -> Any:
@@ -83,14 +81,14 @@ class _EditAdapter:
         if name not in self._tools:
             from gitpatch import tools
 
-            ws = self.repo.workspace()
+            ws = self.source.workspace()
             make = {
                 "patch": tools.patch_tool,
                 "apply_patch": tools.apply_patch_tool,
                 "patch_resource": tools.patch_resource_tool,
                 "read_file": tools.read_tool,
             }[name]
-            self._tools[name] = make(ws, ws, policy=self.repo.policy())
+            self._tools[name] = make(ws, ws, policy=self.source.policy())
         return self._tools[name]
 
     def patch(self, args: tooldefs.PatchArgs) -> Reply:

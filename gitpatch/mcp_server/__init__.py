@@ -22,7 +22,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gitpatch import tooldefs
 from gitpatch.errors import GitpatchError
+from gitpatch.mcp_server._reply import Handler, Reply, ToolSet
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -41,40 +42,11 @@ __all__ = [
     "Reply",
     "ToolSet",
     "build_server",
+    "serve_http",
     "serve_stdio",
 ]
 
 _log = logging.getLogger("gitpatch.mcp")
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What a tool handler returns: success or a refusal with its code, the text the model
-    reads, and (on success) the structured data for ``structuredContent``."""
-
-    ok: bool
-    text: str
-    code: str | None = None
-    data: dict[str, Any] | None = None
-    hint: str | None = None
-
-
-#: A tool handler takes the validated arguments; it may return a Reply or raise GitpatchError.
-Handler = Callable[[BaseModel], Reply]
-
-
-@dataclass
-class ToolSet:
-    """The handlers a server serves, by tool name: a subset of ``tools`` (by default
-    ``tooldefs.TOOLS``), each publishing ``outputs[name]`` as its output schema and
-    ``describe(name)`` as its description (the service brings its own three)."""
-
-    handlers: Mapping[str, Handler]
-    instructions: str = ""
-    closers: list[Callable[[], None]] = field(default_factory=list)
-    tools: tuple[tooldefs.ToolDef, ...] = tooldefs.TOOLS
-    outputs: Mapping[str, type[BaseModel]] = field(default_factory=lambda: OUTPUTS)
-    describe: Callable[[str], str] = tooldefs.description
 
 
 # -- output models (the published outputSchema of each tool) ----------------------------------
@@ -256,7 +228,10 @@ def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: 
     ``MCPServer`` (``token_verifier``, ``auth``, ... for HTTP)."""
     from gitpatch import __version__
 
-    served = [t for t in toolset.tools if t.name in toolset.handlers]
+    tools = tooldefs.TOOLS if toolset.tools is None else toolset.tools
+    outputs = OUTPUTS if toolset.outputs is None else toolset.outputs
+    describe = tooldefs.description if toolset.describe is None else toolset.describe
+    served = [t for t in tools if t.name in toolset.handlers]
     server = MCPServer(
         name,
         version=__version__,
@@ -266,9 +241,9 @@ def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: 
     )
     for tool in served:
         server.add_tool(
-            _tool_function(tool, toolset.handlers[tool.name], toolset.outputs),
+            _tool_function(tool, toolset.handlers[tool.name], outputs),
             name=tool.name,
-            description=toolset.describe(tool.name),
+            description=describe(tool.name),
             annotations=ToolAnnotations(
                 read_only_hint=tool.read_only,
                 destructive_hint=False,
@@ -281,7 +256,7 @@ def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: 
 
 def serve_stdio(path: str, mode: str | None = None) -> None:
     """Serve the repository at ``path`` over stdio until the client disconnects."""
-    from gitpatch._mcp_tools import workspace_toolset
+    from gitpatch.mcp_server._tools import workspace_toolset
 
     toolset = workspace_toolset(path, mode)
     server = build_server(toolset)
@@ -290,3 +265,47 @@ def serve_stdio(path: str, mode: str | None = None) -> None:
     finally:
         for close in toolset.closers:
             close()
+
+
+def serve_http(
+    data: Path,
+    credentials: Path,
+    host: str,
+    port: int,
+    *,
+    on_change: Callable[..., None] | None = None,
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve the resource service for the spaces under ``data`` at ``http://host:port/mcp``
+    until interrupted (see ``_service``); port 0 takes a free one, and ``ready(url)`` is
+    called once the socket listens. Request bodies over the largest per-file limit (as
+    base64, plus room for the envelope) get HTTP 413 before they are parsed."""
+    import socket
+
+    import anyio
+    import uvicorn
+
+    from gitpatch.mcp_server._service import auth_options, service_toolset
+    from gitpatch.service import ResourceService, Spaces
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    port = sock.getsockname()[1]
+    data.mkdir(parents=True, exist_ok=True)
+    service = ResourceService(Spaces(data), on_change=on_change)
+    server = build_server(
+        service_toolset(service),
+        name="gitpatch-service",
+        **auth_options(credentials, host, port),
+    )
+    limit = service.spaces.config.largest_file_limit() * 4 // 3 + 64 * 1024
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp", max_request_body_size=limit, host=host
+    )
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    if ready is not None:
+        ready(f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp")
+    anyio.run(lambda: web.serve(sockets=[sock]))

@@ -4,8 +4,8 @@ Exit codes: 0 success, 1 refused (stderr starts with the error code, then the me
 hint), 2 usage (click's own errors). ``GitpatchGroup.invoke`` is the ONE place where errors
 become exit codes; commands just raise.
 
-Commands live in ``_cli_edit`` (apply-patch, patch, edit, apply, read), ``_cli_review``
-(proposals, show, approve, reject, undo, log) and ``_cli_admin`` (serve, hooks, schema, init).
+Commands live in ``_edit`` (apply-patch, patch, edit, apply, read), ``_review``
+(proposals, show, approve, reject, undo, log) and ``_admin`` (serve, hooks, schema, init).
 Adding one is a ``@click.command`` taking ``env: Env`` via ``pass_env``, registered with
 ``main.add_command`` below.
 """
@@ -20,11 +20,11 @@ from typing import Any
 import click
 
 from gitpatch import __version__
-from gitpatch._cli_admin import hook, hooks, init, schema, serve
-from gitpatch._cli_common import Env, wants_color
-from gitpatch._cli_edit import apply, apply_patch, edit, patch, read
-from gitpatch._cli_review import approve, log, proposals, reject, show, undo
-from gitpatch._cli_service import credentials
+from gitpatch.cli._admin import hooks, init, schema, serve
+from gitpatch.cli._common import Env, wants_color
+from gitpatch.cli._edit import apply, apply_patch, edit, patch, read
+from gitpatch.cli._review import approve, log, proposals, reject, show, undo
+from gitpatch.cli._service import credentials
 from gitpatch.errors import GitpatchError
 
 __all__ = ["EXIT_REFUSED", "EXIT_USAGE", "GitpatchGroup", "main"]
@@ -122,7 +122,6 @@ for _command in (
     log,
     serve,
     hooks,
-    hook,
     schema,
     init,
     credentials,

@@ -1,5 +1,5 @@
-"""Setup commands: serve (MCP over stdio), hooks install, schema, init; and the hidden hook
-runner the installed hook scripts may call (``gitpatch hook NAME``)."""
+"""Setup commands: serve (MCP over stdio), hooks install, schema, init. (The installed hook
+scripts run ``python -m gitpatch.gate``, not this CLI: it starts faster.)"""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Literal
 
 import click
 
-from gitpatch._cli_common import Env, pass_env
+from gitpatch.cli._common import Env, pass_env
 from gitpatch.errors import InvalidArguments, RepositoryError
 
-__all__ = ["hook", "hooks", "init", "install_hooks", "schema", "serve"]
+__all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
 
 
 @click.command("serve")
@@ -45,12 +45,6 @@ __all__ = ["hook", "hooks", "init", "install_hooks", "schema", "serve"]
     default=None,
     help="With --http: the credentials TOML file.",
 )
-@click.option(
-    "--push",
-    default=None,
-    metavar="REMOTE",
-    help="With --http: push proposal branches and notes to this git remote after each change.",
-)
 @pass_env
 def serve(
     env: Env,
@@ -58,15 +52,14 @@ def serve(
     listen: str | None,
     data: Path | None,
     creds: Path | None,
-    push: str | None,
 ) -> None:
     """Serve the MCP tools over stdio for the repository (patch, apply_patch, patch_resource,
     read_file, list_proposals, show_proposal; no approve or reject); with --http, the
     resource service over spaces (see the README, "Running the service")."""
     if listen is not None:
-        from gitpatch._cli_service import run_http
+        from gitpatch.cli._service import run_http
 
-        run_http(listen, data, creds, push)
+        run_http(listen, data, creds)
         return
     env.root()  # refuse a directory that is not a repository before the client connects
     from gitpatch.mcp_server import serve_stdio
@@ -116,7 +109,8 @@ def _plan(where: Path, name: str, script: str, force: bool) -> tuple[str, bool]:
 
 
 def install_hooks(directory: Path, *, force: bool = False) -> list[str]:
-    """Install the three hook shims in the repository's hooks directory; returns what was done.
+    """Install the hook shims in the repository's hooks directory (pre-receive only in a bare
+    repository); returns what was done.
 
     Idempotent. A foreign hook is kept as ``NAME.local`` and chained (run first) unless
     ``force``, which replaces it. Every hook is checked before any is written, so a refusal
@@ -125,7 +119,11 @@ def install_hooks(directory: Path, *, force: bool = False) -> list[str]:
     from gitpatch import gate
 
     where = _hooks_dir(directory)
-    scripts = {name: gate.hook_script(name, sys.executable) for name in gate.HOOKS}
+    from gitpatch.frontends import working_root
+
+    # A server (bare) needs pre-receive only: it sees the whole push, notes included.
+    names = ("pre-receive",) if working_root(directory) is None else gate.HOOKS
+    scripts = {name: gate.hook_script(name, sys.executable) for name in names}
     plans = {name: _plan(where, name, script, force) for name, script in scripts.items()}
     where.mkdir(parents=True, exist_ok=True)
     for name, (action, chain) in plans.items():
@@ -152,18 +150,6 @@ def hooks_install(env: Env, force: bool) -> None:
     hooks, keeping them as NAME.local)."""
     done = install_hooks(env.directory, force=force)
     env.emit({"hooks": done}, "\n".join(done))
-
-
-@click.command("hook", hidden=True)
-@click.argument("name")
-@click.argument("args", nargs=-1)
-@pass_env
-def hook(env: Env, name: str, args: tuple[str, ...]) -> None:
-    """Run the approval check as git hook NAME (what the hook scripts do)."""
-    from gitpatch import gate
-
-    code = gate.run_hook(name, args, sys.stdin, sys.stderr, str(env.directory))
-    raise SystemExit(code)
 
 
 @click.command("schema")

@@ -1,8 +1,8 @@
 """Service commands: ``serve --http`` (started from ``serve``), ``credentials add``.
 
 ``gitpatch serve --http HOST:PORT --data DIR --credentials FILE`` serves the resource tools
-over MCP streamable HTTP at ``/mcp`` (``gitpatch._mcp_service``); ``gitpatch credentials add``
-writes a credential and prints its token once.
+over MCP streamable HTTP at ``/mcp`` (``gitpatch.mcp_server.serve_http``); ``gitpatch
+credentials add`` writes a credential and prints its token once.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from gitpatch._cli_common import Env, pass_env
+from gitpatch.cli._common import Env, pass_env
 from gitpatch.errors import InvalidArguments
 
 __all__ = ["credentials", "parse_listen", "run_http"]
@@ -32,7 +32,7 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def run_http(listen: str, data: Path | None, creds: Path | None, push: str | None) -> None:
+def run_http(listen: str, data: Path | None, creds: Path | None) -> None:
     """Start the HTTP service (blocks until interrupted); prints the URL once listening."""
     if data is None or creds is None:
         raise InvalidArguments(
@@ -47,15 +47,13 @@ def run_http(listen: str, data: Path | None, creds: Path | None, push: str | Non
             details={"file": str(creds)},
         )
     host, port = parse_listen(listen)
-    from gitpatch._mcp_service import serve_http
-    from gitpatch.service.remote import push_after
+    from gitpatch.mcp_server import serve_http
 
     def ready(url: str) -> None:
         click.echo(f"gitpatch service listening on {url}", err=True)
         sys.stderr.flush()
 
-    hook = push_after(push) if push else None
-    serve_http(data, creds, host, port, on_change=hook, ready=ready)
+    serve_http(data, creds, host, port, ready=ready)
 
 
 @click.group("credentials")

@@ -1,18 +1,17 @@
 """``gitpatch serve --http``: the resource tools over MCP streamable HTTP with bearer tokens.
 
-The server is ``gitpatch.mcp_server.build_server`` (one place for results, -32602 and
-internal errors) given the service's six tools, a ``TokenVerifier`` over the credentials file
-and ``AuthSettings`` requiring the ``read`` scope: no token or an unknown one is HTTP 401, a
-token without ``read`` 403. Each tool call takes the caller's credential from the verified
-token (``get_access_token``), once, and hands it to ``gitpatch.service.ResourceService``.
-Request bodies above the largest per-file limit (base64-sized, plus room for the envelope)
-are refused with HTTP 413 before they are parsed.
+``gitpatch.mcp_server.serve_http`` runs it: the server is ``build_server`` (one place for
+results, -32602 and internal errors) given the service's six tools, a ``TokenVerifier``
+over the credentials file and ``AuthSettings`` requiring the ``read`` scope: no token or an
+unknown one is HTTP 401, a token without ``read`` 403. Each tool call takes the caller's
+credential from the verified token (``get_access_token``), once, and hands it to
+``gitpatch.service.ResourceService``. Request bodies above the largest per-file limit
+(base64-sized, plus room for the envelope) are refused with HTTP 413 before they are parsed.
 """
 
 from __future__ import annotations
 
 import logging
-import socket
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -21,18 +20,16 @@ from typing import Any, Literal
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, ConfigDict, Field
 
 from gitpatch import tooldefs
 from gitpatch.errors import InternalError
-from gitpatch.formats.edits import ResourceEdit
-from gitpatch.mcp_server import Handler, Reply, ToolSet, build_server
-from gitpatch.service import Credential, CredentialFile, ResourceService, Spaces
-from gitpatch.service.resources import ChangeHook
+from gitpatch.formats.patch_resource import ResourceEdit
+from gitpatch.mcp_server._reply import Handler, Reply, ToolSet
+from gitpatch.service import Credential, CredentialFile, ResourceService
 from gitpatch.tools import ToolResult
 
-__all__ = ["CredentialVerifier", "serve_http", "service_server", "service_toolset"]
+__all__ = ["CredentialVerifier", "auth_options", "service_toolset"]
 
 _log = logging.getLogger("gitpatch.service")
 
@@ -258,10 +255,8 @@ def service_toolset(service: ResourceService) -> ToolSet:
     return ToolSet(handlers, instructions, tools=TOOLS, outputs=OUTPUTS, describe=describe)
 
 
-def service_server(
-    service: ResourceService, credentials: Path, host: str, port: int
-) -> tuple[MCPServer, int]:
-    """The MCP server for ``service`` and the largest request body it takes."""
+def auth_options(credentials: Path, host: str, port: int) -> dict[str, Any]:
+    """``MCPServer`` options for bearer tokens from ``credentials`` requiring ``read``."""
     url = f"http://{host}:{port}"
     auth = AuthSettings(
         issuer_url=url,  # type: ignore[arg-type]
@@ -269,47 +264,4 @@ def service_server(
         required_scopes=["read"],
         validate_token_resource=False,
     )
-    server = build_server(
-        service_toolset(service),
-        name="gitpatch-service",
-        token_verifier=CredentialVerifier(CredentialFile(credentials)),
-        auth=auth,
-    )
-    limit = service.spaces.config.largest_file_limit() * 4 // 3 + 64 * 1024
-    return server, limit
-
-
-def serve_http(
-    data: Path,
-    credentials: Path,
-    host: str,
-    port: int,
-    *,
-    on_change: ChangeHook | None = None,
-    ready: Callable[[str], None] | None = None,
-) -> None:
-    """Serve the spaces under ``data`` at ``http://host:port/mcp`` until interrupted; port 0
-    takes a free one. ``ready(url)`` is called once the socket listens."""
-    import anyio
-    import uvicorn
-
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    port = sock.getsockname()[1]
-    data.mkdir(parents=True, exist_ok=True)
-    service = ResourceService(Spaces(data), on_change=on_change)
-    server, limit = service_server(service, credentials, host, port)
-    app = server.streamable_http_app(
-        streamable_http_path="/mcp",
-        max_request_body_size=limit,
-        host=host,
-    )
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    web = uvicorn.Server(config)
-    shown = f"[{host}]" if ":" in host else host
-    if ready is not None:
-        ready(f"http://{shown}:{port}/mcp")
-    anyio.run(lambda: web.serve(sockets=[sock]))
+    return {"token_verifier": CredentialVerifier(CredentialFile(credentials)), "auth": auth}
