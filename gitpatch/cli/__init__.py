@@ -24,7 +24,7 @@ from gitpatch.cli._admin import hooks, init, schema, serve
 from gitpatch.cli._common import Env, wants_color
 from gitpatch.cli._edit import apply, apply_patch, edit, patch, read
 from gitpatch.cli._review import approve, log, proposals, reject, show, undo
-from gitpatch.cli._service import credentials
+from gitpatch.cli._service import credentials, push
 from gitpatch.errors import GitpatchError
 
 __all__ = ["EXIT_REFUSED", "EXIT_USAGE", "GitpatchGroup", "main"]
@@ -125,6 +125,7 @@ for _command in (
     schema,
     init,
     credentials,
+    push,
 ):
     main.add_command(_command)
 

@@ -45,6 +45,13 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     default=None,
     help="With --http: the credentials TOML file.",
 )
+@click.option(
+    "--push",
+    default=None,
+    metavar="REMOTE",
+    help="With --http: push proposal branches and notes to this git remote (in spaces that "
+    "have it) after every change.",
+)
 @pass_env
 def serve(
     env: Env,
@@ -52,6 +59,7 @@ def serve(
     listen: str | None,
     data: Path | None,
     creds: Path | None,
+    push: str | None,
 ) -> None:
     """Serve the MCP tools over stdio for the repository (patch, apply_patch, patch_resource,
     read_file, list_proposals, show_proposal; no approve or reject); with --http, the
@@ -59,7 +67,7 @@ def serve(
     if listen is not None:
         from gitpatch.cli._service import run_http
 
-        run_http(listen, data, creds)
+        run_http(listen, data, creds, push)
         return
     env.root()  # refuse a directory that is not a repository before the client connects
     from gitpatch.mcp_server import serve_stdio

@@ -1,4 +1,4 @@
-"""Service commands: ``serve --http`` (started from ``serve``), ``credentials add``.
+"""Service commands: ``serve --http`` (started from ``serve``), ``credentials add``, ``push``.
 
 ``gitpatch serve --http HOST:PORT --data DIR --credentials FILE`` serves the resource tools
 over MCP streamable HTTP at ``/mcp`` (``gitpatch.mcp_server.serve_http``); ``gitpatch
@@ -15,7 +15,7 @@ import click
 from gitpatch.cli._common import Env, pass_env
 from gitpatch.errors import InvalidArguments
 
-__all__ = ["credentials", "parse_listen", "run_http"]
+__all__ = ["credentials", "parse_listen", "push", "run_http"]
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -32,7 +32,7 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def run_http(listen: str, data: Path | None, creds: Path | None) -> None:
+def run_http(listen: str, data: Path | None, creds: Path | None, push: str | None) -> None:
     """Start the HTTP service (blocks until interrupted); prints the URL once listening."""
     if data is None or creds is None:
         raise InvalidArguments(
@@ -48,12 +48,14 @@ def run_http(listen: str, data: Path | None, creds: Path | None) -> None:
         )
     host, port = parse_listen(listen)
     from gitpatch.mcp_server import serve_http
+    from gitpatch.service.remote import push_after
 
     def ready(url: str) -> None:
         click.echo(f"gitpatch service listening on {url}", err=True)
         sys.stderr.flush()
 
-    serve_http(data, creds, host, port, ready=ready)
+    hook = push_after(push) if push else None
+    serve_http(data, creds, host, port, on_change=hook, ready=ready)
 
 
 @click.group("credentials")
@@ -105,3 +107,17 @@ def add(
     env.emit(data, token)
     if not env.json:
         env.echo("(the token is shown once; the file stores only its sha256)", err=True)
+
+
+@click.command("push")
+@click.option("--remote", default="origin", show_default=True, help="The git remote to push to.")
+@pass_env
+def push(env: Env, remote: str) -> None:
+    """Push proposal branches (refs/heads/gitpatch/*) and refs/notes/gitpatch of the
+    repository (a space under --data, or any repository) to a git remote, for review there.
+    Target branches are never pushed: the remote's pre-receive hook guards them."""
+    from gitpatch.service.remote import push as push_refs
+
+    sent = push_refs(env.directory, remote)
+    text = f"pushed {len(sent)} refs to {remote}" if sent else "nothing to push"
+    env.emit({"remote": remote, "refs": sent}, text)

@@ -4,7 +4,8 @@
 - ``limits``: per-space size limits and review mode (``DIR/spaces.toml``);
 - ``spaces``: one bare repository per user or team, integer versions, limit checks;
 - ``access``: which space a call addresses and whether the credential may (the spec's rules);
-- ``resources``: the six resource tools for one caller.
+- ``resources``: the six resource tools for one caller;
+- ``remote``: pushing proposal branches and notes to a git remote.
 
 No MCP, HTTP or click here: ``gitpatch.mcp_server.serve_http`` (with its ``_service``) and
 ``gitpatch.cli._service`` are the front ends.

@@ -224,8 +224,11 @@ class SpaceStorage:
         review: bool = False,
         gate: Gate | None = None,
     ) -> Applied:
-        """Check the limits, then apply through the Workspace; versions are integers."""
-        self.space.create()
+        """Check the limits, then apply through the Workspace; versions are integers. A
+        space is created only for a change that passed every check."""
+        if not self.space.exists():
+            self._check_limits(None, None, proposal)
+            self.space.create()
         ws = self.space.workspace()
         head = ws.store.ref_target(BRANCH)
         self._check_limits(ws.store, head, proposal)
@@ -284,11 +287,15 @@ class SpaceStorage:
 
     # -- limits ------------------------------------------------------------------------------
 
-    def _check_limits(self, store: Store, head: pygit2.Oid | None, proposal: Proposal) -> None:
+    def _check_limits(
+        self, store: Store | None, head: pygit2.Oid | None, proposal: Proposal
+    ) -> None:
         """``payload_too_large`` / ``storage_limit_reached`` from the change the proposal makes
-        on the current head (pure: nothing is written)."""
+        on the current head (``store`` None: on an empty space), and every error the engine
+        finds there (pure: nothing is written)."""
         settings = self.space.settings
-        changes = engine.apply(proposal, Snapshot(store, head)).changes
+        snapshot = {} if store is None else Snapshot(store, head)
+        changes = engine.apply(proposal, snapshot).changes
         delta = 0
         for change in changes:
             size = len(change.content or b"")
@@ -313,15 +320,15 @@ class SpaceStorage:
             )
 
     @staticmethod
-    def _blob_size(store: Store, commit: pygit2.Oid | None, path: str) -> int:
-        if blob(store, commit, path) is None or commit is None:
+    def _blob_size(store: Store | None, commit: pygit2.Oid | None, path: str) -> int:
+        if store is None or commit is None or blob(store, commit, path) is None:
             return 0
         return len(store.read(commit, path) or b"")
 
-    def _space_size(self, store: Store, head: pygit2.Oid | None) -> int:
+    def _space_size(self, store: Store | None, head: pygit2.Oid | None) -> int:
         """Bytes of every resource on ``head``: from a nearby first parent already measured
         plus the paths changed since (a full count only on the first call)."""
-        if head is None:
+        if store is None or head is None:
             return 0
         if head not in self._sizes:
             if len(self._sizes) > 1000:
