@@ -59,12 +59,14 @@ class _CallState:
         self.writing = False
 
     def gate(self) -> None:
+        """Called right before the writer opens: stop if cancelled, else mark the write."""
         with self._lock:
             if self.cancelled:
                 raise Cancelled("cancelled before writing")
             self.writing = True
 
     def cancel(self) -> None:
+        """Record a cancellation (it stops the call only before the write began)."""
         with self._lock:
             self.cancelled = True
 
@@ -215,8 +217,9 @@ class Tool:
         if not asks:
             return storage.apply(proposal, expected_version=expected_version, gate=gate)
         error = self.approval(asks[0])
-        if not isinstance(storage, WorkspaceStorage):
-            raise error
+        scratch = any(t.address is not None for _, t in checks)
+        if not isinstance(storage, WorkspaceStorage) or scratch:
+            raise error  # nothing can hold the change for a person: nothing is kept
         kept = storage.apply(proposal, expected_version=expected_version, review=True, gate=gate)
         raise ApprovalPending(error, kept)
 

@@ -214,3 +214,23 @@ def test_an_unexpected_error_is_internal_error_without_a_traceback(
     assert result.exit_code == 1
     assert result.stderr.startswith("internal_error: an unexpected error occurred")
     assert "secret detail" not in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["edit", "app/config.py", "--edits", "[{not json"], "invalid_arguments"),
+        (["edit", "app/config.py", "--edits", "@missing.json"], "invalid_arguments"),
+        (["edit", "app/config.py", "--edits", "[]"], "empty_edits"),
+        (["approve", "--range", "main"], "invalid_arguments"),
+        (["approve", "--range", "nosuch..work"], "repository_error"),
+        (["reject", "0123456789ab", "--reason", "no"], "proposal_not_found"),
+        (["patch", "../outside.txt", "-"], "path_unsafe"),
+    ],
+)
+def test_refusals_change_nothing(repo: Path, args: list[str], code: str) -> None:
+    before = repo_state(repo)
+    result = cli(repo, *args, input=SR)
+    assert result.exit_code == 1, result.stderr
+    assert result.stderr.startswith(f"{code}: "), result.stderr
+    assert repo_state(repo) == before

@@ -80,7 +80,10 @@ def test_reader_and_writer_must_share_a_namespace(tmp_path) -> None:
     with pytest.raises(ValueError, match="MountedFilesystem"):
         patch_tool(reader=fs, writer=one)
     _repo, ws, _ = mounted(tmp_path / "r", {"a": "a\n"})
-    assert patch_tool(reader=ws, writer=ws).namespace is patch_tool(ws, ws).namespace
+    assert patch_tool(reader=ws, writer=ws).namespace == patch_tool(ws, ws).namespace
+    other = Workspace.open(_repo)
+    with pytest.raises(ValueError, match="namespace"):
+        patch_tool(reader=ws, writer=other)
 
 
 def test_read_tool_numbers_lines_and_gives_version(tmp_path) -> None:
