@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import re
 from collections.abc import Callable
 from typing import Any
@@ -21,10 +22,10 @@ from gitpatch.errors import GitpatchError, InvalidArguments
 from gitpatch.model import Proposal, WriteFile
 from gitpatch.service.access import Location, locate
 from gitpatch.service.credentials import Credential
-from gitpatch.service.spaces import BRANCH, Space, Spaces
-from gitpatch.storage import Applied
+from gitpatch.service.spaces import BRANCH, Space, Spaces, SpaceStorage
+from gitpatch.storage import Applied, FileRead, Stat, Target, resolve_plain
 from gitpatch.text import Document
-from gitpatch.tools import PatchResourceTool, ToolResult, error_result, patch_resource_tool
+from gitpatch.tools import ToolResult, error_result, patch_resource_tool
 
 __all__ = ["MAX_GREP_MATCHES", "ResourceService"]
 
@@ -55,13 +56,49 @@ def _as_text(data: bytes) -> str | None:
         return None
 
 
+class _AsCaller:
+    """A space's storage for one call: each change's commit message names the caller (the
+    user or organization and the credential's fingerprint, never the token)."""
+
+    root = ""
+
+    def __init__(self, storage: SpaceStorage, cred: Credential) -> None:
+        self.storage = storage
+        self.who = f"{cred.user or cred.organization} (credential {cred.fingerprint})"
+
+    def resolve(self, path: str, cwd: str | None = None) -> Target:
+        """See ``SpaceStorage.resolve``; the target writes through this view."""
+        return resolve_plain(self, path, None, None)
+
+    def read(self, key: str) -> FileRead:
+        """See ``SpaceStorage.read``."""
+        return self.storage.read(key)
+
+    def read_bytes(self, key: str) -> bytes:
+        """See ``SpaceStorage.read_bytes``."""
+        return self.storage.read_bytes(key)
+
+    def stat(self, key: str) -> Stat | None:
+        """See ``SpaceStorage.stat``."""
+        return self.storage.stat(key)
+
+    def list(self, prefix: str = "") -> list[str]:
+        """See ``SpaceStorage.list``."""
+        return self.storage.list(prefix)
+
+    def apply(self, proposal: Proposal, **options: Any) -> Applied:
+        """``SpaceStorage.apply`` with the caller named in the commit message."""
+        what = ", ".join(proposal.paths)
+        message = f"{proposal.tool or 'change'}: {what}\n\nRequested by {self.who}."
+        return self.storage.apply(dataclasses.replace(proposal, message=message), **options)
+
+
 class ResourceService:
     """The six resource tools over the spaces of one data directory."""
 
     def __init__(self, spaces: Spaces, on_change: ChangeHook | None = None) -> None:
         self.spaces = spaces
         self.on_change = on_change
-        self._patchers: dict[str, PatchResourceTool] = {}
 
     def _where(
         self, cred: Credential, path: str, team: str | None, write: bool
@@ -96,9 +133,8 @@ class ResourceService:
             loc, space = self._where(cred, path, team, True)
         except GitpatchError as exc:
             return error_result("patch_resource", exc)
-        tool = self._patchers.get(space.name)
-        if tool is None:
-            tool = self._patchers[space.name] = patch_resource_tool(space.storage, space.storage)
+        view = _AsCaller(space.storage, cred)
+        tool = patch_resource_tool(view, view)
         result = tool(path=loc.path, edits=edits, expected_version=expected_version)
         if not result.ok:
             return result

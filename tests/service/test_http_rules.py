@@ -115,6 +115,10 @@ def test_versions_are_generations_each_naming_one_commit(
     assert int(count) == second["version"]
     assert git(repo, "rev-parse", "main~1").strip() == first["commit"]
     assert read.structured_content["content"] == "one\nthree\n"
+    message = git(repo, "log", "-1", "--format=%B", "main")
+    fingerprint = hash_token(tok["ada"])[:12]
+    assert f"Requested by ada (credential {fingerprint})" in message
+    assert tok["ada"] not in message and "Gitpatch-Proposal:" in message
     assert read.structured_content["version"] == second["version"]
 
 
