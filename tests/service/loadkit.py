@@ -76,7 +76,7 @@ async def setup(url: str, token: str, resources: int) -> None:
 
 
 async def load(
-    url: str,
+    url: str | list[str],
     token: str,
     clients: int,
     calls: int,
@@ -84,14 +84,16 @@ async def load(
     out: list[Outcome] | None = None,
     after: Callable[[list[Outcome]], None] = lambda _out: None,
 ) -> list[Outcome]:
-    """Run ``clients`` concurrent sessions of ``calls`` patch_resource calls each, collecting
+    """Run ``clients`` concurrent sessions of ``calls`` patch_resource calls each (spread over
+    the servers when ``url`` is a list), collecting
     into ``out`` (``after(out)`` runs after each call); a client whose connection breaks (the
     server was killed) just stops."""
     out = [] if out is None else out
 
     async def guarded(n: int) -> None:
         try:
-            await _client(url, token, n, calls, resources, out, after)
+            where = url if isinstance(url, str) else url[n % len(url)]
+            await _client(where, token, n, calls, resources, out, after)
         except Exception:  # noqa: BLE001 - a killed server breaks the session; outcomes stay
             return
         except BaseExceptionGroup:

@@ -50,6 +50,28 @@ def test_concurrent_clients_lose_no_update(place: tuple[Path, Path, dict[str, st
     assert generations == RESOURCES + sum(o.ok for o in outcomes)
 
 
+def test_two_server_processes_over_one_data_dir_lose_no_update(
+    place: tuple[Path, Path, dict[str, str]],
+) -> None:
+    data, creds, tokens = place
+    first, second = Server(data, creds), Server(data, creds)
+    try:
+        anyio.run(setup, first.url, tokens["ada"], RESOURCES)
+        urls = [first.url, second.url]
+        outcomes = anyio.run(load, urls, tokens["ada"], CLIENTS, CALLS // 2, RESOURCES)
+    finally:
+        first.stop()
+        second.stop()
+    assert len(outcomes) == CLIENTS * (CALLS // 2)
+    codes = Counter(o.code for o in outcomes if not o.ok)
+    assert set(codes) <= {"resource_conflict"}, codes
+    repo = data / "users" / "ada.git"
+    _check_replay(repo, outcomes, RESOURCES)
+    generations = int(git(repo, "rev-list", "--first-parent", "--count", "main"))
+    assert generations == RESOURCES + sum(o.ok for o in outcomes)
+    assert git(repo, "fsck", "--strict", "--no-dangling", "--no-progress") == ""
+
+
 def test_sigkill_during_load_keeps_every_acknowledged_change(
     place: tuple[Path, Path, dict[str, str]],
 ) -> None:
@@ -82,7 +104,7 @@ def test_sigkill_during_load_keeps_every_acknowledged_change(
     acked = [o for o in outcomes if o.ok]
     assert 25 <= len(acked) < CLIENTS * CALLS  # killed in the middle of the load
     repo = data / "users" / "ada.git"
-    assert git(repo, "fsck", "--strict", "--no-progress") == ""
+    assert git(repo, "fsck", "--strict", "--no-dangling", "--no-progress") == ""
     restarted = Server(data, creds)
     try:
         for o in acked:
@@ -97,4 +119,4 @@ def test_sigkill_during_load_keeps_every_acknowledged_change(
         assert not again.is_error
     finally:
         restarted.stop()
-    assert git(repo, "fsck", "--strict", "--no-progress") == ""
+    assert git(repo, "fsck", "--strict", "--no-dangling", "--no-progress") == ""

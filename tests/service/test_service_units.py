@@ -203,3 +203,19 @@ def test_limits_config_defaults_overrides_and_bad_files(tmp_path: Path) -> None:
     assert config.settings("users/a").max_file_bytes == 10  # the last good settings stay
     with pytest.raises(ValueError):
         SpacesConfig(path)  # but a server does not start on a bad file
+
+
+def test_versions_past_the_history_walk_limit(tmp_path: Path, monkeypatch) -> None:
+    import gitpatch.store.store as store_module
+
+    monkeypatch.setattr(store_module, "HISTORY_DEPTH", 3)  # walks stop every 3 commits
+    spaces = Spaces(tmp_path)
+    _write(spaces, "users/ada", "a.txt", b"0\n", create=True)
+    for n in range(1, 11):
+        _write(spaces, "users/ada", "a.txt", f"{n}\n".encode())
+    repo = tmp_path / "users" / "ada.git"
+    fresh = Spaces(tmp_path).get("users/ada").storage  # nothing cached
+    assert fresh.version() == 11
+    assert fresh.commit_of(1) == git(repo, "rev-list", "--max-parents=0", "main").strip()
+    assert fresh.commit_of(7) == git(repo, "rev-parse", "main~4").strip()
+    assert fresh.commit_of(12) is None and fresh.commit_of(0) is None
