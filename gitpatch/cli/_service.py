@@ -15,21 +15,7 @@ import click
 from gitpatch.cli._common import Env, pass_env
 from gitpatch.errors import InvalidArguments
 
-__all__ = ["credentials", "parse_listen", "push", "run_http"]
-
-
-def parse_listen(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[::1]:PORT`` for IPv6, ``PORT`` alone for 127.0.0.1) as a pair."""
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        host, port = "127.0.0.1", text
-    host = host.strip("[]") or "127.0.0.1"
-    if not port.isdigit() or int(port) > 65535:
-        raise InvalidArguments(
-            f"--http {text!r} is not HOST:PORT",
-            hint="Example: --http 127.0.0.1:8765 (port 0 picks a free one).",
-        )
-    return host, int(port)
+__all__ = ["credentials", "push", "run_http"]
 
 
 def run_http(listen: str, data: Path | None, creds: Path | None, push: str | None) -> None:
@@ -46,8 +32,10 @@ def run_http(listen: str, data: Path | None, creds: Path | None, push: str | Non
             hint="Create one with: gitpatch credentials add --file FILE --user NAME",
             details={"file": str(creds)},
         )
-    host, port = parse_listen(listen)
     from gitpatch.mcp_server import serve_http
+    from gitpatch.service.listen import parse_listen
+
+    host, port = parse_listen(listen)
     from gitpatch.service.remote import push_after
 
     def ready(url: str) -> None:

@@ -5,7 +5,8 @@
 - ``spaces``: one bare repository per user or team, integer versions, limit checks;
 - ``access``: which space a call addresses and whether the credential may (the spec's rules);
 - ``resources``: the six resource tools for one caller;
-- ``remote``: pushing proposal branches and notes to a git remote.
+- ``remote``: pushing proposal branches and notes to a git remote;
+- ``listen``: the ``--http HOST:PORT`` address (loopback by default).
 
 No MCP, HTTP or click here: ``gitpatch.mcp_server.serve_http`` (with its ``_service``) and
 ``gitpatch.cli._service`` are the front ends.

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gitpatch.cli._service import parse_listen
 from gitpatch.errors import InvalidArguments
 from gitpatch.service import CredentialFile, hash_token
+from gitpatch.service.listen import parse_listen
 from tests.mcp.mcpkit import console_script
 
 
