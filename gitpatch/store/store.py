@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pygit2
@@ -351,6 +352,11 @@ class Store:
         return notes.iter_notes(self)
 
     # -- what the rest of gitpatch asks of the repository -------------------------------------
+
+    @property
+    def git_dir(self) -> Path:
+        """The git directory (a linked worktree's own one, under the common ``worktrees/``)."""
+        return Path(self.repo.path)
 
     @property
     def is_bare(self) -> bool:
