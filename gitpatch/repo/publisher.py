@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
+from gitpatch.crashpoints import crashpoint
 from gitpatch.errors import ConcurrentUpdate, MergeConflict
 from gitpatch.repo.sessions import short
 from gitpatch.retry import retry
@@ -63,6 +64,7 @@ def publish(ctx: Context, step: Transition) -> None:
     """Move the refs and the notes ref in one transaction; land on disk when checked out."""
     store = ctx.store
     update, written = notes_update(store, step.notes)
+    crashpoint("objects.written")
 
     def move() -> None:
         _move(store, step, update, written)

@@ -21,68 +21,25 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pygit2
 
+from gitpatch.crashpoints import crashpoint
 from gitpatch.errors import ConcurrentUpdate, RepositoryError
-from gitpatch.repo.locks import land_lock, remove_stale_locks, retry_locked
+from gitpatch.repo.journal import Journal, fsync_dir
+from gitpatch.repo.locks import land_lock, retry_locked
 from gitpatch.store import Store
+from gitpatch.store.owners import Owner, current
 
 __all__ = ["Journal", "WorkingTree"]
 
 _TMP_SUFFIX = ".gitpatch-tmp"
-_DEFAULT_STALE_SECONDS = 30.0
 # A stat-cache entry is trusted only once the file's mtime is this far behind the moment the
 # entry was recorded: a write within the same clock tick could otherwise go unseen.
 _RACY_NS = 2_000_000_000
 _EXEC_MODES = (pygit2.enums.FileMode.BLOB_EXECUTABLE,)
-
-
-@dataclass(frozen=True)
-class Journal:
-    """An interrupted land: ``ref`` was to move ``old`` -> ``new`` and rewrite ``paths``.
-
-    ``notes`` (commit hex, note before as JSON or ``"null"``, note after as JSON) are the notes
-    that move with the ref in the same ref transaction. libgit2 commits a transaction one lock
-    file at a time, so a process killed in between can leave one moved without the other;
-    recovery completes the notes when the ref moved and puts them back when it did not.
-    """
-
-    ref: str
-    old: str | None
-    new: str
-    paths: tuple[str, ...]
-    notes: tuple[tuple[str, str, str], ...] = ()
-
-    def to_json(self) -> str:
-        """Serialise for ``.git/gitpatch/journal.json``."""
-        return json.dumps(
-            {
-                "ref": self.ref,
-                "old": self.old,
-                "new": self.new,
-                "paths": list(self.paths),
-                "notes": [list(n) for n in self.notes],
-            }
-        )
-
-    @classmethod
-    def from_json(cls, text: str) -> Journal:
-        """Parse a journal file; raises ValueError when it is not one."""
-        data: Any = json.loads(text)
-        if not isinstance(data, dict) or not isinstance(data.get("new"), str):
-            raise ValueError("not a gitpatch journal")
-        notes = data.get("notes") or []
-        return cls(
-            str(data["ref"]),
-            data.get("old"),
-            data["new"],
-            tuple(data.get("paths", ())),
-            tuple((str(c), str(b), str(a)) for c, b, a in notes),
-        )
 
 
 def _replace_with(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
@@ -109,7 +66,7 @@ def _file_mode(git_mode: int) -> int:
 class WorkingTree:
     """The working directory and index of a non-bare repository, written only through ``land``."""
 
-    def __init__(self, repo: pygit2.Repository, *, stale_lock_seconds: float | None = None):
+    def __init__(self, repo: pygit2.Repository, *, durable: bool = False):
         if repo.is_bare or repo.workdir is None:
             raise RepositoryError(
                 "the repository is bare: it has no working tree",
@@ -120,13 +77,8 @@ class WorkingTree:
         self.gitdir = Path(repo.path)
         self.state_dir = self.gitdir / "gitpatch"
         self.journal_path = self.state_dir / "journal.json"
-        if stale_lock_seconds is None:
-            env = os.environ.get("GITPATCH_STALE_LOCK_SECONDS", "")
-            try:
-                stale_lock_seconds = float(env) if env else _DEFAULT_STALE_SECONDS
-            except ValueError:
-                stale_lock_seconds = _DEFAULT_STALE_SECONDS
-        self.stale_lock_seconds = stale_lock_seconds
+        #: fsync the journal and its directory (git config core.fsync asks for refs or objects)
+        self.durable = durable
         self._index: pygit2.Index | None = None
         # path -> (mtime_ns, ctime_ns, size, ino, recorded_ns, blob hex): files whose content
         # this process wrote or hashed, so a large unchanged file is not hashed again.
@@ -138,7 +90,7 @@ class WorkingTree:
 
         The working tree is the one other holder of the pygit2 repository: it owns the index.
         """
-        return None if store.is_bare else cls(store.repo)
+        return None if store.is_bare else cls(store.repo, durable=store.durable())
 
     # -- landing -----------------------------------------------------------------------------
 
@@ -166,7 +118,7 @@ class WorkingTree:
             (c, json.dumps(before, sort_keys=True), json.dumps(after, sort_keys=True))
             for c, (before, after) in (notes or {}).items()
         )
-        journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept)
+        journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept, Owner.me().tag())
         with self._land_lock():
             self._recover_locked()
             changed = self.modified(old, journal.paths) if verify else []
@@ -178,6 +130,7 @@ class WorkingTree:
                     reason="disk",
                 )
             self._write_journal(journal)
+            crashpoint("journal.written")
             try:
                 move_ref()
             except BaseException:
@@ -185,18 +138,25 @@ class WorkingTree:
                 raise
             self._apply_or_explain(journal, only_if_old=False)
             self._remove_journal()
+            crashpoint("journal.dropped")
 
-    def recover(self, refs: Sequence[str] | None = None) -> bool:
-        """Finish or discard an interrupted land and remove stale lock files.
+    def recover(self) -> bool:
+        """Finish or discard an interrupted land (its refs were settled first, by the store).
 
-        ``refs``: only these refs' locks (and those at the top of ``.git``) are looked at, which
-        keeps a per-call check O(1); None sweeps everything under ``.git/refs``. Returns True
-        when a journal was found (rolled forward or discarded).
+        Returns True when a journal was found (rolled forward or discarded). A land lock file
+        or a journal temp file a killed process left is removed on the way (the kernel had
+        released its flock; journals are written only under it).
         """
-        self.remove_stale_locks(refs)
-        if not self.journal_path.exists():
+        try:
+            names = os.listdir(self.state_dir)
+        except FileNotFoundError:
+            return False
+        if not any(n in ("journal.json", "land.lock") or n.endswith(_TMP_SUFFIX) for n in names):
             return False
         with self._land_lock():
+            for name in os.listdir(self.state_dir):
+                if name.startswith("journal.") and name.endswith(_TMP_SUFFIX):
+                    (self.state_dir / name).unlink(missing_ok=True)
             return self._recover_locked()
 
     def _recover_locked(self) -> bool:
@@ -286,8 +246,10 @@ class WorkingTree:
         # Deletes first: a move or an add may need the place a deleted file or directory held.
         for path in to_delete:
             self._delete(path)
+            crashpoint("file.deleted")
         for path, oid, mode in to_write:
             self._write(path, oid, mode)
+            crashpoint("file.renamed")
         kept = [p for p in journal.paths if p not in landed]
         self._update_index(new_tree, landed, kept)
 
@@ -368,7 +330,15 @@ class WorkingTree:
             # the blob gitpatch committed; the index must name the committed blob.
             if index[path].id != want[0]:
                 index.add(entry)
-        retry_locked(index.write)
+        record = current()
+        if record is not None:  # before index.lock is taken: recovery may then remove it
+            record.announce([str(self.gitdir / "index.lock")])
+        try:
+            retry_locked(index.write)
+        finally:
+            if record is not None:
+                record.clear()
+        crashpoint("index.written")
 
     # -- files -------------------------------------------------------------------------------
 
@@ -421,11 +391,6 @@ class WorkingTree:
 
     # -- locks and journal -------------------------------------------------------------------
 
-    def remove_stale_locks(self, refs: Sequence[str] | None = None) -> list[str]:
-        """Remove ``*.lock`` files older than the limit: at the top of ``.git`` and, for
-        ``refs`` None, anywhere under ``.git/refs``, else only those of ``refs``."""
-        return remove_stale_locks(self.gitdir, refs, self.stale_lock_seconds)
-
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
         """Hold off lands while the caller reads the branch head and disk together.
@@ -440,11 +405,7 @@ class WorkingTree:
         return land_lock(self.state_dir, shared=shared)
 
     def _write_journal(self, journal: Journal) -> None:
-        tmp = self.state_dir / f"journal.{os.getpid()}{_TMP_SUFFIX}"
-        # No fsync: the journal guards against a killed process, and libgit2 does not fsync
-        # the ref it guards either; after a power loss both are equally old or new.
-        tmp.write_text(journal.to_json(), encoding="utf-8")
-        os.replace(tmp, self.journal_path)
+        journal.write(self.journal_path, durable=self.durable)
 
     def _read_journal(self) -> Journal | None:
         try:
@@ -460,6 +421,8 @@ class WorkingTree:
 
     def _remove_journal(self) -> None:
         self.journal_path.unlink(missing_ok=True)
+        if self.durable:
+            fsync_dir(self.state_dir)
 
     # -- git lookups -------------------------------------------------------------------------
 

@@ -20,7 +20,17 @@ import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, NotATextResource, RepositoryError
 from gitpatch.model import FileChange
-from gitpatch.store import diffs, history, notes, refs, treediff, trees
+from gitpatch.store import (
+    diffs,
+    durability,
+    history,
+    notes,
+    owners,
+    recovery,
+    refs,
+    treediff,
+    trees,
+)
 from gitpatch.store._errors import git_errors
 
 __all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "HISTORY_DEPTH", "CommitInfo", "Store", "TreeEntry"]
@@ -100,6 +110,7 @@ class Store:
     def __init__(self, repo: pygit2.Repository) -> None:
         self.repo = repo
         self._identity: tuple[str, str] | None = None
+        self._durable: bool | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Store:
@@ -378,10 +389,37 @@ class Store:
     def set_head(self, ref: str) -> None:
         """Point HEAD at the branch ``ref``; ``ConcurrentUpdate`` (locked) while HEAD.lock is
         held by another process."""
-        try:
-            self.repo.references.create("HEAD", ref, force=True)
-        except OSError as exc:
-            raise ConcurrentUpdate("HEAD is locked", reason="locked") from exc
+        with owners.operation(self.repo.path) as record:
+            record.announce(recovery.lock_paths(self.repo, ["HEAD"], False))
+            try:
+                self.repo.references.create("HEAD", ref, force=True)
+            except OSError as exc:
+                raise ConcurrentUpdate("HEAD is locked", reason="locked") from exc
+            finally:
+                record.clear()
+
+    @contextlib.contextmanager
+    def operation(self) -> Iterator[None]:
+        """Run one gitpatch operation under an owner record (see ``gitpatch.store.owners``),
+        with libgit2's fsync set as this repository's git config asks."""
+        durability.apply(self.durable())
+        with owners.operation(self.repo.path):
+            yield
+
+    def durable(self) -> bool:
+        """Whether git config (``core.fsync`` and friends) asks to fsync objects, refs or the
+        index; read once per Store (see ``gitpatch.store.durability``)."""
+        if self._durable is None:
+            self._durable = durability.wanted(self.config_get)
+        return self._durable
+
+    def recover(self, *, sweep: bool = False) -> list[str]:
+        """Finish or undo what killed gitpatch processes left; the lock files removed.
+
+        ``sweep`` also removes libgit2's half-written object files no live process owns.
+        """
+        with git_errors("recover what a killed gitpatch process left"):
+            return refs.recover(self.repo, sweep=sweep)
 
     def files(self, commit: pygit2.Oid) -> Iterator[str]:
         """The paths of every non-directory entry of ``commit``'s tree."""
@@ -425,8 +463,12 @@ class Store:
 
     def config_set(self, key: str, value: str) -> bool:
         """Set ``key`` in the repository's config; False when the config cannot be written."""
-        try:
-            self.repo.config[key] = value
-        except (pygit2.GitError, OSError):
-            return False
+        with owners.operation(self.repo.path) as record:
+            record.announce([str(owners.common_dir(self.repo.path) / "config.lock")])
+            try:
+                self.repo.config[key] = value
+            except (pygit2.GitError, OSError):
+                return False
+            finally:
+                record.clear()
         return True
