@@ -179,17 +179,23 @@ def problems_after_kill(repo: Path) -> list[str]:
 
 
 def leftovers(repo: Path) -> list[str]:
-    """Lock, temp, journal and owner-record files anywhere in the repository."""
+    """Lock, temp and journal files and dead owners' records anywhere in the repository."""
     found: list[str] = []
     for path in _walk(repo):
         name = path.name
-        if (
-            any(m in name for m in TEMP_MARKERS)
-            or name == "journal.json"
-            or path.parent.name == "owners"
-        ):
+        if any(m in name for m in TEMP_MARKERS) or name == "journal.json" or _dead_record(path):
             found.append(str(path.relative_to(repo)))
     return found
+
+
+def _dead_record(path: Path) -> bool:
+    """An owner record of a process that is gone (a live process keeps its own)."""
+    from gitpatch.store.owners import Owner
+
+    if path.parent.name != "owners":
+        return False
+    owner = Owner.from_tag(path.name.removesuffix(".json").rsplit("+", 1)[0])
+    return owner is None or owner.dead()
 
 
 def _walk(root: Path) -> Iterator[Path]:

@@ -15,6 +15,7 @@ remove exactly the lock files it had taken.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import itertools
@@ -147,29 +148,45 @@ class Record:
             seq = next(_SEQ)
         path = folder / f"{owner.tag()}+{seq}.json"
         try:
-            path.write_bytes(b"")
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileNotFoundError:
             folder.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(b"")
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.close(fd)
         return cls(path, owner)
+
+    def begin(self) -> None:
+        """An operation starts: it may write objects from now on (``active``)."""
+        self.plan = {"active": True}
+        self._write(json.dumps(self.plan))
+
+    def end(self) -> None:
+        """The operation is over; the record stays for this thread's next one."""
+        self.plan = {}
+        self._write("")
 
     def announce(self, locks: Sequence[str], refs: Sequence[tuple[str, str, str]] = ()) -> None:
         """Say which lock files (absolute paths) and refs (name, old, new hex or '') this
         operation is about to take and move: always before the first of them is taken."""
-        self.plan = {"locks": list(locks), "refs": [list(r) for r in refs]}
+        self.plan = {"active": True, "locks": list(locks), "refs": [list(r) for r in refs]}
         self._write(json.dumps(self.plan))
 
     def clear(self) -> None:
         """Nothing is held any more (the locks are released)."""
-        if self.plan:
-            self.plan = {}
-            self._write("")
+        if self.plan.keys() - {"active"}:
+            self.plan = {"active": True}
+            self._write(json.dumps(self.plan))
 
     def _write(self, text: str) -> None:
-        # In place: a kill mid-write leaves a record whose plan does not parse, which can only
-        # happen before the first lock is taken (the plan is written first), so nothing is held.
-        with open(self.path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        # In place, never truncated (freeing a block costs a synchronous discard on some disks):
+        # a length header, then the plan. A kill mid-write leaves a plan that does not parse,
+        # which can only happen before the first lock is taken (the plan is written first).
+        data = text.encode()
+        fd = os.open(self.path, os.O_WRONLY)
+        try:
+            os.pwrite(fd, b"%08d\n" % len(data) + data, 0)
+        finally:
+            os.close(fd)
 
     def drop(self) -> None:
         """The operation is over: remove the record."""
@@ -196,11 +213,12 @@ def read_records(gitdir: str) -> Iterator[Record]:
             continue
         path = folder / name
         try:
-            text = path.read_text(encoding="utf-8")
+            raw = path.read_bytes()
         except FileNotFoundError:
             continue
         try:
-            plan = json.loads(text) if text else {}
+            size = int(raw[:8]) if raw else 0
+            plan = json.loads(raw[9 : 9 + size]) if size else {}
         except ValueError:
             plan = {}
         yield Record(path, owner, plan if isinstance(plan, dict) else {})
@@ -214,20 +232,51 @@ def current() -> Record | None:
     return getattr(_local, "record", None)
 
 
+_mine: list[Record] = []
+
+
 @contextlib.contextmanager
 def operation(gitdir: str) -> Iterator[Record]:
-    """Run one operation under an owner record (the enclosing one when nested)."""
+    """Run one operation under this thread's owner record (the enclosing one when nested).
+
+    A thread keeps one record per repository for its life (created at its first operation,
+    removed at exit; a killed process's is removed by recovery): an operation only rewrites
+    it in place, which costs no file creation.
+    """
     outer = current()
     if outer is not None:
         yield outer
         return
-    record = Record.create(gitdir)
+    record = _thread_record(gitdir)
+    record.begin()
     _local.record = record
     try:
         yield record
     finally:
         _local.record = None
-        record.drop()
+        record.end()
+
+
+def _thread_record(gitdir: str) -> Record:
+    folder = owners_dir(gitdir)
+    records: dict[Path, Record] = getattr(_local, "records", None) or {}
+    record = records.get(folder)
+    if record is None or record.owner.pid != os.getpid() or not record.path.exists():
+        record = Record.create(gitdir)
+        records[folder] = record
+        _local.records = records
+        with _SEQ_LOCK:
+            if not _mine:
+                atexit.register(_drop_mine)
+            _mine.append(record)
+    return record
+
+
+def _drop_mine() -> None:
+    """At exit: this process's records go (only those it created, not a parent's)."""
+    for record in _mine:
+        if record.owner.pid == os.getpid():
+            record.drop()
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ is provably dead on this host:
 - its record goes.
 
 libgit2's half-written object files (``objects/tmp_object_git2_*``) are removed when no live
-gitpatch operation exists that could be writing one. Recovery runs under an ``flock`` so two
+gitpatch operation is active that could be writing one. Recovery runs under an ``flock`` so two
 processes never recover the same record at once.
 """
 
@@ -60,7 +60,8 @@ def recover_dead(repo: pygit2.Repository, move: Mover, *, sweep: bool = False) -
                 removed += _finish(repo, record, claimed, move)
                 record.drop()
         mine = current()
-        if sweep and not [r for r in live if mine is None or r.path != mine.path]:
+        busy = [r for r in live if r.plan.get("active") and (mine is None or r.path != mine.path)]
+        if sweep and not busy:
             remove_object_temps(gitdir, scan_ns)
     return removed
 

@@ -12,6 +12,7 @@ from gitpatch.errors import ConcurrentUpdate, InvalidArguments, RepositoryError
 from gitpatch.model import FileChange as F
 from gitpatch.store import NOTES_REF, Store, notes
 from gitpatch.store import refs as store_refs
+from gitpatch.store.owners import read_records
 from tests.gitkit import git
 from tests.ownerkit import LiveHolder, killed_holding
 from tests.unit.test_store import MAIN, land
@@ -128,7 +129,7 @@ def test_update_ref_removes_the_lock_of_a_killed_owner(
     store.update_ref(MAIN, c1, c2, "after a crash")
     assert store.ref_target(MAIN) == c1
     assert not lock.exists()
-    assert not list((Path(store.repo.path) / "gitpatch" / "owners").iterdir())
+    assert [r for r in read_records(store.repo.path) if r.owner.dead()] == []
 
 
 def test_update_ref_names_a_live_holder_and_never_breaks_its_lock(
