@@ -113,4 +113,4 @@ def make_repo(root: Path, files: int) -> tuple[Path, float]:
 def one_line(path: str, old: str, new: str) -> Proposal:
     """A proposal replacing ``old`` with ``new`` in ``path``."""
     op = UpdateFile(path=path, edits=(Replace(old=old, new=new),))
-    return Proposal(operations=(op,), format="edits", tool="bench")
+    return Proposal(operations=(op,), format="patch_resource", tool="bench")

@@ -34,7 +34,7 @@ def proposals(lines: list[str]) -> dict[str, Proposal]:
         ),
         "apply_patch": Proposal((UpdateFile(PATH, (hunk,)),), "apply_patch"),
         "unified_diff": Proposal((UpdateFile(PATH, (hunk,)),), "unified_diff"),
-        "edits": Proposal((UpdateFile(PATH, (replace,)),), "edits"),
+        "patch_resource": Proposal((UpdateFile(PATH, (replace,)),), "patch_resource"),
     }
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from bench._common import median_ms
 from bench.bench_match import corpus_lines
-from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
+from gitpatch.formats import apply_patch, patch_resource, search_replace, unified_diff
 
 
 def changed(lines: list[str], every: int) -> list[str]:
@@ -56,8 +56,8 @@ def inputs() -> dict[str, tuple[Callable[[str], object], str]]:
         "apply_patch, Add of 10,000 lines": (apply_patch.parse, add),
         "search_replace, 1 block": (lambda t: search_replace.parse(t, "f.py"), one_block),
         "search_replace, 200 blocks": (lambda t: search_replace.parse(t, "f.py"), blocks),
-        "edits, 1 edit": (lambda _: edits.parse("f.py", edit_list[:1]), ""),
-        "edits, 200 edits": (lambda _: edits.parse("f.py", edit_list), ""),
+        "patch_resource, 1 edit": (lambda _: patch_resource.parse("f.py", edit_list[:1]), ""),
+        "patch_resource, 200 edits": (lambda _: patch_resource.parse("f.py", edit_list), ""),
     }
 
 

@@ -32,8 +32,8 @@ __all__ = [
 ]
 
 #: The edit language a proposal was written in; it selects the engine's semantics and the
-#: matcher profile (see ``gitpatch.match.PROFILES``).
-Format = Literal["search_replace", "apply_patch", "edits", "unified_diff"]
+#: matcher profile (``gitpatch.match.PROFILES`` is keyed by it).
+Format = Literal["search_replace", "apply_patch", "patch_resource", "unified_diff"]
 
 
 @dataclass(frozen=True)

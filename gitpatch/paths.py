@@ -56,7 +56,7 @@ def normalize(path: str, root: str | None = None) -> str:
     if any(part.lower() == ".git" for part in clean.split("/")):
         raise UnsafePath(
             f"path {path!r} is inside .git",
-            hint="gitpatch never edits git's own files.",
+            hint="Choose a path outside the .git directory: gitpatch never edits git's own files.",
             details={"path": path},
         )
     return clean

@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gitpatch.match import Level
 from gitpatch.model import Changeset
 
 __all__ = [
@@ -63,7 +64,7 @@ class EditResult(_Result):
     index: int
     start_line: int
     end_line: int
-    level: str = "exact"
+    level: Level = Level.EXACT
 
 
 class ProposalResult(_Result):
@@ -150,7 +151,11 @@ def edit_results(changeset: Changeset) -> list[EditResult]:
     """The engine's report of where each edit landed, as result models."""
     return [
         EditResult(
-            path=r.path, index=r.index, start_line=r.start_line, end_line=r.end_line, level=r.level
+            path=r.path,
+            index=r.index,
+            start_line=r.start_line,
+            end_line=r.end_line,
+            level=Level(r.level),
         )
         for r in changeset.report
     ]

@@ -9,7 +9,8 @@ session) branch, ``refs/gitpatch/rejected/<fingerprint>`` and ``refs/notes/gitpa
 together or not at all, so a refused approval (merge conflict, local changes on disk, a lost
 race) leaves no ref, note, file or index entry changed. When the branch that moves is checked
 out, the working tree follows through ``WorkingTree.land`` (journaled, crash-safe), and files a
-person changed locally are never overwritten.
+person changed locally are never overwritten. Each step is described here and carried out by
+the one publisher (``gitpatch.repo.publisher``); this module moves no ref itself.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ RECENT_CLOSED = 50
 # -- the public functions ---------------------------------------------------------------------
 
 
-def approve(ctx: Context, id: str, by: str) -> ProposalResult:
+def approve(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
     """Merge a proposal (or a session, by name) into its target and note who approved it.
 
     Fast-forwards when the target has not moved, else makes a 3-way merge commit; a conflict,
@@ -80,10 +81,10 @@ def approve(ctx: Context, id: str, by: str) -> ProposalResult:
     agent working on it continues from what was approved.
     """
     who = _person(by, "approve")
-    return _retried(lambda: _approve_once(ctx, id, who))
+    return _retried(lambda: _approve_once(ctx, proposal_id, who))
 
 
-def reject(ctx: Context, id: str, by: str, reason: str) -> ProposalResult:
+def reject(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
     """Reject a proposal: delete its ref, note who and why, remember its fingerprint.
 
     ``refs/gitpatch/rejected/<fingerprint>`` then keeps the commit reachable and makes
@@ -92,7 +93,7 @@ def reject(ctx: Context, id: str, by: str, reason: str) -> ProposalResult:
     who = _person(by, "reject")
     if not isinstance(reason, str):
         raise InvalidArguments("reason must be a string", hint="Say why the change is rejected.")
-    return _retried(lambda: _reject_once(ctx, id, who, reason.strip()))
+    return _retried(lambda: _reject_once(ctx, proposal_id, who, reason.strip()))
 
 
 def proposals(ctx: Context) -> list[ProposalInfo]:
@@ -124,13 +125,13 @@ def proposals(ctx: Context) -> list[ProposalInfo]:
     return out + [closed_info(ctx.store, commit, note, now) for _at, commit, note in recent]
 
 
-def show(ctx: Context, id: str) -> ProposalDetail:
+def show(ctx: Context, proposal_id: str) -> ProposalDetail:
     """One proposal (open or closed) or session: its info, unified diff and stats."""
     now = datetime.now(UTC)
     try:
-        sub = find(ctx, id)
+        sub = find(ctx, proposal_id)
     except ProposalClosed:
-        found = note_for_id(ctx.store, clean_id(id))
+        found = note_for_id(ctx.store, clean_id(proposal_id))
         assert found is not None  # ProposalClosed is raised only when the note exists
         commit, note = found
         base = oid(note.get("base")) if "base" in note else first_parent(ctx.store, commit)
@@ -189,9 +190,9 @@ def log(ctx: Context, limit: int = 50) -> list[LogEntry]:
 # -- approve, reject, undo: one attempt each ---------------------------------------------------
 
 
-def _approve_once(ctx: Context, id: str, by: str) -> ProposalResult:
+def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
     store = ctx.store
-    sub = find(ctx, id)
+    sub = find(ctx, proposal_id)
     head = store.ref_target(sub.target)
     if sub.session and head is not None and store.is_ancestor(sub.tip, head):
         raise ProposalClosed(
@@ -225,8 +226,8 @@ def _approve_once(ctx: Context, id: str, by: str) -> ProposalResult:
     )
 
 
-def _reject_once(ctx: Context, id: str, by: str, reason: str) -> ProposalResult:
-    sub = find(ctx, id)
+def _reject_once(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
+    sub = find(ctx, proposal_id)
     if sub.session:
         raise InvalidArguments(
             f"{sub.ref} is a session branch; only single proposals can be rejected",
@@ -296,8 +297,8 @@ def _undo_notes(
     """``undone`` on the victim (and on what an undone merge brought); a note on the revert."""
     at = now_iso()
     stamp = {"status": "undone", "undone_at": at, "undone_by": ctx.author, "undone_as": str(revert)}
-    # An undo on a protected branch is a person's act (agents land on sessions), and the hooks
-    # accept agent commits there only with an approval.
+    # An undo on a protected branch is a person's act (agents land on sessions): its note says
+    # approved, so the commit reads as a person's decision, like an approval merge.
     verdict: dict[str, Any] = {"status": "applied"}
     if ctx.branch in ctx.protected:
         verdict = {"status": "approved", "approved_by": ctx.author, "approved_at": at}

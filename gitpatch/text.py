@@ -8,17 +8,20 @@ inserts take the file's dominant ending; lines it leaves alone keep theirs.
 
 from __future__ import annotations
 
+import operator
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gitpatch.errors import NotATextResource, ResourceNotUtf8
+from gitpatch.errors import InvalidPatch, NotATextResource, ResourceNotUtf8
 
-__all__ = ["BOM", "Document", "split_lines"]
+__all__ = ["BOM", "Document", "LinePiece", "encode_utf8", "join_lines", "split_lines"]
 
 BOM = b"\xef\xbb\xbf"
 _EOL = re.compile(r"(\r\n|\n|\r)")
+#: Lines ``[start, end)`` and what replaces them: ``(text, ending)`` pairs, ``None`` meaning the
+#: document's dominant ending (see ``Document.replace_lines``).
+LinePiece = tuple[int, int, Sequence[tuple[str, str | None]]]
 
 
 def _split(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -40,6 +43,34 @@ def _split(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     else:
         endings.append("")
     return tuple(lines), tuple(endings)
+
+
+def join_lines(lines: Sequence[str], endings: Sequence[str]) -> str:
+    """Lines and their endings as one string, fast when the endings are uniform (most files)."""
+    n = len(endings)
+    if n:
+        eol = endings[0]
+        if eol and endings.count(eol) == n:
+            return eol.join(lines) + eol
+        if eol and endings[-1] == "" and endings.count(eol) == n - 1:
+            return eol.join(lines)
+    return "".join(map(operator.add, lines, endings))
+
+
+def encode_utf8(text: str, path: str | None = None) -> bytes:
+    """UTF-8 bytes of new file content; text that cannot be UTF-8 is the edit's fault."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # JSON can carry lone surrogates ("\\ud800"), which no UTF-8 file can hold
+        where = f"{path}: " if path else ""
+        raise InvalidPatch(
+            f"{where}the new text has a character that cannot be written as UTF-8 "
+            f"({text[exc.start]!r} at offset {exc.start})",
+            hint="Send the text as valid Unicode: a lone surrogate escape such as \\ud800 is "
+            "not a character.",
+            details={"path": path, "offset": exc.start},
+        ) from None
 
 
 def split_lines(text: str) -> list[str]:
@@ -77,7 +108,8 @@ class Document:
             offset = exc.start + (len(BOM) if bom else 0)
             raise ResourceNotUtf8(
                 f"file{where} is not valid UTF-8 (invalid byte at offset {offset})",
-                hint="Only UTF-8 text files can be edited this way.",
+                hint="Only UTF-8 text files can be edited line by line; replace a file in "
+                "another encoding whole, or convert it to UTF-8 first.",
                 details={"path": path, "offset": offset},
             ) from None
         lines, endings = _split(text)
@@ -94,12 +126,15 @@ class Document:
     @property
     def text(self) -> str:
         """The content as one string, without the BOM."""
-        return "".join(line + end for line, end in zip(self.lines, self.endings, strict=True))
+        return join_lines(self.lines, self.endings)
 
-    def to_bytes(self) -> bytes:
+    def to_bytes(self, path: str | None = None) -> bytes:
         """Encode back to bytes; an unchanged document gives back exactly the bytes it came from."""
-        body = self.text.encode("utf-8")
-        return BOM + body if self.bom else body
+        return self.encode(self.text, path)
+
+    def encode(self, text: str, path: str | None = None) -> bytes:
+        """The file bytes for ``text`` with this document's BOM (see ``encode_utf8``)."""
+        return (BOM if self.bom else b"") + encode_utf8(text, path)
 
     @property
     def final_newline(self) -> bool:
@@ -109,13 +144,12 @@ class Document:
     @property
     def eol(self) -> str:
         """The dominant line ending: the most common one, ``\\n`` on a tie or with none."""
-        counts = Counter(e for e in self.endings if e)
-        if not counts:
-            return "\n"
+        # C-level counts: this runs once per edited file, of any size.
+        counts = {e: self.endings.count(e) for e in ("\n", "\r\n", "\r")}
         best = max(counts.values())
-        if counts.get("\n", 0) == best:
+        if best == 0 or counts["\n"] == best:
             return "\n"
-        return max(counts, key=lambda e: (counts[e], e == "\r\n"))
+        return "\r\n" if counts["\r\n"] == best else "\r"
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -128,19 +162,36 @@ class Document:
         """
         if not 0 <= start <= end <= len(self.lines):
             raise ValueError(f"splice range {start}:{end} outside 0:{len(self.lines)}")
-        eol = self.eol
-        lines = list(self.lines[:start]) + list(new_lines) + list(self.lines[end:])
-        endings = list(self.endings[:start]) + [eol] * len(new_lines) + list(self.endings[end:])
-        for i in range(len(endings) - 1):
-            if not endings[i]:
-                endings[i] = eol
-        if endings and self.lines and not self.final_newline:
-            endings[-1] = ""
-        elif endings and not endings[-1]:
-            endings[-1] = eol
-        return Document(tuple(lines), tuple(endings), self.bom)
+        return self.replace_lines([(start, end, [(line, None) for line in new_lines])])
 
-    def with_text(self, text: str) -> Document:
-        """The same BOM with new content (used by substring edits that splice raw text)."""
-        lines, endings = _split(text)
-        return Document(lines, endings, self.bom)
+    def replace_lines(
+        self, pieces: Sequence[LinePiece], final_newline: bool | None = None
+    ) -> Document:
+        """Replace several line ranges in one pass: ``(start, end, new lines)`` in document
+        order, not overlapping; each new line is ``(text, ending)``, ``None`` for the dominant
+        ending.
+
+        Untouched lines keep their endings, and the final-newline state is kept unless
+        ``final_newline`` says what it must become.
+        """
+        eol = self.eol
+        lines: list[str] = []
+        endings: list[str] = []
+        pos = 0
+        for start, end, new in pieces:
+            lines.extend(self.lines[pos:start])
+            endings.extend(self.endings[pos:start])
+            for text, ending in new:
+                lines.append(text)
+                endings.append(eol if ending is None else ending)
+            pos = end
+        lines.extend(self.lines[pos:])
+        endings.extend(self.endings[pos:])
+        # Only the file's last line can lack a terminator; if lines now follow it, it needs one.
+        if "" in endings[:-1]:
+            endings[endings.index("")] = eol
+        keep = self.final_newline or not self.lines
+        if endings:
+            final = keep if final_newline is None else final_newline
+            endings[-1] = (endings[-1] or eol) if final else ""
+        return Document(tuple(lines), tuple(endings), self.bom)

@@ -12,6 +12,10 @@ of the touched files, so the agent's edit applies to what it saw), then:
 Losing the compare-and-swap to another writer re-reads the head: if a touched file changed,
 the caller gets ``resource_conflict``; otherwise the proposal is rebuilt on the new head. Every
 error leaves no ref, note, file or index entry behind: nothing moves until everything is built.
+
+The Workspace is the front door, not the machinery: building commits, publishing them and
+landing them on disk live in ``gitpatch.repo``, the review lifecycle in ``gitpatch.review``.
+It never talks to a user (no terminal, no click, no MCP): front ends map its errors.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import dataclasses
 import functools
 import secrets
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
@@ -34,10 +38,11 @@ from gitpatch.errors import (
     InvalidArguments,
     ResourceNotFound,
 )
+from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
 from gitpatch.model import Proposal
 from gitpatch.paths import normalize, normalize_proposal
 from gitpatch.repo import guards
-from gitpatch.repo.build import Built, Dirty, build, proposal_files, record_dirty
+from gitpatch.repo.build import Built, Dirty, build, proposal_result, record_dirty
 from gitpatch.repo.context import Context
 from gitpatch.repo.publisher import Transition, publish
 from gitpatch.repo.sessions import (
@@ -56,7 +61,6 @@ from gitpatch.results import (
     Mode,
     ProposalResult,
     ReadResult,
-    edit_results,
     now_iso,
 )
 from gitpatch.retry import lost_race, retry
@@ -187,14 +191,7 @@ class Workspace:
         starts or resumes ``gitpatch/session/<name>`` and, when the target is checked out,
         switches to it keeping the working tree as ``git switch -c`` does.
         """
-        if mode not in ("auto", "review"):
-            raise InvalidArguments(
-                f"unknown mode {mode!r}", hint="Use mode='auto' or mode='review'."
-            )
-        if dirty not in ("record", "refuse"):
-            raise InvalidArguments(
-                f"unknown dirty policy {dirty!r}", hint="Use dirty='record' or dirty='refuse'."
-            )
+        _check_options(mode, dirty)
         store = Store.open(path)
         with store.operation():
             return cls._open(store, mode, branch, dirty, session, protected, author, allow_ignored)
@@ -245,33 +242,63 @@ class Workspace:
 
     # -- the tool methods --------------------------------------------------------------------
 
-    def patch(self, path: str, edits: str, **kw: Any) -> ProposalResult:
-        """Apply SEARCH/REPLACE blocks to one file (the ``patch`` tool)."""
-        from gitpatch.formats import search_replace
-
+    def patch(
+        self,
+        path: str,
+        edits: str,
+        *,
+        expected_version: str | None = None,
+        revision: bool = False,
+    ) -> ProposalResult:
+        """Apply SEARCH/REPLACE blocks to one file (the ``patch`` tool); see ``propose`` for
+        ``expected_version`` and ``revision``."""
         proposal = search_replace.parse(edits, path)
-        return self.propose(dataclasses.replace(proposal, tool="patch"), **kw)
+        return self._propose_as("patch", proposal, expected_version, revision)
 
-    def apply_patch(self, patch: str, **kw: Any) -> ProposalResult:
+    def apply_patch(
+        self, patch: str, *, expected_version: str | None = None, revision: bool = False
+    ) -> ProposalResult:
         """Apply a ``*** Begin Patch`` text: updates, adds, deletes and moves, all or none."""
-        from gitpatch.formats import apply_patch
-
         proposal = apply_patch.parse(patch)
-        return self.propose(dataclasses.replace(proposal, tool="apply_patch"), **kw)
+        return self._propose_as("apply_patch", proposal, expected_version, revision)
 
     def patch_resource(
         self,
         path: str,
-        edits: list[dict[str, Any]],
+        edits: Sequence[Mapping[str, Any]],
+        *,
         expected_version: str | None = None,
-        **kw: Any,
+        revision: bool = False,
     ) -> ProposalResult:
         """Apply patch_resource edit objects to one file, optionally against a version read."""
-        from gitpatch.formats import edits as edit_objects
+        proposal = patch_resource.parse(path, edits)
+        return self._propose_as("patch_resource", proposal, expected_version, revision)
 
-        proposal = edit_objects.parse(path, edits)
-        proposal = dataclasses.replace(proposal, tool="patch_resource")
-        return self.propose(proposal, expected_version=expected_version, **kw)
+    def apply_diff(
+        self, diff: str, *, expected_version: str | None = None, revision: bool = False
+    ) -> ProposalResult:
+        """Apply a unified diff (``git diff`` or ``diff -u`` output), all files or none."""
+        proposal = unified_diff.parse(diff)
+        return self._propose_as("apply_diff", proposal, expected_version, revision)
+
+    def apply(
+        self, text: str, *, expected_version: str | None = None, revision: bool = False
+    ) -> ProposalResult:
+        """Apply an edit text in whichever language it is written (``formats.detect``):
+        apply_patch, SEARCH/REPLACE blocks each after its path line, or a unified diff."""
+        fmt = detect(text)
+        if fmt == "apply_patch":
+            return self.apply_patch(text, expected_version=expected_version, revision=revision)
+        if fmt == "unified_diff":
+            return self.apply_diff(text, expected_version=expected_version, revision=revision)
+        proposal = search_replace.parse(text)
+        return self._propose_as("patch", proposal, expected_version, revision)
+
+    def _propose_as(
+        self, tool: str, proposal: Proposal, expected_version: str | None, revision: bool
+    ) -> ProposalResult:
+        proposal = dataclasses.replace(proposal, tool=tool)
+        return self.propose(proposal, expected_version=expected_version, revision=revision)
 
     @_serialized
     def read(self, path: str) -> ReadResult:
@@ -332,7 +359,7 @@ class Workspace:
                 base, recorded = self._record_dirty(head, proposal.paths, pid)
             built = build(self.store, proposal, base, recorded, pid, revision)
             self._publish(built, head, pid, proposal.tool, revision)
-            return self._result(built, pid)
+            return proposal_result(self._ctx, built, pid)
 
         return retry(
             attempt,
@@ -400,35 +427,6 @@ class Workspace:
             "revision": revision,
         }
 
-    def _result(self, built: Built, pid: str) -> ProposalResult:
-        holder = self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid
-        files = proposal_files(self.store, built.base, built.changeset)
-        names = ", ".join(f.path for f in files)
-        if self.mode == "review":
-            message = (
-                f"Proposed {names} on {holder} for {self.target}; nothing on disk changes "
-                "until a person approves it."
-            )
-        elif self.session is not None:
-            message = (
-                f"Applied {names} on session branch {holder} ({self.target} is protected: a "
-                f"person merges the session with approve('{self.session}'))."
-            )
-        else:
-            message = f"Applied {names} on {holder}."
-        return ProposalResult(
-            proposal_id=pid,
-            version=str(built.commit),
-            branch=holder,
-            target=self.target,
-            mode=self.mode,
-            status="applied" if self.mode == "auto" else "proposed",
-            base=str(built.base) if built.base is not None else "",
-            files=files,
-            edits=edit_results(built.changeset),
-            message=message,
-        )
-
     # -- checks ------------------------------------------------------------------------------
 
     def _tracks_disk(self) -> bool:
@@ -452,14 +450,14 @@ class Workspace:
     # -- review (written in gitpatch.review) -------------------------------------------------
 
     @_serialized
-    def approve(self, id: str, by: str) -> ProposalResult:
+    def approve(self, proposal_id: str, by: str) -> ProposalResult:
         """Merge a proposal (or a session, by name) into its target; see ``gitpatch.review``."""
-        return review.approve(self._ctx, id, by)
+        return review.approve(self._ctx, proposal_id, by)
 
     @_serialized
-    def reject(self, id: str, by: str, reason: str) -> ProposalResult:
+    def reject(self, proposal_id: str, by: str, reason: str) -> ProposalResult:
         """Reject a proposal: its ref goes, the reason is noted; see ``gitpatch.review``."""
-        return review.reject(self._ctx, id, by, reason)
+        return review.reject(self._ctx, proposal_id, by, reason)
 
     @_serialized
     def proposals(self) -> list[ProposalInfo]:
@@ -467,9 +465,9 @@ class Workspace:
         return review.proposals(self._ctx)
 
     @_serialized
-    def show(self, id: str) -> ProposalDetail:
+    def show(self, proposal_id: str) -> ProposalDetail:
         """One proposal's diff, stats and info; see ``gitpatch.review``."""
-        return review.show(self._ctx, id)
+        return review.show(self._ctx, proposal_id)
 
     @_serialized
     def undo(self) -> ProposalResult:
@@ -480,3 +478,12 @@ class Workspace:
     def log(self, limit: int = 50) -> list[LogEntry]:
         """The gitpatch commits on the branch, newest first; see ``gitpatch.review``."""
         return review.log(self._ctx, limit)
+
+
+def _check_options(mode: str, dirty: str) -> None:
+    if mode not in ("auto", "review"):
+        raise InvalidArguments(f"unknown mode {mode!r}", hint="Use mode='auto' or mode='review'.")
+    if dirty not in ("record", "refuse"):
+        raise InvalidArguments(
+            f"unknown dirty policy {dirty!r}", hint="Use dirty='record' or dirty='refuse'."
+        )

@@ -1,25 +1,43 @@
 """One runner for every scenario folder under tests/scenarios/<format>/NNN_name/.
 
 A folder holds ``input/`` (the files before; missing = an empty tree), the edit, and either
-``expected/`` (the whole tree after; missing = empty) or ``error.json`` (``code``, a ``message``
-fragment, optionally a ``hint`` fragment). The edit is, per format:
+``expected/`` (the whole tree after; missing = empty) or ``error.json``. The edit is, per format:
 
 - search_replace: ``edits.txt`` + ``args.json`` {"path": ...}, or ``patch.txt`` (multi-file form)
 - apply_patch: ``patch.txt``
-- edits: ``edits.json`` {"path": ..., "edits": [...]}
+- patch_resource: ``edits.json`` {"path": ..., "edits": [...]}
 - unified_diff: ``patch.diff``
+
+``error.json`` says what the refusal must carry, all of it checked (``check_error``)::
+
+    {"code": "match_not_found",
+     "message_contains": "fragment" or ["fragment", ...],
+     "hint_contains": "fragment" or ["fragment", ...],
+     "details": {...},                  # a subset of the error's details, compared by value
+     "workspace": {...}}                # optional: the same keys, when a Workspace knows better
+
+A folder may also hold ``golden.txt``: the error's code, full message and full hint, compared
+verbatim (the errors a retrying model reads most, pinned word for word). After changing an error
+text on purpose, regenerate them, and review the diff::
+
+    GITPATCH_GOLDEN=write .venv/bin/pytest tests/test_scenarios.py
+
+(that rewrites every existing ``golden.txt``; to pin one more error, create an empty
+``golden.txt`` in its folder first).
 
 The runner copies ``input/`` to a temp dir, parses, applies the proposal to a lazy snapshot of
 that dir, writes the changeset there and compares whole trees byte for byte; on an error it
-checks the code, the message and that the tree is untouched.
+checks it as above and that the tree is untouched.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +46,7 @@ from gitpatch.errors import GitpatchError
 from gitpatch.model import Changeset, Proposal
 
 ROOT = Path(__file__).parent / "scenarios"
-FORMATS = ("search_replace", "apply_patch", "edits", "unified_diff")
+FORMATS = ("search_replace", "apply_patch", "patch_resource", "unified_diff")
 
 
 def _cases() -> list[Path]:
@@ -93,11 +111,11 @@ def parse_case(case: Path) -> Proposal:
         from gitpatch.formats import apply_patch
 
         return apply_patch.parse((case / "patch.txt").read_text("utf-8"))
-    if fmt == "edits":
-        from gitpatch.formats import edits
+    if fmt == "patch_resource":
+        from gitpatch.formats import patch_resource
 
         args = json.loads((case / "edits.json").read_text("utf-8"))
-        return edits.parse(args["path"], args["edits"])
+        return patch_resource.parse(args["path"], args["edits"])
     from gitpatch.formats import unified_diff
 
     return unified_diff.parse((case / "patch.diff").read_text("utf-8"))
@@ -116,15 +134,38 @@ def run_case(case: Path, work: Path) -> None:
     except GitpatchError as exc:
         if not error_file.exists():
             raise
-        want = json.loads(error_file.read_text("utf-8"))
-        assert exc.code == want["code"], f"{exc.code}: {exc}"
-        assert want["message"] in exc.message, exc.message
-        assert want.get("hint", "") in (exc.hint or ""), exc.hint
+        check_error(case, exc, json.loads(error_file.read_text("utf-8")))
         assert read_tree(work) == before
         return
     assert not error_file.exists(), f"expected {error_file.read_text('utf-8')}, got {changeset}"
     write_changeset(work, changeset)
     assert read_tree(work) == read_tree(case / "expected")
+
+
+def _fragments(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def golden_text(exc: GitpatchError) -> str:
+    """An error as ``golden.txt`` holds it: code, message, then the hint verbatim."""
+    return f"code: {exc.code}\nmessage: {exc.message}\nhint:\n{exc.hint or ''}\n"
+
+
+def check_error(case: Path, exc: GitpatchError, want: dict[str, Any]) -> None:
+    """Assert that ``exc`` is the refusal ``want`` (an ``error.json``) describes, and that it
+    matches the folder's ``golden.txt`` word for word when there is one."""
+    assert exc.code == want["code"], f"{exc.code}: {exc}"
+    for fragment in _fragments(want["message_contains"]):
+        assert fragment in exc.message, (fragment, exc.message)
+    for fragment in _fragments(want["hint_contains"]):
+        assert fragment in (exc.hint or ""), (fragment, exc.hint)
+    for key, value in want["details"].items():
+        assert exc.details.get(key) == value, (key, exc.details)
+    golden = case / "golden.txt"
+    if os.environ.get("GITPATCH_GOLDEN") == "write" and golden.exists():
+        golden.write_text(golden_text(exc), "utf-8")
+    if golden.exists():
+        assert golden_text(exc) == golden.read_text("utf-8")
 
 
 @pytest.mark.parametrize("case", _cases(), ids=lambda d: f"{d.parent.name}/{d.name}")
@@ -136,3 +177,34 @@ def test_there_are_enough_scenarios() -> None:
     per_format = {fmt: len(list((ROOT / fmt).glob("[0-9]*"))) for fmt in FORMATS}
     assert sum(per_format.values()) >= 100, per_format
     assert all(n >= 15 for n in per_format.values()), per_format
+
+
+def _error_specs() -> list[tuple[Path, dict[str, Any]]]:
+    out = []
+    for case in _cases():
+        if (case / "error.json").exists():
+            want = json.loads((case / "error.json").read_text("utf-8"))
+            out.extend(
+                [(case, want), *([(case, want["workspace"])] if "workspace" in want else [])]
+            )
+    return out
+
+
+def test_every_error_scenario_checks_message_hint_and_details() -> None:
+    """No error scenario passes on a file name alone: the message and the hint a retrying model
+    reads are checked by real fragments, and the details by value."""
+    specs = _error_specs()
+    assert len(specs) >= 70
+    for case, want in specs:
+        assert set(want) <= {"code", "message_contains", "hint_contains", "details", "workspace"}
+        message = "".join(_fragments(want["message_contains"]))
+        hint = "".join(_fragments(want["hint_contains"]))
+        assert len(message) >= 12 and len(hint) >= 20, case
+        assert want["details"], case
+
+
+def test_a_dozen_errors_are_pinned_word_for_word() -> None:
+    golden = [c for c in _cases() if (c / "golden.txt").exists()]
+    assert len(golden) >= 12
+    assert all((c / "error.json").exists() for c in golden)
+    assert len({c.parent.name for c in golden}) == len(FORMATS)

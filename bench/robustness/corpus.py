@@ -15,10 +15,14 @@ Kinds: ``exact``, ``trailing_spaces``, ``indent_shift`` (2, 4, 8 spaces or a tab
 ``dedent`` (to column 0), ``tabs`` (4 spaces to a tab), ``typographic`` (curly quotes, en/em
 dashes, ellipsis), ``blank_dropped``, ``blank_added``, ``typo`` (one character in a block of at
 least 5 lines and 120 characters), ``crlf`` and ``bom`` (the file's encoding differs from the
-view) are recoverable; ``not_unique`` (the block occurs twice), ``twin_reindented`` (the file has
-the block at two indentations and the view, re-indented, equals neither) and ``foreign_line``
-(the view has a line the file lacks) must be refused. Cases are plain data, so they run through
-the matcher directly or through any edit format.
+view), ``blank_gap`` (the view drops a blank line between two lines, and the new text adds a
+comment there with a blank line on one side of it: that blank line is the file's, not a second
+one) and ``indented_elision`` (the view replaces a run of unchanged lines inside the block by a
+``...`` line indented like them, in the old and the new text) are recoverable; ``not_unique``
+(the block occurs twice), ``twin_reindented`` (the file has the block at two indentations and
+the view, re-indented, equals neither) and ``foreign_line`` (the view has a line the file
+lacks) must be refused. Cases are plain data, so they run through the matcher directly or
+through any edit format.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ RECOVERABLE = (
     "typo",
     "crlf",
     "bom",
+    "blank_gap",
+    "indented_elision",
 )
 #: Damage kinds whose right outcome is a refusal.
 REFUSALS = ("not_unique", "twin_reindented", "foreign_line")
@@ -380,15 +386,92 @@ def _foreign_line(rng: random.Random) -> Case | None:
     )
 
 
+def _single_blank(block: list[str]) -> list[int]:
+    """Interior blank lines of ``block`` with a non-blank line on each side."""
+    return [
+        i
+        for i in range(1, len(block) - 1)
+        if not block[i].strip() and block[i - 1].strip() and block[i + 1].strip()
+    ]
+
+
+def _blank_gap(rng: random.Random) -> Case | None:
+    """The view drops a blank line; the new text adds a comment there, with a blank line on the
+    side away from the line the comment belongs to (above or below)."""
+    name, lines = rng.choice(source_files())
+    found = _pick(rng, lines, (3, 10), lambda b: bool(_single_blank(b)))
+    if found is None:
+        return None
+    s, e = found
+    block = list(lines[s:e])
+    d = rng.choice(_single_blank(block))
+    view = block[:d] + block[d + 1 :]
+    below = rng.random() < 0.5
+    note = f"{_indent(block[d + 1] if below else block[d - 1])}# note {rng.randrange(1000)}"
+    added = ["", note] if below else [note, ""]
+    after = block[: d + 1] + [note] + block[d + 1 :] if below else block[:d] + [note] + block[d:]
+    return Case(
+        kind="blank_gap",
+        name=f"blank_gap:{name}:{s + 1}",
+        data=_encode("", "\n".join(lines)),
+        old="\n".join(view),
+        new="\n".join(view[:d] + added + view[d:]),
+        expected=_encode("", "\n".join([*lines[:s], *after, *lines[e:]])),
+        line=s + 1,
+    )
+
+
+def _elidable(block: list[str]) -> bool:
+    return len(block) >= 5 and all(x.strip() != "..." for x in block)
+
+
+def _indented_elision(rng: random.Random) -> Case | None:
+    """The view replaces 1-4 unchanged lines inside the block by an indented ``...`` line (in the
+    old and the new text alike); the agent edits a line outside them."""
+    name, lines = rng.choice(source_files())
+    found = _pick(rng, lines, (5, 12), _elidable)
+    if found is None:
+        return None
+    s, e = found
+    block = list(lines[s:e])
+    a = rng.randrange(1, len(block) - 2)
+    b = min(len(block) - 1, a + rng.randint(1, 4))
+    if not any(x.strip() for x in block[a:b]):
+        return None
+    ws = _indent(block[a]) if block[a].strip() else _min_indent(block[a:b])
+    if not ws:
+        return None  # a column-0 '...' is the parser's plain elision, not this kind
+    outside = [i for i in range(len(block)) if not a <= i < b]
+    change = _plan(rng, [block[i] for i in outside], lambda i: False)
+    c = outside[change.line]
+    view = [*block[:a], ws + "...", *block[b:]]
+    at = c if c < a else c - (b - a) + 1
+    expected = "\n".join([*lines[:s], *_apply(block, c, change), *lines[e:]])
+    return Case(
+        kind="indented_elision",
+        name=f"indented_elision:{name}:{s + 1}",
+        data=_encode("", "\n".join(lines)),
+        old="\n".join(view),
+        new="\n".join(_apply(view, at, change)),
+        expected=_encode("", expected),
+        line=s + 1,
+    )
+
+
+_SPECIAL: dict[str, Callable[[random.Random], Case | None]] = {
+    "not_unique": lambda rng: _not_unique(rng, False),
+    "twin_reindented": lambda rng: _not_unique(rng, True),
+    "foreign_line": _foreign_line,
+    "blank_gap": _blank_gap,
+    "indented_elision": _indented_elision,
+}
+
+
 def make_case(kind: str, rng: random.Random) -> Case:
     """One case of ``kind``, drawn with ``rng`` (retrying other files when one has no fit)."""
     for _ in range(50):
-        if kind in ("not_unique", "twin_reindented"):
-            case = _not_unique(rng, kind == "twin_reindented")
-        elif kind == "foreign_line":
-            case = _foreign_line(rng)
-        else:
-            case = _recoverable(kind, rng)
+        special = _SPECIAL.get(kind)
+        case = special(rng) if special is not None else _recoverable(kind, rng)
         if case is not None:
             return case
     raise RuntimeError(f"no {kind} case could be drawn")

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 from bench.robustness.corpus import RECOVERABLE, Case
 from gitpatch import engine
-from gitpatch.errors import GitpatchError
-from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
+from gitpatch.errors import GitpatchError, MatchAmbiguous
+from gitpatch.formats import apply_patch, patch_resource, search_replace, unified_diff
 from gitpatch.match import Match, normalize_punctuation, reindent, seek
-from gitpatch.model import Proposal
+from gitpatch.model import Format, Proposal
 from gitpatch.text import Document
 
 __all__ = [
@@ -21,7 +21,7 @@ __all__ = [
     "apply_patch_text",
     "outcome",
     "run_apply_patch",
-    "run_edits",
+    "run_patch_resource",
     "run_matcher",
     "run_search_replace",
     "run_unified_diff",
@@ -34,7 +34,7 @@ __all__ = [
 Outcome = str
 
 
-def run_matcher(case: Case, profile: str = "patch") -> bytes:
+def run_matcher(case: Case, profile: Format = "search_replace") -> bytes:
     """Apply ``case`` with the matcher alone: seek, then replace only what the agent changed.
 
     Lines the agent quoted unchanged keep the file's own text (so its misquotes do not land in
@@ -61,20 +61,30 @@ def _pairs(old: list[str], region: list[str]) -> list[int | None]:
 
 
 def _merge(old: list[str], new: list[str], region: list[str], found: Match) -> list[str]:
+    """The region with the agent's change; lines it did not quote stay where they are.
+
+    Where added lines (other than a line-for-line replacement) meet such a line, which side it
+    goes is the engine's decision (see the search_replace route); this stand-in refuses.
+    """
     pair = _pairs(old, region)
     out: list[str] = []
     nxt = 0  # the first file line of the region not yet kept or dropped
+    added = False  # lines were added since the last quoted line
     for tag, i1, i2, j1, j2 in _opcodes(old, new):
         for i in range(i1, i2):
             j = pair[i]
             if j is None:
                 continue
+            if added and j > nxt:
+                raise MatchAmbiguous("added lines meet a line the old text did not quote")
             out.extend(region[nxt:j])  # lines the agent did not quote stay
-            nxt = j + 1
+            nxt, added = j + 1, False
             if tag == "equal":
                 out.append(region[j])
         if tag != "equal":
             out.extend(reindent(new[j1:j2], found))
+            # a line-for-line replacement keeps what followed its old lines after it
+            added = j2 > j1 and not (tag == "replace" and j2 - j1 <= i2 - i1)
     return out + region[nxt:]
 
 
@@ -145,9 +155,11 @@ def run_apply_patch(case: Case) -> bytes:
     return _engine(apply_patch.parse(apply_patch_text(case)), case)
 
 
-def run_edits(case: Case) -> bytes:
+def run_patch_resource(case: Case) -> bytes:
     """The case as one patch_resource old_string edit through the engine."""
-    return _engine(edits.parse(PATH, [{"old_string": case.old, "new_string": case.new}]), case)
+    return _engine(
+        patch_resource.parse(PATH, [{"old_string": case.old, "new_string": case.new}]), case
+    )
 
 
 def run_unified_diff(case: Case) -> bytes:
@@ -156,12 +168,12 @@ def run_unified_diff(case: Case) -> bytes:
 
 
 #: Every way to run a case, with the matcher profile each one uses.
-FORMATS: dict[str, tuple[Callable[[Case], bytes], str]] = {
-    "matcher": (run_matcher, "patch"),
-    "search_replace": (run_search_replace, "patch"),
+FORMATS: dict[str, tuple[Callable[[Case], bytes], Format]] = {
+    "matcher": (run_matcher, "search_replace"),
+    "search_replace": (run_search_replace, "search_replace"),
     "apply_patch": (run_apply_patch, "apply_patch"),
-    "edits": (run_edits, "patch_resource"),
-    "unified_diff": (run_unified_diff, "apply_patch"),
+    "patch_resource": (run_patch_resource, "patch_resource"),
+    "unified_diff": (run_unified_diff, "unified_diff"),
 }
 
 
@@ -181,10 +193,10 @@ class Tally:
     counts: dict[str, Counter[str]]
     wrong: tuple[str, ...]
 
-    def recoverable_rate(self) -> float:
-        """Share of recoverable cases applied correctly."""
-        got = sum(c["correct"] for k, c in self.counts.items() if k in RECOVERABLE)
-        total = sum(sum(c.values()) for k, c in self.counts.items() if k in RECOVERABLE)
+    def recoverable_rate(self, kinds: Sequence[str] = RECOVERABLE) -> float:
+        """Share of cases of the recoverable ``kinds`` applied correctly."""
+        got = sum(c["correct"] for k, c in self.counts.items() if k in kinds)
+        total = sum(sum(c.values()) for k, c in self.counts.items() if k in kinds)
         return got / total if total else 1.0
 
     def total_wrong(self) -> int:

@@ -19,6 +19,14 @@ Semantics per language:
 
 Everywhere: BOM, line endings and the final-newline state are kept, and an update that leaves
 its file as it was is refused with ``no_change``.
+
+Modules: ``lines`` (placing and rendering lines; SEARCH/REPLACE), ``hunks`` (apply_patch and
+unified-diff hunks), ``text_edits`` (patch_resource), ``blanks`` (blank lines the old text left
+out), ``elision`` (indented ``...`` lines), ``applied`` (noticing an edit already applied).
+
+The engine does not parse text (that is ``gitpatch.formats``), does not search (it asks
+``gitpatch.match.seek``), and never touches git, files or the working tree: it has nothing to
+write with.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from dataclasses import replace
 from typing import Any
 
 from gitpatch.engine.hunks import final_newline_of, place_hunks
-from gitpatch.engine.lines import assemble, encode_text, place_search_replace
+from gitpatch.engine.lines import assemble, place_search_replace
 from gitpatch.engine.text_edits import apply_text_edits
 from gitpatch.errors import (
     EmptyEdits,
@@ -47,13 +55,14 @@ from gitpatch.model import (
     EditReport,
     FileChange,
     FileOp,
+    Format,
     Hunk,
     Proposal,
     SearchReplace,
     UpdateFile,
 )
 from gitpatch.paths import normalize_proposal
-from gitpatch.text import Document
+from gitpatch.text import Document, encode_utf8
 
 __all__ = ["apply"]
 
@@ -175,15 +184,27 @@ def _check_free(
         parent = posixpath.dirname(parent)
 
 
+_MISSING_HINT = {
+    "cannot update": "Check the path (it is relative to the repository root) against the "
+    "repository's files; to create a new file, add it instead of updating it.",
+    "cannot delete": "Check the path (it is relative to the repository root); if the file is "
+    "already gone, leave the Delete out.",
+    "cannot move": "Check the source path (it is relative to the repository root); if the file "
+    "was already moved, leave the move out.",
+}
+
+
 def _missing(path: str, what: str) -> ResourceNotFound:
     return ResourceNotFound(
         f"{what} {path}: no such file",
-        hint="Check the path (it is relative to the repository root); to create a file, add it.",
+        hint=_MISSING_HINT[what],
         details={"path": path},
     )
 
 
-def _add(op: AddFile, fmt: str, snapshot: Mapping[str, bytes], gone: frozenset[str]) -> FileChange:
+def _add(
+    op: AddFile, fmt: Format, snapshot: Mapping[str, bytes], gone: frozenset[str]
+) -> FileChange:
     _check_free(op.path, snapshot, gone, "cannot add", "add")
     if not op.content and fmt == "apply_patch":
         raise InvalidPatch(
@@ -191,7 +212,7 @@ def _add(op: AddFile, fmt: str, snapshot: Mapping[str, bytes], gone: frozenset[s
             hint="An Add needs at least one '+' line; this grammar does not create empty files.",
             details={"path": op.path},
         )
-    return FileChange(op.path, encode_text(op.content, op.path))
+    return FileChange(op.path, encode_utf8(op.content, op.path))
 
 
 def _delete(op: DeleteFile, snapshot: Mapping[str, bytes]) -> FileChange:
@@ -201,7 +222,7 @@ def _delete(op: DeleteFile, snapshot: Mapping[str, bytes]) -> FileChange:
 
 
 def _update(
-    op: UpdateFile, fmt: str, snapshot: Mapping[str, bytes], gone: frozenset[str]
+    op: UpdateFile, fmt: Format, snapshot: Mapping[str, bytes], gone: frozenset[str]
 ) -> tuple[FileChange, list[EditReport]]:
     data = snapshot.get(op.path)
     if data is None:
@@ -212,7 +233,7 @@ def _update(
         if op.move_to is not None:
             # a pure rename keeps the bytes as they are, even of a binary file
             return FileChange(op.move_to, data, op.path), []
-        if fmt == "edits":
+        if fmt == "patch_resource":
             raise EmptyEdits(f"{op.path}: no edits given", hint="Pass at least one edit.")
         raise NoChange(
             f"{op.path}: the update has no changes",
@@ -224,7 +245,9 @@ def _update(
     if content == data and op.move_to is None:
         raise NoChange(
             f"{op.path}: the edits leave the file exactly as it is",
-            hint="Check that the new text differs from the old text; nothing was changed.",
+            hint="Nothing was changed: the new text gives what the file already has. Make the "
+            "new text differ from the old; if this change was applied before, there is nothing "
+            "left to do.",
             details={"path": op.path},
         )
     if op.move_to is not None:
@@ -232,9 +255,9 @@ def _update(
     return FileChange(op.path, content), reports
 
 
-def _edit(op: UpdateFile, fmt: str, doc: Document) -> tuple[bytes, list[EditReport]]:
+def _edit(op: UpdateFile, fmt: Format, doc: Document) -> tuple[bytes, list[EditReport]]:
     """Dispatch an update's edits to the rules of its language."""
-    if fmt == "edits":
+    if fmt == "patch_resource":
         return apply_text_edits(op.path, doc, op.edits)
     final: bool | None = None
     if fmt == "search_replace":
@@ -244,7 +267,7 @@ def _edit(op: UpdateFile, fmt: str, doc: Document) -> tuple[bytes, list[EditRepo
     elif fmt in _HUNK_FORMATS:
         hunks = [e for e in op.edits if isinstance(e, Hunk)]
         _same_kind(op, len(hunks), "hunks")
-        placements = place_hunks(op.path, doc, hunks, "apply_patch")
+        placements = place_hunks(op.path, doc, hunks, fmt)
         final = final_newline_of(hunks)
     else:
         raise InternalError(f"unknown proposal format {fmt!r}")

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from gitpatch.engine.applied import lines_applied_at, note_applied
 from gitpatch.engine.lines import Placement, near, relabel, render
 from gitpatch.errors import GitpatchError, InvalidPatch, MatchAmbiguous, MatchNotFound
 from gitpatch.match import Match, anchor_lines, seek
-from gitpatch.model import Hunk, HunkLine
+from gitpatch.model import Format, Hunk, HunkLine
 from gitpatch.text import Document
 
 __all__ = ["final_newline_of", "place_hunks"]
@@ -67,7 +68,9 @@ def _insertion(doc: Document, hunk: Hunk, start: int, path: str, name: str) -> i
     return end
 
 
-def _seek_hunk(doc: Document, hunk: Hunk, start: int, profile: str, path: str, name: str) -> Match:
+def _seek_hunk(
+    doc: Document, hunk: Hunk, start: int, profile: Format, path: str, name: str
+) -> Match:
     old = list(hunk.old_lines)
     try:
         return seek(
@@ -81,6 +84,9 @@ def _seek_hunk(doc: Document, hunk: Hunk, start: int, profile: str, path: str, n
         )
     except GitpatchError as exc:
         err = relabel(exc, f"{path}: {name}", path=path, source_line=hunk.source_line)
+        if isinstance(err, MatchNotFound):
+            applied = lines_applied_at(doc.lines, old, hunk.new_lines)
+            err = note_applied(err, applied, "The hunk's new text (its ' ' and '+' lines)")
         if isinstance(exc, MatchNotFound) and start > 0:
             try:
                 earlier = seek(doc.lines, old, profile=profile)
@@ -113,7 +119,7 @@ def _trailing_context(hunk: Hunk) -> int:
 
 
 def _overlapping(
-    doc: Document, hunk: Hunk, cursor: int, shared: int, profile: str
+    doc: Document, hunk: Hunk, cursor: int, shared: int, profile: Format
 ) -> tuple[Match, tuple[HunkLine, ...]] | None:
     """Place a hunk whose leading context repeats the previous hunk's trailing context.
 
@@ -144,7 +150,9 @@ def _overlapping(
     return replace(m, start=cursor), hunk.lines[k:]
 
 
-def place_hunks(path: str, doc: Document, hunks: Sequence[Hunk], profile: str) -> list[Placement]:
+def place_hunks(
+    path: str, doc: Document, hunks: Sequence[Hunk], profile: Format
+) -> list[Placement]:
     """Locate hunks in order, each below the previous one; pure insertions go below their anchor
     or at the end of the file. Returns placements in document order."""
     placements: list[Placement] = []

@@ -10,38 +10,43 @@ must not rewrite that line.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
+from gitpatch.engine.applied import lines_applied_at, note_applied
+from gitpatch.engine.blanks import (
+    NewLine,
+    Out,
+    Spot,
+    blank_context_ahead,
+    blank_tail,
+    dedupe_blank_runs,
+    kept_above,
+    placed_gap,
+)
+from gitpatch.engine.elision import has_indented_elision, split_indented_elision
 from gitpatch.errors import (
     EditOverlap,
     GitpatchError,
     InvalidPatch,
+    MatchAmbiguous,
     MatchNotFound,
     error_for_code,
 )
 from gitpatch.match import Match, normalize_punctuation, reindent, seek
 from gitpatch.model import HunkLine, SearchReplace
-from gitpatch.text import BOM, Document
+from gitpatch.text import Document
 
 __all__ = [
     "Placement",
     "assemble",
-    "encode",
-    "encode_text",
-    "eol_of",
     "near",
     "relabel",
     "render",
     "place_search_replace",
-    "text_of",
 ]
-
-#: A new line and its terminator; ``None`` means "the file's dominant line ending".
-NewLine = tuple[str, str | None]
 
 
 @dataclass(frozen=True)
@@ -95,29 +100,6 @@ def _align(
     return pair, extra
 
 
-def _blank_runs_deduped(out: list[tuple[str, str | None, str]]) -> tuple[NewLine, ...]:
-    """Drop added blank lines that a kept, unmentioned blank line of the file already provides.
-
-    An agent that left a blank line out of its old text but kept it in its new text means the
-    blank line the file has, not a second one. Within each run of blank lines, every file blank
-    line the pattern did not mention cancels one added blank line.
-    """
-    drop: set[int] = set()
-    k = 0
-    while k < len(out):
-        if out[k][0].strip():
-            k += 1
-            continue
-        run_end = k
-        while run_end < len(out) and not out[run_end][0].strip():
-            run_end += 1
-        added = [n for n in range(k, run_end) if out[n][2] == "+"]
-        spare = sum(1 for n in range(k, run_end) if out[n][2] == "extra")
-        drop.update(added[:spare])
-        k = run_end
-    return tuple((t, e) for n, (t, e, _) in enumerate(out) if n not in drop)
-
-
 def render(
     ops: Sequence[HunkLine], doc: Document, match: Match | None, start: int, end: int
 ) -> tuple[NewLine, ...]:
@@ -126,7 +108,8 @@ def render(
     Context lines come from the file (with their own endings), removed lines go, added lines are
     re-indented to the file when the match was not exact. A file line the pattern did not
     mention (a blank line at the ``blank_lines`` level) stays, unless it lies inside a run of
-    removed lines: then the agent removed everything around it.
+    removed lines: then the agent removed everything around it. Where lines are added at such a
+    blank line, ``gitpatch.engine.blanks.placed_gap`` places them or refuses.
     """
     window = doc.lines[start:end]
     ends = doc.endings[start:end]
@@ -135,69 +118,31 @@ def render(
     if match is not None and str(match.level) != "exact" and added:
         added = list(reindent(added, match))
     pair, extra = _align(old, window, "exact" if match is None else str(match.level))
-    out: list[tuple[str, str | None, str]] = []
+    out: list[Out] = []
     plus = iter(added)
-    prev: str | None = None
+    pending: list[Out] = []  # lines added since the last old line
+    removed = 0  # old lines removed just before ``pending``
+    below = blank_context_ahead(ops)
     i = 0
     for h in ops:
         if h.op == "+":
-            out.append((next(plus), None, "+"))
+            pending.append((next(plus), None, "+"))
             continue
-        if not (h.op == "-" and prev == "-"):
-            out.extend((window[j], ends[j], "extra") for j in extra[i])
+        spare: list[Out] = [(window[j], ends[j], "extra") for j in extra[i]]
+        if h.op == "-" and removed and not pending:
+            spare = []  # inside a run of removed lines: the agent removed all around it
         j = pair[i]
+        kept = window[j] if h.op == " " and j is not None and h.text.strip() else None
+        spot = Spot(blank_tail(out), below[i], removed, kept_above(out), kept)
+        out.extend(placed_gap(spare, pending, spot, start + (extra[i] or [0])[0]))
+        removed, pending = (removed + 1 if h.op == "-" else 0), []
         if h.op == " " and j is not None:
             out.append((window[j], ends[j], " "))
-        prev = h.op
         i += 1
-    out.extend((window[j], ends[j], "extra") for j in extra[len(old)])
-    return _blank_runs_deduped(out)
-
-
-def eol_of(doc: Document) -> str:
-    """``doc.eol``, computed with C-level counts: it runs once per edited file of any size."""
-    counts = {e: doc.endings.count(e) for e in ("\n", "\r\n", "\r")}
-    best = max(counts.values())
-    if best == 0 or counts["\n"] == best:
-        return "\n"
-    return "\r\n" if counts["\r\n"] == best else "\r"
-
-
-def join_lines(lines: Sequence[str], endings: Sequence[str]) -> str:
-    """Lines and their endings as one string, fast when the endings are uniform (most files)."""
-    n = len(endings)
-    if n:
-        eol = endings[0]
-        if eol and endings.count(eol) == n:
-            return eol.join(lines) + eol
-        if eol and endings[-1] == "" and endings.count(eol) == n - 1:
-            return eol.join(lines)
-    return "".join(map(operator.add, lines, endings))
-
-
-def text_of(doc: Document) -> str:
-    """``doc.text`` without a Python-level loop over the lines."""
-    return join_lines(doc.lines, doc.endings)
-
-
-def encode_text(text: str, path: str) -> bytes:
-    """UTF-8 bytes of new file content; text that cannot be UTF-8 is the edit's fault."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        # JSON can carry lone surrogates ("\\ud800"), which no UTF-8 file can hold
-        raise InvalidPatch(
-            f"{path}: the new text has a character that cannot be written as UTF-8 "
-            f"({text[exc.start]!r} at offset {exc.start})",
-            hint="Send the text as valid Unicode: a lone surrogate escape such as \\ud800 is "
-            "not a character.",
-            details={"path": path, "offset": exc.start},
-        ) from None
-
-
-def encode(doc: Document, text: str, path: str) -> bytes:
-    """The file bytes for ``text`` with the document's BOM."""
-    return (BOM if doc.bom else b"") + encode_text(text, path)
+    spare = [(window[j], ends[j], "extra") for j in extra[len(old)]]
+    spot = Spot(blank_tail(out), 0, removed, kept_above(out), None)
+    out.extend(placed_gap(spare, pending, spot, start + (extra[len(old)] or [0])[0]))
+    return dedupe_blank_runs(out)
 
 
 def assemble(
@@ -205,30 +150,11 @@ def assemble(
 ) -> bytes:
     """Apply placements (in document order, not overlapping) in one pass; return the bytes.
 
-    Untouched lines keep their endings, new lines take the dominant one, and the final-newline
-    state of the document is kept unless ``final_newline`` says what it must become.
+    See ``Document.replace_lines``: untouched lines keep their endings, new lines take the
+    dominant one, and the final-newline state is kept unless ``final_newline`` says otherwise.
     """
-    eol = eol_of(doc)
-    lines: list[str] = []
-    endings: list[str] = []
-    pos = 0
-    for p in placements:
-        lines.extend(doc.lines[pos : p.start])
-        endings.extend(doc.endings[pos : p.start])
-        for text, ending in p.lines:
-            lines.append(text)
-            endings.append(eol if ending is None else ending)
-        pos = p.end
-    lines.extend(doc.lines[pos:])
-    endings.extend(doc.endings[pos:])
-    # Only the file's last line can lack a terminator; if lines now follow it, it needs one.
-    if "" in endings[:-1]:
-        endings[endings.index("")] = eol
-    keep = doc.final_newline or not doc.lines
-    if endings:
-        final = keep if final_newline is None else final_newline
-        endings[-1] = (endings[-1] or eol) if final else ""
-    return encode(doc, join_lines(lines, endings), path)
+    pieces = [(p.start, p.end, p.lines) for p in placements]
+    return doc.replace_lines(pieces, final_newline).to_bytes(path)
 
 
 def near(doc: Document, line: int, radius: int = 2) -> str:
@@ -269,11 +195,11 @@ def _seek_piece(
     doc: Document, edit: SearchReplace, start: int, name: str, path: str, several: bool
 ) -> Match:
     try:
-        return seek(doc.lines, list(edit.search), start=start, profile="patch")
+        return seek(doc.lines, list(edit.search), start=start, profile="search_replace")
     except MatchNotFound as exc:
         if start > 0:
             try:
-                before = seek(doc.lines, list(edit.search), profile="patch")
+                before = seek(doc.lines, list(edit.search), profile="search_replace")
             except GitpatchError:
                 before = None
             if before is not None and before.start < start:
@@ -289,8 +215,10 @@ def _seek_piece(
                     },
                 ) from None
         hint = f"{exc.hint}\n{_ORIGINAL_HINT}" if several and exc.hint else exc.hint
-        raise relabel(
-            exc, f"{path}: {name}", hint, path=path, source_line=edit.source_line
+        err = relabel(exc, f"{path}: {name}", hint, path=path, source_line=edit.source_line)
+        applied = lines_applied_at(doc.lines, edit.search, edit.replace)
+        raise note_applied(
+            MatchNotFound(err.message, err.hint, err.details), applied, "The REPLACE text"
         ) from None
     except GitpatchError as exc:
         raise relabel(exc, f"{path}: {name}", path=path, source_line=edit.source_line) from None
@@ -310,20 +238,7 @@ def place_search_replace(
     placed: list[tuple[Placement, str]] = []
     several = len(groups) > 1
     for number, pieces in enumerate(groups.values(), 1):
-        start = 0
-        for piece, (index, edit) in enumerate(pieces, 1):
-            name = _block_name(edit.block or number, piece, len(pieces), edit)
-            if not edit.search:
-                raise InvalidPatch(
-                    f"{path}: {name} has an empty SEARCH section",
-                    hint="Copy the lines to replace from the file into the SEARCH section.",
-                    details={"path": path},
-                )
-            m = _seek_piece(doc, edit, start, name, path, several)
-            ops = search_replace_ops(edit.search, edit.replace)
-            lines = render(ops, doc, m, m.start, m.end)
-            placed.append((Placement(m.start, m.end, lines, str(m.level), index), name))
-            start = m.end
+        placed.extend(_place_block(path, doc, number, pieces, several))
     placed.sort(key=lambda item: item[0].start)
     for (a, a_name), (b, b_name) in zip(placed, placed[1:], strict=False):
         if b.start < a.end:
@@ -335,3 +250,67 @@ def place_search_replace(
                 details={"path": path, "lines": [[a.start + 1, a.end], [b.start + 1, b.end]]},
             )
     return [p for p, _ in placed]
+
+
+def _place_block(
+    path: str, doc: Document, number: int, pieces: list[tuple[int, SearchReplace]], several: bool
+) -> list[tuple[Placement, str]]:
+    """Place one block's pieces; indented ``...`` lines are text first, elision second.
+
+    See ``gitpatch.engine.elision``: the elision reading is tried only when the block, read
+    with its ``...`` lines as text, is not in the file (an ambiguous text match is refused as
+    such). When the elision reading fails too, its error is the one reported.
+    """
+    try:
+        return _place_pieces(path, doc, number, pieces, several)
+    except MatchNotFound as literal:
+        if not has_indented_elision(pieces):
+            raise
+        elided = split_indented_elision(pieces)
+        if elided is None:
+            raise _noted(literal, _NOT_ELISION) from None
+    try:
+        return _place_pieces(path, doc, number, elided, several)
+    except GitpatchError as exc:
+        raise _noted(exc, _READ_AS_ELISION) from None
+
+
+_NOT_ELISION = (
+    "If the indented '...' lines stand for unchanged lines you skipped, put one '...' line at "
+    "the same place, with the same indentation, in SEARCH and in REPLACE."
+)
+_READ_AS_ELISION = (
+    "The block's indented '...' lines were read as elision (unchanged lines skipped), because "
+    "with them as text the block is not in the file."
+)
+
+
+def _noted(exc: GitpatchError, note: str) -> GitpatchError:
+    """The same error with ``note`` added to its hint."""
+    hint = f"{exc.hint}\n{note}" if exc.hint else note
+    return error_for_code(exc.code, exc.message, hint, exc.details)
+
+
+def _place_pieces(
+    path: str, doc: Document, number: int, pieces: list[tuple[int, SearchReplace]], several: bool
+) -> list[tuple[Placement, str]]:
+    """Place the pieces of one block in order, each below the one before."""
+    placed: list[tuple[Placement, str]] = []
+    start = 0
+    for piece, (index, edit) in enumerate(pieces, 1):
+        name = _block_name(edit.block or number, piece, len(pieces), edit)
+        if not edit.search:
+            raise InvalidPatch(
+                f"{path}: {name} has an empty SEARCH section",
+                hint="Copy the lines to replace from the file into the SEARCH section.",
+                details={"path": path},
+            )
+        m = _seek_piece(doc, edit, start, name, path, several)
+        ops = search_replace_ops(edit.search, edit.replace)
+        try:
+            lines = render(ops, doc, m, m.start, m.end)
+        except MatchAmbiguous as exc:
+            raise relabel(exc, f"{path}: {name}", path=path, source_line=edit.source_line) from None
+        placed.append((Placement(m.start, m.end, lines, str(m.level), index), name))
+        start = m.end
+    return placed

@@ -18,7 +18,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, count, repeat
 
-from gitpatch.engine.lines import encode, eol_of, text_of
+from gitpatch.engine.applied import note_applied, substantial
 from gitpatch.errors import (
     GitpatchError,
     InternalError,
@@ -100,8 +100,8 @@ class _State:
 
     def __init__(self, doc: Document, path: str) -> None:
         self.path = path
-        self.text = text_of(doc)
-        self.eol = eol_of(doc)
+        self.text = doc.text
+        self.eol = doc.eol
         self.crlf = self.eol == "\r\n"
 
     def splice(self, start: int, end: int, new: str, whole_lines: bool = True) -> None:
@@ -151,7 +151,7 @@ def _not_found_hint(doc_text: str, old: str) -> str:
     if not pattern:
         return base
     try:
-        m = seek(split_lines(doc_text), pattern, profile="patch")
+        m = seek(split_lines(doc_text), pattern, profile="search_replace")
     except GitpatchError as exc:
         return f"{base}\n{exc.hint}" if exc.hint else base
     shown = "\n".join(split_lines(doc_text)[m.start : m.end][:8])
@@ -162,11 +162,12 @@ def _replace(state: _State, edit: Replace, number: int) -> tuple[int, int]:
     where = f"{state.path}: edit {number}"
     spans = _find(state.text, edit.old)
     if not spans:
-        raise MatchNotFound(
+        err = MatchNotFound(
             f"{where}: old_string {_preview(edit.old)} is not in the file",
             hint=_not_found_hint(state.text, edit.old),
             details={"path": state.path, "edit": number},
         )
+        raise note_applied(err, _text_applied_at(state.text, edit), "new_string")
     last = max(spans[-1][0], spans[-1][1] - 1)
     *lines, last_line = _lines_at(state.text, [s for s, _ in spans] + [last])
     if len(spans) > 1 and not edit.replace_all:
@@ -178,6 +179,14 @@ def _replace(state: _State, edit: Replace, number: int) -> tuple[int, int]:
         )
     state.splice_all(spans, edit.new)
     return lines[0], last_line
+
+
+def _text_applied_at(text: str, edit: Replace) -> list[int]:
+    """1-based lines where ``edit.new`` already is in ``text`` (when it is worth saying)."""
+    if edit.new == edit.old or not substantial([edit.new]):
+        return []
+    spans = _find(text, edit.new)
+    return _lines_at(text, [s for s, _ in spans[:5]]) if spans else []
 
 
 def _preview(text: str, limit: int = 60) -> str:
@@ -236,4 +245,4 @@ def apply_text_edits(
         else:
             raise InternalError(f"{type(edit).__name__} is not a patch_resource edit")
         reports.append(EditReport(path, index, first, last, "exact"))
-    return encode(doc, state.text, path), reports
+    return doc.encode(state.text, path), reports

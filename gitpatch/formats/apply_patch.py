@@ -246,6 +246,7 @@ def _add_body(cur: _Cursor, path: str, header: int) -> str:
             f"'*** Add File: {path}' has no content lines",
             header,
             "An Add must have at least one '+' line; this grammar cannot create an empty file.",
+            path=path,
         )
     return "\n".join(content) + "\n"
 

@@ -17,8 +17,9 @@ given, a line repeating that path is tolerated too, since models often copy it.
 A line ``...`` (at column 0, nothing else on it) that appears the same number of times in SEARCH
 and in REPLACE cuts the block into pieces: piece *k* of SEARCH becomes piece *k* of REPLACE. This
 is the elision habit of models (``keep what is between``); each piece is matched on its own, and
-all pieces carry the block's number. An indented ``...`` is code (a Python stub body), not
-elision.
+all pieces carry the block's number. An indented ``...`` line stays in the block: it may be
+code (a Python stub body), so the engine reads it as text first and as elision only when that
+text is not in the file (``gitpatch.engine.elision``).
 """
 
 from __future__ import annotations
@@ -249,7 +250,7 @@ def _pieces(block: _Block, number: int) -> list[SearchReplace]:
 
 
 def _split_elision(lines: list[str]) -> list[list[str]]:
-    """Cut ``lines`` at each column-0 ``...`` line (indented ``...`` is code)."""
+    """Cut ``lines`` at each column-0 ``...`` line (an indented one is the engine's call)."""
     parts: list[list[str]] = [[]]
     for line in lines:
         if line.rstrip() == _ELISION:

@@ -68,6 +68,7 @@ from rapidfuzz.distance import Indel
 from gitpatch.errors import InvalidPatch
 from gitpatch.match.indentation import indent_change, shift_lines
 from gitpatch.match.messages import ambiguous, anchor_not_found, not_found
+from gitpatch.model import Format
 
 __all__ = [
     "FUZZY_LINE_MIN",
@@ -98,18 +99,23 @@ class Level(StrEnum):
     FUZZY = "fuzzy"
 
 
-#: Which levels each tool may use, in cascade order. apply_patch stops before blank_lines: its
-#: hunks pair each context/removed line with one file line, which a blank-line-tolerant match
-#: (a range of another length) would break; indentation is a strict subset of whitespace.
-PROFILES: dict[str, tuple[Level, ...]] = {
-    "patch": tuple(Level),
-    "apply_patch": (
-        Level.EXACT,
-        Level.TRAILING_WHITESPACE,
-        Level.WHITESPACE,
-        Level.PUNCTUATION,
-        Level.INDENTATION,
-    ),
+_HUNK_LEVELS = (
+    Level.EXACT,
+    Level.TRAILING_WHITESPACE,
+    Level.WHITESPACE,
+    Level.PUNCTUATION,
+    Level.INDENTATION,
+)
+
+#: Which levels each edit language may use, in cascade order: the one table the engine and the
+#: tools take profiles from. apply_patch (and unified diffs, whose hunks work the same way) stop
+#: before blank_lines: their hunks pair each context/removed line with one file line, which a
+#: blank-line-tolerant match (a range of another length) would break; indentation is a strict
+#: subset of whitespace. patch_resource's old_string is exact by contract.
+PROFILES: dict[Format, tuple[Level, ...]] = {
+    "search_replace": tuple(Level),
+    "apply_patch": _HUNK_LEVELS,
+    "unified_diff": _HUNK_LEVELS,
     "patch_resource": (Level.EXACT,),
 }
 
@@ -360,7 +366,7 @@ def _candidates(view: _View, pattern: list[str], level: Level, start: int) -> li
     return _line_candidates(view, pattern, level, start)
 
 
-def _levels(profile: str | Sequence[Level]) -> tuple[Level, ...]:
+def _levels(profile: Format | Sequence[Level]) -> tuple[Level, ...]:
     if isinstance(profile, str):
         if profile not in PROFILES:
             raise InvalidPatch(
@@ -432,7 +438,7 @@ def seek(
     line_hint: int | None = None,
     anchor: str | None = None,
     at_end: bool = False,
-    profile: str | Sequence[Level] = "patch",
+    profile: Format | Sequence[Level] = "search_replace",
 ) -> Match:
     """Find the one place where ``pattern`` (lines without terminators) sits in ``lines``.
 

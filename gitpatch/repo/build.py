@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import pygit2
 
@@ -18,12 +18,15 @@ from gitpatch import engine
 from gitpatch.errors import DirtyWorktree, ProposalRejected
 from gitpatch.model import Changeset, FileChange, Proposal
 from gitpatch.repo import guards
-from gitpatch.repo.sessions import REJECTED_PREFIX
+from gitpatch.repo.sessions import PROPOSAL_PREFIX, REJECTED_PREFIX
 from gitpatch.repo.worktree import WorkingTree
-from gitpatch.results import FileResult, file_results, summary
+from gitpatch.results import FileResult, ProposalResult, edit_results, file_results, summary
 from gitpatch.store import Store
 
-__all__ = ["Built", "Dirty", "build", "proposal_files", "record_dirty"]
+if TYPE_CHECKING:
+    from gitpatch.repo.context import Context
+
+__all__ = ["Built", "Dirty", "build", "proposal_files", "proposal_result", "record_dirty"]
 
 #: What to do with uncommitted changes to the files a proposal touches.
 Dirty = Literal["record", "refuse"]
@@ -111,3 +114,34 @@ def record_dirty(
 def proposal_files(store: Store, base: pygit2.Oid | None, changeset: Changeset) -> list[FileResult]:
     """One ``FileResult`` per change of ``changeset``, an add or an update as ``base`` tells."""
     return file_results(changeset, lambda p: guards.blob(store, base, p) is not None)
+
+
+def proposal_result(ctx: Context, built: Built, pid: str) -> ProposalResult:
+    """What ``propose`` returns once ``built`` is published in ``ctx``'s mode."""
+    holder = ctx.branch if ctx.mode == "auto" else PROPOSAL_PREFIX + pid
+    files = proposal_files(ctx.store, built.base, built.changeset)
+    names = ", ".join(f.path for f in files)
+    if ctx.mode == "review":
+        message = (
+            f"Proposed {names} on {holder} for {ctx.target}; nothing on disk changes "
+            "until a person approves it."
+        )
+    elif ctx.session is not None:
+        message = (
+            f"Applied {names} on session branch {holder} ({ctx.target} is protected: a "
+            f"person merges the session with approve('{ctx.session}'))."
+        )
+    else:
+        message = f"Applied {names} on {holder}."
+    return ProposalResult(
+        proposal_id=pid,
+        version=str(built.commit),
+        branch=holder,
+        target=ctx.target,
+        mode=ctx.mode,
+        status="applied" if ctx.mode == "auto" else "proposed",
+        base=str(built.base) if built.base is not None else "",
+        files=files,
+        edits=edit_results(built.changeset),
+        message=message,
+    )

@@ -13,14 +13,7 @@ from gitpatch.errors import MergeConflict
 from gitpatch.store import merging
 from gitpatch.store.treediff import tree_id
 
-__all__ = ["empty_tree", "merge_tree", "revert_tree"]
-
-
-def empty_tree(repo: pygit2.Repository) -> pygit2.Tree:
-    """The empty tree (written once; it is the same object in every repository)."""
-    tree = repo[repo.TreeBuilder().write()]
-    assert isinstance(tree, pygit2.Tree)
-    return tree
+__all__ = ["merge_tree", "revert_tree"]
 
 
 def _conflicts(index: pygit2.Index) -> list[str]:

@@ -2,8 +2,8 @@
 
 The store builds trees and commits in the object store, moves refs by compare-and-swap and keeps
 proposal status in notes. It never reads or writes the index file or the working tree: that is
-the workspace's job. Every libgit2 call runs inside ``git_errors`` so callers only ever see
-``GitpatchError``.
+``gitpatch.repo.worktree``'s job. Every libgit2 call runs inside ``git_errors`` so callers only
+ever see ``GitpatchError``.
 """
 
 from __future__ import annotations
@@ -178,11 +178,6 @@ class Store:
             )
         assert isinstance(oid, pygit2.Oid)
         return oid
-
-    def trailers(self, commit: pygit2.Oid) -> dict[str, str]:
-        """The trailers of ``commit``'s message (``Gitpatch-Proposal``, ``Gitpatch-Tool``, ...)."""
-        with git_errors(f"read the trailers of {commit}"):
-            return dict(self._commit(commit).message_trailers)
 
     def info(self, commit: pygit2.Oid) -> CommitInfo:
         """Id, parents, author, time, message and trailers of ``commit``."""

@@ -42,7 +42,7 @@ def repo(tmp_path: Path) -> Path:
 
 def _edit(path: str, old: str, new: str) -> Proposal:
     op = UpdateFile(path=path, edits=(Replace(old=old, new=new),))
-    return Proposal(operations=(op,), format="edits", tool="proof")
+    return Proposal(operations=(op,), format="patch_resource", tool="proof")
 
 
 def _note(repo: Path, commit: str) -> dict[str, object]:
@@ -236,7 +236,7 @@ def test_three_file_proposal_failing_on_the_third_changes_nothing(
     refs, disk = refs_snapshot(repo), disk_files(repo)
     index = (repo / ".git" / "index").read_bytes()
     with pytest.raises(GitpatchError) as err:
-        ws.propose(Proposal(operations=ops, format="edits", tool="proof"))
+        ws.propose(Proposal(operations=ops, format="patch_resource", tool="proof"))
     assert "b.txt" in str(err.value)
     assert refs_snapshot(repo) == refs, "a ref (branch, proposal or notes) moved"
     assert disk_files(repo) == disk, "a file changed on disk"

@@ -20,7 +20,7 @@ from gitpatch.errors import GitpatchError
 from gitpatch.workspace import Workspace
 from tests.compat.proofkit import assert_fsck_clean, disk_files
 from tests.gitkit import git, status_porcelain
-from tests.test_scenarios import _cases, parse_case, read_tree
+from tests.test_scenarios import _cases, check_error, parse_case, read_tree
 
 BRANCH = "refs/heads/work"
 
@@ -95,9 +95,7 @@ def test_scenario_through_workspace(case: Path, tmp_path: Path) -> None:
         want = json.loads(error_file.read_text("utf-8"))
         # The workspace sees the repository, so it can be more precise than the engine alone
         # (e.g. a path that is a directory, not a missing file); error.json may say so.
-        want = want.get("workspace", want)
-        assert exc.code == want["code"], f"{exc.code}: {exc}"
-        assert want["message"] in exc.message, exc.message
+        check_error(case, exc, want.get("workspace", want))
         assert _refs(repo) == before_refs, "a failed proposal moved a ref"
         assert disk_files(work) == before_disk, "a failed proposal changed a file"
         now_index = index_file.read_bytes() if index_file.exists() else b""

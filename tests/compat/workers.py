@@ -33,7 +33,7 @@ def own_file_proposal(worker: int, index: int) -> Proposal:
     else:
         path = f"w{worker}/new{index:02d}.txt"
         op = AddFile(path=path, content=f"added by {worker}-{index}\n")
-    return Proposal(operations=(op,), format="edits", tool="proof")
+    return Proposal(operations=(op,), format="patch_resource", tool="proof")
 
 
 def edit_own_files(
@@ -85,7 +85,9 @@ def bump_proposal(content: str, worker: int, round_: int) -> Proposal:
         Replace(old="END\n", new=f"w{worker} r{round_}\nEND\n"),
     )
     return Proposal(
-        operations=(UpdateFile(path=SHARED_PATH, edits=edits),), format="edits", tool="proof"
+        operations=(UpdateFile(path=SHARED_PATH, edits=edits),),
+        format="patch_resource",
+        tool="proof",
     )
 
 
@@ -159,7 +161,7 @@ def crash_proposal(step: int) -> Proposal:
         ops.append(AddFile(path=f"extra/{step}.txt", content=f"extra {step}\n"))
     else:
         ops.append(DeleteFile(path=f"extra/{step - 1}.txt"))
-    return Proposal(operations=tuple(ops), format="edits", tool="proof")
+    return Proposal(operations=tuple(ops), format="patch_resource", tool="proof")
 
 
 _HOOKED = ("replace", "rename", "fsync", "unlink", "remove", "rmdir")

@@ -93,7 +93,7 @@ def test_report_lines_and_levels_per_format() -> None:
     assert out.report == (EditReport("f.py", 0, 3, 3, "whitespace"),)
     assert out.changes[0].content == b"def f():\n    x = 1   \n    return -x\n"
     edits = (InsertAfter(0, "# top\n"), ReplaceLines(2, 2, "def g():\n"))
-    out = apply(update("f.py", *edits, fmt="edits"), doc)
+    out = apply(update("f.py", *edits, fmt="patch_resource"), doc)
     assert [(r.index, r.start_line, r.end_line) for r in out.report] == [(0, 0, 0), (1, 2, 2)]
 
 
@@ -110,7 +110,8 @@ def test_insertion_report_names_the_line_it_follows() -> None:
 
 
 @pytest.mark.parametrize(
-    ("fmt", "error"), [("apply_patch", NoChange), ("unified_diff", NoChange), ("edits", EmptyEdits)]
+    ("fmt", "error"),
+    [("apply_patch", NoChange), ("unified_diff", NoChange), ("patch_resource", EmptyEdits)],
 )
 def test_update_without_edits_or_move(fmt: Format, error: type[GitpatchError]) -> None:
     with pytest.raises(error):
@@ -182,7 +183,7 @@ def test_add_below_a_file_that_is_moved_away_is_allowed() -> None:
         Proposal((AddFile("n", "a\ud800b\n"),), "apply_patch"),
         update("f", hunk("-x", "+\udc00"), fmt="apply_patch"),
         update("f", sr("x", "\ud800"), fmt="search_replace"),
-        update("f", Replace("x", "\ud800"), fmt="edits"),
+        update("f", Replace("x", "\ud800"), fmt="patch_resource"),
     ],
 )
 def test_lone_surrogates_are_refused_as_invalid(proposal: Proposal) -> None:
@@ -313,7 +314,7 @@ def test_pure_insertion_anchor_must_be_unique() -> None:
 
 
 def test_replace_all_reports_first_and_last_line() -> None:
-    out = apply(update("f", Replace("x", "y", True), fmt="edits"), {"f": b"x\n-\nx\n"})
+    out = apply(update("f", Replace("x", "y", True), fmt="patch_resource"), {"f": b"x\n-\nx\n"})
     assert out.changes[0].content == b"y\n-\ny\n"
     assert (out.report[0].start_line, out.report[0].end_line) == (1, 3)
 
@@ -322,19 +323,19 @@ def test_replace_all_reports_first_and_last_line() -> None:
 def test_ambiguous_replace_names_lines_whatever_the_endings(eol: str) -> None:
     doc = {"f": eol.join(["x = 1", "y", "x = 1", "z"]).encode()}
     with pytest.raises(MatchAmbiguous, match=r"at lines \[1, 3\]"):
-        apply(update("f", Replace("x = 1", "x = 2"), fmt="edits"), doc)
+        apply(update("f", Replace("x = 1", "x = 2"), fmt="patch_resource"), doc)
 
 
 def test_replace_all_many_hits_last_at_end_of_file() -> None:
     text = "x\n" * 500 + "x"
-    out = apply(update("f", Replace("x", "y", True), fmt="edits"), {"f": text.encode()})
+    out = apply(update("f", Replace("x", "y", True), fmt="patch_resource"), {"f": text.encode()})
     assert out.changes[0].content == ("y\n" * 500 + "y").encode()
     assert (out.report[0].start_line, out.report[0].end_line) == (1, 501)
 
 
 def test_crlf_match_spans_map_back_to_the_file() -> None:
     doc = {"f": b"a\r\nb\r\nc\r\nb\r\nc\r\n"}
-    out = apply(update("f", Replace("b\nc\n", "B\n", True), fmt="edits"), doc)
+    out = apply(update("f", Replace("b\nc\n", "B\n", True), fmt="patch_resource"), doc)
     assert out.changes[0].content == b"a\r\nB\r\nB\r\n"
 
 
@@ -351,12 +352,12 @@ def test_crlf_match_spans_map_back_to_the_file() -> None:
 def test_final_newline_rules_at_the_end_of_the_file(
     data: bytes, edit: Replace | ReplaceLines, want: bytes
 ) -> None:
-    out = apply(update("f", edit, fmt="edits"), {"f": data})
+    out = apply(update("f", edit, fmt="patch_resource"), {"f": data})
     assert out.changes[0].content == want
 
 
 def test_insert_after_last_line_without_newline_starts_a_line() -> None:
-    out = apply(update("f", InsertAfter(1, "b"), fmt="edits"), {"f": b"a"})
+    out = apply(update("f", InsertAfter(1, "b"), fmt="patch_resource"), {"f": b"a"})
     assert out.changes[0].content == b"a\nb"
 
 
@@ -420,7 +421,9 @@ def test_replace_lines_equals_splicing_the_text(
     end = data.draw(st.integers(start, len(lines)))
     new = data.draw(st.text("pq\n", max_size=6))
     try:
-        out = apply(update("f", ReplaceLines(start, end, new), fmt="edits"), {"f": text.encode()})
+        out = apply(
+            update("f", ReplaceLines(start, end, new), fmt="patch_resource"), {"f": text.encode()}
+        )
     except NoChange:
         return
     body = (new.replace("\n", eol) if crlf else new).split(eol) if new else []
@@ -474,7 +477,7 @@ _BLOCK = st.builds(
         st.tuples(st.just("search_replace"), st.lists(_BLOCK, min_size=1, max_size=3)),
         st.tuples(st.just("apply_patch"), st.lists(_HUNK, min_size=1, max_size=3)),
         st.tuples(st.just("unified_diff"), st.lists(_HUNK, min_size=1, max_size=3)),
-        st.tuples(st.just("edits"), st.lists(_EDIT, min_size=1, max_size=3)),
+        st.tuples(st.just("patch_resource"), st.lists(_EDIT, min_size=1, max_size=3)),
     ),
 )
 def test_engine_raises_only_gitpatch_errors(

@@ -9,15 +9,17 @@ import pytest
 
 from gitpatch import formats
 from gitpatch.errors import GitpatchError
-from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
+from gitpatch.formats import apply_patch, patch_resource, search_replace, unified_diff
 
-MODULES = [apply_patch, edits, search_replace, unified_diff]
+MODULES = [apply_patch, patch_resource, search_replace, unified_diff]
 
 
-def test_package_reexports_the_four_parsers() -> None:
-    assert set(formats.__all__) == {"apply_patch", "edits", "search_replace", "unified_diff"}
-    for name in formats.__all__:
+def test_package_reexports_the_four_parsers_and_detect() -> None:
+    parsers = {"apply_patch", "patch_resource", "search_replace", "unified_diff"}
+    assert set(formats.__all__) == parsers | {"detect"}
+    for name in parsers:
         assert isinstance(getattr(formats, name), ModuleType)
+    assert callable(formats.detect)
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
@@ -48,9 +50,13 @@ def test_all_names_exist_and_are_documented(module: ModuleType) -> None:
             "unified_diff",
             lambda: unified_diff.parse("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n"),
         ),
-        (edits, "edits", lambda: edits.parse("f", [{"after_line": 0, "new_string": "x"}])),
+        (
+            patch_resource,
+            "patch_resource",
+            lambda: patch_resource.parse("f", [{"after_line": 0, "new_string": "x"}]),
+        ),
     ],
-    ids=["search_replace", "apply_patch", "unified_diff", "edits"],
+    ids=["search_replace", "apply_patch", "unified_diff", "patch_resource"],
 )
 def test_each_parser_tags_its_format(module: ModuleType, fmt: str, call: object) -> None:
     proposal = call()  # type: ignore[operator]
@@ -65,9 +71,15 @@ def test_each_parser_tags_its_format(module: ModuleType, fmt: str, call: object)
         search_replace.parse,
         apply_patch.parse,
         unified_diff.parse,
-        lambda t: edits.parse(t, [{"after_line": 0, "new_string": "x"}]),
+        lambda t: patch_resource.parse(t, [{"after_line": 0, "new_string": "x"}]),
     ],
-    ids=["search_replace", "search_replace multi", "apply_patch", "unified_diff", "edits path"],
+    ids=[
+        "search_replace",
+        "search_replace multi",
+        "apply_patch",
+        "unified_diff",
+        "patch_resource path",
+    ],
 )
 def test_lone_surrogates_are_refused(call: object) -> None:
     """JSON may carry a lone surrogate; no file can hold it, so it is refused up front."""

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitpatch.errors import GitpatchError
-from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
+from gitpatch.formats import apply_patch, patch_resource, search_replace, unified_diff
 from gitpatch.model import Proposal
 
 # Lines that steer the parsers into their deeper states, mixed with arbitrary text.
@@ -137,4 +137,4 @@ _edit_objects = st.dictionaries(st.sampled_from(_FIELDS), _scalars, max_size=6)
 @_settings
 @given(st.one_of(_json, st.lists(_edit_objects, max_size=4)))
 def test_edits(value: Any) -> None:
-    _only_gitpatch_errors(lambda: edits.parse("notes.md", value))
+    _only_gitpatch_errors(lambda: patch_resource.parse("notes.md", value))

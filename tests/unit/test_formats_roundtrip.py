@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from gitpatch import engine
 from gitpatch.errors import InvalidPatch
-from gitpatch.formats import apply_patch, edits, search_replace, unified_diff
+from gitpatch.formats import apply_patch, patch_resource, search_replace, unified_diff
 from gitpatch.model import Hunk
 
 NO_NEWLINE = "\\ No newline at end of file"
@@ -155,7 +155,7 @@ def test_edits_apply_back(texts: tuple[str, str]) -> None:
         {"old_string": "".join(x + "\n" for x in s), "new_string": "".join(x + "\n" for x in r)}
         for s, r in change_groups(old, new)
     ]
-    assert _applied("", lambda _: edits.parse("f.txt", items), old) == new
+    assert _applied("", lambda _: patch_resource.parse("f.txt", items), old) == new
 
 
 def test_generators_agree_on_an_example() -> None:

@@ -140,3 +140,20 @@ def test_only_the_store_touches_the_pygit2_repository() -> None:
             if isinstance(node, ast.Attribute) and node.attr == "repo":
                 users.append(f"{name}:{node.lineno}")
     assert users == []
+
+
+def test_the_readme_layout_names_every_module_and_package() -> None:
+    # The README's Layout section is how a newcomer finds their way: it must match the tree.
+    readme = ROOT.joinpath("README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```", 2)[1]
+    listed: set[str] = set()
+    for line in block.splitlines():
+        if line.startswith("  ") and not line.startswith("   "):
+            listed.add(line.split()[0])
+    actual = {
+        p.name + ("/" if p.is_dir() else "")
+        for p in PACKAGE.iterdir()
+        if (p.is_dir() and (p / "__init__.py").exists()) or p.suffix == ".py"
+    }
+    assert listed == actual, "update the README's Layout section"

@@ -36,11 +36,11 @@ DOC = (
 
 # (name, pattern, profile, level, start (0-based), end, indent, unit)
 LEVELS: list[tuple[str, list[str], Any, Level, int, int, Any, Any]] = [
-    ("exact", ["def alpha(values):"], "patch", Level.EXACT, 0, 1, None, None),
+    ("exact", ["def alpha(values):"], "search_replace", Level.EXACT, 0, 1, None, None),
     (
         "trailing_whitespace",
         ["def beta(values):  ", "    total = sum(values) + 1\t"],
-        "patch",
+        "search_replace",
         Level.TRAILING_WHITESPACE,
         4,
         6,
@@ -50,7 +50,7 @@ LEVELS: list[tuple[str, list[str], Any, Level, int, int, Any, Any]] = [
     (
         "whitespace, uniform dedent recorded",
         ["def report(self, records):", '    message = "it\'s done - all records were written"'],
-        "patch",
+        "search_replace",
         Level.WHITESPACE,
         9,
         11,
@@ -60,7 +60,7 @@ LEVELS: list[tuple[str, list[str], Any, Level, int, int, Any, Any]] = [
     (
         "whitespace, non-uniform indentation not recorded",
         ["def report(self, records):", 'message = "it\'s done - all records were written"'],
-        "patch",
+        "search_replace",
         Level.WHITESPACE,
         9,
         11,
@@ -70,7 +70,7 @@ LEVELS: list[tuple[str, list[str], Any, Level, int, int, Any, Any]] = [
     (
         "whitespace, tabs for spaces",
         ["\tdef report(self, records):", '\t\tmessage = "it\'s done - all records were written"'],
-        "patch",
+        "search_replace",
         Level.WHITESPACE,
         9,
         11,
@@ -80,7 +80,7 @@ LEVELS: list[tuple[str, list[str], Any, Level, int, int, Any, Any]] = [
     (
         "punctuation",
         ["        message = \u201cit\u2019s done \u2013 all records were written\u201d"],
-        "patch",
+        "search_replace",
         Level.PUNCTUATION,
         10,
         11,
@@ -90,7 +90,7 @@ LEVELS: list[tuple[str, list[str], Any, Level, int, int, Any, Any]] = [
     (
         "punctuation, odd spaces and ellipsis",
         ["def\u00a0alpha(values):\u2002"],
-        "patch",
+        "search_replace",
         Level.PUNCTUATION,
         0,
         1,
@@ -110,7 +110,7 @@ LEVELS: list[tuple[str, list[str], Any, Level, int, int, Any, Any]] = [
     (
         "blank_lines, file has one more",
         ["            print(message, len(records))", "        return message"],
-        "patch",
+        "search_replace",
         Level.BLANK_LINES,
         12,
         15,
@@ -120,7 +120,7 @@ LEVELS: list[tuple[str, list[str], Any, Level, int, int, Any, Any]] = [
     (
         "blank_lines, pattern has one more",
         ["        if records and self.verbose:", "", "            print(message, len(records))"],
-        "patch",
+        "search_replace",
         Level.BLANK_LINES,
         11,
         13,
@@ -135,7 +135,7 @@ LEVELS: list[tuple[str, list[str], Any, Level, int, int, Any, Any]] = [
             "        if records and self.verbose:",
             "            print(message, len(records))",
         ],
-        "patch",
+        "search_replace",
         Level.FUZZY,
         9,
         13,
@@ -175,7 +175,8 @@ def test_levels_are_tried_in_cascade_order() -> None:
         "blank_lines",
         "fuzzy",
     ]
-    assert PROFILES["patch"] == tuple(Level)
+    assert PROFILES["search_replace"] == tuple(Level)
+    assert PROFILES["unified_diff"] == PROFILES["apply_patch"]
     assert PROFILES["patch_resource"] == (Level.EXACT,)
     assert Level.FUZZY not in PROFILES["apply_patch"]
     assert Level.BLANK_LINES not in PROFILES["apply_patch"]

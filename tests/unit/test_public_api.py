@@ -48,3 +48,12 @@ def test_demo_places_refuses_and_lands() -> None:
     assert "CHANGES.md now on disk: 'Summary now counts items.'" in text
     assert "status approved" in text
     assert "git fsck: clean" in text
+
+
+def test_result_schemas_list_the_matching_levels() -> None:
+    from gitpatch.match import Level
+
+    schema = gitpatch.ProposalResult.model_json_schema()
+    assert schema["$defs"]["Level"]["enum"] == [level.value for level in Level]
+    edit = gitpatch.EditResult(path="a", index=0, start_line=1, end_line=1, level="fuzzy")
+    assert edit.level is Level.FUZZY and edit.model_dump(mode="json")["level"] == "fuzzy"

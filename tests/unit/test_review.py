@@ -170,7 +170,7 @@ def test_approve_in_a_bare_repository_moves_only_refs(tmp_path: Path) -> None:
     bare = review_repo(tmp_path / "src", bare_clone=True)
     ws = Workspace.open(bare, mode="review", branch="work")
     res = ws.propose(
-        Proposal(operations=(AddFile("new.txt", "hi\n"),), format="edits", tool="test")
+        Proposal(operations=(AddFile("new.txt", "hi\n"),), format="patch_resource", tool="test")
     )
     ws.approve(res.proposal_id, by="Alice")
     assert git(bare, "show", f"{WORK}:new.txt") == "hi\n"
@@ -304,7 +304,7 @@ def test_a_session_cannot_be_rejected(tmp_path: Path) -> None:
 def test_proposals_lists_open_then_closed(repo: Path, ws: Workspace) -> None:
     kept = ws.propose(edit("a.txt", "alpha\n", "A\n"))
     gone = ws.propose(
-        Proposal(operations=(DeleteFile("src/c.py"),), format="edits", tool="apply_patch")
+        Proposal(operations=(DeleteFile("src/c.py"),), format="patch_resource", tool="apply_patch")
     )
     taken = ws.propose(edit("b.txt", "three\n", "3\n"))
     ws.reject(gone.proposal_id, by="Bob", reason="needed")

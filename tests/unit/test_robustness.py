@@ -16,12 +16,25 @@ def sample() -> list[Case]:
     return generate(PER_KIND)
 
 
+#: Kinds only the engine's SEARCH/REPLACE route recovers: elision is part of that format, and
+#: where added lines meet a blank line the old text left out is the engine's renderer's call.
+ENGINE_ONLY = ("blank_gap", "indented_elision")
+
+
 def test_matcher_never_applies_wrongly_and_recovers_95_percent(sample: list[Case]) -> None:
     result = tally(sample, run_matcher)
     assert result.total_wrong() == 0, result.wrong
-    assert result.recoverable_rate() >= 0.95, result.table()
-    for kind in REFUSALS:
+    kinds = [k for k in RECOVERABLE if k not in ENGINE_ONLY]
+    assert result.recoverable_rate(kinds) >= 0.95, result.table()
+    for kind in (*REFUSALS, *ENGINE_ONLY):
         assert result.counts[kind]["refused"] == PER_KIND
+
+
+def test_search_replace_recovers_the_engine_only_kinds(sample: list[Case]) -> None:
+    result = tally([c for c in sample if c.kind in ENGINE_ONLY], FORMATS["search_replace"][0])
+    assert result.total_wrong() == 0, result.wrong
+    assert result.counts["blank_gap"]["correct"] == PER_KIND, result.table()
+    assert result.recoverable_rate(["indented_elision"]) >= 0.8, result.table()
 
 
 def test_every_kind_is_drawn_with_its_outcome(sample: list[Case]) -> None:
@@ -57,7 +70,7 @@ def format_sample() -> list[Case]:
     return generate(FORMAT_SAMPLE)
 
 
-@pytest.mark.parametrize("fmt", ["search_replace", "apply_patch", "edits", "unified_diff"])
+@pytest.mark.parametrize("fmt", ["search_replace", "apply_patch", "patch_resource", "unified_diff"])
 def test_formats_never_apply_wrongly(fmt: str, format_sample: list[Case]) -> None:
     run, profile = FORMATS[fmt]
     result = tally(format_sample, run)
@@ -65,7 +78,7 @@ def test_formats_never_apply_wrongly(fmt: str, format_sample: list[Case]) -> Non
     for kind in ("exact", "crlf", "bom", *REFUSALS):
         expected = "refused" if kind in REFUSALS else "correct"
         assert result.counts[kind][expected] == FORMAT_SAMPLE, (kind, result.table())
-    if profile == "patch":
+    if profile == "search_replace":
         assert result.recoverable_rate() >= 0.95, result.table()
 
 

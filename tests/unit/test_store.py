@@ -360,13 +360,13 @@ def test_commit_with_trailers_and_author(store: Store) -> None:
     assert info.author == "Agent <agent@example.com>"
     assert info.time == 1767225600
     assert info.parents == ()
-    assert store.trailers(c) == trailers
+    assert store.info(c).trailers == trailers
     assert store.repo[c].committer.name == "Test Person"
 
 
 def test_commit_without_trailers(store: Store) -> None:
     c = store.commit(store.build_tree(None, []), [], "plain")
-    assert store.trailers(c) == {}
+    assert store.info(c).trailers == {}
     assert store.info(c).message == "plain\n"
 
 
@@ -389,7 +389,7 @@ def test_info_of_a_tree_is_repository_error(store: Store) -> None:
     with pytest.raises(RepositoryError, match="not a commit"):
         store.info(tree)
     with pytest.raises(RepositoryError):
-        store.trailers(pygit2.Oid(hex="3" * 40))
+        store.info(pygit2.Oid(hex="3" * 40))
 
 
 # -- history -------------------------------------------------------------------------------
@@ -431,7 +431,7 @@ def test_merge_clean_three_way(store: Store) -> None:
     m = store.merge(ours, theirs, "merge", {"Gitpatch-Proposal": "p"})
     assert store.info(m).parents == (ours, theirs)
     assert store.read(m, "f.txt") == b"ONE\n2\n3\n4\n5\n6\nSEVEN\n"
-    assert store.trailers(m) == {"Gitpatch-Proposal": "p"}
+    assert store.info(m).trailers == {"Gitpatch-Proposal": "p"}
 
 
 def test_merge_follows_renames(store: Store) -> None:

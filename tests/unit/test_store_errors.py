@@ -175,7 +175,6 @@ CALLS: list[tuple[str, Callable[[Store, pygit2.Oid], object]]] = [
     ("build_tree", lambda s, c: s.build_tree(MISSING, [FileChange("a.txt", b"x")])),
     ("commit-tree", lambda s, c: s.commit(MISSING, [c], "m")),
     ("commit-parent", lambda s, c: s.commit(s.repo[c].peel(pygit2.Tree).id, [MISSING], "m")),
-    ("trailers", lambda s, c: s.trailers(MISSING)),
     ("info", lambda s, c: s.info(MISSING)),
     ("changed_paths", lambda s, c: s.changed_paths(c, MISSING)),
     ("is_ancestor", lambda s, c: s.is_ancestor(MISSING, c)),

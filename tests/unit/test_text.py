@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gitpatch.errors import NotATextResource, ResourceNotUtf8
+from gitpatch.errors import GitpatchError, NotATextResource, ResourceNotUtf8
 from gitpatch.text import BOM, Document, split_lines
 
 _chunks = st.lists(
@@ -105,3 +105,44 @@ def test_splice_keeps_final_newline() -> None:
 def test_split_lines_accepts_every_ending() -> None:
     assert split_lines("a\r\nb\rc\nd") == ["a", "b", "c", "d"]
     assert split_lines("a\n") == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("data", "eol"),
+    [(b"a\r\nb\rc\r\nd\r", "\r\n"), (b"a\rb\r\nc\n", "\n"), (b"", "\n"), (b"a\r\r\n", "\r\n")],
+)
+def test_dominant_ending_ties(data: bytes, eol: str) -> None:
+    # \n wins any tie it is in; between \r\n and \r, \r\n wins.
+    assert Document.from_bytes(data).eol == eol
+
+
+def test_replace_lines_edits_several_ranges_in_one_pass() -> None:
+    doc = Document.from_bytes(BOM + b"a\r\nb\r\nc\r\nd")
+    out = doc.replace_lines([(0, 1, [("A", None)]), (2, 3, [("C1", None), ("C2", "\n")])])
+    assert out.to_bytes() == BOM + b"A\r\nb\r\nC1\r\nC2\nd"
+    # an insertion after a last line without a newline gives that line one, and keeps none
+    assert doc.replace_lines([(4, 4, [("e", None)])]).to_bytes() == BOM + (b"a\r\nb\r\nc\r\nd\r\ne")
+    assert doc.replace_lines([], final_newline=True).to_bytes() == BOM + b"a\r\nb\r\nc\r\nd\r\n"
+    assert Document.from_text("x\n").replace_lines([], final_newline=False).text == "x"
+
+
+@given(_chunks, st.integers(0, 40), st.integers(0, 40), st.lists(st.text("xy", max_size=3)))
+def test_splice_is_replace_lines_of_one_piece(
+    chunks: list[str], a: int, b: int, new: list[str]
+) -> None:
+    doc = Document.from_text("".join(chunks))
+    start, end = sorted((min(a, len(doc)), min(b, len(doc))))
+    one = doc.splice(start, end, new)
+    assert one == doc.replace_lines([(start, end, [(x, None) for x in new])])
+    assert one.lines == doc.lines[:start] + tuple(new) + doc.lines[end:]
+    if one.lines:  # the final-newline state is kept (an empty file gains lines with one)
+        assert one.final_newline == (doc.final_newline or not doc.lines)
+
+
+def test_text_and_encode_with_the_bom_and_refuse_what_utf8_cannot_hold() -> None:
+    doc = Document.from_bytes(BOM + b"a\nb")
+    assert doc.text == "a\nb" and doc.encode("z\n") == BOM + b"z\n"
+    with pytest.raises(GitpatchError) as err:
+        doc.encode("x\ud800", "f.txt")
+    assert err.value.code == "invalid_patch" and err.value.message.startswith("f.txt: ")
+    assert err.value.details == {"path": "f.txt", "offset": 1}

@@ -227,7 +227,7 @@ def test_fingerprint_is_sha256_of_path_blob_lines(repo: Path) -> None:
     res = ws.propose(
         Proposal(
             (AddFile("n.txt", "new\n"), UpdateFile("a.txt", (Replace("beta", "B"),), "m.txt")),
-            "edits",
+            "patch_resource",
         )
     )
     import hashlib
@@ -384,3 +384,28 @@ def test_approve_absorbs_a_note_written_meanwhile(
     assert json.loads(note(repo, res.version))["approved_by"] == "Ann"
     assert note(repo, res.base).strip() == "other"
     assert (repo / "a.txt").read_text() == "alpha\nBETA\ngamma\n"
+
+
+def test_a_note_changed_under_a_step_rebuilds_the_whole_step(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gitpatch.repo.publisher as publisher
+
+    ws = Workspace.open(repo, mode="review")
+    res = ws.propose(edit("a.txt", "beta", "BETA"))
+    real = publisher.notes_update
+    calls = {"n": 0}
+
+    def racing(store, changes):  # type: ignore[no-untyped-def]
+        update = real(store, changes)
+        calls["n"] += 1
+        if calls["n"] == 1:  # another writer rewrites the very note this approval stamps
+            git(repo, "notes", "--ref", "gitpatch", "add", "-f", "-m", "other", res.version)
+        return update
+
+    monkeypatch.setattr(publisher, "notes_update", racing)
+    ws.approve(res.proposal_id, by="Ann")
+    # 1: first try; 2: rebuilt notes differ, so the step fails; 3: the step rebuilt from scratch
+    assert calls["n"] == 3
+    stamped = json.loads(note(repo, res.version))
+    assert stamped["approved_by"] == "Ann" and stamped["text"].strip() == "other"

@@ -38,7 +38,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def upd(path: str, old: str = "alpha", new: str = "ALPHA") -> Proposal:
-    return Proposal((UpdateFile(path, (Replace(old, new),)),), "edits", tool="t")
+    return Proposal((UpdateFile(path, (Replace(old, new),)),), "patch_resource", tool="t")
 
 
 ERRORS: list[tuple[str, Callable[[Workspace], object], str]] = [
@@ -55,7 +55,7 @@ ERRORS: list[tuple[str, Callable[[Workspace], object], str]] = [
     ("empty edits", lambda ws: ws.patch_resource("a.txt", []), "empty_edits"),
     (
         "add existing",
-        lambda ws: ws.propose(Proposal((AddFile("b.txt", "x"),), "edits")),
+        lambda ws: ws.propose(Proposal((AddFile("b.txt", "x"),), "patch_resource")),
         "resource_exists",
     ),
     (
@@ -67,7 +67,7 @@ ERRORS: list[tuple[str, Callable[[Workspace], object], str]] = [
                     DeleteFile("b.txt"),
                     UpdateFile("src/c.py", (Replace("not there", "y"),)),
                 ),
-                "edits",
+                "patch_resource",
             )
         ),
         "match_not_found",
@@ -171,7 +171,10 @@ def test_untracked_directory_and_symlink_on_disk_refused(repo: Path) -> None:
     before = state(repo)
     for call, code in [
         (lambda: ws.propose(upd("newdir")), "not_a_text_resource"),
-        (lambda: ws.propose(Proposal((AddFile("etclink/x", "y"),), "edits")), "path_unsafe"),
+        (
+            lambda: ws.propose(Proposal((AddFile("etclink/x", "y"),), "patch_resource")),
+            "path_unsafe",
+        ),
         (lambda: ws.read("etclink/passwd"), "path_unsafe"),
     ]:
         with pytest.raises(GitpatchError) as err:

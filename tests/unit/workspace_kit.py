@@ -58,5 +58,5 @@ def sr(search: str, replace: str) -> str:
 
 
 def edit(path: str, old: str, new: str, tool: str = "test") -> Proposal:
-    """A proposal replacing ``old`` with ``new`` in ``path`` (the ``edits`` format)."""
-    return Proposal((UpdateFile(path, (Replace(old, new),)),), "edits", tool=tool)
+    """A proposal replacing ``old`` with ``new`` in ``path`` (the ``patch_resource`` format)."""
+    return Proposal((UpdateFile(path, (Replace(old, new),)),), "patch_resource", tool=tool)

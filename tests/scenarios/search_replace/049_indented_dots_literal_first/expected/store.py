@@ -1,0 +1,6 @@
+class Store(Protocol):
+    def get(self, key: str) -> bytes:
+        ...
+
+    def put(self, key: str, data: bytes, *, replace: bool = False) -> None:
+        ...

@@ -1,0 +1,5 @@
+import os
+
+# Entry point.
+def main():
+    return os.getcwd()
