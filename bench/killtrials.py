@@ -91,7 +91,7 @@ def _multi(ws: Any, k: int) -> Any:
     added = [p for p in _listing(ws) if p.startswith("added/")]
     ops.extend(DeleteFile(path=p) for p in added)
     ops.append(AddFile(path=f"added/{k}.txt", content=f"added {k}\n"))
-    return Proposal(operations=tuple(ops), format="edits", tool="apply_patch")
+    return Proposal(operations=tuple(ops), format="patch_resource", tool="apply_patch")
 
 
 def _listing(ws: Any) -> list[str]:
@@ -109,14 +109,14 @@ def child_loop(repo: str, conn: Any) -> None:
         review = Workspace.open(repo, mode="review")
         conn.send("ready")
         for _ in range(100_000):
-            auto.propose(Proposal(operations=(_bump(auto, "a.txt"),), format="edits"))
+            auto.propose(Proposal(operations=(_bump(auto, "a.txt"),), format="patch_resource"))
             k = _counter(auto.read("a.txt").content)  # unique: it only grows
             auto.propose(_multi(auto, k))
             pid = review.propose(
-                Proposal(operations=(_bump(review, "review/r.txt"),), format="edits")
+                Proposal(operations=(_bump(review, "review/r.txt"),), format="patch_resource")
             ).proposal_id
             if k % 2 == 0:  # the branch moves first: the approval is a 3-way merge
-                auto.propose(Proposal(operations=(_bump(auto, "a.txt"),), format="edits"))
+                auto.propose(Proposal(operations=(_bump(auto, "a.txt"),), format="patch_resource"))
             review.approve(pid, by="Trial Reviewer")
     except BaseException:
         conn.send(traceback.format_exc())

@@ -59,7 +59,7 @@ REVIEWER = "Crash Reviewer"
 
 
 def _edit(path: str, old: str, new: str) -> Proposal:
-    return Proposal((UpdateFile(path, (Replace(old, new),)),), "edits", tool="patch")
+    return Proposal((UpdateFile(path, (Replace(old, new),)),), "patch_resource", tool="patch")
 
 
 @dataclass(frozen=True)
