@@ -14,6 +14,7 @@ __all__ = ["POINTS", "crash_requested", "crashpoint"]
 POINTS = (
     "objects.written",  # the proposal's (or step's) commits are in the object store
     "journal.written",  # the land journal names ref, old, new, paths and notes
+    "files.staged",  # the new files are written (fsynced) next to their places, refs not moved
     "record.written",  # the owner record lists the lock files and refs about to be taken
     "refs.locked",  # every ref lock of the transaction is held, nothing moved
     "refs.partial",  # the first ref moved, the others still locked (a kill inside the commit)

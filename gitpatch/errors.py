@@ -41,12 +41,15 @@ The tree::
     │   ├── ProposalRejected           proposal_rejected    same change a person already rejected
     │   ├── MergeConflict              merge_conflict
     │   ├── RepositoryError            repository_error     not a repository, no branch, bad ref
+    │   ├── WriteFailed                write_failed         disk full, read-only, quota: names
+    │   │                                                   what could not be written
     │   └── ConcurrentUpdate           concurrent_update    lost the compare-and-swap too often
     └── InternalError                  internal_error       a bug: the message says no more
 """
 
 from __future__ import annotations
 
+import errno
 from typing import Any, Literal
 
 #: Why a ``ConcurrentUpdate`` happened (see that class).
@@ -92,7 +95,9 @@ __all__ = [
     "StorageLimitReached",
     "TeamNotFound",
     "UnsafePath",
+    "WriteFailed",
     "error_for_code",
+    "write_failed",
 ]
 
 
@@ -365,6 +370,12 @@ class RepositoryError(StateError):
     code = "repository_error"
 
 
+class WriteFailed(StateError):
+    """The disk refused a write (full, read-only, quota); the message names what it was."""
+
+    code = "write_failed"
+
+
 class ConcurrentUpdate(StateError):
     """Another writer won the compare-and-swap (or holds a lock) too often.
 
@@ -422,3 +433,34 @@ def error_for_code(
     """Build the error class that owns ``code`` (``InternalError`` for an unknown code)."""
     cls = _BY_CODE.get(code, InternalError)
     return cls(message, hint, details)
+
+
+_REFUSALS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exhausted",
+    errno.EROFS: "the file system is read-only",
+    errno.EFBIG: "the file is larger than this process may write",
+}
+_REFUSAL_TEXTS = {
+    "No space left": errno.ENOSPC,
+    "Disk quota": errno.EDQUOT,
+    "Read-only file system": errno.EROFS,
+    "File too large": errno.EFBIG,
+}
+
+
+def write_failed(what: str, exc: BaseException) -> WriteFailed | None:
+    """``WriteFailed`` naming ``what`` when ``exc`` is the disk refusing a write (full,
+    read-only, quota, file size limit), else None. Understands OS errors and libgit2's texts."""
+    code = exc.errno if isinstance(exc, OSError) else None
+    if code not in _REFUSALS:
+        text = str(exc)
+        code = next((c for t, c in _REFUSAL_TEXTS.items() if t in text), None)
+    if code is None:
+        return None
+    return WriteFailed(
+        f"could not write {what}: {_REFUSALS[code]}; nothing was changed",
+        hint="Free some space (or make the file system writable), then retry the same call; "
+        "gitpatch cleans up what the failed write left.",
+        details={"what": what, "errno": errno.errorcode[code]},
+    )

@@ -16,8 +16,10 @@ from overwriting each other. The locks themselves are in ``gitpatch.repo.locks``
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import resource
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -28,6 +30,7 @@ import pygit2
 
 from gitpatch.crashpoints import crashpoint
 from gitpatch.errors import ConcurrentUpdate, RepositoryError
+from gitpatch.repo.files import TMP_SUFFIX, refused, remove_temp_files, temp_file
 from gitpatch.repo.journal import Journal, fsync_dir
 from gitpatch.repo.locks import land_lock, retry_locked
 from gitpatch.store import Store
@@ -35,32 +38,15 @@ from gitpatch.store.owners import Owner, current
 
 __all__ = ["Journal", "WorkingTree"]
 
-_TMP_SUFFIX = ".gitpatch-tmp"
 # A stat-cache entry is trusted only once the file's mtime is this far behind the moment the
 # entry was recorded: a write within the same clock tick could otherwise go unseen.
 _RACY_NS = 2_000_000_000
-_EXEC_MODES = (pygit2.enums.FileMode.BLOB_EXECUTABLE,)
 
 
 def _replace_with(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
     """A note change that writes ``note`` whatever was there (recovery runs before any other
     change to that note could have been made: every call recovers first)."""
     return lambda _old: note
-
-
-def _umask() -> int:
-    # os.umask can only be read by setting it; do it once and put it straight back.
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
-
-
-_UMASK = _umask()
-
-
-def _file_mode(git_mode: int) -> int:
-    base = 0o777 if git_mode in _EXEC_MODES else 0o666
-    return base & ~_UMASK
 
 
 class WorkingTree:
@@ -129,14 +115,21 @@ class WorkingTree:
                     details={"paths": changed},
                     reason="disk",
                 )
-            self._write_journal(journal)
-            crashpoint("journal.written")
             try:
+                self._write_journal(journal)
+            except OSError as exc:
+                raise refused("the land journal", exc) from exc
+            crashpoint("journal.written")
+            staged: dict[str, Path] = {}
+            try:
+                staged = self._stage(journal)
+                crashpoint("files.staged")
                 move_ref()
             except BaseException:
+                self._drop_staged(staged)
                 self._remove_journal()
                 raise
-            self._apply_or_explain(journal, only_if_old=False)
+            self._apply_or_explain(journal, only_if_old=False, staged=staged)
             self._remove_journal()
             crashpoint("journal.dropped")
 
@@ -151,11 +144,11 @@ class WorkingTree:
             names = os.listdir(self.state_dir)
         except FileNotFoundError:
             return False
-        if not any(n in ("journal.json", "land.lock") or n.endswith(_TMP_SUFFIX) for n in names):
+        if not any(n in ("journal.json", "land.lock") or n.endswith(TMP_SUFFIX) for n in names):
             return False
         with self._land_lock():
             for name in os.listdir(self.state_dir):
-                if name.startswith("journal.") and name.endswith(_TMP_SUFFIX):
+                if name.startswith("journal.") and name.endswith(TMP_SUFFIX):
                     (self.state_dir / name).unlink(missing_ok=True)
             return self._recover_locked()
 
@@ -164,6 +157,7 @@ class WorkingTree:
             return False
         journal = self._read_journal()
         if journal is not None:
+            remove_temp_files(self.root, journal.paths)  # staged by a land killed before the move
             moved = self._ref_target(journal.ref) == journal.new
             self._mend_notes(journal, moved)
             if moved:
@@ -193,10 +187,49 @@ class WorkingTree:
                 else:
                     store.update_note(oid, _replace_with(before))
 
-    def _apply_or_explain(self, journal: Journal, *, only_if_old: bool) -> None:
+    def _stage(self, journal: Journal) -> dict[str, Path]:
+        """Write the new content of the journal's paths to temp files next to them (fsynced),
+        BEFORE the ref moves: a full or read-only disk then refuses the land with nothing
+        moved. Paths whose folder does not exist yet are written after the move. Also checks
+        that the index can be rewritten (free space for a copy of it)."""
+        new_tree = self._tree(journal.new)
+        staged: dict[str, Path] = {}
+        try:
+            for path in journal.paths:
+                want = _entry(new_tree, path)
+                full = self.root / path
+                if want is not None and full.parent.is_dir():
+                    data = self.repo[want[0]].peel(pygit2.Blob).data
+                    staged[path] = temp_file(full, data, want[1])
+            self._check_room_for_index()
+        except OSError as exc:
+            self._drop_staged(staged)
+            raise refused("the new files to the working tree", exc) from exc
+        return staged
+
+    def _check_room_for_index(self) -> None:
+        """The index is the one write after the ref moves: make sure the disk and this
+        process's file size limit leave room for a new copy of it first."""
+        index = self.gitdir / "index"
+        size = index.stat().st_size if index.exists() else 0
+        st = os.statvfs(self.gitdir)
+        if st.f_bavail * st.f_frsize < size + 65536:
+            raise OSError(errno.ENOSPC, "no room for a new index", str(index))
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY and limit < size + 65536:
+            raise OSError(errno.EFBIG, "the index would pass the file size limit", str(index))
+
+    @staticmethod
+    def _drop_staged(staged: Mapping[str, Path]) -> None:
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+
+    def _apply_or_explain(
+        self, journal: Journal, *, only_if_old: bool, staged: Mapping[str, Path] | None = None
+    ) -> None:
         """``_apply``; an OS error (permissions, disk full) keeps the journal for the next call."""
         try:
-            self._apply(journal, only_if_old=only_if_old)
+            self._apply(journal, only_if_old=only_if_old, staged=staged or {})
         except OSError as exc:
             raise RepositoryError(
                 f"the change is committed ({journal.new[:12]} on {journal.ref or 'HEAD'}) but "
@@ -215,7 +248,7 @@ class WorkingTree:
         except OSError as exc:
             raise _unreadable(path, exc) from exc
 
-    def _apply(self, journal: Journal, *, only_if_old: bool) -> None:
+    def _apply(self, journal: Journal, *, only_if_old: bool, staged: Mapping[str, Path]) -> None:
         """Write each journal path's content at ``new`` to disk, then its index entry.
 
         With ``only_if_old`` (recovery) a path is rewritten only while its disk content is still
@@ -224,7 +257,8 @@ class WorkingTree:
         """
         new_tree = self._tree(journal.new)
         old_tree = self._tree(journal.old) if only_if_old else None
-        self._remove_temp_files(journal.paths)
+        if not staged:
+            remove_temp_files(self.root, journal.paths)
         to_delete: list[str] = []
         to_write: list[tuple[str, pygit2.Oid, int]] = []
         landed: list[str] = []
@@ -248,7 +282,7 @@ class WorkingTree:
             self._delete(path)
             crashpoint("file.deleted")
         for path, oid, mode in to_write:
-            self._write(path, oid, mode)
+            self._write(path, oid, mode, staged.get(path))
             crashpoint("file.renamed")
         kept = [p for p in journal.paths if p not in landed]
         self._update_index(new_tree, landed, kept)
@@ -342,25 +376,14 @@ class WorkingTree:
 
     # -- files -------------------------------------------------------------------------------
 
-    def _write(self, path: str, oid: pygit2.Oid, mode: int) -> None:
+    def _write(self, path: str, oid: pygit2.Oid, mode: int, tmp: Path | None = None) -> None:
+        """Put ``oid``'s content at ``path`` by rename (of ``tmp`` when it was staged)."""
         full = self.root / path
         full.parent.mkdir(parents=True, exist_ok=True)
         if full.is_dir() and not full.is_symlink():
             full.rmdir()  # only an empty one; a non-empty directory raises and is reported
-        data = self.repo[oid].peel(pygit2.Blob).data
-        tmp = full.parent / f".{full.name}.{os.getpid()}.{time.monotonic_ns()}{_TMP_SUFFIX}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _file_mode(mode))
-        try:
-            with os.fdopen(fd, "wb", closefd=False) as fh:
-                fh.write(data)
-                fh.flush()
-            os.fchmod(fd, _file_mode(mode))
-            os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            tmp.unlink(missing_ok=True)
-            raise
-        os.close(fd)
+        if tmp is None:
+            tmp = temp_file(full, self.repo[oid].peel(pygit2.Blob).data, mode)
         os.replace(tmp, full)
         self._stat_cache.pop(path, None)
 
@@ -376,18 +399,6 @@ class WorkingTree:
             except OSError:
                 break
             parent = parent.parent
-
-    def _remove_temp_files(self, paths: Iterable[str]) -> None:
-        """Drop temp files a killed land left next to ``paths``."""
-        for parent in {(self.root / p).parent for p in paths}:
-            try:
-                names = os.listdir(parent)
-            except OSError:
-                continue
-            for name in names:
-                if name.endswith(_TMP_SUFFIX):
-                    with contextlib.suppress(OSError):
-                        (parent / name).unlink()
 
     # -- locks and journal -------------------------------------------------------------------
 

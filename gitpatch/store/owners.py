@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitpatch.errors import ConcurrentUpdate
+from gitpatch.errors import ConcurrentUpdate, GitpatchError, RepositoryError, write_failed
 
 __all__ = [
     "Owner",
@@ -148,10 +148,13 @@ class Record:
             seq = next(_SEQ)
         path = folder / f"{owner.tag()}+{seq}.json"
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileNotFoundError:
-            folder.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileNotFoundError:
+                folder.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError as exc:
+            raise _refused("gitpatch's owner record", exc) from exc
         os.close(fd)
         return cls(path, owner)
 
@@ -182,11 +185,14 @@ class Record:
         # a length header, then the plan. A kill mid-write leaves a plan that does not parse,
         # which can only happen before the first lock is taken (the plan is written first).
         data = text.encode()
-        fd = os.open(self.path, os.O_WRONLY)
         try:
-            os.pwrite(fd, b"%08d\n" % len(data) + data, 0)
-        finally:
-            os.close(fd)
+            fd = os.open(self.path, os.O_WRONLY)
+            try:
+                os.pwrite(fd, b"%08d\n" % len(data) + data, 0)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise _refused("gitpatch's owner record", exc) from exc
 
     def drop(self) -> None:
         """The operation is over: remove the record."""
@@ -309,6 +315,8 @@ def _acquire(path: Path, kind: int, deadline: float) -> int:
         except FileNotFoundError:
             path.parent.mkdir(parents=True, exist_ok=True)
             continue
+        except OSError as exc:
+            raise _refused(str(path), exc) from exc
         try:
             fcntl.flock(fd, kind | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -343,4 +351,12 @@ def _busy(path: Path, who: str) -> ConcurrentUpdate:
         hint="Retry the call; if it keeps failing, look for a hung process.",
         details={"path": str(path), "holder": who},
         reason="locked",
+    )
+
+
+def _refused(what: str, exc: OSError) -> GitpatchError:
+    return write_failed(what, exc) or RepositoryError(
+        f"could not write {what}: {exc.strerror or exc}",
+        hint="Check the permissions of the repository's .git directory, then retry.",
+        details={"what": what},
     )
