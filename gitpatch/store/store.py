@@ -18,7 +18,13 @@ from typing import Any
 
 import pygit2
 
-from gitpatch.errors import ConcurrentUpdate, InvalidArguments, NotATextResource, RepositoryError
+from gitpatch.errors import (
+    ConcurrentUpdate,
+    InvalidArguments,
+    NotATextResource,
+    RepositoryError,
+    WriteFailed,
+)
 from gitpatch.model import FileChange
 from gitpatch.store import (
     diffs,
@@ -172,7 +178,7 @@ class Store:
         """Write a commit object (no ref moves); trailers go in a final ``Key: value`` block."""
         text = _format_message(message, trailers)
         committer = self.signature()
-        with git_errors(f"create a commit of tree {tree}"):
+        with self._objects_written(len(text)), git_errors(f"create a commit of tree {tree}"):
             oid = self.repo.create_commit(
                 None, author or committer, committer, text, tree, list(parents)
             )
@@ -268,9 +274,33 @@ class Store:
 
     def build_tree(self, base: pygit2.Oid | None, changes: Sequence[FileChange]) -> pygit2.Oid:
         """The tree of commit ``base`` (None: empty) after ``changes``; cost ~ paths x depth."""
-        with git_errors(f"build a tree on {base or 'an empty repository'}"):
+        need = sum(len(c.content or b"") for c in changes)
+        with (
+            self._objects_written(need),
+            git_errors(f"build a tree on {base or 'an empty repository'}"),
+        ):
             tree = None if base is None else self.repo[base].peel(pygit2.Tree)
             return trees.build(self.repo, tree, changes)
+
+    @contextlib.contextmanager
+    def _objects_written(self, need: int) -> Iterator[None]:
+        """Writing about ``need`` bytes of objects: when libgit2 fails without a reason (it
+        loses the errno of a full disk, leaving a stale message) and the object directory has
+        no room for them, say so (``write_failed``)."""
+        try:
+            yield
+        except RepositoryError as exc:
+            if not isinstance(exc.__cause__, pygit2.GitError):
+                raise
+            st = os.statvfs(owners.common_dir(self.repo.path) / "objects")
+            if st.f_bavail * st.f_frsize >= need + 65536:
+                raise
+            raise WriteFailed(
+                "could not write the objects of this change to the repository: the disk is "
+                "full; nothing was changed",
+                hint="Free some space, then retry the same call.",
+                details={"what": "objects", "errno": "ENOSPC"},
+            ) from exc
 
     def update_ref(
         self, name: str, new: pygit2.Oid | None, old: pygit2.Oid | None, message: str
