@@ -44,7 +44,7 @@ def components(value: str | None, object_files: bool) -> set[str]:
         name = item.lstrip("-")
         parts = _AGGREGATES.get(name, {name})
         chosen = chosen - parts if drop else chosen | parts
-    if object_files and value is None:
+    if object_files:  # git fsyncs loose objects whenever it is set, whatever core.fsync says
         chosen.add("loose-object")
     return chosen
 
