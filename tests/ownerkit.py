@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 
-def _take(gitdir: str, locks: Sequence[str]) -> None:
+def _take(gitdir: str, locks: Sequence[str], take: bool = True) -> None:
     from gitpatch.store.owners import Record
 
     Record.create(gitdir).announce(list(locks))
-    for lock in locks:
+    for lock in locks if take else ():
         Path(lock).parent.mkdir(parents=True, exist_ok=True)
         with open(lock, "x"):
             pass
@@ -29,8 +29,8 @@ def _take_and_die(gitdir: str, locks: Sequence[str]) -> None:
     os._exit(0)
 
 
-def _take_and_wait(gitdir: str, locks: Sequence[str], conn: Any) -> None:
-    _take(gitdir, locks)
+def _take_and_wait(gitdir: str, locks: Sequence[str], conn: Any, take: bool) -> None:
+    _take(gitdir, locks, take)
     conn.send("holding")
     conn.recv()  # until the test closes the pipe or says so
     os._exit(0)
@@ -45,13 +45,14 @@ def killed_holding(gitdir: Path, locks: Sequence[Path]) -> None:
 
 
 class LiveHolder:
-    """A live gitpatch-like process holding ``locks`` (announced in its record) until closed."""
+    """A live gitpatch-like process holding ``locks`` (announced in its record) until closed;
+    with ``take=False`` it only announces them (as one waiting for them does)."""
 
-    def __init__(self, gitdir: Path, locks: Sequence[Path]) -> None:
+    def __init__(self, gitdir: Path, locks: Sequence[Path], take: bool = True) -> None:
         ctx = multiprocessing.get_context("fork")
         self._conn, theirs = ctx.Pipe()
         self.process = ctx.Process(
-            target=_take_and_wait, args=(str(gitdir), [str(p) for p in locks], theirs)
+            target=_take_and_wait, args=(str(gitdir), [str(p) for p in locks], theirs, take)
         )
         self.process.start()
         theirs.close()

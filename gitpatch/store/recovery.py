@@ -7,9 +7,10 @@ is provably dead on this host:
   there (libgit2 renames one lock file at a time, so a kill can land in between), and is
   otherwise left undone;
 - exactly the lock files it had taken are removed: those its record listed before taking them,
-  created after the record was written, listed by no live owner and, for a ref lock, still
-  empty (libgit2 writes a ref lock only when it commits it; git writes the new value as soon as
-  it takes one, so a person's git lock is never empty);
+  created after the record was written and before any live owner announced them (an owner
+  announces before it takes) and, for a ref lock, still empty (libgit2 writes a ref lock only
+  when it commits it; git writes the new value as soon as it takes one, so a person's git lock
+  is never empty);
 - its record goes.
 
 libgit2's half-written object files (``objects/tmp_object_git2_*``) are removed when no live
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -46,27 +48,52 @@ def recover_dead(repo: pygit2.Repository, move: Mover, *, sweep: bool = False) -
     gitdir = repo.path
     records = list(read_records(gitdir))
     dead = [r for r in records if r.owner.dead()]
-    if not dead and not sweep:
-        return []
+    if (not dead and not sweep) or getattr(_local, "busy", False):
+        return []  # nothing to do, or called again from inside a recovery's own ref move
     removed: list[str] = []
     folder = common_dir(gitdir) / "gitpatch"
-    with flocked(folder / "recover.lock"):
-        scan_ns = time.time_ns()
-        records = list(read_records(gitdir))  # again, under the lock
-        live = [r for r in records if not r.owner.dead()]
-        claimed = {lock for r in live for lock in r.plan.get("locks", ())}
-        for record in records:
-            if record.owner.dead():
-                removed += _finish(repo, record, claimed, move)
-                record.drop()
-        mine = current()
-        busy = [r for r in live if r.plan.get("active") and (mine is None or r.path != mine.path)]
-        if sweep and not busy:
-            remove_object_temps(gitdir, scan_ns)
+    _local.busy = True
+    try:
+        with flocked(folder / "recover.lock"):
+            scan_ns = time.time_ns()
+            records = list(read_records(gitdir))  # again, under the lock
+            live = [r for r in records if not r.owner.dead()]
+            claims = _claims(live)
+            for record in records:
+                if record.owner.dead():
+                    removed += _finish(repo, record, claims, move)
+                    record.drop()
+            mine = current()
+            active = [
+                r for r in live if r.plan.get("active") and (mine is None or r.path != mine.path)
+            ]
+            if sweep and not active:
+                remove_object_temps(gitdir, scan_ns)
+    finally:
+        _local.busy = False
     return removed
 
 
-def _finish(repo: pygit2.Repository, record: Record, claimed: set[str], move: Mover) -> list[str]:
+_local = threading.local()
+
+
+def _claims(live: Sequence[Record]) -> dict[str, int]:
+    """Lock path -> the earliest time a live owner announced it: a lock file made before that
+    cannot be that owner's (it announces before it takes)."""
+    out: dict[str, int] = {}
+    for record in live:
+        try:
+            since = record.written_ns()
+        except FileNotFoundError:
+            continue
+        for lock in record.plan.get("locks", ()):
+            out[lock] = min(out.get(lock, since), since)
+    return out
+
+
+def _finish(
+    repo: pygit2.Repository, record: Record, claims: dict[str, int], move: Mover
+) -> list[str]:
     """Settle one dead owner's record: roll its refs forward or leave them, free its locks."""
     plan = record.plan
     try:
@@ -77,7 +104,7 @@ def _finish(repo: pygit2.Repository, record: Record, claimed: set[str], move: Mo
     pending: list[RefMove] = []
     if any(new is not None and _target(repo, name) == new for name, _old, new in refs):
         pending = [(n, new, old) for n, old, new in refs if _target(repo, n) == old != new]
-    removed = [p for p in plan.get("locks", ()) if _taken_by_dead(p, since, claimed)]
+    removed = [p for p in plan.get("locks", ()) if _taken_by_dead(p, since, claims)]
     for path in removed:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
@@ -86,15 +113,13 @@ def _finish(repo: pygit2.Repository, record: Record, claimed: set[str], move: Mo
     return removed
 
 
-def _taken_by_dead(path: str, since: int, claimed: set[str]) -> bool:
+def _taken_by_dead(path: str, since: int, claims: dict[str, int]) -> bool:
     """Whether the lock file ``path`` is provably the dead owner's (see the module doc)."""
-    if path in claimed:
-        return False
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return False
-    if st.st_mtime_ns < since:
+    if st.st_mtime_ns < since or st.st_mtime_ns >= claims.get(path, st.st_mtime_ns + 1):
         return False
     is_ref_lock = f"{os.sep}refs{os.sep}" in path
     return not is_ref_lock or st.st_size == 0

@@ -132,6 +132,23 @@ def test_update_ref_removes_the_lock_of_a_killed_owner(
     assert [r for r in read_records(store.repo.path) if r.owner.dead()] == []
 
 
+def test_a_dead_owners_lock_goes_even_while_a_live_process_waits_for_it(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live owner that announced the lock after it was made cannot be its holder."""
+    c1 = land(store, [F("a", b"1")])
+    c2 = land(store, [F("a", b"2")])
+    monkeypatch.setattr(store_refs, "LOCK_RETRIES", 2)
+    lock = Path(store.repo.path) / "refs/heads/main.lock"
+    killed_holding(Path(store.repo.path), [lock])
+    waiting = LiveHolder(Path(store.repo.path), [lock], take=False)
+    try:
+        store.update_ref(MAIN, c1, c2, "after a crash")
+    finally:
+        waiting.close()
+    assert store.ref_target(MAIN) == c1 and not lock.exists()
+
+
 def test_update_ref_names_a_live_holder_and_never_breaks_its_lock(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
