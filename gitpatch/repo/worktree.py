@@ -34,7 +34,7 @@ from gitpatch.repo.files import TMP_SUFFIX, refused, remove_temp_files, temp_fil
 from gitpatch.repo.journal import Journal, fsync_dir
 from gitpatch.repo.locks import land_lock, retry_locked
 from gitpatch.store import Store
-from gitpatch.store.owners import Owner, current
+from gitpatch.store.owners import Owner, announced
 
 __all__ = ["Journal", "WorkingTree"]
 
@@ -345,9 +345,19 @@ class WorkingTree:
         self, tree: pygit2.Tree | None, landed: Sequence[str], kept: Sequence[str] = ()
     ) -> None:
         """Point the index entries of ``landed`` (on disk as in ``tree``) and ``kept`` (on disk
-        with someone else's content) at ``tree``; only ``landed`` entries get fresh stat data."""
+        with someone else's content) at ``tree``; only ``landed`` entries get fresh stat data.
+
+        ``index.lock`` is announced in the owner record first, whoever takes it below, so
+        recovery can remove it if this process is killed holding it."""
         if not landed and not kept:
             return
+        with announced([str(self.gitdir / "index.lock")]):
+            self._write_index(tree, landed, kept)
+        crashpoint("index.written")
+
+    def _write_index(
+        self, tree: pygit2.Tree | None, landed: Sequence[str], kept: Sequence[str]
+    ) -> None:
         index = self.index
         for path in [*landed, *kept]:
             want = _entry(tree, path)
@@ -364,15 +374,7 @@ class WorkingTree:
             # the blob gitpatch committed; the index must name the committed blob.
             if index[path].id != want[0]:
                 index.add(entry)
-        record = current()
-        if record is not None:  # before index.lock is taken: recovery may then remove it
-            record.announce([str(self.gitdir / "index.lock")])
-        try:
-            retry_locked(index.write)
-        finally:
-            if record is not None:
-                record.clear()
-        crashpoint("index.written")
+        retry_locked(index.write)
 
     # -- files -------------------------------------------------------------------------------
 

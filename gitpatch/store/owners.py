@@ -34,6 +34,7 @@ from gitpatch.errors import ConcurrentUpdate, GitpatchError, RepositoryError, wr
 __all__ = [
     "Owner",
     "Record",
+    "announced",
     "common_dir",
     "current",
     "flocked",
@@ -239,6 +240,21 @@ def current() -> Record | None:
 
 
 _mine: list[Record] = []
+
+
+@contextlib.contextmanager
+def announced(locks: Sequence[str]) -> Iterator[None]:
+    """Announce ``locks`` in this thread's current record for the block (before taking them);
+    without a current operation, nothing is recorded."""
+    record = current()
+    if record is None:
+        yield
+        return
+    record.announce(locks)
+    try:
+        yield
+    finally:
+        record.clear()
 
 
 @contextlib.contextmanager

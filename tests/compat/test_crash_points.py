@@ -1,8 +1,9 @@
 """Every operation killed at every crash point it passes: the next open recovers, whole or nothing.
 
-Random kills find what is common; crash points find everything. Each operation (auto edit,
-multi-file apply_patch with add/delete/move, review proposal on a checked-out and on a bare
-repository, approve by fast-forward and by merge, reject, undo, session start) first runs once
+Random kills find what is common; crash points find everything. Each operation (auto edit, also
+in a linked worktree, multi-file apply_patch with add/delete/move, review proposal on a
+checked-out and on a bare repository, approve by fast-forward and by merge, reject, undo,
+session start) first runs once
 with ``GITPATCH_CRASH_LOG`` to learn the step boundaries it passes (``gitpatch.crashpoints``),
 then once per boundary in a forked process that ``os._exit``s there (``GITPATCH_CRASH_AT``).
 After the next ``Workspace.open``: ``git fsck --strict`` clean, ``git status`` clean and disk
@@ -72,6 +73,7 @@ class Operation:
     bare: bool = False
     branch: str = "work"
     reopen_runs_it: bool = False  # opening IS the operation (a session starts on open)
+    linked: bool = False  # runs in a linked worktree (made afresh each time: it has abs paths)
 
 
 def _none(_repo: Path) -> str:
@@ -129,7 +131,20 @@ OPERATIONS: dict[str, Operation] = {
     "session start": Operation(
         _none, lambda r, _i: Workspace.open(r), branch="main", reopen_runs_it=True
     ),
+    "auto edit (linked worktree)": Operation(
+        _none,
+        lambda r, _i: Workspace.open(r).propose(_edit("a.txt", "beta\n", "BETA\n")),
+        linked=True,
+    ),
 }
+
+
+def _linked(where: Path) -> Path:
+    """A repository and a linked worktree of it on branch ``side``; the worktree's path."""
+    main = make_repo(where / "main", FILES)
+    git(main, "config", "gc.auto", "0")
+    git(main, "worktree", "add", "-q", "-b", "side", str(where / "linked"))
+    return where / "linked"
 
 
 # -- templates and children ---------------------------------------------------------------------
@@ -141,6 +156,8 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path,
     root = tmp_path_factory.mktemp("crash-templates")
     out: dict[str, tuple[Path, str]] = {}
     for n, (name, op) in enumerate(OPERATIONS.items()):
+        if op.linked:
+            continue
         repo = make_repo(root / f"op{n}", FILES, branch=op.branch)
         git(repo, "config", "gc.auto", "0")
         if op.bare:
@@ -168,7 +185,10 @@ def _run_child(repo: Path, name: str, ident: str, env: dict[str, str]) -> int:
     return child.exitcode
 
 
-def _copy(template: Path, where: Path) -> Path:
+def _copy(op: Operation, template: Path | None, where: Path) -> Path:
+    if op.linked:
+        return _linked(where)
+    assert template is not None
     shutil.copytree(template, where, symlinks=True)
     return where
 
@@ -218,8 +238,12 @@ def _check_recovered(repo: Path, op: Operation, where: str) -> dict[str, Any]:
     assert not problems, f"git fsck after a kill {where}:\n{problems}"
     if not op.bare:
         assert status_porcelain(repo) == "", f"git status after {where}:\n{status_porcelain(repo)}"
-        assert disk_files(repo) == tree_files(repo, "HEAD"), f"disk != HEAD after {where}"
+        disk = {k: v for k, v in disk_files(repo).items() if k != ".git"}  # a linked one's
+        assert disk == tree_files(repo, "HEAD"), f"disk != HEAD after {where}"
     assert leftovers(repo) == [], f"left behind after {where}: {leftovers(repo)}"
+    if op.linked:
+        main = repo.parent / "main"
+        assert leftovers(main) == [], f"left behind after {where}: {leftovers(main)}"
     assert _notes_missing(repo) == [], f"after {where}: {_notes_missing(repo)}"
     return signature(repo)
 
@@ -235,10 +259,10 @@ def test_every_crash_point_recovers_whole_or_nothing(
     name: str, templates: dict[str, tuple[Path, str]], tmp_path: Path
 ) -> None:
     op = OPERATIONS[name]
-    template, ident = templates[name]
-    before = signature(template)
+    template, ident = templates.get(name, (None, ""))
+    before = signature(_copy(op, template, tmp_path / "before"))
     log = tmp_path / "points.log"
-    done = _copy(template, tmp_path / "done")
+    done = _copy(op, template, tmp_path / "done")
     assert _run_child(done, name, ident, {"GITPATCH_CRASH_LOG": str(log)}) == 0
     after = _check_recovered(done, op, "no kill")
     assert after != before, f"{name} changed nothing"
@@ -248,14 +272,15 @@ def test_every_crash_point_recovers_whole_or_nothing(
     } or name == "session start"
     outcomes: dict[str, str] = {}
     for n, point in enumerate(points):
-        repo = _copy(template, tmp_path / f"kill{n}")
+        repo = _copy(op, template, tmp_path / f"kill{n}")
         code = _run_child(repo, name, ident, {"GITPATCH_CRASH_AT": point})
         assert code == 137, f"{name} did not reach {point} (exit {code})"
         now = _check_recovered(repo, op, f"{name} at {point}")
         allowed = [after] if op.reopen_runs_it else [before, after]
         assert now in allowed, f"{name} killed at {point} is half done:\n{now}"
         outcomes[point] = "after" if now == after else "before"
-        shutil.rmtree(repo)
+        shutil.rmtree(repo.parent / "main" if op.linked else repo)
+        shutil.rmtree(repo, ignore_errors=True)
     # A kill before the refs move undoes the operation; one in or after their move finishes it.
     if not op.reopen_runs_it:
         moved = points.index("refs.moved:1")
