@@ -41,6 +41,7 @@ __all__ = [
     "operation",
     "owners_dir",
     "read_records",
+    "record_owners",
 ]
 
 _SEQ = itertools.count(1)
@@ -205,20 +206,23 @@ class Record:
         return os.stat(self.path).st_mtime_ns
 
 
-def read_records(gitdir: str) -> Iterator[Record]:
-    """Every record under ``gitdir`` (any owner), with its plan when it parses."""
+def record_owners(gitdir: str) -> Iterator[tuple[Path, Owner]]:
+    """Every record's path and owner, from the file names alone (nothing is read)."""
     folder = owners_dir(gitdir)
     try:
         names = os.listdir(folder)
     except FileNotFoundError:
         return
     for name in names:
-        if not name.endswith(".json"):
-            continue
-        owner = Owner.from_tag(name.removesuffix(".json").rsplit("+", 1)[0])
-        if owner is None:
-            continue
-        path = folder / name
+        if name.endswith(".json"):
+            owner = Owner.from_tag(name.removesuffix(".json").rsplit("+", 1)[0])
+            if owner is not None:
+                yield folder / name, owner
+
+
+def read_records(gitdir: str) -> Iterator[Record]:
+    """Every record under ``gitdir`` (any owner), with its plan when it parses."""
+    for path, owner in record_owners(gitdir):
         try:
             raw = path.read_bytes()
         except FileNotFoundError:

@@ -29,7 +29,14 @@ from pathlib import Path
 
 import pygit2
 
-from gitpatch.store.owners import Record, common_dir, current, flocked, read_records
+from gitpatch.store.owners import (
+    Record,
+    common_dir,
+    current,
+    flocked,
+    read_records,
+    record_owners,
+)
 
 __all__ = ["holders", "lock_paths", "recover_dead", "remove_object_temps"]
 
@@ -46,8 +53,7 @@ def recover_dead(repo: pygit2.Repository, move: Mover, *, sweep: bool = False) -
     object temp files when no live operation could own them (done at open).
     """
     gitdir = repo.path
-    records = list(read_records(gitdir))
-    dead = [r for r in records if r.owner.dead()]
+    dead = [path for path, owner in record_owners(gitdir) if owner.dead()]
     if (not dead and not sweep) or getattr(_local, "busy", False):
         return []  # nothing to do, or called again from inside a recovery's own ref move
     removed: list[str] = []
