@@ -18,6 +18,7 @@ POINTS = (
     "record.written",  # the owner record lists the lock files and refs about to be taken
     "refs.locked",  # every ref lock of the transaction is held, nothing moved
     "refs.partial",  # the first ref moved, the others still locked (a kill inside the commit)
+    "refs.partial.last",  # the same with the last ref (the notes ref) moved first
     "refs.moved",  # refs and notes moved together
     "head.moved",  # HEAD points at the session branch
     "config.written",  # the session's target is remembered in git config

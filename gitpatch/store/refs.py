@@ -137,20 +137,23 @@ def _locked_transaction(
                 txn.set_target(name, new, message=message)
             elif old is not None:
                 txn.remove(name)
-        if crash_requested("refs.partial"):
-            _commit_first_and_die(repo, updates)
+        for point in ("refs.partial", "refs.partial.last"):
+            if crash_requested(point):
+                _commit_one_and_die(repo, updates, point)
     crashpoint("refs.moved")
 
 
-def _commit_first_and_die(repo: pygit2.Repository, updates: Sequence[RefUpdate]) -> None:
-    """For the crash tests: what a kill inside libgit2's commit leaves (the first ref moved,
-    the others still locked), made the way libgit2 commits one ref, then the kill."""
-    name, new, _old = next(u for u in updates if u[1] is not None)
+def _commit_one_and_die(repo: pygit2.Repository, updates: Sequence[RefUpdate], point: str) -> None:
+    """For the crash tests: what a kill inside libgit2's commit leaves (one ref moved, the
+    others still locked: the first, or with ``.last`` the last, ref that is set), made the way
+    libgit2 commits one ref, then the kill."""
+    sets = [u for u in updates if u[1] is not None]
+    name, new, _old = sets[-1] if point.endswith(".last") else sets[0]
     lock = recovery.lock_paths(repo, [name], False)[0]
     with open(lock, "w", encoding="ascii") as fh:
         fh.write(f"{new}\n")
     os.replace(lock, lock.removesuffix(".lock"))
-    crashpoint("refs.partial")
+    crashpoint(point)
 
 
 def _hex(oid: pygit2.Oid | None) -> str:

@@ -249,9 +249,14 @@ def _check_recovered(repo: Path, op: Operation, where: str) -> dict[str, Any]:
 
 
 def _points(log: Path) -> list[str]:
-    """Each crash point the logged run passed, ``refs.partial`` with every ``refs.locked``."""
+    """Each crash point the logged run passed, and the two partial commits of each transaction
+    (``refs.partial`` and ``refs.partial.last``, simulated at every ``refs.locked``)."""
     seen = log.read_text().split()
-    return seen + [p.replace("refs.locked", "refs.partial") for p in seen if "refs.locked" in p]
+    locked = [p for p in seen if p.startswith("refs.locked")]
+    partial = [
+        p.replace("refs.locked", f"refs.partial{end}") for end in ("", ".last") for p in locked
+    ]
+    return seen + partial
 
 
 @pytest.mark.parametrize("name", list(OPERATIONS))
