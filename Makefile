@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint bench demo clean format
+.PHONY: install test lint bench demo clean format docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,9 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+docs: $(STAMP)
+	$(PY) -m gitpatch.cli.docs docs/cli.md
 
 demo: $(STAMP)
 	$(PY) -m gitpatch.demo

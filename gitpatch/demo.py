@@ -1,35 +1,27 @@
-"""``make demo``: gitpatch placing and refusing edits, then landing them through git.
+"""``make demo``: an agent session through the real MCP server, then a person's review by CLI.
 
-Everything happens on an embedded sample file in a throwaway repository under a temp dir, so the
-demo needs nothing but Python and git. Run it with ``python -m gitpatch.demo``.
+On a throwaway repository (branch ``main``, protected), a scripted agent talks to
+``gitpatch serve`` over stdio with the MCP SDK's own client: it reads a file, makes an auto
+edit and a multi-file apply_patch (both land on the session branch, since main is protected),
+gets a refusal it could correct, then proposes two changes for review. A person then uses the
+CLI: lists the proposals, shows one, approves it, rejects the other, merges the session, and
+``git log --oneline --graph`` shows the result. Run it with ``python -m gitpatch.demo``.
 """
 
 from __future__ import annotations
 
-import json
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
-
-import pygit2
-
-from gitpatch.errors import GitpatchError
-from gitpatch.match import seek
-from gitpatch.text import Document
-from gitpatch.workspace import Workspace
+from typing import Any
 
 SAMPLE = '''\
 """Inventory helpers."""
 
 DEFAULT_LIMIT = 10
-
-
-def load(path):
-    with open(path) as fh:
-        return [line.strip() for line in fh]
 
 
 def report(items, limit=DEFAULT_LIMIT):
@@ -44,61 +36,38 @@ def summary(items, limit=DEFAULT_LIMIT):
     return "done"
 '''
 
+MULTI_FILE = """\
+*** Begin Patch
+*** Update File: inventory.py
+@@ def summary
+-    return "done"
++    return f"{len(items)} items"
+*** Add File: CHANGES.md
++- summary() counts items
+*** End Patch
+"""
+
+AMBIGUOUS = """\
+<<<<<<< SEARCH
+    for item in items[:limit]:
+        print("item:", item)
+=======
+    for item in items[:limit]:
+        print("-", item)
+>>>>>>> REPLACE
+"""
+
+
+TODO = "*** Begin Patch\n*** Add File: TODO.md\n+- rewrite everything\n*** End Patch\n"
+
+DOCSTRING = {
+    "old_string": '"""Inventory helpers."""',
+    "new_string": '"""Inventory helpers: report and summary."""',
+}
+
 
 def _title(text: str) -> None:
-    print(f"\n== {text}")
-
-
-def _attempt(label: str, action: Callable[[], str]) -> None:
-    try:
-        print(f"  {label}: {action()}")
-    except GitpatchError as err:
-        first_hint = (err.hint or "").splitlines()[:3]
-        print(f"  {label}: refused [{err.code}] {err.message}")
-        for line in first_hint:
-            print(f"      {line}")
-
-
-def show_matcher() -> None:
-    """Where the matcher places damaged edits, and what it refuses."""
-    lines = Document.from_text(SAMPLE).lines
-    _title("The matcher on an embedded sample file (inventory.py)")
-
-    def place(pattern: list[str], **kw: object) -> Callable[[], str]:
-        def run() -> str:
-            m = seek(lines, pattern, **kw)  # type: ignore[arg-type]
-            return f"lines {m.start + 1}-{m.end} at level {m.level.value}"
-
-        return run
-
-    _attempt(
-        "exact block                ",
-        place(["def load(path):", "    with open(path) as fh:"]),
-    )
-    _attempt(
-        "trailing spaces added      ",
-        place(["DEFAULT_LIMIT = 10   "]),
-    )
-    _attempt(
-        "curly quotes (typographic) ",
-        place(["    return \u201cdone\u201d"]),
-    )
-    _attempt(
-        "indentation lost           ",
-        place(["with open(path) as fh:", "    return [line.strip() for line in fh]"]),
-    )
-    _attempt(
-        "block in two places        ",
-        place(["    for item in items[:limit]:", '        print("item:", item)']),
-    )
-    _attempt(
-        "same block, line hint 19   ",
-        place(["    for item in items[:limit]:", '        print("item:", item)'], line_hint=19),
-    )
-    _attempt(
-        "a line not in the file     ",
-        place(["def save(path, items):"]),
-    )
+    print(f"\n== {text}", flush=True)
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -107,68 +76,121 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def _make_repo(root: Path) -> Path:
-    repo_dir = root / "inventory"
-    repo = pygit2.init_repository(str(repo_dir), initial_head="feature")
-    repo.config["user.name"] = "Demo Person"
-    repo.config["user.email"] = "person@example.com"
-    (repo_dir / "inventory.py").write_text(SAMPLE)
-    repo.index.add("inventory.py")
-    repo.index.write()
-    sig = pygit2.Signature("Demo Person", "person@example.com")
-    repo.create_commit("HEAD", sig, sig, "Initial import", repo.index.write_tree(), [])
-    return repo_dir
+    repo = root / "inventory"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.name", "Demo Person")
+    _git(repo, "config", "user.email", "person@example.com")
+    (repo / "inventory.py").write_text(SAMPLE)
+    _git(repo, "add", "inventory.py")
+    _git(repo, "commit", "-q", "-m", "Initial import")
+    return repo
 
 
-def show_git(root: Path) -> None:
-    """One auto edit and one reviewed proposal, on a throwaway repository."""
-    repo = _make_repo(root)
-    _title(f"A throwaway repository at {repo}, branch feature")
-    print("  (main and master are protected: agent edits there land on a session branch)")
+def _say(name: str, result: Any) -> None:
+    """What the agent got back: the first lines of the text the model reads."""
+    lines = "".join(getattr(block, "text", "") for block in result.content).splitlines()
+    keep = lines[:1] if name == "read_file" else lines[:4]
+    flag = "[isError] " if result.is_error else ""
+    print(f"  agent -> {name}: {flag}{keep[0] if keep else ''}")
+    for line in keep[1:]:
+        print(f"      {line}")
 
-    auto = Workspace.open(repo, mode="auto")
-    result = auto.patch(
-        "inventory.py",
-        "<<<<<<< SEARCH\nDEFAULT_LIMIT = 10\n=======\nDEFAULT_LIMIT = 25\n>>>>>>> REPLACE\n",
+
+async def _agent(repo: Path, mode: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """One agent session: ``gitpatch serve`` over stdio, driven by the SDK's client."""
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "gitpatch", "-C", str(repo), "serve", "--mode", mode]
     )
-    print(f"  auto edit: {result.message}")
-    print(
-        f"  version {result.version[:12]}, git status: {_git(repo, 'status', '--short') or 'clean'}"
-    )
+    results = []
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+        await client.initialize()
+        if mode == "auto":
+            names = [t.name for t in (await client.list_tools()).tools]
+            print(f"  tools offered: {', '.join(names)}")
+        for name, args in calls:
+            result = await client.call_tool(name, args)
+            _say(name, result)
+            results.append(result)
+    return results
 
-    review = Workspace.open(repo, mode="review")
-    patch = (
-        "*** Begin Patch\n*** Update File: inventory.py\n@@ def summary\n"
-        '-    return "done"\n+    return f"{len(items)} items"\n'
-        "*** Add File: CHANGES.md\n+Summary now counts items.\n*** End Patch\n"
+
+def agent_session(repo: Path) -> None:
+    """The scripted agent: auto edits, a refusal, then two review-mode proposals."""
+    import anyio
+
+    _title("An agent session over MCP (stdio, the MCP SDK client), auto mode")
+    edit = "<<<<<<< SEARCH\nDEFAULT_LIMIT = 10\n=======\nDEFAULT_LIMIT = 25\n>>>>>>> REPLACE\n"
+    auto: list[tuple[str, dict[str, Any]]] = [
+        ("read_file", {"path": "inventory.py", "limit": 3}),
+        ("patch", {"path": "inventory.py", "edits": edit}),
+        ("apply_patch", {"patch": MULTI_FILE}),
+        ("patch", {"path": "inventory.py", "edits": AMBIGUOUS}),
+    ]
+    anyio.run(_agent, repo, "auto", auto)
+
+    _title("The same agent in review mode: two proposals wait for a person")
+    review: list[tuple[str, dict[str, Any]]] = [
+        (
+            "patch_resource",
+            {"path": "inventory.py", "edits": [DOCSTRING]},
+        ),
+        ("apply_patch", {"patch": TODO}),
+        ("list_proposals", {}),
+    ]
+    anyio.run(_agent, repo, "review", review)
+
+
+def _cli(repo: Path, *args: str) -> str:
+    print(f"\n  $ gitpatch {shlex.join(args)}", flush=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "gitpatch", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        check=False,
     )
-    proposed = review.apply_patch(patch)
-    print(f"  review proposal: {proposed.message}")
-    print(f"  files on disk untouched: CHANGES.md exists? {(repo / 'CHANGES.md').exists()}")
-    for info in review.proposals():
-        print(f"  open proposal {info.id}: {info.status}, files {', '.join(info.files)}")
-    detail = review.show(proposed.proposal_id)
-    print("  its diff:")
-    for line in detail.diff.splitlines()[:20]:
+    for line in (out.stdout + out.stderr).rstrip().splitlines():
         print(f"    {line}")
+    return out.stdout
 
-    approved = review.approve(proposed.proposal_id, by="Demo Person")
-    print(f"  approved: {approved.message}")
-    print(f"  CHANGES.md now on disk: {(repo / 'CHANGES.md').read_text().strip()!r}")
-    print("  git log:")
-    for line in _git(repo, "log", "--oneline", "--graph", "feature").splitlines():
+
+def review_session(repo: Path) -> None:
+    """A person reviews with the CLI: list, show, approve one, reject one, merge the session."""
+    import json
+
+    _title("A person reviews with the gitpatch CLI")
+    _cli(repo, "proposals")
+    listed = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "gitpatch", "-C", str(repo), "--json", "proposals"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    by_file = {p["files"][0]: p["id"] for p in listed if p["status"] == "proposed"}
+    keep, drop = by_file["inventory.py"], by_file["TODO.md"]
+    _cli(repo, "show", keep)
+    _cli(repo, "approve", keep)
+    _cli(repo, "reject", drop, "--reason", "out of scope")
+    _cli(repo, "approve", "agent")
+    _title("git log --oneline --graph main")
+    for line in _git(repo, "log", "--oneline", "--graph", "main").splitlines():
         print(f"    {line}")
-    print("  its status note (git notes --ref gitpatch show HEAD):")
-    note = json.loads(_git(repo, "notes", "--ref", "gitpatch", "show", "HEAD"))
-    print(f"    status {note['status']}, by {note.get('approved_by')}, tool {note['tool']}")
     print(f"  git fsck: {_git(repo, 'fsck', '--strict') or 'clean'}")
 
 
 def main() -> int:
-    """Run both halves of the demo; the throwaway repository is removed afterwards."""
-    show_matcher()
+    """Run the demo on a throwaway repository, removed afterwards."""
     root = Path(tempfile.mkdtemp(prefix="gitpatch-demo-"))
     try:
-        show_git(root)
+        repo = _make_repo(root)
+        print(f"A throwaway repository at {repo}, on main (protected: agents land on a session).")
+        agent_session(repo)
+        review_session(repo)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print("\nDone. `make test` runs the whole suite.")

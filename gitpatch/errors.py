@@ -31,11 +31,13 @@ The tree::
     │   ├── Forbidden                  forbidden
     │   ├── PermissionDenied           permission_denied    a policy rule denies the operation
     │   ├── ApprovalRequired           approval_required    a person must approve first
+    │   ├── PlanModeDenied             plan_mode_denied     plan mode allows no such target
     │   ├── TeamNotFound               team_not_found
     │   ├── PersonalCannotAddressTeam  personal_cannot_address_team
     │   └── NoPersonalSpace            no_personal_space
     ├── StateError                     the repository or a proposal is not in a usable state
     │   ├── DirtyWorktree              dirty_worktree       uncommitted changes and dirty="refuse"
+    │   ├── UnsavedChanges             unsaved_changes      an editor holds unsaved edits
     │   ├── ProposalNotFound           proposal_not_found
     │   ├── ProposalClosed             proposal_closed      already approved, merged or rejected
     │   ├── ProposalRejected           proposal_rejected    same change a person already rejected
@@ -82,6 +84,7 @@ __all__ = [
     "PayloadTooLarge",
     "PermissionDenied",
     "PersonalCannotAddressTeam",
+    "PlanModeDenied",
     "ProposalClosed",
     "ProposalNotFound",
     "ProposalRejected",
@@ -96,6 +99,7 @@ __all__ = [
     "TeamNotFound",
     "UnsafePath",
     "WriteFailed",
+    "UnsavedChanges",
     "error_for_code",
     "write_failed",
 ]
@@ -310,6 +314,12 @@ class ApprovalRequired(AccessDenied):
     code = "approval_required"
 
 
+class PlanModeDenied(AccessDenied):
+    """Plan mode allows no change to this target (only the session's work:// files, or none)."""
+
+    code = "plan_mode_denied"
+
+
 class TeamNotFound(AccessDenied):
     """The team named in the address does not exist."""
 
@@ -338,6 +348,12 @@ class DirtyWorktree(StateError):
     """Touched files have uncommitted changes and the policy is ``refuse``."""
 
     code = "dirty_worktree"
+
+
+class UnsavedChanges(StateError):
+    """An editor holds unsaved edits to the target; the change would race with them."""
+
+    code = "unsaved_changes"
 
 
 class ProposalNotFound(StateError):

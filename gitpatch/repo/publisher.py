@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
+from gitpatch import gate
 from gitpatch.crashpoints import crashpoint
 from gitpatch.errors import ConcurrentUpdate, MergeConflict
 from gitpatch.repo.sessions import short
@@ -64,6 +65,8 @@ def publish(ctx: Context, step: Transition) -> None:
     """Move the refs and the notes ref in one transaction; land on disk when checked out."""
     store = ctx.store
     update, written = notes_update(store, step.notes)
+    for ref, new, old in step.refs:  # the approval gate the git hooks also enforce
+        gate.check_update(store, ref, old, new, protected=ctx.protected, notes_tip=update[1])
     crashpoint("objects.written")
 
     def move() -> None:

@@ -384,6 +384,21 @@ class Store:
         """True when the repository has no working tree."""
         return bool(self.repo.is_bare)
 
+    @property
+    def workdir(self) -> str | None:
+        """The working tree's root (with a trailing slash), None for a bare repository."""
+        return None if self.repo.is_bare else self.repo.workdir
+
+    def has_commit(self, commit: pygit2.Oid) -> bool:
+        """True when ``commit`` is in the object store (a push's old value may not be)."""
+        return commit in self.repo
+
+    def add_object_directory(self, path: str) -> None:
+        """Also read objects from ``path`` (a hook's quarantine directory, where a push's
+        objects wait until the hook accepts them)."""
+        with git_errors(f"add the object directory {path!r}"):
+            self.repo.odb.add_disk_alternate(path)
+
     def walk(
         self, tip: pygit2.Oid, *, first_parent: bool = False, hide: pygit2.Oid | None = None
     ) -> Iterator[pygit2.Commit]:
@@ -397,6 +412,17 @@ class Store:
             if hide is not None:
                 walker.hide(hide)
             yield from itertools.islice(walker, HISTORY_DEPTH)
+
+    def first_parents(self, tip: pygit2.Oid) -> Iterator[pygit2.Commit]:
+        """``tip`` and its first parents, newest first, read one by one (no sorting walk, so
+        stopping early costs only what was read); at most ``HISTORY_DEPTH`` commits."""
+        with git_errors(f"walk the first parents of {tip}"):
+            commit: pygit2.Commit | None = self.repo[tip].peel(pygit2.Commit)
+            for _ in range(HISTORY_DEPTH):
+                if commit is None:
+                    return
+                yield commit
+                commit = commit.parents[0] if commit.parents else None
 
     def merge_base(self, one: pygit2.Oid, two: pygit2.Oid) -> pygit2.Oid | None:
         """The best common ancestor of two commits, None when they share no history."""

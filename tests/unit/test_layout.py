@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "gitpatch"
 #: Front ends may use click and mcp; the library under them never does.
-FRONT_ENDS = ("gitpatch.cli", "gitpatch.mcp_server", "gitpatch.__main__")
+FRONT_ENDS = ("gitpatch.cli", "gitpatch.mcp_server", "gitpatch.__main__", "gitpatch.demo")
 MAX_LINES = 500
 
 

@@ -21,13 +21,23 @@ def test_public_names_are_exactly_these() -> None:
         "FileResult",
         "GitpatchError",
         "LogEntry",
+        "MemoryStorage",
+        "MountedFilesystem",
         "Proposal",
         "ProposalDetail",
         "ProposalInfo",
         "ProposalResult",
         "ReadResult",
+        "SideEffectApprovalToolPermissionPolicy",
+        "ToolOperation",
+        "ToolResult",
         "Workspace",
         "__version__",
+        "apply_patch_tool",
+        "patch_resource_tool",
+        "patch_tool",
+        "read_tool",
+        "workspace_tool_policy",
     ]
 
 
@@ -36,17 +46,20 @@ def test_workspace_and_error_are_exported() -> None:
     assert issubclass(gitpatch.GitpatchError, Exception)
 
 
-def test_demo_places_refuses_and_lands() -> None:
+def test_demo_runs_an_agent_over_mcp_then_a_review_by_cli() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "gitpatch.demo"], capture_output=True, text=True, check=False
     )
     assert out.returncode == 0, out.stderr
     text = out.stdout
-    assert "at level punctuation" in text
-    assert "refused [match_ambiguous]" in text
-    assert "refused [match_not_found]" in text
-    assert "CHANGES.md now on disk: 'Summary now counts items.'" in text
-    assert "status approved" in text
+    assert "tools offered: patch, apply_patch, patch_resource, read_file" in text
+    assert "agent -> apply_patch: Applied patch to 2 files (1 added, 1 modified):" in text
+    assert "It landed on session branch gitpatch/session/agent (main is protected)." in text
+    assert "agent -> patch: [isError] match_ambiguous: " in text
+    assert text.count("awaits a person's approval; nothing on disk changes") == 2
+    assert "$ gitpatch approve agent" in text and "merged into main" in text
+    assert "(out of scope); refs/heads/gitpatch/" in text
+    assert "Merge session agent into main" in text
     assert "git fsck: clean" in text
 
 

@@ -1,0 +1,137 @@
+"""The MCP server's speed over stdio: `python -m bench.bench_mcp`.
+
+In a repository of 20,000 files plus one 2,000-line file, through the real ``gitpatch serve``
+and the MCP SDK's own client (``ClientSession`` + ``stdio_client``), it measures:
+
+- start: from spawning the server process to the first tool result (``read_file`` of the big
+  file), and to the first edit result, medians over several fresh processes;
+- per call: the median round trip of a one-line edit (``patch``) of the 2,000-line file, in
+  review mode (a proposal commit and its note) and auto mode (also the working-tree file and
+  the index), and of a ``read_file`` of it, once the server is warm.
+
+Targets (issue 10): first result <= 1.0 s; median edit call <= 3 ms.
+Options: ``--files N`` (default 20000), ``--runs N`` (calls per figure), ``--starts N``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from bench._common import GIT_ENV, git, make_repo
+
+BIG = "big/module.py"
+BIG_LINES = 2000
+
+
+def _add_big_file(repo: Path) -> None:
+    (repo / "big").mkdir()
+    (repo / BIG).write_text("".join(f"value_{n} = {n}  # rev 0\n" for n in range(BIG_LINES)))
+    git(repo, "add", BIG)
+    git(repo, "commit", "-q", "-m", "a 2,000-line file")
+
+
+def _params(repo: Path, mode: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=str(Path(sys.executable).parent / "gitpatch"),
+        args=["-C", str(repo), "serve", "--mode", mode],
+        env=dict(GIT_ENV),
+    )
+
+
+def _edit(n: int) -> dict[str, Any]:
+    old, new = f"value_1000 = 1000  # rev {n}", f"value_1000 = 1000  # rev {n + 1}"
+    return {"path": BIG, "edits": f"<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n"}
+
+
+async def _start_once(repo: Path, counter: list[int]) -> tuple[float, float]:
+    """Seconds from spawn to the first read result, and to the first edit result."""
+    start = time.perf_counter()
+    async with (
+        stdio_client(_params(repo, "review"), errlog=sys.stderr) as (read, write),
+        ClientSession(read, write) as client,
+    ):
+        await client.initialize()
+        result = await client.call_tool("read_file", {"path": BIG, "limit": 1})
+        assert not result.is_error
+        first_read = time.perf_counter() - start
+        result = await client.call_tool("patch", _edit(counter[0]))
+        assert not result.is_error, result.content
+        first_edit = time.perf_counter() - start
+    return first_read, first_edit
+
+
+async def _calls(repo: Path, mode: str, runs: int, counter: list[int]) -> dict[str, float]:
+    """Median milliseconds per call, after warm-up, on one server."""
+    out: dict[str, float] = {}
+    async with (
+        stdio_client(_params(repo, mode), errlog=sys.stderr) as (read, write),
+        ClientSession(read, write) as client,
+    ):
+        await client.initialize()
+        for _ in range(3):
+            await client.call_tool("read_file", {"path": BIG, "limit": 1})
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            result = await client.call_tool("read_file", {"path": BIG, "offset": 990, "limit": 20})
+            times.append((time.perf_counter() - t0) * 1000)
+            assert not result.is_error
+        out["read_file"] = statistics.median(times)
+        times = []
+        for k in range(runs + 3):
+            arguments = _edit(counter[0]) if mode == "auto" else _edit(0)
+            t0 = time.perf_counter()
+            result = await client.call_tool("patch", arguments)
+            elapsed = (time.perf_counter() - t0) * 1000
+            assert not result.is_error, result.content
+            if mode == "auto":
+                counter[0] += 1
+            if k >= 3:
+                times.append(elapsed)
+        out["patch"] = statistics.median(times)
+    return out
+
+
+def main() -> int:
+    """Build the repository, then print the start-up and per-call figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--files", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--starts", type=int, default=5)
+    opts = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="gitpatch-bench-mcp-") as tmp:
+        repo, made = make_repo(Path(tmp), opts.files)
+        _add_big_file(repo)
+        print(
+            f"repository: {opts.files:,} files + a {BIG_LINES:,}-line file (made in {made:.1f} s)"
+        )
+        counter = [0]
+        starts = [anyio.run(_start_once, repo, counter) for _ in range(opts.starts)]
+        reads, edits = zip(*starts, strict=True)
+        print(
+            f"start -> first read_file result: {statistics.median(reads):.2f} s median "
+            f"(min {min(reads):.2f}, max {max(reads):.2f}); -> first patch result: "
+            f"{statistics.median(edits):.2f} s   [target <= 1.0 s]"
+        )
+        for mode in ("review", "auto"):
+            figures = anyio.run(_calls, repo, mode, opts.runs, counter)
+            print(
+                f"{mode:>6} mode, median per call over stdio: patch (one line of "
+                f"{BIG_LINES:,}) {figures['patch']:.2f} ms, read_file {figures['read_file']:.2f} ms"
+                "   [target patch <= 3 ms]"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Driving the real ``gitpatch serve`` over stdio with the MCP SDK's own client."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tests.gitkit import GIT_ENV
+
+T = TypeVar("T")
+
+
+def console_script(name: str = "gitpatch") -> str:
+    """The installed console script next to this interpreter."""
+    path = Path(sys.executable).parent / name
+    assert path.exists(), f"console script {path} is not installed (make install)"
+    return str(path)
+
+
+@contextlib.asynccontextmanager
+async def session(repo: Path, *extra: str) -> AsyncIterator[ClientSession]:
+    """An initialised client session with ``gitpatch -C repo serve *extra``."""
+    params = StdioServerParameters(
+        command=console_script(),
+        args=["-C", str(repo), "serve", *extra],
+        env={**GIT_ENV, "HOME": str(repo), "PATH": os.environ.get("PATH", "")},
+        cwd=str(repo),
+    )
+    with open(os.devnull, "w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            yield client
+
+
+def run(repo: Path, scenario: Callable[[ClientSession], Awaitable[T]], *extra: str) -> T:
+    """Run ``scenario(client)`` against a fresh server on ``repo``; returns its result."""
+
+    async def main() -> T:
+        with anyio.fail_after(60):
+            async with session(repo, *extra) as client:
+                return await scenario(client)
+
+    return anyio.run(main)
+
+
+def text_of(result: Any) -> str:
+    """The text content of a tool result."""
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def repo_state(repo: Path) -> tuple[str, str, dict[str, bytes]]:
+    """Every ref with its target, ``git status``, and every file's bytes: what a refused call
+    must leave exactly as it was."""
+    from tests.gitkit import git
+
+    refs = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
+    status = git(repo, "status", "--porcelain", "--untracked-files=all")
+    files = {
+        str(p.relative_to(repo)): p.read_bytes()
+        for p in sorted(repo.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(repo).parts
+    }
+    return refs, status, files

@@ -1,0 +1,326 @@
+"""Storages under the tools: versions, resource ids, families, teams, failures, real checkouts."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from gitpatch import (
+    MemoryStorage,
+    MountedFilesystem,
+    Workspace,
+    apply_patch_tool,
+    patch_resource_tool,
+    patch_tool,
+    read_tool,
+)
+from gitpatch.storage import Target
+from gitpatch.tools import GENERIC_FAILURE
+from tests.gitkit import git, head, make_repo, status_porcelain
+from tests.tools.kit import mounted, sr, state
+
+
+def _move(src: str, dst: str) -> str:
+    return f"*** Begin Patch\n*** Update File: {src}\n*** Move to: {dst}\n*** End Patch"
+
+
+def _ids_follow_edits_and_moves(ns: Any) -> None:
+    read = read_tool(ns)
+    first = read(path="a.txt").data["id"]
+    assert patch_tool(ns, ns)(path="a.txt", edits=sr("a\n", "b\n")).ok
+    assert read(path="a.txt").data["id"] == first
+    moved = apply_patch_tool(ns, ns)(patch=_move("a.txt", "dir/b.txt"))
+    assert moved.ok, str(moved)
+    assert moved.data["files"][0]["id"] == first
+    assert read(path="dir/b.txt").data["id"] == first
+    ap = apply_patch_tool(ns, ns)
+    assert ap(patch="*** Begin Patch\n*** Delete File: dir/b.txt\n*** End Patch").ok
+    assert ap(patch="*** Begin Patch\n*** Add File: dir/b.txt\n+b\n*** End Patch").ok
+    assert read(path="dir/b.txt").data["id"] != first
+
+
+def test_resource_ids_on_a_workspace(tmp_path) -> None:
+    _repo, ws, _fs = mounted(tmp_path / "r", {"a.txt": "a\n", "other.txt": "o\n"})
+    _ids_follow_edits_and_moves(ws)
+
+
+def test_resource_ids_on_memory() -> None:
+    _ids_follow_edits_and_moves(MemoryStorage({"a.txt": "a\n", "other.txt": "o\n"}))
+
+
+def test_resource_id_follows_a_persons_git_mv(tmp_path) -> None:
+    repo, ws, _fs = mounted(tmp_path / "r", {"a.txt": "some text that is long enough\n"})
+    first = read_tool(ws)(path="a.txt").data["id"]
+    git(repo, "mv", "a.txt", "b.txt")
+    git(repo, "commit", "-qm", "rename")
+    assert read_tool(ws)(path="b.txt").data["id"] == first
+
+
+def test_memory_versions_are_counters_and_recreation_is_not_found() -> None:
+    mem = MemoryStorage({"a.txt": "a\n"})
+    tool = patch_resource_tool(mem, mem)
+    v1 = read_tool(mem)(path="a.txt").data["version"]
+    assert isinstance(v1, int)
+    res = tool(path="a.txt", edits=[{"old_string": "a", "new_string": "b"}], expected_version=v1)
+    assert res.data["version"] == v1 + 1
+    stale = tool(path="a.txt", edits=[{"old_string": "b", "new_string": "c"}], expected_version=v1)
+    assert stale.code == "resource_conflict"
+    v2 = res.data["version"]
+    ap = apply_patch_tool(mem, mem)
+    assert ap(patch="*** Begin Patch\n*** Delete File: a.txt\n*** End Patch").ok
+    assert ap(patch="*** Begin Patch\n*** Add File: a.txt\n+b\n*** End Patch").ok
+    gone = tool(path="a.txt", edits=[{"old_string": "b", "new_string": "c"}], expected_version=v2)
+    assert gone.code == "resource_not_found"
+    assert mem.read_bytes("a.txt") == b"b\n"
+
+
+def test_workspace_recreation_is_not_found(tmp_path) -> None:
+    repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\n"})
+    version = read_tool(fs)(path="a.txt").data["version"]
+    ap = apply_patch_tool(fs, fs)
+    assert ap(patch="*** Begin Patch\n*** Delete File: a.txt\n*** End Patch").ok
+    assert ap(patch="*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch").ok
+    before = state(repo)
+    res = patch_resource_tool(fs, fs)(
+        path="a.txt", edits=[{"old_string": "a", "new_string": "b"}], expected_version=version
+    )
+    assert res.code == "resource_not_found" and state(repo) == before
+
+
+# -- a version identifies what was read, uncommitted disk content included ---------------------
+
+
+def test_read_version_of_uncommitted_content(tmp_path) -> None:
+    repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\n"})
+    assert read_tool(fs)(path="a.txt").data["version"] == head(repo)
+    (repo / "a.txt").write_text("dirty\n")
+    read = read_tool(fs)(path="a.txt")
+    version = read.data["version"]
+    assert version != head(repo) and read.data["content"] == "dirty\n"
+    assert git(repo, "show", f"{version}:a.txt") == "dirty\n"
+    assert version not in git(repo, "for-each-ref")  # no ref points at it
+    tool = patch_resource_tool(fs, fs)
+    res = tool(
+        path="a.txt",
+        edits=[{"old_string": "dirty", "new_string": "clean"}],
+        expected_version=version,
+    )
+    assert res.ok, str(res)
+    assert (repo / "a.txt").read_text() == "clean\n" and status_porcelain(repo) == ""
+    # Read again, then someone changes the disk: the old version is a conflict.
+    (repo / "a.txt").write_text("mine\n")
+    version = read_tool(fs)(path="a.txt").data["version"]
+    (repo / "a.txt").write_text("theirs\n")
+    before = state(repo)
+    res = tool(
+        path="a.txt", edits=[{"old_string": "mine", "new_string": "x"}], expected_version=version
+    )
+    assert res.code == "resource_conflict" and "changed on disk" in str(res)
+    assert state(repo) == before
+
+
+# -- families ----------------------------------------------------------------------------------
+
+
+def test_mixed_families_move_every_ref_in_one_proposal(tmp_path) -> None:
+    repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\n"})
+    patch = (
+        "*** Begin Patch\n*** Add File: work://s1/plan.md\n+plan\n"
+        "*** Add File: memory://k/notes.md\n+note\n"
+        "*** Update File: a.txt\n@@\n-a\n+b\n*** End Patch"
+    )
+    res = apply_patch_tool(fs, fs)(patch=patch)
+    assert res.ok, str(res)
+    assert (repo / "a.txt").read_text() == "b\n" and status_porcelain(repo) == ""
+    assert not (repo / "plan.md").exists() and not (repo / "work:").exists()
+    assert git(repo, "show", "refs/gitpatch/work/s1:plan.md") == "plan\n"
+    assert git(repo, "show", "refs/gitpatch/memory/k:notes.md") == "note\n"
+    trailer = "%(trailers:key=Gitpatch-Proposal,valueonly)"
+    ids = {
+        git(repo, "log", "-1", f"--format={trailer}", ref).strip()
+        for ref in ("refs/gitpatch/work/s1", "refs/gitpatch/memory/k", "HEAD")
+    }
+    assert ids == {res.data["proposal_id"]}
+    assert set(res.data["versions"]) == {
+        "refs/heads/work",
+        "refs/gitpatch/work/s1",
+        "refs/gitpatch/memory/k",
+    }
+    assert read_tool(fs)(path="work://s1/plan.md").data["content"] == "plan\n"
+    git(repo, "fsck", "--strict")
+
+
+def test_a_failing_part_moves_no_ref(tmp_path) -> None:
+    repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\n"})
+    before = state(repo)
+    patch = (
+        "*** Begin Patch\n*** Add File: work://s1/plan.md\n+plan\n"
+        "*** Update File: a.txt\n@@\n-not there\n+b\n*** End Patch"
+    )
+    res = apply_patch_tool(fs, fs)(patch=patch)
+    assert res.code == "match_not_found" and state(repo) == before
+
+
+def test_a_move_across_roots_is_refused(tmp_path) -> None:
+    repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\n"})
+    before = state(repo)
+    res = apply_patch_tool(fs, fs)(patch=_move("a.txt", "work://s1/a.txt"))
+    assert res.code == "invalid_arguments" and "stays within one root" in str(res)
+    assert state(repo) == before
+
+
+def test_family_edits_and_versions(tmp_path) -> None:
+    repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\n"})
+    ap = apply_patch_tool(fs, fs)
+    assert ap(patch="*** Begin Patch\n*** Add File: work://s1/x.md\n+one\n*** End Patch").ok
+    read = read_tool(fs)(path="work://s1/x.md")
+    assert read.data["version"] == head(repo, "refs/gitpatch/work/s1")
+    res = patch_resource_tool(fs, fs)(
+        path="work://s1/x.md",
+        edits=[{"old_string": "one", "new_string": "two"}],
+        expected_version=read.data["version"],
+    )
+    assert res.ok and res.data["path"] == "work://s1/x.md" and res.data["id"] == read.data["id"]
+    assert git(repo, "show", "refs/gitpatch/work/s1:x.md") == "two\n"
+    assert status_porcelain(repo) == ""
+
+
+def test_families_need_one_mounted_workspace(tmp_path) -> None:
+    mem = MemoryStorage({"a": "a\n"})
+    res = patch_tool(mem, mem)(path="work://s1/a", edits=sr("a\n", "b\n"))
+    assert res.code == "path_unsafe"
+    fs = MountedFilesystem({"/m": mem})
+    res = read_tool(fs)(path="work://s1/a")
+    assert res.code == "path_unsafe" and "exactly one mounted Workspace" in str(res)
+
+
+# -- teams -------------------------------------------------------------------------------------
+
+
+def test_team_without_a_service_is_a_clear_error(tmp_path) -> None:
+    mem = MemoryStorage({"a.txt": "a\n"})
+    res = patch_resource_tool(mem, mem)(
+        path="a.txt", edits=[{"old_string": "a", "new_string": "b"}], team="core"
+    )
+    assert res.code == "team_not_found" and "no team spaces" in str(res)
+    assert mem.read_bytes("a.txt") == b"a\n"
+
+
+def test_team_spaces_plug_in_through_a_resolver() -> None:
+    own, team = MemoryStorage({"a.txt": "mine\n"}), MemoryStorage({"a.txt": "team\n"})
+    tool = patch_resource_tool(own, own, spaces={"core": team}.__getitem__)
+    res = tool(path="a.txt", edits=[{"old_string": "team", "new_string": "ours"}], team="core")
+    assert res.ok, str(res)
+    assert team.read_bytes("a.txt") == b"ours\n" and own.read_bytes("a.txt") == b"mine\n"
+
+
+# -- failures ----------------------------------------------------------------------------------
+
+
+class Broken(MemoryStorage):
+    def __init__(self, error: BaseException) -> None:
+        super().__init__({"a.txt": "a\n"})
+        self.error = error
+
+    def apply(self, proposal: Any, **kw: Any) -> Any:
+        raise self.error
+
+
+def test_unexpected_errors_get_one_stable_text(caplog) -> None:
+    mem = Broken(RuntimeError("internal detail 42"))
+    with caplog.at_level(logging.ERROR, logger="gitpatch.tools"):
+        res = patch_tool(mem, mem)(path="a.txt", edits=sr("a\n", "b\n"))
+    assert str(res) == GENERIC_FAILURE.format(tool="patch")
+    assert res.code == "internal_error" and "internal detail" not in str(res)
+    assert "internal detail 42" in caplog.text
+
+
+def test_failed_writes_say_so() -> None:
+    mem = Broken(OSError(28, "No space left on device"))
+    res = patch_tool(mem, mem)(path="a.txt", edits=sr("a\n", "b\n"))
+    assert res.code == "write_failed" and "No space left on device" in str(res)
+    assert mem.read_bytes("a.txt") == b"a\n"
+
+
+def test_wrong_arguments_are_invalid_arguments() -> None:
+    mem = MemoryStorage({"a.txt": "a\n"})
+    res = patch_tool(mem, mem)(path="a.txt", edit="x")
+    assert res.code == "invalid_arguments" and "edit" in str(res)
+    res = read_tool(mem)(path="a.txt", offset=0)
+    assert res.code == "invalid_arguments"
+
+
+# -- real checkouts ----------------------------------------------------------------------------
+
+
+def test_linked_worktree(tmp_path) -> None:
+    repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
+    git(repo, "worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
+    ws = Workspace.open(tmp_path / "side")
+    res = patch_tool(ws, ws)(path="a.txt", edits=sr("a\n", "b\n"))
+    assert res.ok, str(res)
+    assert (tmp_path / "side" / "a.txt").read_text() == "b\n"
+    assert (repo / "a.txt").read_text() == "a\n"
+    assert status_porcelain(tmp_path / "side") == ""
+
+
+def test_staged_work_stays_staged(tmp_path) -> None:
+    repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\n", "b.txt": "b\n"})
+    (repo / "b.txt").write_text("staged\n")
+    git(repo, "add", "b.txt")
+    assert patch_tool(fs, fs)(path="a.txt", edits=sr("a\n", "x\n")).ok
+    assert git(repo, "diff", "--cached", "--name-only").split() == ["b.txt"]
+
+
+def test_sparse_checkout_outside_the_cone(tmp_path) -> None:
+    repo = make_repo(tmp_path / "r", {"in/a.txt": "a\n", "out/b.txt": "b\n"})
+    git(repo, "sparse-checkout", "set", "in")
+    ws = Workspace.open(repo)
+    assert patch_tool(ws, ws)(path="in/a.txt", edits=sr("a\n", "x\n")).ok
+    before = head(repo)
+    res = patch_tool(ws, ws)(path="out/b.txt", edits=sr("b\n", "x\n"))
+    # Outside the cone the file is not on disk: the Workspace either edits the committed file
+    # without checking it out, or reports it missing and changes nothing.
+    assert not (repo / "out" / "b.txt").exists()
+    if res.ok:
+        assert git(repo, "show", "HEAD:out/b.txt") == "x\n"
+    else:
+        assert res.code == "resource_not_found", str(res)
+        assert head(repo) == before and git(repo, "show", "HEAD:out/b.txt") == "b\n"
+
+
+def test_crlf_files_keep_their_endings(tmp_path) -> None:
+    repo = make_repo(tmp_path / "r", {"a.txt": b"one\r\ntwo\r\n"})
+    git(repo, "config", "core.autocrlf", "true")
+    ws = Workspace.open(repo)
+    assert patch_tool(ws, ws)(path="a.txt", edits=sr("one\n", "uno\n")).ok
+    assert (repo / "a.txt").read_bytes() == b"uno\r\ntwo\r\n"
+
+
+def test_target_is_a_plain_record() -> None:
+    mem = MemoryStorage({})
+    assert mem.resolve("a/b.txt") == Target(mem, "a/b.txt", "a/b.txt")
+
+
+def test_memory_writer_completes_on_success_and_preserves_on_failure() -> None:
+    mem = MemoryStorage({"a.txt": "a\n", "b.txt": "b\n"})
+    with pytest.raises(RuntimeError), mem.writer() as staged:
+        staged["a.txt"] = b"new\n"
+        staged["b.txt"] = None
+        raise RuntimeError("half-way")
+    assert mem.read_bytes("a.txt") == b"a\n" and mem.read_bytes("b.txt") == b"b\n"
+    with mem.writer() as staged:
+        staged["a.txt"] = b"new\n"
+        staged["b.txt"] = None
+    assert mem.read_bytes("a.txt") == b"new\n" and mem.list() == ["a.txt"]
+    assert mem.stat("a.txt") is not None and mem.stat("b.txt") is None
+
+
+def test_a_team_space_may_be_a_workspace(tmp_path) -> None:
+    repo, ws, _fs = mounted(tmp_path / "r", {"a.txt": "team\n"})
+    own = MemoryStorage({"a.txt": "mine\n"})
+    tool = patch_resource_tool(own, own, spaces=lambda team: ws)
+    res = tool(path="a.txt", edits=[{"old_string": "team", "new_string": "ours"}], team="core")
+    assert res.ok and (repo / "a.txt").read_text() == "ours\n"
