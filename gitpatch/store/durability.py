@@ -12,11 +12,16 @@ of the git directory on or off for this process.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import os
+from collections.abc import Callable, Iterator
 
 import pygit2
 
-__all__ = ["apply", "wanted"]
+from gitpatch.errors import RepositoryError, WriteFailed
+from gitpatch.store.owners import common_dir
+
+__all__ = ["apply", "components", "objects_written", "wanted"]
 
 _DEFAULT = frozenset({"pack", "pack-metadata", "commit-graph"})
 _AGGREGATES = {
@@ -65,3 +70,24 @@ def apply(durable: bool) -> None:
     if _applied != [durable]:
         pygit2.settings.enable_fsync_gitdir(durable)
         _applied[:] = [durable]
+
+
+@contextlib.contextmanager
+def objects_written(gitdir: str, need: int) -> Iterator[None]:
+    """Writing about ``need`` bytes of objects: when libgit2 fails without a reason (it loses
+    the errno of a full disk, leaving a stale message) and the object directory has no room
+    for them, say so (``write_failed``)."""
+    try:
+        yield
+    except RepositoryError as exc:
+        if not isinstance(exc.__cause__, pygit2.GitError):
+            raise
+        st = os.statvfs(common_dir(gitdir) / "objects")
+        if st.f_bavail * st.f_frsize >= need + 65536:
+            raise
+        raise WriteFailed(
+            "could not write the objects of this change to the repository: the disk is "
+            "full; nothing was changed",
+            hint="Free some space, then retry the same call.",
+            details={"what": "objects", "errno": "ENOSPC"},
+        ) from exc

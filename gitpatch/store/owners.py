@@ -36,6 +36,8 @@ __all__ = [
     "Record",
     "announced",
     "common_dir",
+    "config_lock",
+    "holding",
     "current",
     "flocked",
     "operation",
@@ -126,6 +128,11 @@ def common_dir(gitdir: str) -> Path:
     if common.is_file():
         base = (base / common.read_text().strip()).resolve()
     return base
+
+
+def config_lock(gitdir: str) -> Path:
+    """The lock file git and libgit2 take to write the repository's config."""
+    return common_dir(gitdir) / "config.lock"
 
 
 def owners_dir(gitdir: str) -> Path:
@@ -244,6 +251,14 @@ def current() -> Record | None:
 
 
 _mine: list[Record] = []
+
+
+@contextlib.contextmanager
+def holding(gitdir: str, locks: Sequence[str]) -> Iterator[None]:
+    """Within an operation (this thread's, or one for the block), announce ``locks`` for the
+    block: for a libgit2 call that takes them."""
+    with operation(gitdir), announced(locks):
+        yield
 
 
 @contextlib.contextmanager

@@ -23,7 +23,6 @@ from gitpatch.errors import (
     InvalidArguments,
     NotATextResource,
     RepositoryError,
-    WriteFailed,
 )
 from gitpatch.model import FileChange
 from gitpatch.store import (
@@ -178,7 +177,10 @@ class Store:
         """Write a commit object (no ref moves); trailers go in a final ``Key: value`` block."""
         text = _format_message(message, trailers)
         committer = self.signature()
-        with self._objects_written(len(text)), git_errors(f"create a commit of tree {tree}"):
+        with (
+            durability.objects_written(self.repo.path, len(text)),
+            git_errors(f"create a commit of tree {tree}"),
+        ):
             oid = self.repo.create_commit(
                 None, author or committer, committer, text, tree, list(parents)
             )
@@ -276,31 +278,11 @@ class Store:
         """The tree of commit ``base`` (None: empty) after ``changes``; cost ~ paths x depth."""
         need = sum(len(c.content or b"") for c in changes)
         with (
-            self._objects_written(need),
+            durability.objects_written(self.repo.path, need),
             git_errors(f"build a tree on {base or 'an empty repository'}"),
         ):
             tree = None if base is None else self.repo[base].peel(pygit2.Tree)
             return trees.build(self.repo, tree, changes)
-
-    @contextlib.contextmanager
-    def _objects_written(self, need: int) -> Iterator[None]:
-        """Writing about ``need`` bytes of objects: when libgit2 fails without a reason (it
-        loses the errno of a full disk, leaving a stale message) and the object directory has
-        no room for them, say so (``write_failed``)."""
-        try:
-            yield
-        except RepositoryError as exc:
-            if not isinstance(exc.__cause__, pygit2.GitError):
-                raise
-            st = os.statvfs(owners.common_dir(self.repo.path) / "objects")
-            if st.f_bavail * st.f_frsize >= need + 65536:
-                raise
-            raise WriteFailed(
-                "could not write the objects of this change to the repository: the disk is "
-                "full; nothing was changed",
-                hint="Free some space, then retry the same call.",
-                details={"what": "objects", "errno": "ENOSPC"},
-            ) from exc
 
     def update_ref(
         self, name: str, new: pygit2.Oid | None, old: pygit2.Oid | None, message: str
@@ -440,14 +422,11 @@ class Store:
     def set_head(self, ref: str) -> None:
         """Point HEAD at the branch ``ref``; ``ConcurrentUpdate`` (locked) while HEAD.lock is
         held by another process."""
-        with owners.operation(self.repo.path) as record:
-            record.announce(recovery.lock_paths(self.repo, ["HEAD"], False))
+        with owners.holding(self.repo.path, recovery.lock_paths(self.repo, ["HEAD"], False)):
             try:
                 self.repo.references.create("HEAD", ref, force=True)
             except OSError as exc:
                 raise ConcurrentUpdate("HEAD is locked", reason="locked") from exc
-            finally:
-                record.clear()
 
     @contextlib.contextmanager
     def operation(self) -> Iterator[None]:
@@ -465,10 +444,8 @@ class Store:
         return self._durable
 
     def recover(self, *, sweep: bool = False) -> list[str]:
-        """Finish or undo what killed gitpatch processes left; the lock files removed.
-
-        ``sweep`` also removes libgit2's half-written object files no live process owns.
-        """
+        """Finish or undo what killed gitpatch processes left; the lock files removed (with
+        ``sweep``, also libgit2's half-written object files no live process owns)."""
         with git_errors("recover what a killed gitpatch process left"):
             return refs.recover(self.repo, sweep=sweep)
 
@@ -514,12 +491,9 @@ class Store:
 
     def config_set(self, key: str, value: str) -> bool:
         """Set ``key`` in the repository's config; False when the config cannot be written."""
-        with owners.operation(self.repo.path) as record:
-            record.announce([str(owners.common_dir(self.repo.path) / "config.lock")])
+        with owners.holding(self.repo.path, [str(owners.config_lock(self.repo.path))]):
             try:
                 self.repo.config[key] = value
             except (pygit2.GitError, OSError):
                 return False
-            finally:
-                record.clear()
         return True
