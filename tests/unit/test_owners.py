@@ -52,9 +52,9 @@ def test_the_flock_file_goes_with_its_last_holder(tmp_path: Path) -> None:
     lock = tmp_path / "land.lock"
     with flocked(lock):
         assert Owner.from_tag(lock.read_text()) == Owner.me()
-        with pytest.raises(GitpatchError) as err:
-            with flocked(lock, wait=0):  # a second holder (another open file) must wait
-                pass
+        # a second holder (another open file) must wait
+        with pytest.raises(GitpatchError) as err, flocked(lock, wait=0):
+            pass
         assert err.value.code == "concurrent_update"
         assert f"pid {os.getpid()}" in err.value.message
     assert not lock.exists()
