@@ -7,7 +7,9 @@ and the MCP SDK's own client (``ClientSession`` + ``stdio_client``), it measures
   file), and to the first edit result, medians over several fresh processes;
 - per call: the median round trip of a one-line edit (``patch``) of the 2,000-line file, in
   review mode (a proposal commit and its note) and auto mode (also the working-tree file and
-  the index), and of a ``read_file`` of it, once the server is warm.
+  the index), and of a ``read_file`` of it, once the server is warm;
+- the same review-mode edit on the tool layer in process (``gitpatch.patch_tool`` over a
+  Workspace, no MCP): the difference is what the protocol and the process boundary cost.
 
 Targets (issue 10): first result <= 1.0 s; median edit call <= 3 ms.
 Options: ``--files N`` (default 20000), ``--runs N`` (calls per figure), ``--starts N``.
@@ -102,6 +104,23 @@ async def _calls(repo: Path, mode: str, runs: int, counter: list[int]) -> dict[s
     return out
 
 
+def _in_process(repo: Path, runs: int) -> float:
+    """Median milliseconds of the review-mode edit through ``patch_tool``, no MCP."""
+    from gitpatch import Workspace, patch_tool
+
+    ws = Workspace.open(repo, mode="review")
+    tool = patch_tool(ws, ws)
+    times = []
+    for k in range(runs + 3):
+        t0 = time.perf_counter()
+        result = tool(**_edit(0))
+        elapsed = (time.perf_counter() - t0) * 1000
+        assert result.ok, str(result)
+        if k >= 3:
+            times.append(elapsed)
+    return statistics.median(times)
+
+
 def main() -> int:
     """Build the repository, then print the start-up and per-call figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -123,6 +142,8 @@ def main() -> int:
             f"(min {min(reads):.2f}, max {max(reads):.2f}); -> first patch result: "
             f"{statistics.median(edits):.2f} s   [target <= 1.0 s]"
         )
+        direct = _in_process(repo, opts.runs)
+        print(f"in process, no MCP: patch_tool review-mode edit {direct:.2f} ms median")
         for mode in ("review", "auto"):
             figures = anyio.run(_calls, repo, mode, opts.runs, counter)
             print(

@@ -94,7 +94,7 @@ class MountedFilesystem:
 
 
 def as_storage(obj: Any) -> Storage:
-    """``obj`` as a storage: a Workspace is wrapped (the same wrapper each time)."""
+    """``obj`` as a storage: a Workspace is wrapped (views of one Workspace are equal)."""
     if isinstance(obj, Workspace):
         return WorkspaceStorage.of(obj)
     if isinstance(obj, Storage):
@@ -112,7 +112,7 @@ def namespace_of(reader: Any, writer: Any) -> Namespace:
         ns: Namespace = reader
         return ns
     left, right = as_storage(reader), as_storage(writer)
-    if left is not right:
+    if left is not right and left != right:
         raise ValueError(
             "reader= and writer= come from different namespaces; pass the same storage as both"
         )

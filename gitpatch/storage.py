@@ -3,7 +3,8 @@
 A storage offers two capabilities over keys (clean relative POSIX paths, or for a Workspace
 ``work://`` / ``memory://`` addresses):
 
-- reading: ``read(key)`` (bytes, version and resource id together), ``stat(key)``, ``list()``;
+- reading: ``read(key)`` (bytes, version and resource id together), ``read_bytes(key)``,
+  ``stat(key)``, ``list()``;
 - writing: ``apply(proposal, ...)`` runs the pure engine on the storage's current content and,
   only when every edit succeeded, opens its writer, which completes the replacement on success
   and leaves every target as it was on failure.
@@ -98,6 +99,10 @@ class Storage(Protocol):
 
     def read(self, key: str) -> FileRead:
         """The file's bytes, version and id; ``resource_not_found`` / ``not_a_text_resource``."""
+        ...
+
+    def read_bytes(self, key: str) -> bytes:
+        """The file's bytes (``read(key).data``)."""
         ...
 
     def stat(self, key: str) -> Stat | None:

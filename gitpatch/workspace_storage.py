@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import threading
-import weakref
 from collections.abc import Iterator
-from typing import ClassVar
 
 import pygit2
 
 from gitpatch import families
-from gitpatch.errors import GitpatchError, NotATextResource, ResourceConflict, ResourceNotFound
+from gitpatch.errors import (
+    GitpatchError,
+    InvalidArguments,
+    ResourceConflict,
+    ResourceNotFound,
+)
 from gitpatch.model import FileChange, Proposal
 from gitpatch.paths import Address, parse_address
 from gitpatch.policy import RulePolicy, rules_from_config
@@ -45,13 +47,9 @@ READ_TRAILER = "Gitpatch-Read"
 
 
 class WorkspaceStorage:
-    """The storage view of one Workspace; ``WorkspaceStorage.of(ws)`` gives the same one each
-    time, so ``reader=ws, writer=ws`` is one namespace."""
-
-    _made: ClassVar[weakref.WeakKeyDictionary[Workspace, WorkspaceStorage]] = (
-        weakref.WeakKeyDictionary()
-    )
-    _made_lock: ClassVar[threading.Lock] = threading.Lock()
+    """The storage view of one Workspace. Two views of the same Workspace are equal, so
+    ``reader=ws, writer=ws`` is one namespace; a view holds its Workspace alive, nothing holds
+    the view but its user."""
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
@@ -61,12 +59,14 @@ class WorkspaceStorage:
 
     @classmethod
     def of(cls, workspace: Workspace) -> WorkspaceStorage:
-        """The storage wrapping ``workspace`` (made once)."""
-        with cls._made_lock:
-            found = cls._made.get(workspace)
-            if found is None:
-                found = cls._made[workspace] = cls(workspace)
-            return found
+        """A storage view of ``workspace``."""
+        return cls(workspace)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WorkspaceStorage) and other.workspace is self.workspace
+
+    def __hash__(self) -> int:
+        return id(self.workspace)
 
     def config_policy(self) -> RulePolicy | None:
         """The tool rules in the repository's git config, if any (see the README):
@@ -129,6 +129,10 @@ class WorkspaceStorage:
             ident = resource_id(store, head, path) or uuid_like(f"{version}\0{path}\0new")
             return FileRead(data, str(version) if version else "", ident)
 
+    def read_bytes(self, key: str) -> bytes:
+        """The bytes of the file at ``key`` (disk content when the branch is checked out)."""
+        return self.read(key).data
+
     def stat(self, key: str) -> Stat | None:
         """See ``Storage.stat``."""
         with self._view(key) as (ws, path, disk):
@@ -185,7 +189,7 @@ class WorkspaceStorage:
     def _holder(self, root: Address | None, review: bool) -> Workspace:
         if root is not None:
             if review:
-                raise NotATextResource(
+                raise InvalidArguments(
                     f"{root.family}://{root.root}/ changes cannot be kept for review",
                     hint="Scratch addresses take changes directly; ask for approval of "
                     "ordinary paths only.",
@@ -225,8 +229,7 @@ class WorkspaceStorage:
         text = str(expected).strip()
         pin = None
         with contextlib.suppress(GitpatchError, ValueError, KeyError, pygit2.GitError):
-            commit = ws.store.resolve_commit(text)
-            info = ws.store.info(commit)
+            info = ws.store.info(ws.store.resolve_commit(text))
             if READ_TRAILER in info.trailers:
                 pin = info
         if pin is None:

@@ -11,11 +11,11 @@ import json
 import os
 import posixpath
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 from pydantic import BaseModel
@@ -27,9 +27,7 @@ if TYPE_CHECKING:
     from gitpatch.results import Mode
     from gitpatch.workspace import Workspace
 
-__all__ = ["Env", "pass_env", "read_input", "wants_color"]
-
-F = TypeVar("F", bound=Callable[..., Any])
+__all__ = ["Env", "pass_env", "read_input", "to_jsonable", "wants_color"]
 
 
 def wants_color(json_output: bool, stream: Any = None) -> bool:

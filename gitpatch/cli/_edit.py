@@ -9,39 +9,23 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from gitpatch.cli._common import Env, pass_env, read_input
-from gitpatch.errors import InvalidArguments, InvalidPatch
+from gitpatch.errors import InvalidArguments
 
 if TYPE_CHECKING:
     from gitpatch.model import Proposal
     from gitpatch.results import ProposalResult
     from gitpatch.workspace import Workspace
 
-__all__ = ["apply", "apply_patch", "detect_format", "edit", "patch", "read"]
+__all__ = ["apply", "apply_patch", "edit", "patch", "read"]
 
-_SEARCH = re.compile(r"^<{5,9} ?SEARCH\s*$", re.MULTILINE)
-_UNIFIED = re.compile(r"^(diff --git |--- \S.*\n\+\+\+ \S)", re.MULTILINE)
-
-
-def detect_format(text: str) -> str:
-    """Which edit language ``text`` is: ``apply_patch``, ``search_replace`` or ``unified_diff``."""
-    if "*** Begin Patch" in text:
-        return "apply_patch"
-    if _SEARCH.search(text):
-        return "search_replace"
-    if _UNIFIED.search(text):
-        return "unified_diff"
-    raise InvalidPatch(
-        "cannot tell the format of the input",
-        hint="Pass a '*** Begin Patch' patch, SEARCH/REPLACE blocks each preceded by a path "
-        "line, or a unified diff (git diff, diff -u).",
-    )
+#: The tool name each detected language is recorded under (as ``Workspace.apply`` does).
+_TOOL_OF = {"apply_patch": "apply_patch", "unified_diff": "apply_diff", "search_replace": "patch"}
 
 
 def _options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -193,10 +177,12 @@ def apply(env: Env, files: tuple[str, ...], review: bool, dry_run: bool) -> None
     """
     sources = list(files) or ["-"]
     texts = [(source, read_input(source, "patch")) for source in sources]
+    from gitpatch.formats import detect
+
     with env.progress(texts, "applying") as items:
         for _source, text in items:
-            fmt = detect_format(text)
-            proposal = dataclasses.replace(_parse(fmt, text), tool="apply")
+            fmt = detect(text)
+            proposal = dataclasses.replace(_parse(fmt, text), tool=_TOOL_OF[fmt])
             _run(env, proposal, review, dry_run)
 
 

@@ -9,7 +9,7 @@ the first call, so starting the server stays cheap.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from gitpatch.workspace import Workspace
 
 __all__ = ["workspace_toolset"]
-
-A = TypeVar("A", bound=BaseModel)
 
 
 class _Repository:

@@ -320,6 +320,14 @@ class Store:
             tree = history.merge_tree(self.repo, ours, theirs)
         return self.commit(tree, [ours, theirs], message, trailers)
 
+    def merge_conflicts(self, ours: pygit2.Oid, theirs: pygit2.Oid) -> list[str]:
+        """The paths merging ``theirs`` into ``ours`` would conflict in ([]: it merges cleanly).
+
+        A preview for people deciding: the merge happens in memory and writes nothing.
+        """
+        with git_errors(f"try merging {theirs} into {ours}"):
+            return history.merge_conflicts(self.repo, ours, theirs)
+
     def revert(
         self,
         commit: pygit2.Oid,

@@ -54,16 +54,19 @@ class _CallState:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._shown: dict[str, str] = {}
         self.cancelled = False
         self.writing = False
 
     def gate(self) -> None:
+        """Called right before the writer opens: stop if cancelled, else mark the write."""
         with self._lock:
             if self.cancelled:
                 raise Cancelled("cancelled before writing")
             self.writing = True
 
     def cancel(self) -> None:
+        """Record a cancellation (it stops the call only before the write began)."""
         with self._lock:
             self.cancelled = True
 
@@ -136,13 +139,15 @@ class Tool:
             inspect.signature(self.run).bind(**arguments)
         except TypeError as exc:
             return error_result(self.name, _bad_arguments(self.name, exc))
+        shown: dict[str, str] = {}
         try:
             with self._lock:
+                self._shown = shown
                 return self.run(gate=gate, **arguments)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
-            return error_result(self.name, exc)
+            return error_result(self.name, exc, shown)
 
     def run(self, *args: Any, **arguments: Any) -> ToolResult:
         """Do the work (``gate`` plus the tool's arguments); may raise (``__call__`` maps
@@ -151,9 +156,13 @@ class Tool:
 
     # -- helpers for subclasses --------------------------------------------------------------
 
-    def resolve(self, path: object) -> Target:
-        """The target ``path`` names in this tool's namespace (unsafe paths raise)."""
-        return self.namespace.resolve(path, self.cwd)  # type: ignore[arg-type]
+    def resolve(self, path: object, namespace: Namespace | None = None) -> Target:
+        """The target ``path`` names in this tool's namespace (or ``namespace``); unsafe paths
+        raise. Errors of this call then show the target by the caller's path."""
+        space = namespace or self.namespace
+        target = space.resolve(path, None if namespace else self.cwd)  # type: ignore[arg-type]
+        self._shown[target.key] = target.shown
+        return target
 
     def authorize(self, operation: ToolOperation, target: Target) -> bool:
         """Policy, plan mode and unsaved buffers for one target; True when approval is needed."""
@@ -208,8 +217,9 @@ class Tool:
         if not asks:
             return storage.apply(proposal, expected_version=expected_version, gate=gate)
         error = self.approval(asks[0])
-        if not isinstance(storage, WorkspaceStorage):
-            raise error
+        scratch = any(t.address is not None for _, t in checks)
+        if not isinstance(storage, WorkspaceStorage) or scratch:
+            raise error  # nothing can hold the change for a person: nothing is kept
         kept = storage.apply(proposal, expected_version=expected_version, review=True, gate=gate)
         raise ApprovalPending(error, kept)
 

@@ -12,6 +12,8 @@ model gets one stable text that says nothing changed.
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Mapping
 
 from gitpatch.errors import GitpatchError
 from gitpatch.tools._result import ToolResult
@@ -59,15 +61,32 @@ def spec_code(tool: str, code: str) -> str:
     return code
 
 
-def error_result(tool: str, exc: BaseException) -> ToolResult:
-    """The tool result for any exception raised while running ``tool``."""
+def _show(message: str, shown: Mapping[str, str]) -> str:
+    """``message`` with each storage key (``notes.txt``) written as the caller's path
+    (``/workspace/notes.txt``): whole paths only, never inside quotes (quoted text is file or
+    edit content, which a model may copy). Hints are left as they are: they quote content."""
+    for key, path in shown.items():
+        if key != path:
+            pattern = rf"(?<![\w./'\"`-]){re.escape(key)}(?![\w/'\"`-]|\.\w)"
+            message = re.sub(pattern, path, message)
+    return message
+
+
+def error_result(
+    tool: str, exc: BaseException, shown: Mapping[str, str] | None = None
+) -> ToolResult:
+    """The tool result for any exception raised while running ``tool``; ``shown`` maps the
+    storage keys of the call's targets to the paths the caller used (mounted filesystems)."""
     if isinstance(exc, GitpatchError):
         code = spec_code(tool, exc.code)
         data = exc.to_dict()
         data["code"] = code
         if code != exc.code:
             data["reason"] = exc.code
-        return ToolResult(text=str(exc), ok=False, code=code, data=data)
+        message = _show(exc.message, shown) if shown else exc.message
+        data["message"] = message
+        text = f"{message}\n{exc.hint}" if exc.hint else message
+        return ToolResult(text=text, ok=False, code=code, data=data)
     if isinstance(exc, Cancelled):
         text = f"{tool} was cancelled before it wrote anything; nothing was changed."
         return ToolResult(text, ok=False, code="cancelled", data={"code": "cancelled"})

@@ -25,6 +25,10 @@ class ToolResult:
     def __str__(self) -> str:
         return self.text
 
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view: ``text``, ``ok``, ``code`` and ``data``."""
+        return {"text": self.text, "ok": self.ok, "code": self.code, "data": dict(self.data)}
+
     @property
     def is_error(self) -> bool:
         """True for a failed call (MCP's ``isError``)."""

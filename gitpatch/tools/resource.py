@@ -52,7 +52,7 @@ class PatchResourceTool(Tool):
     ) -> ToolResult:
         """Resolve (in ``team``'s space when given), check MODIFY_FILE, apply all or none."""
         namespace = self._space(team)
-        target = namespace.resolve(path, None if team else self.cwd)
+        target = self.resolve(path, namespace if team else None)
         checks = [(ToolOperation.MODIFY_FILE, target)]
         ask = self.authorize(*checks[0])
         proposal = edit_objects.parse(target.key, edits)
@@ -100,5 +100,12 @@ class PatchResourceTool(Tool):
                 hint="Omit team to edit the workspace's files.",
                 details={"team": team},
             )
-        found = self.spaces(team)
+        try:
+            found = self.spaces(team)
+        except (KeyError, LookupError):
+            raise TeamNotFound(
+                f"no team {team!r} is bound to this credential",
+                hint="Check the team name, or omit team to edit your own space.",
+                details={"team": team},
+            ) from None
         return namespace_of(found, found)

@@ -83,9 +83,8 @@ def test_apply_detects_a_git_diff(repo: Path) -> None:
     out = ok(repo, "apply", "-", input=diff)
     assert "README.md" in out
     assert (repo / "README.md").read_text() == "hello world\n"
-    assert git(repo, "log", "-1", "--format=%(trailers:key=Gitpatch-Tool,valueonly)").strip() == (
-        "apply"
-    )
+    tool = git(repo, "log", "-1", "--format=%(trailers:key=Gitpatch-Tool,valueonly)").strip()
+    assert tool == "apply_diff"
 
 
 def test_apply_detects_apply_patch_and_search_replace(repo: Path, tmp_path: Path) -> None:
@@ -215,3 +214,23 @@ def test_an_unexpected_error_is_internal_error_without_a_traceback(
     assert result.exit_code == 1
     assert result.stderr.startswith("internal_error: an unexpected error occurred")
     assert "secret detail" not in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["edit", "app/config.py", "--edits", "[{not json"], "invalid_arguments"),
+        (["edit", "app/config.py", "--edits", "@missing.json"], "invalid_arguments"),
+        (["edit", "app/config.py", "--edits", "[]"], "empty_edits"),
+        (["approve", "--range", "main"], "invalid_arguments"),
+        (["approve", "--range", "nosuch..work"], "repository_error"),
+        (["reject", "0123456789ab", "--reason", "no"], "proposal_not_found"),
+        (["patch", "../outside.txt", "-"], "path_unsafe"),
+    ],
+)
+def test_refusals_change_nothing(repo: Path, args: list[str], code: str) -> None:
+    before = repo_state(repo)
+    result = cli(repo, *args, input=SR)
+    assert result.exit_code == 1, result.stderr
+    assert result.stderr.startswith(f"{code}: "), result.stderr
+    assert repo_state(repo) == before

@@ -13,6 +13,7 @@ from mcp_types import INVALID_PARAMS
 
 from gitpatch import tooldefs
 from gitpatch.mcp_server import OUTPUTS
+from tests.cli.clikit import gp_json, gp_ok
 from tests.gitkit import git, make_repo
 from tests.mcp.mcpkit import console_script, repo_state, run, text_of
 
@@ -187,9 +188,13 @@ def test_a_review_proposal_lands_only_through_gitpatch_approve(repo: Path) -> No
     async def scenario(client: ClientSession) -> Any:
         proposed = await client.call_tool("apply_patch", {"patch": patch})
         listed = await client.call_tool("list_proposals", {})
-        shown = await client.call_tool(
-            "show_proposal", {"id": proposed.structured_content["proposal_id"]}
-        )
+        pid = proposed.structured_content["proposal_id"]
+        shown = await client.call_tool("show_proposal", {"id": pid})
+        try:  # the agent cannot approve its own proposal: there is no such tool
+            sneaky = await client.call_tool("approve", {"id": pid})
+            assert sneaky.is_error
+        except MCPError:
+            pass
         return proposed, listed, shown
 
     proposed, listed, shown = run(repo, scenario, "--mode", "review")
@@ -211,3 +216,23 @@ def test_a_review_proposal_lands_only_through_gitpatch_approve(repo: Path) -> No
     assert (repo / "app/config.py").read_text() == "MAX_RETRIES = 5\nTIMEOUT = 10\n"
     assert (repo / "docs/NOTES.md").read_text() == "Retries are 5.\n"
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_config_ask_rule_keeps_the_edit_for_a_person(repo: Path) -> None:
+    (repo / ".gitpatch.toml").write_text('[policy]\nask = ["README.md"]\n')
+    git(repo, "commit", "-qam", "ask before touching the README")
+    edits = "<<<<<<< SEARCH\nhello\n=======\nhello there\n>>>>>>> REPLACE\n"
+
+    async def scenario(client: ClientSession) -> Any:
+        return await client.call_tool("patch", {"path": "README.md", "edits": edits})
+
+    result = run(repo, scenario)
+    assert result.is_error and result.meta == {"code": "approval_required"}
+    assert "approval required: patch requires application approval for `README.md`" in (
+        text_of(result)
+    )
+    assert (repo / "README.md").read_text() == "hello\n"
+    pid = next(p["id"] for p in gp_json(repo, "proposals") if p["status"] == "proposed")
+    assert pid in text_of(result)
+    gp_ok(repo, "approve", pid, "--by", "Ada")
+    assert (repo / "README.md").read_text() == "hello there\n"

@@ -56,6 +56,10 @@ class GateSpy:
     def read(self, key: str) -> Any:
         return self.inner.read(key)
 
+    def read_bytes(self, key: str) -> bytes:
+        data: bytes = self.inner.read_bytes(key)
+        return data
+
     def stat(self, key: str) -> Any:
         return self.inner.stat(key)
 

@@ -182,3 +182,18 @@ def test_unsaved_buffers_refuse_the_patch(tmp_path) -> None:
     both = apply_patch_tool(fs, fs, unsaved=lambda: ["/workspace/a.txt"])
     res = both(patch="*** Begin Patch\n*** Delete File: a.txt\n*** End Patch")
     assert res.code == "unsaved_changes"
+
+
+def test_approval_for_scratch_addresses_keeps_nothing(tmp_path) -> None:
+    from gitpatch import SideEffectApprovalToolPermissionPolicy
+
+    repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\n"})
+    before = state(repo)
+    tool = apply_patch_tool(fs, fs, policy=SideEffectApprovalToolPermissionPolicy())
+    res = tool(patch=_add("work://s1/x.md"))
+    assert res.code == "approval_required"
+    assert str(res).startswith(
+        "approval required: apply_patch requires application approval for `work://s1/x.md`"
+    )
+    assert "proposal_id" not in res.data.get("details", {})
+    assert state(repo) == before

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+import gitpatch.storage
 from gitpatch import (
     MemoryStorage,
     MountedFilesystem,
@@ -214,6 +215,8 @@ def test_team_spaces_plug_in_through_a_resolver() -> None:
     res = tool(path="a.txt", edits=[{"old_string": "team", "new_string": "ours"}], team="core")
     assert res.ok, str(res)
     assert team.read_bytes("a.txt") == b"ours\n" and own.read_bytes("a.txt") == b"mine\n"
+    other = tool(path="a.txt", edits=[{"old_string": "x", "new_string": "y"}], team="nope")
+    assert other.code == "team_not_found" and "'nope'" in str(other)
 
 
 # -- failures ----------------------------------------------------------------------------------
@@ -324,3 +327,15 @@ def test_a_team_space_may_be_a_workspace(tmp_path) -> None:
     tool = patch_resource_tool(own, own, spaces=lambda team: ws)
     res = tool(path="a.txt", edits=[{"old_string": "team", "new_string": "ours"}], team="core")
     assert res.ok and (repo / "a.txt").read_text() == "ours\n"
+
+
+def test_workspace_storage_reads_lists_and_stats(tmp_path) -> None:
+    from gitpatch.mounts import as_storage
+
+    repo, ws, _fs = mounted(tmp_path / "r", {"a.txt": "a\n", "d/b.txt": "bb\n"})
+    storage = as_storage(ws)
+    assert storage.read_bytes("a.txt") == b"a\n"
+    assert storage.list() == ["a.txt", "d/b.txt"] and storage.list("d") == ["d/b.txt"]
+    assert storage.stat("d") is not None and storage.stat("d").kind == "directory"
+    assert storage.stat("d/b.txt").size == 3 and storage.stat("nope") is None
+    assert isinstance(storage, gitpatch.storage.Storage)

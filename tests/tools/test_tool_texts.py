@@ -251,3 +251,12 @@ def test_a_workspace_in_review_mode_is_a_storage_too(tmp_path) -> None:
     res = apply_patch_tool(ws, ws)(patch="*** Begin Patch\n*** Delete File: a.txt\n*** End Patch")
     assert res.ok and res.data["status"] == "proposed"
     assert git(repo, "ls-tree", "--name-only", f"gitpatch/{res.data['proposal_id']}") == ""
+
+
+def test_mounted_errors_name_files_as_the_caller_did(world) -> None:
+    repo, ws, fs = world
+    res = patch_tool(fs, fs)(path="nope.txt", edits=sr("a\n", "b\n"))
+    assert str(res).startswith("cannot update /workspace/nope.txt: no such file")
+    # Quoted content is never rewritten: the model may copy it.
+    res = patch_tool(fs, fs)(path="a.txt", edits=sr("a.txt\n", "b\n"))
+    assert "/workspace/a.txt: SEARCH block 1" in str(res) and "'a.txt'" in str(res)

@@ -80,7 +80,10 @@ def test_reader_and_writer_must_share_a_namespace(tmp_path) -> None:
     with pytest.raises(ValueError, match="MountedFilesystem"):
         patch_tool(reader=fs, writer=one)
     _repo, ws, _ = mounted(tmp_path / "r", {"a": "a\n"})
-    assert patch_tool(reader=ws, writer=ws).namespace is patch_tool(ws, ws).namespace
+    assert patch_tool(reader=ws, writer=ws).namespace == patch_tool(ws, ws).namespace
+    other = Workspace.open(_repo)
+    with pytest.raises(ValueError, match="namespace"):
+        patch_tool(reader=ws, writer=other)
 
 
 def test_read_tool_numbers_lines_and_gives_version(tmp_path) -> None:
@@ -241,3 +244,32 @@ def test_protected_branch_lands_on_a_session(tmp_path) -> None:
     assert res.ok, str(res)
     assert "It landed on session branch gitpatch/session/agent (main is protected)." in str(res)
     assert git(repo, "show", "main:a.txt") == "a\n" and (repo / "a.txt").read_text() == "b\n"
+
+
+def test_read_edges() -> None:
+    mem = MemoryStorage({"bin": b"\x00\x01", "empty.txt": "", "a.txt": "1\n2\n3\n"})
+    read = read_tool(mem)
+    assert read(path="bin").code == "not_a_text_resource"
+    empty = read(path="empty.txt")
+    assert empty.ok and str(empty) == "empty.txt (version 1, empty file)"
+    past = read(path="a.txt", offset=4)
+    assert past.code == "invalid_arguments" and "past the end" in str(past)
+    assert read(path="a.txt", limit=0).code == "invalid_arguments"
+    assert read(path="a.txt", offset="2").code == "invalid_arguments"
+    tail = read(path="a.txt", offset=3)
+    assert str(tail).splitlines()[1:] == ["     3\t3"] and tail.data["end_line"] == 3
+    assert read(path="missing.txt").code == "resource_not_found"
+    assert read(path="a.txt").to_dict()["data"]["total_lines"] == 3
+
+
+def test_results_serialise_to_json(tmp_path) -> None:
+    import json
+
+    repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\n"})
+    for res in (
+        patch_tool(fs, fs)(path="a.txt", edits=sr("a\n", "b\n")),
+        patch_tool(fs, fs)(path="a.txt", edits=sr("zzz\n", "b\n")),
+        apply_patch_tool(fs, fs)(patch="*** Begin Patch\n*** Delete File: a.txt\n*** End Patch"),
+        read_tool(fs)(path="nope"),
+    ):
+        assert json.loads(json.dumps(res.to_dict()))["text"] == str(res)
