@@ -115,7 +115,7 @@ class Store:
     def __init__(self, repo: pygit2.Repository) -> None:
         self.repo = repo
         self._identity: tuple[str, str] | None = None
-        self._durable: bool | None = None
+        self._durable = durability.wanted(self.config_get)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Store:
@@ -428,8 +428,7 @@ class Store:
             )
 
     def set_head(self, ref: str) -> None:
-        """Point HEAD at the branch ``ref``; ``ConcurrentUpdate`` (locked) while HEAD.lock is
-        held by another process."""
+        """Point HEAD at the branch ``ref``; ``ConcurrentUpdate`` while HEAD.lock is held."""
         with owners.holding(self.repo.path, recovery.lock_paths(self.repo, ["HEAD"], False)):
             try:
                 self.repo.references.create("HEAD", ref, force=True)
@@ -438,22 +437,17 @@ class Store:
 
     @contextlib.contextmanager
     def operation(self) -> Iterator[None]:
-        """Run one gitpatch operation under an owner record (see ``gitpatch.store.owners``),
-        with libgit2's fsync set as this repository's git config asks."""
-        durability.apply(self.durable())
+        """One gitpatch operation: an owner record (``owners``), fsync as git config asks."""
+        durability.apply(self._durable)
         with owners.operation(self.repo.path):
             yield
 
     def durable(self) -> bool:
-        """Whether git config (``core.fsync`` and friends) asks to fsync objects, refs or the
-        index; read once per Store (see ``gitpatch.store.durability``)."""
-        if self._durable is None:
-            self._durable = durability.wanted(self.config_get)
+        """Whether git config asks to fsync objects, refs or the index (``durability``)."""
         return self._durable
 
     def recover(self, *, sweep: bool = False) -> list[str]:
-        """Finish or undo what killed gitpatch processes left; the lock files removed (with
-        ``sweep``, also libgit2's half-written object files no live process owns)."""
+        """Settle what killed gitpatch processes left (``recovery``); the locks removed."""
         with git_errors("recover what a killed gitpatch process left"):
             return refs.recover(self.repo, sweep=sweep)
 
@@ -499,9 +493,8 @@ class Store:
 
     def config_set(self, key: str, value: str) -> bool:
         """Set ``key`` in the repository's config; False when the config cannot be written."""
-        with owners.holding(self.repo.path, [str(owners.config_lock(self.repo.path))]):
-            try:
-                self.repo.config[key] = value
-            except (pygit2.GitError, OSError):
-                return False
-        return True
+        lock = [str(owners.config_lock(self.repo.path))]
+        with owners.holding(self.repo.path, lock), contextlib.suppress(pygit2.GitError, OSError):
+            self.repo.config[key] = value
+            return True
+        return False
