@@ -43,8 +43,12 @@ The tree::
     │   ├── ProposalRejected           proposal_rejected    same change a person already rejected
     │   ├── MergeConflict              merge_conflict
     │   ├── RepositoryError            repository_error     not a repository, no branch, bad ref
-    │   ├── WriteFailed                write_failed         disk full, read-only, quota: names
-    │   │                                                   what could not be written
+    │   ├── StagedChanges              staged_changes       a touched path has staged changes
+    │   ├── OperationInProgress        operation_in_progress  a merge, rebase, ... is under way
+    │   ├── BranchCheckedOut           branch_checked_out   the branch is checked out elsewhere
+    │   ├── FilesystemError            filesystem_error     the disk refuses a read or write
+    │   ├── FilterFailed               filter_failed        a clean/smudge filter failed
+    │   ├── SigningRequired            signing_required     commit.gpgsign is on
     │   └── ConcurrentUpdate           concurrent_update    lost the compare-and-swap too often
     └── InternalError                  internal_error       a bug: the message says no more
 """
@@ -61,11 +65,14 @@ __all__ = [
     "CODES",
     "ConcurrentReason",
     "AccessDenied",
+    "BranchCheckedOut",
     "ApprovalRequired",
     "ConcurrentUpdate",
     "DirtyWorktree",
     "EditOverlap",
     "EmptyEdits",
+    "FilesystemError",
+    "FilterFailed",
     "Forbidden",
     "GitpatchError",
     "InternalError",
@@ -80,6 +87,7 @@ __all__ = [
     "NoChange",
     "NoPersonalSpace",
     "NotATextResource",
+    "OperationInProgress",
     "PathIgnored",
     "PayloadTooLarge",
     "PermissionDenied",
@@ -94,14 +102,14 @@ __all__ = [
     "ResourceExists",
     "ResourceNotFound",
     "ResourceNotUtf8",
+    "SigningRequired",
+    "StagedChanges",
     "StateError",
     "StorageLimitReached",
     "TeamNotFound",
     "UnsafePath",
-    "WriteFailed",
     "UnsavedChanges",
     "error_for_code",
-    "write_failed",
 ]
 
 
@@ -386,10 +394,50 @@ class RepositoryError(StateError):
     code = "repository_error"
 
 
-class WriteFailed(StateError):
-    """The disk refused a write (full, read-only, quota); the message names what it was."""
+class StagedChanges(StateError):
+    """A path the change writes has staged changes (``git add``, ``git rm --cached``)."""
 
-    code = "write_failed"
+    code = "staged_changes"
+
+
+class OperationInProgress(StateError):
+    """A merge, cherry-pick, revert, rebase, ``am`` or bisect is under way where it matters."""
+
+    code = "operation_in_progress"
+
+
+class BranchCheckedOut(StateError):
+    """The branch to move is checked out in another worktree (``git branch -f`` refuses too)."""
+
+    code = "branch_checked_out"
+
+
+class FilesystemError(StateError):
+    """The filesystem refuses a read or a write (permissions, name too long, read-only)."""
+
+    code = "filesystem_error"
+
+    @classmethod
+    def of(cls, path: str, exc: OSError, doing: str = "write") -> FilesystemError:
+        """The error for ``exc`` met while ``doing`` (read, write, ...) ``path``."""
+        name = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+        return cls(
+            f"cannot {doing} {path}: {exc.strerror or exc}",
+            hint="Fix the cause (permissions, free space, a name too long), then retry.",
+            details={"path": path, "errno": name},
+        )
+
+
+class FilterFailed(StateError):
+    """git could not run a path's clean or smudge conversion (a ``filter=`` driver, ...)."""
+
+    code = "filter_failed"
+
+
+class SigningRequired(StateError):
+    """``commit.gpgsign`` is on and gitpatch does not sign commits."""
+
+    code = "signing_required"
 
 
 class ConcurrentUpdate(StateError):
@@ -449,34 +497,3 @@ def error_for_code(
     """Build the error class that owns ``code`` (``InternalError`` for an unknown code)."""
     cls = _BY_CODE.get(code, InternalError)
     return cls(message, hint, details)
-
-
-_REFUSALS = {
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is exhausted",
-    errno.EROFS: "the file system is read-only",
-    errno.EFBIG: "the file is larger than this process may write",
-}
-_REFUSAL_TEXTS = {
-    "No space left": errno.ENOSPC,
-    "Disk quota": errno.EDQUOT,
-    "Read-only file system": errno.EROFS,
-    "File too large": errno.EFBIG,
-}
-
-
-def write_failed(what: str, exc: BaseException) -> WriteFailed | None:
-    """``WriteFailed`` naming ``what`` when ``exc`` is the disk refusing a write (full,
-    read-only, quota, file size limit), else None. Understands OS errors and libgit2's texts."""
-    code = exc.errno if isinstance(exc, OSError) else None
-    if code not in _REFUSALS:
-        text = str(exc)
-        code = next((c for t, c in _REFUSAL_TEXTS.items() if t in text), None)
-    if code is None:
-        return None
-    return WriteFailed(
-        f"could not write {what}: {_REFUSALS[code]}; nothing was changed",
-        hint="Free some space (or make the file system writable), then retry the same call; "
-        "gitpatch cleans up what the failed write left.",
-        details={"what": what, "errno": errno.errorcode[code]},
-    )

@@ -29,12 +29,18 @@ from typing import Any
 import pygit2
 
 from gitpatch.crashpoints import crashpoint
-from gitpatch.errors import ConcurrentUpdate, RepositoryError
-from gitpatch.repo.files import TMP_SUFFIX, refused, remove_temp_files, temp_file
+from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
+from gitpatch.repo import sparse
+from gitpatch.repo._modes import disk_mode
+from gitpatch.repo._trees import entry as _entry
+from gitpatch.repo._trees import is_dir
+from gitpatch.repo.files import TMP_SUFFIX, remove_temp_files, temp_file
+from gitpatch.repo.filters import Filters
 from gitpatch.repo.journal import Journal, fsync_dir
 from gitpatch.repo.locks import land_lock, retry_locked
 from gitpatch.store import Store
 from gitpatch.store.owners import Owner, announced
+from gitpatch.store.refusals import refused
 
 __all__ = ["Journal", "WorkingTree"]
 
@@ -66,6 +72,9 @@ class WorkingTree:
         #: fsync the journal and its directory (git config core.fsync asks for refs or objects)
         self.durable = durable
         self._index: pygit2.Index | None = None
+        self.filters = Filters(repo)  # git's conversions (autocrlf, eol, filter drivers)
+        config = repo.config
+        self._exec_bit = "core.filemode" not in config or config.get_bool("core.filemode")
         # path -> (mtime_ns, ctime_ns, size, ino, recorded_ns, blob hex): files whose content
         # this process wrote or hashed, so a large unchanged file is not hashed again.
         self._stat_cache: dict[str, tuple[int, int, int, int, int, str]] = {}
@@ -90,6 +99,7 @@ class WorkingTree:
         ref: str = "",
         verify: bool = False,
         notes: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any]]] | None = None,
+        preflight: Callable[[], object] = lambda: None,
     ) -> None:
         """Move a branch with ``move_ref()`` (the CAS) and bring ``paths`` on disk to ``new``.
 
@@ -107,6 +117,7 @@ class WorkingTree:
         journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept, Owner.me().tag())
         with self._land_lock():
             self._recover_locked()
+            preflight()  # under the lock: no other land is half done
             changed = self.modified(old, journal.paths) if verify else []
             if changed:
                 raise ConcurrentUpdate(
@@ -193,13 +204,14 @@ class WorkingTree:
         moved. Paths whose folder does not exist yet are written after the move. Also checks
         that the index can be rewritten (free space for a copy of it)."""
         new_tree = self._tree(journal.new)
+        skipped = sparse.skipped(self.gitdir, self.root, journal.paths)  # not on disk
         staged: dict[str, Path] = {}
         try:
             for path in journal.paths:
                 want = _entry(new_tree, path)
                 full = self.root / path
-                if want is not None and full.parent.is_dir():
-                    data = self.repo[want[0]].peel(pygit2.Blob).data
+                if want is not None and path not in skipped and full.parent.is_dir():
+                    data = self.filters.checkout_bytes(path, want[0])
                     staged[path] = temp_file(full, data, want[1])
             self._check_room_for_index()
         except OSError as exc:
@@ -246,7 +258,7 @@ class WorkingTree:
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
         except OSError as exc:
-            raise _unreadable(path, exc) from exc
+            raise FilesystemError.of(path, exc, "read") from exc
 
     def _apply(self, journal: Journal, *, only_if_old: bool, staged: Mapping[str, Path]) -> None:
         """Write each journal path's content at ``new`` to disk, then its index entry.
@@ -257,12 +269,13 @@ class WorkingTree:
         """
         new_tree = self._tree(journal.new)
         old_tree = self._tree(journal.old) if only_if_old else None
+        skipped = sparse.skipped(self.gitdir, self.root, journal.paths)
         if not staged:
             remove_temp_files(self.root, journal.paths)
         to_delete: list[str] = []
         to_write: list[tuple[str, pygit2.Oid, int]] = []
         landed: list[str] = []
-        for path in journal.paths:
+        for path in (p for p in journal.paths if p not in skipped):  # index only (below)
             want = _entry(new_tree, path)
             if only_if_old:
                 disk = self.disk_blob(path)
@@ -284,8 +297,9 @@ class WorkingTree:
         for path, oid, mode in to_write:
             self._write(path, oid, mode, staged.get(path))
             crashpoint("file.renamed")
-        kept = [p for p in journal.paths if p not in landed]
+        kept = [p for p in journal.paths if p not in landed and p not in skipped]
         self._update_index(new_tree, landed, kept)
+        sparse.update_entries(self.gitdir, self.root, new_tree, sorted(skipped))
 
     # -- disk state --------------------------------------------------------------------------
 
@@ -297,11 +311,24 @@ class WorkingTree:
         """
         tree = self._tree(commit)
         out: list[str] = []
-        for path in paths:
-            want = _entry(tree, path)
-            if self.disk_blob(path) != (str(want[0]) if want else None):
+        wanted = list(paths)  # skip-worktree paths: git compares them with the index only
+        skipped = sparse.skipped(self.gitdir, self.root, wanted)
+        for path in (p for p in wanted if p not in skipped):
+            want, have = _entry(tree, path), self.disk_blob(path)
+            if have == "<directory>" and is_dir(tree, path):
+                continue  # a directory then and now: its files are paths of their own
+            if have != (str(want[0]) if want else None):
                 out.append(path)
+            elif want is not None and self.disk_mode(path) not in (None, want[1]):
+                out.append(path)  # `chmod +x` is a change, as git sees it
         return out
+
+    def disk_mode(self, path: str) -> int | None:
+        """The mode ``git add`` would record for the file at ``path`` (see ``_modes``)."""
+        try:
+            return disk_mode((self.root / path).lstat(), self._exec_bit)
+        except OSError:
+            return None
 
     def disk_blob(self, path: str) -> str | None:
         """The blob id (hex) of the regular file at ``path``, ``None`` when there is none.
@@ -324,9 +351,9 @@ class WorkingTree:
         if cached and cached[:4] == key and cached[4] - st.st_mtime_ns > _RACY_NS:
             return cached[5]
         try:
-            blob = str(pygit2.hashfile(str(full)))
+            blob = self.filters.hash_file(path, full)
         except OSError as exc:
-            raise _unreadable(path, exc) from exc
+            raise FilesystemError.of(path, exc, "read") from exc
         self._stat_cache[path] = (*key, time.time_ns(), blob)
         return blob
 
@@ -336,9 +363,8 @@ class WorkingTree:
     def index(self) -> pygit2.Index:
         """The repository index, loaded once and re-read only when it changed on disk."""
         if self._index is None:
-            self._index = self.repo.index
-        else:
-            self._index.read(False)
+            self._index = self.repo.index  # libgit2's copy may be old (attribute lookups load it)
+        self._index.read(False)
         return self._index
 
     def _update_index(
@@ -385,7 +411,7 @@ class WorkingTree:
         if full.is_dir() and not full.is_symlink():
             full.rmdir()  # only an empty one; a non-empty directory raises and is reported
         if tmp is None:
-            tmp = temp_file(full, self.repo[oid].peel(pygit2.Blob).data, mode)
+            tmp = temp_file(full, self.filters.checkout_bytes(path, oid), mode)
         os.replace(tmp, full)
         self._stat_cache.pop(path, None)
 
@@ -452,24 +478,3 @@ class WorkingTree:
             return None
         obj = self.repo[commit]
         return obj.peel(pygit2.Tree)
-
-
-def _unreadable(path: str, exc: OSError) -> RepositoryError:
-    return RepositoryError(
-        f"cannot read {path} from the working tree: {exc.strerror or exc}",
-        hint="Check the file's permissions.",
-        details={"path": path},
-    )
-
-
-def _entry(tree: pygit2.Tree | None, path: str) -> tuple[pygit2.Oid, int] | None:
-    """The (blob id, mode) at ``path`` in ``tree``, ``None`` when absent or not a blob."""
-    if tree is None:
-        return None
-    try:
-        obj = tree[path]
-    except KeyError:
-        return None
-    if obj.type != pygit2.enums.ObjectType.BLOB:
-        return None
-    return obj.id, int(obj.filemode)

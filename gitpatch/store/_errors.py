@@ -12,13 +12,8 @@ from contextlib import contextmanager
 
 import pygit2
 
-from gitpatch.errors import (
-    ConcurrentUpdate,
-    GitpatchError,
-    RepositoryError,
-    WriteFailed,
-    write_failed,
-)
+from gitpatch.errors import ConcurrentUpdate, FilesystemError, GitpatchError, RepositoryError
+from gitpatch.store.refusals import write_failed
 
 __all__ = ["git_errors", "is_lock_contention", "translate"]
 
@@ -67,7 +62,7 @@ def translate(exc: BaseException, action: str) -> GitpatchError:
         return refused
     if isinstance(exc, pygit2.GitError) and text == "no error":
         # libgit2 loses the errno of a failed object write (a full disk does this)
-        return WriteFailed(
+        return FilesystemError(
             f"could not write to the repository ({action}): the disk refused the write "
             "(libgit2 gives no reason: usually a full disk or a file size limit); nothing was "
             "changed",

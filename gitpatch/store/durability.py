@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 
 import pygit2
 
-from gitpatch.errors import RepositoryError, WriteFailed
+from gitpatch.errors import FilesystemError, RepositoryError
 from gitpatch.store.owners import common_dir
 
 __all__ = ["apply", "components", "objects_written", "wanted"]
@@ -76,7 +76,7 @@ def apply(durable: bool) -> None:
 def objects_written(gitdir: str, need: int) -> Iterator[None]:
     """Writing about ``need`` bytes of objects: when libgit2 fails without a reason (it loses
     the errno of a full disk, leaving a stale message) and the object directory has no room
-    for them, say so (``write_failed``)."""
+    for them, say so (``filesystem_error``)."""
     try:
         yield
     except RepositoryError as exc:
@@ -85,9 +85,9 @@ def objects_written(gitdir: str, need: int) -> Iterator[None]:
         st = os.statvfs(common_dir(gitdir) / "objects")
         if st.f_bavail * st.f_frsize >= need + 65536:
             raise
-        raise WriteFailed(
+        raise FilesystemError(
             "could not write the objects of this change to the repository: the disk is "
             "full; nothing was changed",
             hint="Free some space, then retry the same call.",
-            details={"what": "objects", "errno": "ENOSPC"},
+            details={"path": "objects", "errno": "ENOSPC"},
         ) from exc

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitpatch.errors import ConcurrentUpdate, GitpatchError, RepositoryError, write_failed
+from gitpatch.errors import ConcurrentUpdate
+from gitpatch.store.refusals import refused as _refused
 
 __all__ = [
     "Owner",
@@ -386,12 +387,4 @@ def _busy(path: Path, who: str) -> ConcurrentUpdate:
         hint="Retry the call; if it keeps failing, look for a hung process.",
         details={"path": str(path), "holder": who},
         reason="locked",
-    )
-
-
-def _refused(what: str, exc: OSError) -> GitpatchError:
-    return write_failed(what, exc) or RepositoryError(
-        f"could not write {what}: {exc.strerror or exc}",
-        hint="Check the permissions of the repository's .git directory, then retry.",
-        details={"what": what},
     )

@@ -14,28 +14,14 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pygit2
 
-from gitpatch.errors import (
-    ConcurrentUpdate,
-    InvalidArguments,
-    NotATextResource,
-    RepositoryError,
-)
+from gitpatch.errors import ConcurrentUpdate, InvalidArguments, NotATextResource, RepositoryError
 from gitpatch.model import FileChange
-from gitpatch.store import (
-    diffs,
-    durability,
-    history,
-    notes,
-    owners,
-    recovery,
-    refs,
-    treediff,
-    trees,
-)
+from gitpatch.store import diffs, durability, history, notes, owners, refs, treediff, trees
 from gitpatch.store._errors import git_errors
 
 __all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "HISTORY_DEPTH", "CommitInfo", "Store", "TreeEntry"]
@@ -370,6 +356,11 @@ class Store:
     # -- what the rest of gitpatch asks of the repository -------------------------------------
 
     @property
+    def git_dir(self) -> Path:
+        """The git directory (a linked worktree's own one, under the common ``worktrees/``)."""
+        return Path(self.repo.path)
+
+    @property
     def is_bare(self) -> bool:
         """True when the repository has no working tree."""
         return bool(self.repo.is_bare)
@@ -429,7 +420,7 @@ class Store:
 
     def set_head(self, ref: str) -> None:
         """Point HEAD at the branch ``ref``; ``ConcurrentUpdate`` while HEAD.lock is held."""
-        with owners.holding(self.repo.path, recovery.lock_paths(self.repo, ["HEAD"], False)):
+        with owners.holding(self.repo.path, [os.path.join(self.repo.path, "HEAD.lock")]):
             try:
                 self.repo.references.create("HEAD", ref, force=True)
             except OSError as exc:

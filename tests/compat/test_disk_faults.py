@@ -4,7 +4,7 @@ Real faults at the OS boundary, no fakes: a size-limited tmpfs (mounted by the t
 runs as root here), remounted read-only for the read-only case; and ``RLIMIT_FSIZE`` in a forked
 child, which makes the kernel refuse any write past a chosen byte (``EFBIG``), to aim at one
 write: an object, the land journal, a working-tree file or the index. Every time the error is
-``write_failed`` naming what could not be written, nothing changed (refs, notes, disk, index,
+``filesystem_error`` naming what could not be written, nothing changed (refs, notes, disk, index,
 no temp or lock file left), and the same call succeeds once the space is back.
 """
 
@@ -88,7 +88,7 @@ def test_a_full_disk_refuses_the_objects_and_the_retry_lands(small_fs: Path, mod
     filler = _fill(small_fs)
     with pytest.raises(GitpatchError) as err:
         ws.propose(proposal)
-    assert err.value.code == "write_failed", err.value
+    assert err.value.code == "filesystem_error", err.value
     assert "could not write" in err.value.message
     filler.unlink()
     _assert_unchanged(repo, before)
@@ -108,7 +108,7 @@ def test_a_read_only_file_system_refuses_at_open_and_works_when_writable(small_f
     try:
         with pytest.raises(GitpatchError) as err:
             Workspace.open(repo).propose(_edit(1))
-        assert err.value.code == "write_failed"
+        assert err.value.code == "filesystem_error"
         assert "read-only" in err.value.message
     finally:
         subprocess.run(["mount", "-o", "remount,rw", str(small_fs)], check=True)
@@ -134,7 +134,7 @@ def _limited(repo: str, limit: int, make: Callable[[], Proposal], conn: Any) -> 
         ws.propose(make())
         conn.send(("landed", "", ""))
     except GitpatchError as exc:
-        conn.send((exc.code, exc.message, str(exc.details.get("what", ""))))
+        conn.send((exc.code, exc.message, str(exc.details.get("path", ""))))
     except BaseException as exc:  # a bug: report it, the parent fails the test
         conn.send(("crash", repr(exc), ""))
     os._exit(0)
@@ -203,7 +203,7 @@ def test_a_write_refused_at_a_chosen_byte_changes_nothing(case: str, tmp_path: P
         assert (repo / ".git" / "index").stat().st_size > limit
     before = _state(repo)
     code, message, named = _propose_limited(repo, limit, make)
-    assert code == "write_failed", (code, message)
+    assert code == "filesystem_error", (code, message)
     assert what in named, (named, message)
     ws = Workspace.open(repo)  # the next call (no limit here): it settles the dead child's record
     _assert_unchanged(repo, before)
