@@ -31,6 +31,7 @@ __all__ = [
     "build",
     "build_entries",
     "kind_of",
+    "raise_tree_cache",
 ]
 
 MODE_BLOB = int(FileMode.BLOB)
@@ -38,6 +39,10 @@ MODE_EXEC = int(FileMode.BLOB_EXECUTABLE)
 MODE_LINK = int(FileMode.LINK)
 MODE_SUBMODULE = int(FileMode.COMMIT)
 MODE_TREE = int(FileMode.TREE)
+#: Trees up to this size stay parsed in libgit2's object cache. Its default (4 KB) leaves out
+#: the root tree of any sizeable repository, which every lookup then re-reads, re-hashes and
+#: re-parses; a proposal looks a root tree up a dozen times.
+TREE_CACHE_LIMIT = 1 << 20
 #: Blobs from this size up are remembered by ``build`` for the working tree (see ``build``).
 FRESH_MIN = 1 << 20
 #: How many such blobs are remembered (the oldest goes first; a land takes its own out), which
@@ -228,6 +233,11 @@ def _check_path(path: str) -> None:
             hint="gitpatch never writes git's own files.",
             details={"path": path},
         )
+
+
+def raise_tree_cache() -> None:
+    """Let libgit2 cache trees up to ``TREE_CACHE_LIMIT`` (process-wide; cheap to repeat)."""
+    pygit2.settings.cache_object_limit(pygit2.enums.ObjectType.TREE, TREE_CACHE_LIMIT)
 
 
 def _create_blob(
