@@ -39,7 +39,7 @@ from gitpatch.repo.filters import Filters
 from gitpatch.repo.journal import Journal, fsync_dir
 from gitpatch.repo.locks import land_lock
 from gitpatch.store import Store
-from gitpatch.store.owners import Owner, announced
+from gitpatch.store.owners import Owner, holding
 from gitpatch.store.refusals import refused
 
 __all__ = ["Journal", "WorkingTree"]
@@ -396,12 +396,13 @@ class WorkingTree:
         """Point the index entries of ``landed`` (on disk as in ``tree``) and ``kept`` (on disk
         with someone else's content) at ``tree`` (see ``indexsync.sync``).
 
-        ``index.lock`` is announced in the owner record first, whoever takes it below, so
-        recovery can remove it if this process is killed holding it."""
+        ``index.lock`` is announced in an owner record first (an operation of its own when none
+        is running), whoever takes it below, so recovery can remove it if this process is
+        killed holding it: the in-place patch holds it across Python-level calls."""
         written, self._written = self._written, {}
         if not landed and not kept:
             return
-        with announced([str(self.gitdir / "index.lock")]):
+        with holding(str(self.gitdir), [str(self.gitdir / "index.lock")]):
             indexsync.sync(self.repo, lambda: self.index, old, tree, landed, kept, written)
         crashpoint("index.written")
 
