@@ -30,7 +30,7 @@ from gitpatch.errors import (
     ResourceExists,
     StagedChanges,
 )
-from gitpatch.repo import gitbin, sparse
+from gitpatch.repo import gitbin, indexsync, sparse
 from gitpatch.store import RefUpdate, Store
 from gitpatch.store.trees import MODE_TREE
 
@@ -281,8 +281,12 @@ def _wait_for_index_lock(gitdir: Path) -> None:
 
 
 def index_view(worktree: WorkingTree, paths: Sequence[str]) -> IndexView:
-    """The index entries of ``paths`` by stage: libgit2's index, or ``git ls-files`` for the
-    formats only git reads (split and sparse indexes)."""
+    """The index entries of ``paths`` by stage: looked up in the index file's bytes when each
+    is a plain stage-0 entry (no whole-index read), else libgit2's index, or ``git ls-files``
+    for the formats only git reads (split and sparse indexes)."""
+    plain = indexsync.plain_entries(str(worktree.gitdir / "index"), paths)
+    if plain is not None:
+        return lambda path: {0: plain[path]}
     try:
         index = worktree.index
     except pygit2.GitError:

@@ -30,7 +30,7 @@ from gitpatch.errors import RepositoryError
 from gitpatch.repo import indexfile
 from gitpatch.repo.locks import retry_locked
 
-__all__ = ["check_writable", "index_path", "needs_git", "recorded_blob", "sync"]
+__all__ = ["check_writable", "index_path", "needs_git", "plain_entries", "recorded_blob", "sync"]
 
 _CONVERSIONS = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
 _SETTINGS = {"link": "core.splitIndex", "sdir": "index.sparse"}
@@ -141,6 +141,26 @@ def recorded_blob(repo: pygit2.Repository, path: str, st: os.stat_result) -> str
     if oid is None or _converts(repo, [path]):
         return None
     return oid.hex()
+
+
+def plain_entries(path: str, paths: Sequence[str]) -> dict[str, tuple[str, int]] | None:
+    """(blob hex, mode) of each of ``paths`` when every one is a plain stage-0 entry of the
+    index file at ``path`` (looked up in its bytes, no whole-index parse); None when one is
+    not (absent, conflicted, flagged) or the index is in a shape this cannot read."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        where = indexfile.layout(data)
+        if any(not e.signature[:1].isupper() for e in where.extensions):
+            return None
+        out: dict[str, tuple[str, int]] = {}
+        for name in paths:
+            at = indexfile.find_entry(data, where, name)
+            mode = int.from_bytes(data[at + 24 : at + 28], "big")
+            out[name] = (data[at + 40 : at + 60].hex(), mode)
+    except (OSError, indexfile.Unsupported):
+        return None
+    return out
 
 
 # -- patch in place -----------------------------------------------------------------------------
