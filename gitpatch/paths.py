@@ -2,7 +2,8 @@
 
 Everything here is lexical: no file is read. A path that could leave the repository, reach into
 ``.git``, smuggle a NUL byte, or mean something else on another operating system (backslashes,
-drive letters, UNC shares, reserved device names) is refused before any content is looked at.
+drive letters, UNC shares; device names for files it would create) is refused before any
+content is looked at.
 Checks that need the repository (symlinks, ignored files, directories) belong to the workspace.
 
 Besides ordinary paths, two address families name content kept on refs instead of the working
@@ -20,11 +21,12 @@ import re
 from typing import Literal
 
 from gitpatch.errors import InvalidArguments, InvalidPatch, UnsafePath
-from gitpatch.model import FileOp, Proposal, UpdateFile
+from gitpatch.model import AddFile, FileOp, Proposal, UpdateFile
 
 __all__ = [
     "FAMILIES",
     "Address",
+    "check_creatable",
     "check_portable",
     "normalize",
     "normalize_proposal",
@@ -48,7 +50,7 @@ def _unsafe(path: str, message: str, hint: str) -> UnsafePath:
 
 def check_portable(path: str) -> None:
     """Refuse what means something else on another system: ``\\``, drive letters, UNC shares,
-    device names, control characters and components ending in a dot or a space; and any
+    control characters and components ending in a dot or a space; and any
     ``scheme://`` address (the tools resolve ``work://`` and ``memory://`` before this)."""
     if _SCHEME.match(path) and "://" in path:
         raise _unsafe(
@@ -76,12 +78,28 @@ def check_portable(path: str) -> None:
             "Pass a plain file path without control characters (tabs, newlines, escapes).",
         )
     for part in path.split("/"):
-        if _RESERVED.match(part) or (part not in (".", "..") and part.rstrip(" .") != part):
+        if part not in (".", "..") and part.rstrip(" .") != part:
             raise _unsafe(
                 path,
-                f"path {path!r} uses the reserved or unportable name {part!r}",
-                "Rename the file: device names (CON, NUL, COM1, ...) and names ending in a dot "
-                "or a space cannot be checked out everywhere.",
+                f"path {path!r} uses the unportable name {part!r}",
+                "Rename the file: names ending in a dot or a space cannot be checked out "
+                "everywhere.",
+            )
+
+
+def check_creatable(path: str) -> None:
+    """Refuse creating a file under a name Windows reserves for a device (``CON``, ``aux.c``).
+
+    Only new paths (an Add, a move destination) are checked: a tracked ``aux.c`` already in a
+    Linux project stays editable, since refusing it would only stop the people who have it.
+    """
+    for part in path.split("/"):
+        if _RESERVED.match(part):
+            raise _unsafe(
+                path,
+                f"path {path!r} uses the reserved device name {part!r}",
+                "Choose another name: device names (CON, NUL, AUX, COM1, LPT1, ...), with or "
+                "without an extension, cannot be checked out on Windows.",
             )
 
 
@@ -167,8 +185,12 @@ def normalize_proposal(proposal: Proposal, root: str | None = None) -> Proposal:
     ops: list[FileOp] = []
     for op in proposal.operations:
         clean = dataclasses.replace(op, path=normalize(op.path, root))
+        if isinstance(clean, AddFile):
+            check_creatable(clean.path)
         if isinstance(clean, UpdateFile) and clean.move_to is not None:
-            clean = dataclasses.replace(clean, move_to=normalize(clean.move_to, root))
+            destination = normalize(clean.move_to, root)
+            check_creatable(destination)
+            clean = dataclasses.replace(clean, move_to=destination)
         ops.append(clean)
     return dataclasses.replace(proposal, operations=tuple(ops))
 
