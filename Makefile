@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint bench demo clean format docs
+.PHONY: install test lint bench demo clean format docs screenshot
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ docs: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m gitpatch.demo
+
+# docs/review-page.png, from the browser test (needs chromium + chromium-driver)
+screenshot: $(STAMP)
+	GITPATCH_SCREENSHOT=docs/review-page.png GITPATCH_REQUIRE_BROWSER=1 \
+		$(PY) -m pytest -q -p no:cacheprovider tests/web/test_browser.py -k approves
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -194,6 +194,9 @@ def main() -> int:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print("\nDone. `make test` runs the whole suite.")
+    print(
+        "Review proposals in a browser (a demo repository): .venv/bin/python -m gitpatch.web.demo"
+    )
     return 0
 
 

@@ -43,12 +43,19 @@ The tree::
     │   ├── ProposalRejected           proposal_rejected    same change a person already rejected
     │   ├── MergeConflict              merge_conflict
     │   ├── RepositoryError            repository_error     not a repository, no branch, bad ref
+    │   ├── StagedChanges              staged_changes       a touched path has staged changes
+    │   ├── OperationInProgress        operation_in_progress  a merge, rebase, ... is under way
+    │   ├── BranchCheckedOut           branch_checked_out   the branch is checked out elsewhere
+    │   ├── FilesystemError            filesystem_error     the disk refuses a read or write
+    │   ├── FilterFailed               filter_failed        a clean/smudge filter failed
+    │   ├── SigningRequired            signing_required     commit.gpgsign is on
     │   └── ConcurrentUpdate           concurrent_update    lost the compare-and-swap too often
     └── InternalError                  internal_error       a bug: the message says no more
 """
 
 from __future__ import annotations
 
+import errno
 from typing import Any, Literal
 
 #: Why a ``ConcurrentUpdate`` happened (see that class).
@@ -58,11 +65,14 @@ __all__ = [
     "CODES",
     "ConcurrentReason",
     "AccessDenied",
+    "BranchCheckedOut",
     "ApprovalRequired",
     "ConcurrentUpdate",
     "DirtyWorktree",
     "EditOverlap",
     "EmptyEdits",
+    "FilesystemError",
+    "FilterFailed",
     "Forbidden",
     "GitpatchError",
     "InternalError",
@@ -77,6 +87,7 @@ __all__ = [
     "NoChange",
     "NoPersonalSpace",
     "NotATextResource",
+    "OperationInProgress",
     "PathIgnored",
     "PayloadTooLarge",
     "PermissionDenied",
@@ -91,6 +102,8 @@ __all__ = [
     "ResourceExists",
     "ResourceNotFound",
     "ResourceNotUtf8",
+    "SigningRequired",
+    "StagedChanges",
     "StateError",
     "StorageLimitReached",
     "TeamNotFound",
@@ -379,6 +392,52 @@ class RepositoryError(StateError):
     """The repository is missing, bare where a tree is needed, or in a bad state."""
 
     code = "repository_error"
+
+
+class StagedChanges(StateError):
+    """A path the change writes has staged changes (``git add``, ``git rm --cached``)."""
+
+    code = "staged_changes"
+
+
+class OperationInProgress(StateError):
+    """A merge, cherry-pick, revert, rebase, ``am`` or bisect is under way where it matters."""
+
+    code = "operation_in_progress"
+
+
+class BranchCheckedOut(StateError):
+    """The branch to move is checked out in another worktree (``git branch -f`` refuses too)."""
+
+    code = "branch_checked_out"
+
+
+class FilesystemError(StateError):
+    """The filesystem refuses a read or a write (permissions, name too long, read-only)."""
+
+    code = "filesystem_error"
+
+    @classmethod
+    def of(cls, path: str, exc: OSError, doing: str = "write") -> FilesystemError:
+        """The error for ``exc`` met while ``doing`` (read, write, ...) ``path``."""
+        name = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+        return cls(
+            f"cannot {doing} {path}: {exc.strerror or exc}",
+            hint="Fix the cause (permissions, free space, a name too long), then retry.",
+            details={"path": path, "errno": name},
+        )
+
+
+class FilterFailed(StateError):
+    """git could not run a path's clean or smudge conversion (a ``filter=`` driver, ...)."""
+
+    code = "filter_failed"
+
+
+class SigningRequired(StateError):
+    """``commit.gpgsign`` is on and gitpatch does not sign commits."""
+
+    code = "signing_required"
 
 
 class ConcurrentUpdate(StateError):

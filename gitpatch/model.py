@@ -195,11 +195,14 @@ class FileChange:
     """The new state of one path: ``content`` bytes, or ``None`` for a deletion.
 
     ``source`` is set when the file was moved here from another path (which is then gone).
+    ``mode`` (a git file mode) is set only when the mode itself changes (a recorded
+    ``chmod +x``); None keeps the file's mode (a new file is a regular one).
     """
 
     path: str
     content: bytes | None
     source: str | None = None
+    mode: int | None = None
 
 
 @dataclass(frozen=True)

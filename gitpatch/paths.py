@@ -2,7 +2,8 @@
 
 Everything here is lexical: no file is read. A path that could leave the repository, reach into
 ``.git``, smuggle a NUL byte, or mean something else on another operating system (backslashes,
-drive letters, UNC shares, reserved device names) is refused before any content is looked at.
+drive letters, UNC shares; device names for files it would create) is refused before any
+content is looked at.
 Checks that need the repository (symlinks, ignored files, directories) belong to the workspace.
 
 Besides ordinary paths, two address families name content kept on refs instead of the working
@@ -20,11 +21,12 @@ import re
 from typing import Literal
 
 from gitpatch.errors import InvalidArguments, InvalidPatch, UnsafePath
-from gitpatch.model import FileOp, Proposal, UpdateFile
+from gitpatch.model import AddFile, FileOp, Proposal, UpdateFile
 
 __all__ = [
     "FAMILIES",
     "Address",
+    "check_creatable",
     "check_portable",
     "normalize",
     "normalize_proposal",
@@ -48,7 +50,7 @@ def _unsafe(path: str, message: str, hint: str) -> UnsafePath:
 
 def check_portable(path: str) -> None:
     """Refuse what means something else on another system: ``\\``, drive letters, UNC shares,
-    device names, control characters and components ending in a dot or a space; and any
+    control characters and components ending in a dot or a space; and any
     ``scheme://`` address (the tools resolve ``work://`` and ``memory://`` before this)."""
     if _SCHEME.match(path) and "://" in path:
         raise _unsafe(
@@ -76,12 +78,28 @@ def check_portable(path: str) -> None:
             "Pass a plain file path without control characters (tabs, newlines, escapes).",
         )
     for part in path.split("/"):
-        if _RESERVED.match(part) or (part not in (".", "..") and part.rstrip(" .") != part):
+        if part not in (".", "..") and part.rstrip(" .") != part:
             raise _unsafe(
                 path,
-                f"path {path!r} uses the reserved or unportable name {part!r}",
-                "Rename the file: device names (CON, NUL, COM1, ...) and names ending in a dot "
-                "or a space cannot be checked out everywhere.",
+                f"path {path!r} uses the unportable name {part!r}",
+                "Rename the file: names ending in a dot or a space cannot be checked out "
+                "everywhere.",
+            )
+
+
+def check_creatable(path: str) -> None:
+    """Refuse creating a file under a name Windows reserves for a device (``CON``, ``aux.c``).
+
+    Only new paths (an Add, a move destination) are checked: a tracked ``aux.c`` already in a
+    Linux project stays editable, since refusing it would only stop the people who have it.
+    """
+    for part in path.split("/"):
+        if _RESERVED.match(part):
+            raise _unsafe(
+                path,
+                f"path {path!r} uses the reserved device name {part!r}",
+                "Choose another name: device names (CON, NUL, AUX, COM1, LPT1, ...), with or "
+                "without an extension, cannot be checked out on Windows.",
             )
 
 
@@ -123,13 +141,34 @@ def normalize(path: str, root: str | None = None) -> str:
             hint="Paths must stay inside the repository; remove the '..' components.",
             details={"path": path},
         )
-    if any(part.lower() == ".git" for part in clean.split("/")):
+    if any(_names_git(part) for part in clean.split("/")):
         raise UnsafePath(
             f"path {path!r} is inside .git",
             hint="Choose a path outside the .git directory: gitpatch never edits git's own files.",
             details={"path": path},
         )
     return clean
+
+
+# Code points HFS+ ignores in names, so ".g\u200cit" is ".git" on a Mac (git refuses them too).
+_IGNORABLE = dict.fromkeys(
+    map(
+        ord,
+        "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206a\u206b\u206c"
+        "\u206d\u206e\u206f\ufeff",
+    ),
+)
+_SHORT_NAME = re.compile(r"git~[0-9]+", re.IGNORECASE)
+
+
+def _names_git(part: str) -> bool:
+    """True when a path component is, on some file system, ``.git`` or a part of it: any case,
+    trailing dots or spaces (Windows), ``GIT~1`` (an 8.3 short name), an NTFS stream
+    (``.git::$INDEX_ALLOCATION``, any ``::$DATA``), or with code points HFS+ ignores."""
+    if "::$" in part or part.lower().endswith(":$data"):
+        return True
+    name = part.split(":", 1)[0].translate(_IGNORABLE).rstrip(". ").lower()
+    return name == ".git" or bool(_SHORT_NAME.fullmatch(name))
 
 
 def normalize_proposal(proposal: Proposal, root: str | None = None) -> Proposal:
@@ -146,8 +185,12 @@ def normalize_proposal(proposal: Proposal, root: str | None = None) -> Proposal:
     ops: list[FileOp] = []
     for op in proposal.operations:
         clean = dataclasses.replace(op, path=normalize(op.path, root))
+        if isinstance(clean, AddFile):
+            check_creatable(clean.path)
         if isinstance(clean, UpdateFile) and clean.move_to is not None:
-            clean = dataclasses.replace(clean, move_to=normalize(clean.move_to, root))
+            destination = normalize(clean.move_to, root)
+            check_creatable(destination)
+            clean = dataclasses.replace(clean, move_to=destination)
         ops.append(clean)
     return dataclasses.replace(proposal, operations=tuple(ops))
 

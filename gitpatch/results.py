@@ -116,11 +116,18 @@ class ProposalInfo(_Result):
 
 
 class ProposalDetail(_Result):
-    """One proposal with its diff text and stats (``files``, ``insertions``, ``deletions``)."""
+    """One proposal with its diff text and stats (``files``, ``insertions``, ``deletions``).
+
+    ``recorded`` is the part approval would also commit that is NOT the agent's: the person's
+    own uncommitted changes to the touched files, recorded before the agent's edit (a unified
+    diff, with ``recorded_files``); ``diff`` shows the agent's change on top of them.
+    """
 
     info: ProposalInfo
     diff: str
     stats: dict[str, int] = Field(default_factory=dict)
+    recorded: str = ""
+    recorded_files: list[str] = Field(default_factory=list)
 
 
 class LogEntry(_Result):

@@ -140,7 +140,32 @@ def show(ctx: Context, proposal_id: str) -> ProposalDetail:
             info=closed_info(ctx.store, commit, note, now), diff=text, stats=stats
         )
     text, stats = ctx.store.diff(sub.base, sub.tip)
-    return ProposalDetail(info=info(ctx.store, sub, now), diff=text, stats=stats)
+    recorded, files = _recorded(ctx.store, sub)
+    return ProposalDetail(
+        info=info(ctx.store, sub, now),
+        diff=text,
+        stats=stats,
+        recorded=recorded,
+        recorded_files=files,
+    )
+
+
+def _recorded(store: Store, sub: Subject) -> tuple[str, list[str]]:
+    """The person's uncommitted work approval would land with the proposal: each record
+    commit's own diff, marked as such, and the files it touches."""
+    parts: list[str] = []
+    files: list[str] = []
+    for commit in reversed(sub.commits):
+        if commit not in sub.records:
+            continue
+        parent = first_parent(store, commit)
+        text, _stats = store.diff(parent, commit)
+        parts.append(
+            f"# Recorded from the working tree before the agent's edit (the person's own "
+            f"uncommitted work, commit {str(commit)[:12]}):\n{text}"
+        )
+        files.extend(p for p in store.changed_paths(parent, commit) if p not in files)
+    return "".join(parts), files
 
 
 def undo(ctx: Context) -> ProposalResult:
@@ -263,7 +288,7 @@ def _undo_once(ctx: Context) -> ProposalResult:
     victim, pid = _last_undoable(store, ctx.branch, head)
     assert head is not None  # _last_undoable refuses an empty branch
     summary = store.info(victim).summary
-    revert = _revert(store, victim, head, pid, summary)
+    revert = _revert(store, victim, head, pid, summary, _as_proposed(store, victim, pid))
     refs: tuple[RefUpdate, ...] = ((ctx.branch, revert, head),)
     notes = _undo_notes(ctx, victim, revert, pid)
     publish(ctx, Transition(refs, notes, f"gitpatch: undo {pid}", (ctx.branch, head, revert)))
@@ -282,13 +307,23 @@ def _undo_once(ctx: Context) -> ProposalResult:
 
 
 def _revert(
-    store: Store, victim: pygit2.Oid, head: pygit2.Oid, pid: str, summary: str
+    store: Store, victim: pygit2.Oid, head: pygit2.Oid, pid: str, summary: str, change: pygit2.Oid
 ) -> pygit2.Oid:
     """A new commit on ``head`` undoing ``victim`` (a merge against its first parent, as
-    ``git revert -m 1`` does)."""
+    ``git revert -m 1`` does) by reverting ``change``, the commit as gitpatch made it."""
     message = f'Undo "{summary}"\n\nThis reverts commit {victim}.'
     trailers = {"Gitpatch-Proposal": pid, "Gitpatch-Tool": "undo", "Gitpatch-Reverts": str(victim)}
-    return store.revert(victim, head, message, trailers)
+    return store.revert(change, head, message, trailers)
+
+
+def _as_proposed(store: Store, victim: pygit2.Oid, pid: str) -> pygit2.Oid:
+    """The commit gitpatch made for proposal ``pid``: ``victim`` itself, or, when a person
+    amended it (``git commit --amend`` keeps the trailer, not the note), the original, so
+    undo reverts only what the proposal changed and never the person's amendments."""
+    if store.read_note(victim) is not None:
+        return victim
+    found = note_for_id(store, pid)
+    return victim if found is None else found[0]
 
 
 def _undo_notes(

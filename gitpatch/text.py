@@ -78,6 +78,26 @@ def split_lines(text: str) -> list[str]:
     return list(_split(text)[0])
 
 
+# Byte order marks of the wide encodings, longest first (UTF-32LE starts like UTF-16LE).
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32LE"),
+    (b"\x00\x00\xfe\xff", "UTF-32BE"),
+    (b"\xff\xfe", "UTF-16LE"),
+    (b"\xfe\xff", "UTF-16BE"),
+)
+
+
+def _is_wide(data: bytes, bom: bytes, name: str) -> bool:
+    """True when ``data`` is text in the wide encoding ``name`` behind its byte order mark."""
+    if not data.startswith(bom):
+        return False
+    try:
+        data[len(bom) :].decode(name.lower().replace("utf-", "utf_"))
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class Document:
     """An immutable text file: its lines, each line's ending, and whether it starts with a BOM."""
@@ -94,6 +114,14 @@ class Document:
     def from_bytes(cls, data: bytes, path: str | None = None) -> Document:
         """Decode file bytes; refuse binary (a NUL byte) and invalid UTF-8 with their codes."""
         where = f" {path}" if path else ""
+        wide = next((name for bom, name in _WIDE_BOMS if _is_wide(data, bom, name)), None)
+        if wide is not None:
+            raise ResourceNotUtf8(
+                f"file{where} is {wide} text (it starts with a {wide} byte order mark)",
+                hint="Only UTF-8 text files can be edited line by line; replace the file whole, "
+                "or convert it to UTF-8 first.",
+                details={"path": path, "encoding": wide},
+            )
         if b"\x00" in data:
             raise NotATextResource(
                 f"file{where} is binary (it contains a NUL byte at offset {data.index(0)})",

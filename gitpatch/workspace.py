@@ -41,10 +41,11 @@ from gitpatch.errors import (
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
 from gitpatch.model import Proposal
 from gitpatch.paths import normalize, normalize_proposal
-from gitpatch.repo import guards
+from gitpatch.repo import guards, versions
 from gitpatch.repo.build import Built, Dirty, build, proposal_result, record_dirty
 from gitpatch.repo.context import Context
 from gitpatch.repo.publisher import Transition, publish
+from gitpatch.repo.roots import through_root, through_root_all
 from gitpatch.repo.sessions import (
     DEFAULT_PROTECTED,
     PROPOSAL_PREFIX,
@@ -287,16 +288,15 @@ class Workspace:
         """A file's text as the agent would edit it, and the version (commit id) it belongs to.
 
         When the branch is checked out the text comes from disk (uncommitted edits included),
-        since that is what a following edit applies to.
+        since that is what a following edit applies to; its version then pins that content
+        (a commit no ref points at), so a later change on disk is a ``resource_conflict``.
+        Files outside a sparse checkout come from the branch, as git shows them.
         """
         clean = self._normalize(path)
         with self._consistent_view():
             head = self.store.ref_target(self.branch)
             self._check_paths(head, [clean])
-            if self.worktree is not None and self._tracks_disk():
-                data = self.worktree.read(clean)
-            else:
-                data = None if head is None else self.store.read(head, clean)
+            data, version = versions.read(self.store, self._disk(), head, clean)
         if data is None:
             raise ResourceNotFound(
                 f"cannot read {clean}: no such file on {short(self.branch)}",
@@ -304,7 +304,7 @@ class Workspace:
                 details={"path": clean},
             )
         text = Document.from_bytes(data, clean).text
-        return ReadResult(path=clean, content=text, version=str(head) if head else "")
+        return ReadResult(path=clean, content=text, version=str(version) if version else "")
 
     # -- proposing ---------------------------------------------------------------------------
 
@@ -320,7 +320,8 @@ class Workspace:
         """
         proposal = self._normalize_proposal(proposal)
         pid = secrets.token_hex(6)
-        expected = guards.resolve_version(self.store, expected_version)
+        read_as = guards.resolve_version(self.store, expected_version)
+        expected = None if read_as is None else versions.unpin(self.store, read_as)
         first: list[pygit2.Oid | None] = []  # the head the first attempt saw
 
         def attempt() -> ProposalResult:
@@ -329,6 +330,7 @@ class Workspace:
                 if not first:
                     first.append(head)
                     self._check_paths(head, proposal.paths)
+                    versions.check_disk(self.store, self._disk(), read_as, proposal.paths)
                 reference, since = (expected, True) if expected is not None else (first[0], False)
                 guards.check_unchanged(
                     self.store,
@@ -339,7 +341,8 @@ class Workspace:
                     branch=self.branch,
                 )
                 base, recorded = self._record_dirty(head, proposal.paths, pid)
-            built = build(self.store, proposal, base, recorded, pid, revision)
+            filters = self.worktree.filters if self.worktree is not None else None
+            built = build(self.store, proposal, base, recorded, pid, revision, filters)
             self._publish(built, head, pid, proposal.tool, revision)
             return proposal_result(self._ctx, built, pid)
 
@@ -414,20 +417,24 @@ class Workspace:
     def _tracks_disk(self) -> bool:
         return self._ctx.tracks_disk()
 
+    def _disk(self) -> WorkingTree | None:
+        """The working tree when it shows the branch (its content is then the base)."""
+        return self.worktree if self._tracks_disk() else None
+
     def _check_paths(self, head: pygit2.Oid | None, paths: Sequence[str]) -> None:
         disk = self.worktree.root if self.worktree is not None and self._tracks_disk() else None
         check_ignored = self.worktree is not None and not self.allow_ignored
         guards.check_paths(self.store, head, paths, disk=disk, check_ignored=check_ignored)
 
     def _normalize(self, path: str) -> str:
-        return normalize(path, self._root())
+        return normalize(through_root(path, self._root()), self._root())
 
     def _root(self) -> str | None:
         """The working tree's absolute path: absolute paths below it are accepted."""
         return str(self.worktree.root).rstrip("/") if self.worktree is not None else None
 
     def _normalize_proposal(self, proposal: Proposal) -> Proposal:
-        return normalize_proposal(proposal, self._root())
+        return normalize_proposal(through_root_all(proposal, self._root()), self._root())
 
     # -- review (written in gitpatch.review) -------------------------------------------------
 

@@ -9,9 +9,9 @@ and created again gets a new one. Writing goes through ``Workspace.propose`` (or
 spanning several refs, ``gitpatch.families``), so every rule of the Workspace holds here too.
 
 Reading uncommitted disk content hands out a version of its own: a commit pinning that content
-on top of the head (no ref points at it). Passed back as ``expected_version``, it stands for
-the head it was read on as long as the disk still holds what was read, and is a
-``resource_conflict`` once it does not.
+on top of the head (no ref points at it; ``gitpatch.repo.versions``). Passed back as
+``expected_version``, the Workspace takes it for the head it was read on as long as the disk
+still holds what was read, and answers ``resource_conflict`` once it does not.
 """
 
 from __future__ import annotations
@@ -24,26 +24,23 @@ import pygit2
 
 from gitpatch import families
 from gitpatch.errors import (
-    GitpatchError,
     InvalidArguments,
-    ResourceConflict,
     ResourceNotFound,
 )
-from gitpatch.model import FileChange, Proposal
+from gitpatch.model import Proposal
 from gitpatch.paths import Address, parse_address
 from gitpatch.policy import RulePolicy, rules_from_config
-from gitpatch.repo.guards import blob
+from gitpatch.repo import versions
 from gitpatch.resource_ids import resource_id, uuid_like
 from gitpatch.results import ProposalResult
 from gitpatch.storage import Applied, FileRead, Gate, Stat, Target, Version, resolve_plain
-from gitpatch.store import Store
 from gitpatch.store.trees import MODE_TREE
 from gitpatch.workspace import Workspace
 
 __all__ = ["READ_TRAILER", "WorkspaceStorage"]
 
 #: Trailer of the commit that pins the uncommitted disk content a read handed out.
-READ_TRAILER = "Gitpatch-Read"
+READ_TRAILER = versions.READ_TRAILER
 
 
 class WorkspaceStorage:
@@ -112,20 +109,13 @@ class WorkspaceStorage:
             store = ws.store
             head = store.ref_target(ws.branch)
             ws._check_paths(head, [path])
-            data = None
-            if disk and ws.worktree is not None:
-                data = ws.worktree.read(path)
-            elif head is not None:
-                data = store.read(head, path)
+            data, version = versions.read(store, ws.worktree if disk else None, head, path)
             if data is None:
                 raise ResourceNotFound(
                     f"{key}: no such file",
                     hint="Check the path; list the files to see what exists.",
                     details={"path": key},
                 )
-            version = head
-            if disk and blob(store, head, path) != pygit2.hash(data):
-                version = _pin(store, head, path, data)
             ident = resource_id(store, head, path) or uuid_like(f"{version}\0{path}\0new")
             return FileRead(data, str(version) if version else "", ident)
 
@@ -223,28 +213,8 @@ class WorkspaceStorage:
         return self._review
 
     def _expected(self, ws: Workspace, proposal: Proposal, expected: Version | None) -> str | None:
-        """A pinned read version becomes the head it was read on (see the module docstring)."""
-        if expected is None:
-            return None
-        text = str(expected).strip()
-        pin = None
-        with contextlib.suppress(GitpatchError, ValueError, KeyError, pygit2.GitError):
-            info = ws.store.info(ws.store.resolve_commit(text))
-            if READ_TRAILER in info.trailers:
-                pin = info
-        if pin is None:
-            return text
-        for path in proposal.paths:
-            then = blob(ws.store, pin.id, path)
-            disk = ws.worktree.disk_blob(path) if ws.worktree is not None else None
-            if then is not None and disk != str(then):
-                raise ResourceConflict(
-                    f"{path} changed on disk since version {text[:12]}",
-                    hint="Read the file again and redo the edit on its current content, passing "
-                    "the new version as expected_version.",
-                    details={"path": path, "expected_version": text},
-                )
-        return str(pin.parents[0]) if pin.parents else None
+        """The version as the Workspace takes it (a pinned read included: it checks the disk)."""
+        return None if expected is None else str(expected).strip()
 
     def _applied(self, ws: Workspace, result: ProposalResult, root: Address | None) -> Applied:
         review = result.mode == "review"
@@ -264,10 +234,3 @@ class WorkspaceStorage:
             review=review,
             target=result.target,
         )
-
-
-def _pin(store: Store, head: pygit2.Oid | None, path: str, data: bytes) -> pygit2.Oid:
-    """A commit holding ``data`` at ``path`` on top of ``head``; no ref points at it."""
-    tree = store.build_tree(head, [FileChange(path, data)])
-    parents = [head] if head is not None else []
-    return store.commit(tree, parents, f"Pin uncommitted {path} as read", {READ_TRAILER: path})

@@ -24,6 +24,7 @@ from gitpatch.cli._admin import hooks, init, schema, serve
 from gitpatch.cli._common import Env, wants_color
 from gitpatch.cli._edit import apply, apply_patch, edit, patch, read
 from gitpatch.cli._review import approve, log, proposals, reject, show, undo
+from gitpatch.cli._web import web
 from gitpatch.errors import GitpatchError
 
 __all__ = ["EXIT_REFUSED", "EXIT_USAGE", "GitpatchGroup", "main"]
@@ -123,6 +124,7 @@ for _command in (
     hooks,
     schema,
     init,
+    web,
 ):
     main.add_command(_command)
 

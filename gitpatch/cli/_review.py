@@ -137,8 +137,14 @@ def show(env: Env, id: str, stat_only: bool) -> None:
         _stat_line(detail),
     ]
     text = "\n".join(head)
+    if detail.recorded_files:
+        text += (
+            f"\nalso lands the person's own uncommitted work in {', '.join(detail.recorded_files)}"
+        )
     if not stat_only:
         text += "\n\n" + colour_diff(env, detail.diff.rstrip("\n"))
+        if detail.recorded:
+            text += "\n\n" + colour_diff(env, detail.recorded.rstrip("\n"))
     env.emit(detail, text)
 
 

@@ -101,11 +101,14 @@ class ProposalsOutput(_Out):
 
 
 class ProposalOutput(_Out):
-    """One proposal: info, diff and stats."""
+    """One proposal: info, diff and stats; ``recorded``: a person's uncommitted work that
+    approval would commit with it (see ``ProposalDetail``)."""
 
     info: dict[str, Any]
     diff: str
     stats: dict[str, int]
+    recorded: str = ""
+    recorded_files: list[str] = []
 
 
 OUTPUTS: dict[str, type[BaseModel]] = {

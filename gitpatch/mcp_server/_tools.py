@@ -128,7 +128,7 @@ def _review_handlers(repo: _Repository) -> dict[str, Handler]:
         files = ", ".join(info.files)
         head = f"proposal {info.id}: {info.status}, target {info.target}, files {files}"
         data = detail.model_dump(mode="json")
-        return Reply(True, f"{head}\n\n{detail.diff}", data=data)
+        return Reply(True, f"{head}\n\n{detail.diff}{detail.recorded}", data=data)
 
     return {"list_proposals": list_proposals, "show_proposal": show_proposal}
 

@@ -17,7 +17,8 @@ import pygit2
 from gitpatch import engine
 from gitpatch.errors import DirtyWorktree, ProposalRejected
 from gitpatch.model import Changeset, FileChange, Proposal
-from gitpatch.repo import guards
+from gitpatch.repo import checkout, guards
+from gitpatch.repo.filters import Filters
 from gitpatch.repo.sessions import PROPOSAL_PREFIX, REJECTED_PREFIX
 from gitpatch.repo.worktree import WorkingTree
 from gitpatch.results import FileResult, ProposalResult, edit_results, file_results, summary
@@ -50,9 +51,17 @@ def build(
     recorded: Sequence[str],
     pid: str,
     revision: bool,
+    filters: Filters | None = None,
 ) -> Built:
-    """Apply the proposal on ``base``, build its commit; move no ref."""
-    changeset = engine.apply(proposal, guards.Snapshot(store, base))
+    """Apply the proposal on ``base``, build its commit; move no ref.
+
+    With ``filters`` (a working tree's conversions) the edits apply to each converted file as
+    checkout writes it, and the result is stored as ``git add`` would store it.
+    """
+    changeset = engine.apply(proposal, guards.Snapshot(store, base, filters))
+    if filters is not None:
+        changeset = _cleaned(changeset, filters)
+    guards.check_gitmodules(changeset)
     print_ = guards.fingerprint(changeset)
     if not revision and store.ref_target(REJECTED_PREFIX + print_) is not None:
         raise ProposalRejected(
@@ -74,6 +83,16 @@ def build(
     return Built(commit, base, changeset, print_, land)
 
 
+def _cleaned(changeset: Changeset, filters: Filters) -> Changeset:
+    changes = tuple(
+        c
+        if c.content is None
+        else dataclasses.replace(c, content=filters.to_blob(c.path, c.content))
+        for c in changeset.changes
+    )
+    return dataclasses.replace(changeset, changes=changes)
+
+
 def record_dirty(
     store: Store,
     worktree: WorkingTree,
@@ -82,7 +101,11 @@ def record_dirty(
     pid: str,
     dirty: Dirty,
 ) -> tuple[pygit2.Oid | None, list[str]]:
-    """Commit the disk content of touched paths that differ from ``head`` (not published)."""
+    """Commit the disk content of touched paths that differ from ``head`` (not published).
+
+    A path with unmerged index entries (a conflict waiting for a person) is refused first.
+    """
+    checkout.check_unmerged(worktree, paths)
     modified = worktree.modified(str(head) if head else None, paths)
     if not modified:
         return head, []
@@ -96,9 +119,11 @@ def record_dirty(
     changes = []
     for path in modified:
         data = worktree.read(path)
+        if data is not None:
+            data = worktree.filters.to_blob(path, data)
         if data is None and (head is None or store.entry(head, path) is None):
             continue
-        changes.append(FileChange(path, data))
+        changes.append(FileChange(path, data, mode=worktree.disk_mode(path)))
     if not changes:
         return head, []
     tree = store.build_tree(head, changes)

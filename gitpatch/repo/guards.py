@@ -9,6 +9,8 @@ lazy view of a commit the engine reads.
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -16,6 +18,7 @@ from pathlib import Path
 import pygit2
 
 from gitpatch.errors import (
+    FilesystemError,
     InvalidArguments,
     NotATextResource,
     PathIgnored,
@@ -26,12 +29,14 @@ from gitpatch.errors import (
     UnsafePath,
 )
 from gitpatch.model import Changeset
+from gitpatch.repo.filters import Filters
 from gitpatch.store import Store
 from gitpatch.store.trees import MODE_LINK, MODE_SUBMODULE, MODE_TREE
 
 __all__ = [
     "Snapshot",
     "blob",
+    "check_gitmodules",
     "check_paths",
     "check_unchanged",
     "fingerprint",
@@ -63,16 +68,24 @@ def fingerprint_of(blobs: Mapping[str, str | None]) -> str:
 class Snapshot(Mapping[str, bytes]):
     """The regular files of one commit, read lazily: the engine reads only what it names."""
 
-    def __init__(self, store: Store, commit: pygit2.Oid | None) -> None:
+    def __init__(
+        self, store: Store, commit: pygit2.Oid | None, filters: Filters | None = None
+    ) -> None:
         self._store = store
         self._commit = commit
+        self._filters = filters
         self._cache: dict[str, bytes | None] = {}
 
     def _load(self, path: str) -> bytes | None:
         if path not in self._cache:
             self._cache[path] = None
             if self._commit is not None and path in self:
-                self._cache[path] = self._store.read(self._commit, path)
+                data = self._store.read(self._commit, path)
+                if data is not None and self._filters is not None:
+                    found = blob(self._store, self._commit, path)
+                    assert found is not None
+                    data = self._filters.checkout_bytes(path, found)
+                self._cache[path] = data
         return self._cache[path]
 
     def __getitem__(self, path: str) -> bytes:
@@ -174,6 +187,8 @@ def _refuse_disk(root: Path, path: str, prefix: str, last: bool, *, tracked: boo
         st = (root / prefix).lstat()
     except (FileNotFoundError, NotADirectoryError):
         return
+    except OSError as exc:  # a name too long, a directory we may not enter
+        raise FilesystemError.of(path, exc, "look at") from exc
     if stat.S_ISLNK(st.st_mode):
         _refuse_mode(path, prefix, MODE_LINK, last)
     if not last and not tracked and not stat.S_ISDIR(st.st_mode):
@@ -182,6 +197,13 @@ def _refuse_disk(root: Path, path: str, prefix: str, last: bool, *, tracked: boo
             hint=f"Choose another path, or remove or commit the file {prefix} first.",
             details={"path": path, "blocking": prefix},
         )
+    if not last and not tracked and os.path.lexists(root / prefix / ".git"):
+        raise NotATextResource(
+            f"{path}: {prefix} is a nested git repository (it has its own .git); gitpatch "
+            "does not commit its files into this repository, as `git add` does not",
+            hint=f"Open a Workspace on {prefix} itself to edit its files.",
+            details={"path": path, "repository": prefix},
+        )
     if last and stat.S_ISDIR(st.st_mode):
         _refuse_mode(path, prefix, MODE_TREE, last)
     if last and not stat.S_ISDIR(st.st_mode) and not stat.S_ISREG(st.st_mode):
@@ -189,6 +211,32 @@ def _refuse_disk(root: Path, path: str, prefix: str, last: bool, *, tracked: boo
             f"{path} is not a regular file",
             hint="Only regular text files can be edited.",
             details={"path": path},
+        )
+
+
+_GITMODULES_BAD = re.compile(
+    r"^\s*(?:(?:url|path)\s*=\s*\"?\s*-|update\s*=\s*\"?\s*!)", re.IGNORECASE | re.MULTILINE
+)
+
+
+def check_gitmodules(changeset: Changeset) -> None:
+    """Refuse ``.gitmodules`` content ``git fsck --strict`` rejects: a ``url`` or ``path``
+    starting with ``-`` (read as an option by the commands that get it), a command as
+    ``update``, a submodule name with a ``..`` component."""
+    for change in changeset.changes:
+        if change.content is None or change.path.rsplit("/", 1)[-1] != ".gitmodules":
+            continue
+        text = change.content.decode("utf-8", "replace")
+        bad = _GITMODULES_BAD.search(text)
+        names = re.findall(r'^\s*\[submodule\s+"([^"]*)"\s*\]', text, re.MULTILINE)
+        if bad is None and not any(".." in n.replace("\\", "/").split("/") for n in names):
+            continue
+        raise UnsafePath(
+            f"{change.path}: content git fsck --strict rejects "
+            f"({bad.group(0).strip() if bad else 'a submodule name with ..'})",
+            hint="A submodule url or path may not start with '-', update may not be a "
+            "'!command', and names may not contain '..'.",
+            details={"path": change.path},
         )
 
 

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from gitpatch import gate
-from gitpatch.errors import ConcurrentUpdate, MergeConflict
+from gitpatch.errors import ConcurrentUpdate, MergeConflict, SigningRequired
+from gitpatch.repo import checkout
 from gitpatch.repo.sessions import short
 from gitpatch.retry import retry
 from gitpatch.store import NOTES_REF, RefUpdate, Store
@@ -63,6 +64,8 @@ class Transition:
 def publish(ctx: Context, step: Transition) -> None:
     """Move the refs and the notes ref in one transaction; land on disk when checked out."""
     store = ctx.store
+    _refuse_unsigned(store, step.refs)
+    checkout.check_refs(store.git_dir, store.is_bare, step.refs)
     update, written = notes_update(store, step.notes)
     for ref, new, old in step.refs:  # the approval gate the git hooks also enforce
         gate.check_update(store, ref, old, new, protected=ctx.protected, notes_tip=update[1])
@@ -74,7 +77,8 @@ def publish(ctx: Context, step: Transition) -> None:
     if landing is None:
         move()
         return
-    assert ctx.worktree is not None
+    worktree = ctx.worktree
+    assert worktree is not None
     branch, old, new = landing
     paths = list(step.paths) if step.paths is not None else store.changed_paths(old, new)
     verify = step.disk_checked or _refuse_local_changes(ctx, branch, old, new, paths, step.keep)
@@ -82,7 +86,7 @@ def publish(ctx: Context, step: Transition) -> None:
     before = {commit: store.read_note(commit) for commit in written}
     # verify: re-checked under the land lock, so an edit made since the check above is never
     # overwritten; the caller's retry then reports it as a local change.
-    ctx.worktree.land(
+    worktree.land(
         str(old) if old is not None else None,
         str(new),
         paths,
@@ -90,7 +94,24 @@ def publish(ctx: Context, step: Transition) -> None:
         ref=branch,
         verify=verify,
         notes={str(c): (before[c], note) for c, note in written.items()},
+        preflight=lambda: checkout.preflight(store, worktree, branch, new, paths),
     )
+
+
+def _refuse_unsigned(store: Store, refs: Sequence[RefUpdate]) -> None:
+    """libgit2 signs nothing: with ``commit.gpgsign`` no branch gets a gitpatch commit, unless
+    ``gitpatch.allowUnsigned`` says the person accepts unsigned agent commits."""
+    if not any(ref.startswith("refs/heads/") and new is not None for ref, new, _old in refs):
+        return
+    if store.config_bool("commit.gpgsign") and not store.config_bool("gitpatch.allowUnsigned"):
+        raise SigningRequired(
+            "commit.gpgsign is set and gitpatch cannot sign commits (libgit2 runs neither gpg "
+            "nor ssh signing); nothing was committed",
+            hint="Ask the person to allow unsigned agent commits (git config "
+            "gitpatch.allowUnsigned true) and sign when merging, or turn commit.gpgsign off "
+            "for this repository.",
+            details={"setting": "commit.gpgsign"},
+        )
 
 
 def _landing(ctx: Context, step: Transition) -> tuple[str, pygit2.Oid | None, pygit2.Oid] | None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, DirtyWorktree, InvalidArguments, RepositoryError
+from gitpatch.repo import checkout
 from gitpatch.repo.worktree import WorkingTree
 from gitpatch.retry import retry
 from gitpatch.store import Store
@@ -111,6 +112,9 @@ def start_session(store: Store, worktree: WorkingTree | None, target: str, name:
             hint="Use a short name without slashes, such as 'agent'.",
         )
     ref = branch_ref(SESSION_PREFIX + name)
+    if worktree is not None and store.head_branch() == target:
+        # `git merge --continue` and friends would then commit on the session
+        checkout.refuse_operation_here(worktree.gitdir, target, worktree.root)
     head = store.ref_target(target)
     if store.ref_target(ref) is None and head is not None:
         with contextlib.suppress(ConcurrentUpdate):  # another process started it: resume it

@@ -27,7 +27,12 @@ from typing import Any
 
 import pygit2
 
-from gitpatch.errors import ConcurrentUpdate, RepositoryError
+from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
+from gitpatch.repo import sparse
+from gitpatch.repo._modes import disk_mode, file_mode
+from gitpatch.repo._trees import entry as _entry
+from gitpatch.repo._trees import is_dir
+from gitpatch.repo.filters import Filters
 from gitpatch.repo.locks import land_lock, remove_stale_locks, retry_locked
 from gitpatch.store import Store
 
@@ -38,7 +43,6 @@ _DEFAULT_STALE_SECONDS = 30.0
 # A stat-cache entry is trusted only once the file's mtime is this far behind the moment the
 # entry was recorded: a write within the same clock tick could otherwise go unseen.
 _RACY_NS = 2_000_000_000
-_EXEC_MODES = (pygit2.enums.FileMode.BLOB_EXECUTABLE,)
 
 
 @dataclass(frozen=True)
@@ -91,21 +95,6 @@ def _replace_with(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dic
     return lambda _old: note
 
 
-def _umask() -> int:
-    # os.umask can only be read by setting it; do it once and put it straight back.
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
-
-
-_UMASK = _umask()
-
-
-def _file_mode(git_mode: int) -> int:
-    base = 0o777 if git_mode in _EXEC_MODES else 0o666
-    return base & ~_UMASK
-
-
 class WorkingTree:
     """The working directory and index of a non-bare repository, written only through ``land``."""
 
@@ -128,6 +117,9 @@ class WorkingTree:
                 stale_lock_seconds = _DEFAULT_STALE_SECONDS
         self.stale_lock_seconds = stale_lock_seconds
         self._index: pygit2.Index | None = None
+        self.filters = Filters(repo)  # git's conversions (autocrlf, eol, filter drivers)
+        config = repo.config
+        self._exec_bit = "core.filemode" not in config or config.get_bool("core.filemode")
         # path -> (mtime_ns, ctime_ns, size, ino, recorded_ns, blob hex): files whose content
         # this process wrote or hashed, so a large unchanged file is not hashed again.
         self._stat_cache: dict[str, tuple[int, int, int, int, int, str]] = {}
@@ -152,6 +144,7 @@ class WorkingTree:
         ref: str = "",
         verify: bool = False,
         notes: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any]]] | None = None,
+        preflight: Callable[[], object] = lambda: None,
     ) -> None:
         """Move a branch with ``move_ref()`` (the CAS) and bring ``paths`` on disk to ``new``.
 
@@ -169,6 +162,7 @@ class WorkingTree:
         journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept)
         with self._land_lock():
             self._recover_locked()
+            preflight()  # under the lock: no other land is half done
             changed = self.modified(old, journal.paths) if verify else []
             if changed:
                 raise ConcurrentUpdate(
@@ -253,7 +247,7 @@ class WorkingTree:
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
         except OSError as exc:
-            raise _unreadable(path, exc) from exc
+            raise FilesystemError.of(path, exc, "read") from exc
 
     def _apply(self, journal: Journal, *, only_if_old: bool) -> None:
         """Write each journal path's content at ``new`` to disk, then its index entry.
@@ -264,11 +258,12 @@ class WorkingTree:
         """
         new_tree = self._tree(journal.new)
         old_tree = self._tree(journal.old) if only_if_old else None
+        skipped = sparse.skipped(self.gitdir, self.root, journal.paths)
         self._remove_temp_files(journal.paths)
         to_delete: list[str] = []
         to_write: list[tuple[str, pygit2.Oid, int]] = []
         landed: list[str] = []
-        for path in journal.paths:
+        for path in (p for p in journal.paths if p not in skipped):  # index only (below)
             want = _entry(new_tree, path)
             if only_if_old:
                 disk = self.disk_blob(path)
@@ -288,8 +283,9 @@ class WorkingTree:
             self._delete(path)
         for path, oid, mode in to_write:
             self._write(path, oid, mode)
-        kept = [p for p in journal.paths if p not in landed]
+        kept = [p for p in journal.paths if p not in landed and p not in skipped]
         self._update_index(new_tree, landed, kept)
+        sparse.update_entries(self.gitdir, self.root, new_tree, sorted(skipped))
 
     # -- disk state --------------------------------------------------------------------------
 
@@ -301,11 +297,24 @@ class WorkingTree:
         """
         tree = self._tree(commit)
         out: list[str] = []
-        for path in paths:
-            want = _entry(tree, path)
-            if self.disk_blob(path) != (str(want[0]) if want else None):
+        wanted = list(paths)  # skip-worktree paths: git compares them with the index only
+        skipped = sparse.skipped(self.gitdir, self.root, wanted)
+        for path in (p for p in wanted if p not in skipped):
+            want, have = _entry(tree, path), self.disk_blob(path)
+            if have == "<directory>" and is_dir(tree, path):
+                continue  # a directory then and now: its files are paths of their own
+            if have != (str(want[0]) if want else None):
                 out.append(path)
+            elif want is not None and self.disk_mode(path) not in (None, want[1]):
+                out.append(path)  # `chmod +x` is a change, as git sees it
         return out
+
+    def disk_mode(self, path: str) -> int | None:
+        """The mode ``git add`` would record for the file at ``path`` (see ``_modes``)."""
+        try:
+            return disk_mode((self.root / path).lstat(), self._exec_bit)
+        except OSError:
+            return None
 
     def disk_blob(self, path: str) -> str | None:
         """The blob id (hex) of the regular file at ``path``, ``None`` when there is none.
@@ -328,9 +337,9 @@ class WorkingTree:
         if cached and cached[:4] == key and cached[4] - st.st_mtime_ns > _RACY_NS:
             return cached[5]
         try:
-            blob = str(pygit2.hashfile(str(full)))
+            blob = self.filters.hash_file(path, full)
         except OSError as exc:
-            raise _unreadable(path, exc) from exc
+            raise FilesystemError.of(path, exc, "read") from exc
         self._stat_cache[path] = (*key, time.time_ns(), blob)
         return blob
 
@@ -340,9 +349,8 @@ class WorkingTree:
     def index(self) -> pygit2.Index:
         """The repository index, loaded once and re-read only when it changed on disk."""
         if self._index is None:
-            self._index = self.repo.index
-        else:
-            self._index.read(False)
+            self._index = self.repo.index  # libgit2's copy may be old (attribute lookups load it)
+        self._index.read(False)
         return self._index
 
     def _update_index(
@@ -377,14 +385,14 @@ class WorkingTree:
         full.parent.mkdir(parents=True, exist_ok=True)
         if full.is_dir() and not full.is_symlink():
             full.rmdir()  # only an empty one; a non-empty directory raises and is reported
-        data = self.repo[oid].peel(pygit2.Blob).data
+        data = self.filters.checkout_bytes(path, oid)
         tmp = full.parent / f".{full.name}.{os.getpid()}.{time.monotonic_ns()}{_TMP_SUFFIX}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _file_mode(mode))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, file_mode(mode))
         try:
             with os.fdopen(fd, "wb", closefd=False) as fh:
                 fh.write(data)
                 fh.flush()
-            os.fchmod(fd, _file_mode(mode))
+            os.fchmod(fd, file_mode(mode))
             os.fsync(fd)
         except BaseException:
             os.close(fd)
@@ -476,24 +484,3 @@ class WorkingTree:
             return None
         obj = self.repo[commit]
         return obj.peel(pygit2.Tree)
-
-
-def _unreadable(path: str, exc: OSError) -> RepositoryError:
-    return RepositoryError(
-        f"cannot read {path} from the working tree: {exc.strerror or exc}",
-        hint="Check the file's permissions.",
-        details={"path": path},
-    )
-
-
-def _entry(tree: pygit2.Tree | None, path: str) -> tuple[pygit2.Oid, int] | None:
-    """The (blob id, mode) at ``path`` in ``tree``, ``None`` when absent or not a blob."""
-    if tree is None:
-        return None
-    try:
-        obj = tree[path]
-    except KeyError:
-        return None
-    if obj.type != pygit2.enums.ObjectType.BLOB:
-        return None
-    return obj.id, int(obj.filemode)

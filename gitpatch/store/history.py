@@ -52,6 +52,11 @@ def merge_tree(repo: pygit2.Repository, ours: pygit2.Oid, theirs: pygit2.Oid) ->
     return index.write_tree(repo)
 
 
+def merge_conflicts(repo: pygit2.Repository, ours: pygit2.Oid, theirs: pygit2.Oid) -> list[str]:
+    """The paths a 3-way merge of ``theirs`` into ``ours`` conflicts in; writes no object."""
+    return _conflicts(repo.merge_commits(ours, theirs, flags=MergeFlag.FIND_RENAMES))
+
+
 def revert_tree(repo: pygit2.Repository, commit: pygit2.Oid, onto: pygit2.Oid) -> pygit2.Oid:
     """The tree ``onto`` gets when ``commit`` is undone (3-way); ``MergeConflict`` if it clashes."""
     target = repo[commit]

@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pygit2
@@ -297,6 +298,14 @@ class Store:
             tree = history.merge_tree(self.repo, ours, theirs)
         return self.commit(tree, [ours, theirs], message, trailers)
 
+    def merge_conflicts(self, ours: pygit2.Oid, theirs: pygit2.Oid) -> list[str]:
+        """The paths merging ``theirs`` into ``ours`` would conflict in ([]: it merges cleanly).
+
+        A preview for people deciding: the merge happens in memory and writes nothing.
+        """
+        with git_errors(f"try merging {theirs} into {ours}"):
+            return history.merge_conflicts(self.repo, ours, theirs)
+
     def revert(
         self,
         commit: pygit2.Oid,
@@ -337,6 +346,11 @@ class Store:
         return notes.iter_notes(self)
 
     # -- what the rest of gitpatch asks of the repository -------------------------------------
+
+    @property
+    def git_dir(self) -> Path:
+        """The git directory (a linked worktree's own one, under the common ``worktrees/``)."""
+        return Path(self.repo.path)
 
     @property
     def is_bare(self) -> bool:

@@ -251,6 +251,8 @@ def _apply(repo: pygit2.Repository, tree: _Overlay, change: FileChange) -> None:
         return
     current = tree.lookup(change.path)
     mode = current.mode if isinstance(current, _Leaf) else MODE_BLOB
+    if change.mode is not None and mode not in (MODE_LINK, MODE_SUBMODULE):
+        mode = change.mode
     if mode in (MODE_LINK, MODE_SUBMODULE):
         raise NotATextResource(
             f"cannot write {change.path!r}: it is {kind_of(mode)}, not a regular file",
@@ -280,7 +282,8 @@ def build_entries(
     """Like ``build`` for entries that already exist as objects: path -> (id, mode), or None
     to remove. Used to replay one side of a merge onto the other, modes included."""
     tree = _Overlay(repo, base)
-    for path, side in entries.items():
+    # Removals first: a file may take the place of a directory whose files go (and back).
+    for path, side in sorted(entries.items(), key=lambda item: item[1] is not None):
         _check_path(path)
         if side is None:
             tree.remove(path)

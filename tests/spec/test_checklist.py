@@ -15,7 +15,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECKLIST = Path(__file__).with_name("checklist.md")
-SPEC_DIR = Path(os.environ.get("GITPATCH_SPEC_DIR", "/work/shared/spec"))
+# The shared material sits beside the project root (for CI too: ../shared beside the clone).
+SPEC_DIR = Path(os.environ.get("GITPATCH_SPEC_DIR", ROOT.parent / "shared" / "spec"))
 SECTION = re.compile(r"^## (\S+\.md) \((\d+) paragraphs\)$")
 ENTRY = re.compile(r"^- ¶(\d+) (.+)$")
 ITEM = re.compile(r"^  - (.+)$")

@@ -67,14 +67,6 @@ HOSTILE = [
     "\\\\?\\C:\\x",
     "a\\b",
     "..\\x",
-    "CON",
-    "con.txt",
-    "NUL",
-    "aux.c",
-    "COM1",
-    "lpt9.txt",
-    "prn",
-    "a/CON/b",
     "file.",
     "dir /x",
     "dir./x",
@@ -102,8 +94,11 @@ HOSTILE = [
     "memory://k",
     "memory://k/*.md",
     "memory://../x",
-    "memory://k/CON",
 ]
+
+# Names Windows reserves for devices: never created, but a tracked one (``aux.c`` in a Linux
+# project) stays editable, so an update of a missing one is an ordinary missing file.
+DEVICE_NAMES = ["CON", "con.txt", "NUL", "aux.c", "COM1", "lpt9.txt", "prn", "a/CON/b"]
 
 REFUSED = {"path_unsafe", "invalid_arguments", "not_a_text_resource", "invalid_patch"}
 
@@ -168,3 +163,22 @@ def test_hostile_path_is_refused_everywhere(world, path: str) -> None:
     assert state(repo) == before
     assert (repo.parent / "outside" / "secret.txt").read_bytes() == secret
     assert sorted(p.name for p in (repo.parent / "outside").iterdir()) == ["secret.txt"]
+
+
+@pytest.mark.parametrize("path", [*DEVICE_NAMES, "memory://k/CON"], ids=repr)
+def test_a_device_name_is_never_created(world, path: str) -> None:
+    repo, ws, fs = world
+    before = state(repo)
+    for ns in (fs, ws):
+        ap = apply_patch_tool(ns, ns)
+        bodies = [f"*** Add File: {path}\n+new\n"]
+        if not path.startswith("memory://"):  # a move between roots is refused for that
+            bodies.append(f"*** Update File: a.txt\n*** Move to: {path}\n")
+        for body in bodies:
+            res = ap(patch=f"*** Begin Patch\n{body}*** End Patch")
+            assert not res.ok and res.code == "path_unsafe", f"{path!r}: {res}"
+            assert "device name" in str(res)
+        if not path.startswith("memory://"):
+            res = patch_tool(ns, ns)(path=path, edits=sr("a\n", "b\n"))
+            assert not res.ok and res.code == "resource_not_found", f"{path!r}: {res}"
+    assert state(repo) == before

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from gitpatch import Workspace
 from gitpatch.errors import GitpatchError
 from gitpatch.paths import normalize
+from tests.gitkit import git, make_repo
 
 
 @pytest.mark.parametrize(
@@ -84,3 +88,23 @@ def test_an_empty_proposal_is_invalid_patch_everywhere(tmp_path: object) -> None
         Workspace.open(root).propose(empty)
     assert err.value.code == "invalid_patch" and "no file operations" in err.value.message
     assert state(root) == before
+
+
+def test_a_tracked_device_name_stays_editable_but_is_never_created(tmp_path: Path) -> None:
+    """``aux.c`` is an ordinary file on Linux: editing it works; creating one is refused."""
+    repo = make_repo(tmp_path / "r", {"aux.c": "int x = 1;\n"})
+    ws = Workspace.open(repo)
+    ws.patch("aux.c", "<<<<<<< SEARCH\nint x = 1;\n=======\nint x = 2;\n>>>>>>> REPLACE")
+    assert (repo / "aux.c").read_text() == "int x = 2;\n"
+    head = git(repo, "rev-parse", "HEAD")
+    for patch in (
+        "*** Begin Patch\n*** Add File: src/con.txt\n+x\n*** End Patch",
+        "*** Begin Patch\n*** Update File: aux.c\n*** Move to: lib/NUL\n*** End Patch",
+    ):
+        with pytest.raises(GitpatchError) as err:
+            ws.apply_patch(patch)
+        assert err.value.code == "path_unsafe"
+        assert "device name" in err.value.message and "Windows" in err.value.hint
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "status", "--porcelain") == ""
+    assert not (repo / "src").exists() and not (repo / "lib").exists()

@@ -61,6 +61,7 @@ def test_demo_runs_an_agent_over_mcp_then_a_review_by_cli() -> None:
     assert "(out of scope); refs/heads/gitpatch/" in text
     assert "Merge session agent into main" in text
     assert "git fsck: clean" in text
+    assert text.rstrip().endswith("python -m gitpatch.web.demo")  # the review page, last
 
 
 def test_result_schemas_list_the_matching_levels() -> None:

@@ -198,7 +198,10 @@ def test_read_returns_disk_content_of_checked_out_branch(repo: Path) -> None:
     (repo / "a.txt").write_text("on disk\n")
     ws = Workspace.open(repo)
     seen = ws.read("a.txt")
-    assert seen.content == "on disk\n" and seen.version == head(repo)
+    # uncommitted content gets a version of its own: a commit pinning it on top of the head
+    assert seen.content == "on disk\n" and seen.version != head(repo)
+    assert git(repo, "rev-parse", seen.version + "^").strip() == head(repo)
+    assert git(repo, "show", seen.version + ":a.txt") == "on disk\n"
     res = ws.patch_resource(
         "a.txt", [{"old_string": "disk", "new_string": "DISK"}], expected_version=seen.version
     )

@@ -1,0 +1,71 @@
+"""Running the ``git`` binary on the working tree, for what only git does exactly.
+
+libgit2 implements neither external clean/smudge filter drivers nor the skip-worktree bit of an
+index entry it replaces; where a checkout needs those, gitpatch asks git itself. Every call runs
+in the working tree's root with ``GIT_DIR``/``GIT_WORK_TREE`` pointing at it (variables the
+caller's environment sets for another repository are dropped), so it acts on this checkout only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+
+from gitpatch.errors import RepositoryError
+
+__all__ = ["GitFailed", "available", "run"]
+
+#: Variables that would point git at another repository, index or worktree.
+_REPO_ENV = frozenset(
+    (
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_COMMON_DIR",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_NAMESPACE",
+        "GIT_PREFIX",
+    )
+)
+
+
+class GitFailed(Exception):
+    """git exited with a non-zero status; ``stderr`` says why."""
+
+    def __init__(self, args: Sequence[str], stderr: str) -> None:
+        super().__init__(f"git {' '.join(args)}: {stderr}")
+        self.stderr = stderr
+
+
+def available() -> bool:
+    """True when a ``git`` binary is on PATH."""
+    return shutil.which("git") is not None
+
+
+def run(gitdir: str, workdir: str, args: Sequence[str], stdin: bytes = b"") -> bytes:
+    """Run ``git args`` on the checkout (``gitdir``, ``workdir``); its stdout.
+
+    ``GitFailed`` on a non-zero exit; ``RepositoryError`` when git cannot be started.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    env.update(GIT_DIR=gitdir, GIT_WORK_TREE=workdir)
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=workdir,
+            env=env,
+            input=stdin,
+            capture_output=True,
+            check=False,
+        )
+    except OSError as exc:
+        raise RepositoryError(
+            f"cannot run git ({exc.strerror or exc}); this checkout needs it",
+            hint="Install git, or put it on PATH.",
+        ) from exc
+    if done.returncode != 0:
+        raise GitFailed(args, done.stderr.decode("utf-8", "replace").strip())
+    return done.stdout
