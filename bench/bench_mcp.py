@@ -125,11 +125,13 @@ def _children_cpu_ms() -> float:
     return total * 1000 / tick
 
 
-async def _growth(repo: Path, marks: list[int], runs: int) -> list[tuple[int, float, float]]:
-    """(open proposals, median wall ms, server CPU ms per call) of a review-mode edit at each
-    mark, on one server: the proposals between marks are made by the same edit, so each one
-    stays open."""
-    out: list[tuple[int, float, float]] = []
+async def _growth(
+    repo: Path, marks: list[int], runs: int
+) -> list[tuple[int, float, float, tuple[int, int]]]:
+    """(open proposals, median wall ms, server CPU ms per call, notes root) of a review-mode
+    edit at each mark, on one server: the proposals between marks are made by the same edit,
+    so each one stays open."""
+    out: list[tuple[int, float, float, tuple[int, int]]] = []
     made = 0
     async with (
         stdio_client(_params(repo, "review"), errlog=sys.stderr) as (read, write),
@@ -149,9 +151,19 @@ async def _growth(repo: Path, marks: list[int], runs: int) -> list[tuple[int, fl
                 times.append((time.perf_counter() - t0) * 1000)
                 assert not result.is_error, result.content
             cpu = (_children_cpu_ms() - cpu) / runs
-            out.append((made, statistics.median(times), cpu))
+            out.append((made, statistics.median(times), cpu, _notes_root(repo)))
             made += runs
     return out
+
+
+def _notes_root(repo: Path) -> tuple[int, int]:
+    """(entries, bytes) of the root tree of ``refs/notes/gitpatch``: what every proposal's note
+    rewrites besides its own small subtree (deterministic, unlike the timings)."""
+    import pygit2
+
+    git_repo = pygit2.Repository(str(repo))
+    root = git_repo.revparse_single("refs/notes/gitpatch").peel(pygit2.Tree)
+    return len(root), len(root.read_raw())
 
 
 def _sdk_import(starts: int) -> float:
@@ -198,10 +210,13 @@ def main() -> int:
             f"repository: {opts.files:,} files + a {BIG_LINES:,}-line file (made in {made:.1f} s)"
         )
         if marks:  # on a repository of its own, so the other figures start with none open
-            for count, ms, cpu in anyio.run(_growth, repo, marks, max(opts.runs, 50)):
+            for count, ms, cpu, (entries, size) in anyio.run(
+                _growth, repo, marks, max(opts.runs, 50)
+            ):
                 print(
                     f"review-mode patch over stdio with {count:>5,} proposals open: {ms:.2f} ms "
-                    f"median, server CPU {cpu:.2f} ms per call"
+                    f"median, server CPU {cpu:.2f} ms per call; notes root {entries} entries, "
+                    f"{size / 1024:.1f} KB rewritten per proposal"
                 )
             (Path(tmp) / "fresh").mkdir()
             repo, _made = make_repo(Path(tmp) / "fresh", opts.files)
