@@ -12,7 +12,8 @@ from pathlib import Path
 
 from tests.gitkit import GIT_ENV, make_repo
 
-#: Loaded only when a call needs them, never by starting the server.
+#: Not loaded by importing the package, the CLI and the server module (the repository and the
+#: Workspace come with serving, the matcher with the first edit).
 LATE = ("rapidfuzz", "pygit2", "gitpatch.workspace", "gitpatch.engine", "gitpatch.match")
 
 
@@ -62,13 +63,11 @@ def test_the_public_api_is_still_there_on_first_use() -> None:
 def test_a_first_read_loads_no_fuzzy_matcher(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.txt": "alpha\nbeta\n"})
     loaded = _loaded(
-        "from gitpatch import tooldefs\n"
-        "from gitpatch.mcp_server import build_server\n"
-        "from gitpatch.mcp_server._tools import workspace_toolset\n"
-        f"tools = workspace_toolset({str(repo)!r}, 'review')\n"
-        "build_server(tools)\n"
-        "reply = tools.handlers['read_file'](tooldefs.ReadFileArgs(path='a.txt'))\n"
-        "assert reply.ok and 'beta' in reply.text, reply",
+        "from gitpatch import read_tool\n"
+        "from gitpatch.frontends import open_workspace\n"
+        f"ws = open_workspace({str(repo)!r}, 'review')\n"
+        "result = read_tool(ws, ws)(path='a.txt')\n"
+        "assert result.ok and 'beta' in str(result), result",
         cwd=repo,
     )
-    assert "pygit2" in loaded and not _under(loaded, "rapidfuzz")
+    assert "gitpatch.workspace" in loaded and not _under(loaded, "rapidfuzz")
