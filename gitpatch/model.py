@@ -29,6 +29,7 @@ __all__ = [
     "ReplaceLines",
     "SearchReplace",
     "UpdateFile",
+    "WriteFile",
 ]
 
 #: The edit language a proposal was written in; it selects the engine's semantics and the
@@ -153,7 +154,17 @@ class UpdateFile:
     move_to: str | None = None
 
 
-FileOp = AddFile | DeleteFile | UpdateFile
+@dataclass(frozen=True)
+class WriteFile:
+    """Set the whole bytes of ``path`` (text or binary): replace the existing file, or with
+    ``create`` make a new one (which must not exist). The service's create/update tools."""
+
+    path: str
+    content: bytes
+    create: bool = False
+
+
+FileOp = AddFile | DeleteFile | UpdateFile | WriteFile
 
 
 @dataclass(frozen=True)

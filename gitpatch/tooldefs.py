@@ -86,7 +86,7 @@ class ToolDef:
     """One tool: its name, argument model and whether it changes anything."""
 
     name: str
-    args: type[_Args]
+    args: type[BaseModel]
     read_only: bool
 
 

@@ -65,7 +65,7 @@ from gitpatch.results import (
     now_iso,
 )
 from gitpatch.retry import lost_race, retry
-from gitpatch.store import NOTES_REF, Store
+from gitpatch.store import Store
 from gitpatch.text import Document
 
 if TYPE_CHECKING:
@@ -96,9 +96,10 @@ def _serialized(
     starting by finishing whatever a killed process left half done."""
 
     def run(self: Workspace, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self._calls:
+        with self._calls, self.store.operation():
+            self.store.recover()
             if self.worktree is not None:
-                self.worktree.recover((self.branch, self.target, NOTES_REF))
+                self.worktree.recover()
             return method(self, *args, **kwargs)
 
     functools.update_wrapper(run, method)
@@ -193,7 +194,24 @@ class Workspace:
         """
         _check_options(mode, dirty)
         store = Store.open(path)
+        with store.operation():
+            return cls._open(store, mode, branch, dirty, session, protected, author, allow_ignored)
+
+    @classmethod
+    def _open(
+        cls,
+        store: Store,
+        mode: Mode,
+        branch: str | None,
+        dirty: Dirty,
+        session: str | None,
+        protected: Sequence[str] | None,
+        author: str | None,
+        allow_ignored: bool | None,
+    ) -> Workspace:
+        """``open`` once the store is open, under the opening's owner record."""
         worktree = WorkingTree.of(store)
+        store.recover(sweep=True)
         if worktree is not None:
             worktree.recover()
         guarded = protected_branches(store, protected)

@@ -24,6 +24,7 @@ from gitpatch.cli._admin import hooks, init, schema, serve
 from gitpatch.cli._common import Env, wants_color
 from gitpatch.cli._edit import apply, apply_patch, edit, patch, read
 from gitpatch.cli._review import approve, log, proposals, reject, show, undo
+from gitpatch.cli._service import credentials, push
 from gitpatch.cli._web import web
 from gitpatch.errors import GitpatchError
 
@@ -124,6 +125,8 @@ for _command in (
     hooks,
     schema,
     init,
+    credentials,
+    push,
     web,
 ):
     main.add_command(_command)

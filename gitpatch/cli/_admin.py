@@ -25,10 +25,50 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     default=None,
     help="auto: edits land at once; review: each waits for approval (default: config).",
 )
+@click.option(
+    "--http",
+    "listen",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve the resource service over streamable HTTP at /mcp instead of stdio.",
+)
+@click.option(
+    "--data",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="With --http: the directory holding the spaces.",
+)
+@click.option(
+    "--credentials",
+    "creds",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --http: the credentials TOML file.",
+)
+@click.option(
+    "--push",
+    default=None,
+    metavar="REMOTE",
+    help="With --http: push proposal branches and notes to this git remote (in spaces that "
+    "have it) after every change.",
+)
 @pass_env
-def serve(env: Env, mode: str | None) -> None:
+def serve(
+    env: Env,
+    mode: str | None,
+    listen: str | None,
+    data: Path | None,
+    creds: Path | None,
+    push: str | None,
+) -> None:
     """Serve the MCP tools over stdio for the repository (patch, apply_patch, patch_resource,
-    read_file, list_proposals, show_proposal; no approve or reject)."""
+    read_file, list_proposals, show_proposal; no approve or reject); with --http, the
+    resource service over spaces (see the README, "Running the service")."""
+    if listen is not None:
+        from gitpatch.cli._service import run_http
+
+        run_http(listen, data, creds, push)
+        return
     env.root()  # refuse a directory that is not a repository before the client connects
     from gitpatch.mcp_server import serve_stdio
 

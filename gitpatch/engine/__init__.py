@@ -60,6 +60,7 @@ from gitpatch.model import (
     Proposal,
     SearchReplace,
     UpdateFile,
+    WriteFile,
 )
 from gitpatch.paths import normalize_proposal
 from gitpatch.text import Document, encode_utf8
@@ -87,6 +88,8 @@ def apply(proposal: Proposal, snapshot: Mapping[str, bytes]) -> Changeset:
             changes.append(_add(op, proposal.format, snapshot, gone))
         elif isinstance(op, DeleteFile):
             changes.append(_delete(op, snapshot))
+        elif isinstance(op, WriteFile):
+            changes.append(_write(op, snapshot, gone))
         else:
             change, done = _update(op, proposal.format, snapshot, gone)
             changes.append(change)
@@ -219,6 +222,20 @@ def _delete(op: DeleteFile, snapshot: Mapping[str, bytes]) -> FileChange:
     if op.path not in snapshot:
         raise _missing(op.path, "cannot delete")
     return FileChange(op.path, None)
+
+
+def _write(op: WriteFile, snapshot: Mapping[str, bytes], gone: frozenset[str]) -> FileChange:
+    if op.create:
+        _check_free(op.path, snapshot, gone, "cannot create", "add")
+    elif op.path not in snapshot:
+        raise _missing(op.path, "cannot update")
+    elif snapshot[op.path] == op.content:
+        raise NoChange(
+            f"{op.path}: the new content is exactly what the file already has",
+            hint="Nothing was changed; there is nothing left to do.",
+            details={"path": op.path},
+        )
+    return FileChange(op.path, bytes(op.content))
 
 
 def _update(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -41,6 +42,7 @@ __all__ = [
     "Reply",
     "ToolSet",
     "build_server",
+    "serve_http",
     "serve_stdio",
 ]
 
@@ -133,7 +135,9 @@ def _refusal(code: str, text: str, hint: str | None) -> CallToolResult:
     )
 
 
-def _to_result(tool: str, outcome: Reply | GitpatchError) -> CallToolResult:
+def _to_result(
+    tool: str, outcome: Reply | GitpatchError, outputs: Mapping[str, type[BaseModel]] | None = None
+) -> CallToolResult:
     """A reply or a gitpatch error as an MCP tool result (or a JSON-RPC error)."""
     if isinstance(outcome, GitpatchError):
         outcome = Reply(False, outcome.message, outcome.code, hint=outcome.hint)
@@ -144,7 +148,8 @@ def _to_result(tool: str, outcome: Reply | GitpatchError) -> CallToolResult:
         if code == "internal_error":  # a stable text with no internals (logged by the tools)
             raise MCPError(INTERNAL_ERROR, f"internal_error: {outcome.text}")
         return _refusal(code, outcome.text, outcome.hint)
-    data = OUTPUTS[tool].model_validate(outcome.data or {}).model_dump(mode="json")
+    model = (OUTPUTS if outputs is None else outputs)[tool]
+    data = model.model_validate(outcome.data or {}).model_dump(mode="json")
     return CallToolResult(
         content=[TextContent(type="text", text=outcome.text)], structured_content=data
     )
@@ -184,7 +189,7 @@ class _ArgumentGate:
 
 
 def _tool_function(
-    tool: tooldefs.ToolDef, handler: Handler
+    tool: tooldefs.ToolDef, handler: Handler, outputs: Mapping[str, type[BaseModel]]
 ) -> Callable[..., Awaitable[CallToolResult]]:
     """A function the SDK can register: its signature is the argument model's fields, so the
     published inputSchema is the model's."""
@@ -196,9 +201,9 @@ def _tool_function(
     async def call(**arguments: Any) -> CallToolResult:
         try:
             args = model.model_validate(arguments)
-            return _to_result(tool.name, handler(args))
+            return _to_result(tool.name, handler(args), outputs)
         except GitpatchError as exc:
-            return _to_result(tool.name, exc)
+            return _to_result(tool.name, exc, outputs)
         except MCPError:
             raise
         except Exception:
@@ -214,7 +219,7 @@ def _tool_function(
         )
         for name, info in model.model_fields.items()
     ]
-    out = Annotated[CallToolResult, OUTPUTS[tool.name]]
+    out = Annotated[CallToolResult, outputs[tool.name]]
     call.__signature__ = inspect.Signature(params, return_annotation=out)  # type: ignore[attr-defined]
     call.__annotations__ = {}
     call.__name__ = tool.name
@@ -226,7 +231,10 @@ def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: 
     ``MCPServer`` (``token_verifier``, ``auth``, ... for HTTP)."""
     from gitpatch import __version__
 
-    served = [t for t in tooldefs.TOOLS if t.name in toolset.handlers]
+    tools = tooldefs.TOOLS if toolset.tools is None else toolset.tools
+    outputs = OUTPUTS if toolset.outputs is None else toolset.outputs
+    describe = tooldefs.description if toolset.describe is None else toolset.describe
+    served = [t for t in tools if t.name in toolset.handlers]
     server = MCPServer(
         name,
         version=__version__,
@@ -236,9 +244,9 @@ def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: 
     )
     for tool in served:
         server.add_tool(
-            _tool_function(tool, toolset.handlers[tool.name]),
+            _tool_function(tool, toolset.handlers[tool.name], outputs),
             name=tool.name,
-            description=tooldefs.description(tool.name),
+            description=describe(tool.name),
             annotations=ToolAnnotations(
                 read_only_hint=tool.read_only,
                 destructive_hint=False,
@@ -260,3 +268,47 @@ def serve_stdio(path: str, mode: str | None = None) -> None:
     finally:
         for close in toolset.closers:
             close()
+
+
+def serve_http(
+    data: Path,
+    credentials: Path,
+    host: str,
+    port: int,
+    *,
+    on_change: Callable[..., None] | None = None,
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve the resource service for the spaces under ``data`` at ``http://host:port/mcp``
+    until interrupted (see ``_service``); port 0 takes a free one, and ``ready(url)`` is
+    called once the socket listens. Request bodies over the largest per-file limit (as
+    base64, plus room for the envelope) get HTTP 413 before they are parsed."""
+    import socket
+
+    import anyio
+    import uvicorn
+
+    from gitpatch.mcp_server._service import auth_options, service_toolset
+    from gitpatch.service import ResourceService, Spaces
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    port = sock.getsockname()[1]
+    data.mkdir(parents=True, exist_ok=True)
+    service = ResourceService(Spaces(data), on_change=on_change)
+    server = build_server(
+        service_toolset(service),
+        name="gitpatch-service",
+        **auth_options(credentials, host, port),
+    )
+    limit = service.spaces.config.largest_file_limit() * 4 // 3 + 64 * 1024
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp", max_request_body_size=limit, host=host
+    )
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    if ready is not None:
+        ready(f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp")
+    anyio.run(lambda: web.serve(sockets=[sock]))

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from gitpatch.tooldefs import ToolDef
+
 __all__ = ["Handler", "Reply", "ToolSet"]
 
 
@@ -29,8 +31,14 @@ Handler = Callable[[BaseModel], Reply]
 
 @dataclass
 class ToolSet:
-    """The handlers a server serves, by tool name (a subset of ``tooldefs.TOOLS``)."""
+    """The handlers a server serves, by tool name: a subset of ``tools`` (None:
+    ``tooldefs.TOOLS``), each publishing ``outputs[name]`` as its output schema (None: the
+    server's ``OUTPUTS``) and ``describe(name)`` as its description (None: the checked-in
+    tool docs). The HTTP service brings its own three."""
 
     handlers: Mapping[str, Handler]
     instructions: str = ""
     closers: list[Callable[[], None]] = field(default_factory=list)
+    tools: tuple[ToolDef, ...] | None = None
+    outputs: Mapping[str, type[BaseModel]] | None = None
+    describe: Callable[[str], str] | None = None

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from gitpatch import gate
+from gitpatch.crashpoints import crashpoint
 from gitpatch.errors import ConcurrentUpdate, MergeConflict, SigningRequired
 from gitpatch.repo import checkout
 from gitpatch.repo.sessions import short
@@ -69,6 +70,7 @@ def publish(ctx: Context, step: Transition) -> None:
     update, written = notes_update(store, step.notes)
     for ref, new, old in step.refs:  # the approval gate the git hooks also enforce
         gate.check_update(store, ref, old, new, protected=ctx.protected, notes_tip=update[1])
+    crashpoint("objects.written")
 
     def move() -> None:
         _move(store, step, update, written)

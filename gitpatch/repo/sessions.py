@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import pygit2
 
+from gitpatch.crashpoints import crashpoint
 from gitpatch.errors import ConcurrentUpdate, DirtyWorktree, InvalidArguments, RepositoryError
 from gitpatch.repo import checkout
 from gitpatch.repo.worktree import WorkingTree
@@ -120,6 +121,7 @@ def start_session(store: Store, worktree: WorkingTree | None, target: str, name:
         with contextlib.suppress(ConcurrentUpdate):  # another process started it: resume it
             store.update_ref(ref, head, None, f"gitpatch: start session at {target}")
     _remember(store, name, target)
+    crashpoint("config.written")
     if worktree is not None:
         _switch(store, worktree, target, ref)
     return ref
@@ -140,6 +142,7 @@ def _switch(store: Store, worktree: WorkingTree, target: str, ref: str) -> None:
         if store.head_branch() != target:
             raise ConcurrentUpdate("HEAD moved meanwhile", reason="changed")
         store.set_head(ref)  # HEAD.lock held by another process switching: locked
+        crashpoint("head.moved")
 
     def once() -> None:
         with worktree.reading():

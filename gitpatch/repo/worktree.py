@@ -16,77 +16,37 @@ from overwriting each other. The locks themselves are in ``gitpatch.repo.locks``
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import resource
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pygit2
 
+from gitpatch.crashpoints import crashpoint
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
 from gitpatch.repo import sparse
-from gitpatch.repo._modes import disk_mode, file_mode
+from gitpatch.repo._modes import disk_mode
 from gitpatch.repo._trees import entry as _entry
 from gitpatch.repo._trees import is_dir
+from gitpatch.repo.files import TMP_SUFFIX, remove_temp_files, temp_file
 from gitpatch.repo.filters import Filters
-from gitpatch.repo.locks import land_lock, remove_stale_locks, retry_locked
+from gitpatch.repo.journal import Journal, fsync_dir
+from gitpatch.repo.locks import land_lock, retry_locked
 from gitpatch.store import Store
+from gitpatch.store.owners import Owner, announced
+from gitpatch.store.refusals import refused
 
 __all__ = ["Journal", "WorkingTree"]
 
-_TMP_SUFFIX = ".gitpatch-tmp"
-_DEFAULT_STALE_SECONDS = 30.0
 # A stat-cache entry is trusted only once the file's mtime is this far behind the moment the
 # entry was recorded: a write within the same clock tick could otherwise go unseen.
 _RACY_NS = 2_000_000_000
-
-
-@dataclass(frozen=True)
-class Journal:
-    """An interrupted land: ``ref`` was to move ``old`` -> ``new`` and rewrite ``paths``.
-
-    ``notes`` (commit hex, note before as JSON or ``"null"``, note after as JSON) are the notes
-    that move with the ref in the same ref transaction. libgit2 commits a transaction one lock
-    file at a time, so a process killed in between can leave one moved without the other;
-    recovery completes the notes when the ref moved and puts them back when it did not.
-    """
-
-    ref: str
-    old: str | None
-    new: str
-    paths: tuple[str, ...]
-    notes: tuple[tuple[str, str, str], ...] = ()
-
-    def to_json(self) -> str:
-        """Serialise for ``.git/gitpatch/journal.json``."""
-        return json.dumps(
-            {
-                "ref": self.ref,
-                "old": self.old,
-                "new": self.new,
-                "paths": list(self.paths),
-                "notes": [list(n) for n in self.notes],
-            }
-        )
-
-    @classmethod
-    def from_json(cls, text: str) -> Journal:
-        """Parse a journal file; raises ValueError when it is not one."""
-        data: Any = json.loads(text)
-        if not isinstance(data, dict) or not isinstance(data.get("new"), str):
-            raise ValueError("not a gitpatch journal")
-        notes = data.get("notes") or []
-        return cls(
-            str(data["ref"]),
-            data.get("old"),
-            data["new"],
-            tuple(data.get("paths", ())),
-            tuple((str(c), str(b), str(a)) for c, b, a in notes),
-        )
 
 
 def _replace_with(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
@@ -98,7 +58,7 @@ def _replace_with(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dic
 class WorkingTree:
     """The working directory and index of a non-bare repository, written only through ``land``."""
 
-    def __init__(self, repo: pygit2.Repository, *, stale_lock_seconds: float | None = None):
+    def __init__(self, repo: pygit2.Repository, *, durable: bool = False):
         if repo.is_bare or repo.workdir is None:
             raise RepositoryError(
                 "the repository is bare: it has no working tree",
@@ -109,13 +69,8 @@ class WorkingTree:
         self.gitdir = Path(repo.path)
         self.state_dir = self.gitdir / "gitpatch"
         self.journal_path = self.state_dir / "journal.json"
-        if stale_lock_seconds is None:
-            env = os.environ.get("GITPATCH_STALE_LOCK_SECONDS", "")
-            try:
-                stale_lock_seconds = float(env) if env else _DEFAULT_STALE_SECONDS
-            except ValueError:
-                stale_lock_seconds = _DEFAULT_STALE_SECONDS
-        self.stale_lock_seconds = stale_lock_seconds
+        #: fsync the journal and its directory (git config core.fsync asks for refs or objects)
+        self.durable = durable
         self._index: pygit2.Index | None = None
         self.filters = Filters(repo)  # git's conversions (autocrlf, eol, filter drivers)
         config = repo.config
@@ -130,7 +85,7 @@ class WorkingTree:
 
         The working tree is the one other holder of the pygit2 repository: it owns the index.
         """
-        return None if store.is_bare else cls(store.repo)
+        return None if store.is_bare else cls(store.repo, durable=store.durable())
 
     # -- landing -----------------------------------------------------------------------------
 
@@ -159,7 +114,7 @@ class WorkingTree:
             (c, json.dumps(before, sort_keys=True), json.dumps(after, sort_keys=True))
             for c, (before, after) in (notes or {}).items()
         )
-        journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept)
+        journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept, Owner.me().tag())
         with self._land_lock():
             self._recover_locked()
             preflight()  # under the lock: no other land is half done
@@ -171,26 +126,41 @@ class WorkingTree:
                     details={"paths": changed},
                     reason="disk",
                 )
-            self._write_journal(journal)
             try:
+                self._write_journal(journal)
+            except OSError as exc:
+                raise refused("the land journal", exc) from exc
+            crashpoint("journal.written")
+            staged: dict[str, Path] = {}
+            try:
+                staged = self._stage(journal)
+                crashpoint("files.staged")
                 move_ref()
             except BaseException:
+                self._drop_staged(staged)
                 self._remove_journal()
                 raise
-            self._apply_or_explain(journal, only_if_old=False)
+            self._apply_or_explain(journal, only_if_old=False, staged=staged)
             self._remove_journal()
+            crashpoint("journal.dropped")
 
-    def recover(self, refs: Sequence[str] | None = None) -> bool:
-        """Finish or discard an interrupted land and remove stale lock files.
+    def recover(self) -> bool:
+        """Finish or discard an interrupted land (its refs were settled first, by the store).
 
-        ``refs``: only these refs' locks (and those at the top of ``.git``) are looked at, which
-        keeps a per-call check O(1); None sweeps everything under ``.git/refs``. Returns True
-        when a journal was found (rolled forward or discarded).
+        Returns True when a journal was found (rolled forward or discarded). A land lock file
+        or a journal temp file a killed process left is removed on the way (the kernel had
+        released its flock; journals are written only under it).
         """
-        self.remove_stale_locks(refs)
-        if not self.journal_path.exists():
+        try:
+            names = os.listdir(self.state_dir)
+        except FileNotFoundError:
+            return False
+        if not any(n in ("journal.json", "land.lock") or n.endswith(TMP_SUFFIX) for n in names):
             return False
         with self._land_lock():
+            for name in os.listdir(self.state_dir):
+                if name.startswith("journal.") and name.endswith(TMP_SUFFIX):
+                    (self.state_dir / name).unlink(missing_ok=True)
             return self._recover_locked()
 
     def _recover_locked(self) -> bool:
@@ -198,6 +168,7 @@ class WorkingTree:
             return False
         journal = self._read_journal()
         if journal is not None:
+            remove_temp_files(self.root, journal.paths)  # staged by a land killed before the move
             moved = self._ref_target(journal.ref) == journal.new
             self._mend_notes(journal, moved)
             if moved:
@@ -227,10 +198,50 @@ class WorkingTree:
                 else:
                     store.update_note(oid, _replace_with(before))
 
-    def _apply_or_explain(self, journal: Journal, *, only_if_old: bool) -> None:
+    def _stage(self, journal: Journal) -> dict[str, Path]:
+        """Write the new content of the journal's paths to temp files next to them (fsynced),
+        BEFORE the ref moves: a full or read-only disk then refuses the land with nothing
+        moved. Paths whose folder does not exist yet are written after the move. Also checks
+        that the index can be rewritten (free space for a copy of it)."""
+        new_tree = self._tree(journal.new)
+        skipped = sparse.skipped(self.gitdir, self.root, journal.paths)  # not on disk
+        staged: dict[str, Path] = {}
+        try:
+            for path in journal.paths:
+                want = _entry(new_tree, path)
+                full = self.root / path
+                if want is not None and path not in skipped and full.parent.is_dir():
+                    data = self.filters.checkout_bytes(path, want[0])
+                    staged[path] = temp_file(full, data, want[1])
+            self._check_room_for_index()
+        except OSError as exc:
+            self._drop_staged(staged)
+            raise refused("the new files to the working tree", exc) from exc
+        return staged
+
+    def _check_room_for_index(self) -> None:
+        """The index is the one write after the ref moves: make sure the disk and this
+        process's file size limit leave room for a new copy of it first."""
+        index = self.gitdir / "index"
+        size = index.stat().st_size if index.exists() else 0
+        st = os.statvfs(self.gitdir)
+        if st.f_bavail * st.f_frsize < size + 65536:
+            raise OSError(errno.ENOSPC, "no room for a new index", str(index))
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY and limit < size + 65536:
+            raise OSError(errno.EFBIG, "the index would pass the file size limit", str(index))
+
+    @staticmethod
+    def _drop_staged(staged: Mapping[str, Path]) -> None:
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+
+    def _apply_or_explain(
+        self, journal: Journal, *, only_if_old: bool, staged: Mapping[str, Path] | None = None
+    ) -> None:
         """``_apply``; an OS error (permissions, disk full) keeps the journal for the next call."""
         try:
-            self._apply(journal, only_if_old=only_if_old)
+            self._apply(journal, only_if_old=only_if_old, staged=staged or {})
         except OSError as exc:
             raise RepositoryError(
                 f"the change is committed ({journal.new[:12]} on {journal.ref or 'HEAD'}) but "
@@ -249,7 +260,7 @@ class WorkingTree:
         except OSError as exc:
             raise FilesystemError.of(path, exc, "read") from exc
 
-    def _apply(self, journal: Journal, *, only_if_old: bool) -> None:
+    def _apply(self, journal: Journal, *, only_if_old: bool, staged: Mapping[str, Path]) -> None:
         """Write each journal path's content at ``new`` to disk, then its index entry.
 
         With ``only_if_old`` (recovery) a path is rewritten only while its disk content is still
@@ -259,7 +270,8 @@ class WorkingTree:
         new_tree = self._tree(journal.new)
         old_tree = self._tree(journal.old) if only_if_old else None
         skipped = sparse.skipped(self.gitdir, self.root, journal.paths)
-        self._remove_temp_files(journal.paths)
+        if not staged:
+            remove_temp_files(self.root, journal.paths)
         to_delete: list[str] = []
         to_write: list[tuple[str, pygit2.Oid, int]] = []
         landed: list[str] = []
@@ -281,8 +293,10 @@ class WorkingTree:
         # Deletes first: a move or an add may need the place a deleted file or directory held.
         for path in to_delete:
             self._delete(path)
+            crashpoint("file.deleted")
         for path, oid, mode in to_write:
-            self._write(path, oid, mode)
+            self._write(path, oid, mode, staged.get(path))
+            crashpoint("file.renamed")
         kept = [p for p in journal.paths if p not in landed and p not in skipped]
         self._update_index(new_tree, landed, kept)
         sparse.update_entries(self.gitdir, self.root, new_tree, sorted(skipped))
@@ -357,9 +371,19 @@ class WorkingTree:
         self, tree: pygit2.Tree | None, landed: Sequence[str], kept: Sequence[str] = ()
     ) -> None:
         """Point the index entries of ``landed`` (on disk as in ``tree``) and ``kept`` (on disk
-        with someone else's content) at ``tree``; only ``landed`` entries get fresh stat data."""
+        with someone else's content) at ``tree``; only ``landed`` entries get fresh stat data.
+
+        ``index.lock`` is announced in the owner record first, whoever takes it below, so
+        recovery can remove it if this process is killed holding it."""
         if not landed and not kept:
             return
+        with announced([str(self.gitdir / "index.lock")]):
+            self._write_index(tree, landed, kept)
+        crashpoint("index.written")
+
+    def _write_index(
+        self, tree: pygit2.Tree | None, landed: Sequence[str], kept: Sequence[str]
+    ) -> None:
         index = self.index
         for path in [*landed, *kept]:
             want = _entry(tree, path)
@@ -380,25 +404,14 @@ class WorkingTree:
 
     # -- files -------------------------------------------------------------------------------
 
-    def _write(self, path: str, oid: pygit2.Oid, mode: int) -> None:
+    def _write(self, path: str, oid: pygit2.Oid, mode: int, tmp: Path | None = None) -> None:
+        """Put ``oid``'s content at ``path`` by rename (of ``tmp`` when it was staged)."""
         full = self.root / path
         full.parent.mkdir(parents=True, exist_ok=True)
         if full.is_dir() and not full.is_symlink():
             full.rmdir()  # only an empty one; a non-empty directory raises and is reported
-        data = self.filters.checkout_bytes(path, oid)
-        tmp = full.parent / f".{full.name}.{os.getpid()}.{time.monotonic_ns()}{_TMP_SUFFIX}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, file_mode(mode))
-        try:
-            with os.fdopen(fd, "wb", closefd=False) as fh:
-                fh.write(data)
-                fh.flush()
-            os.fchmod(fd, file_mode(mode))
-            os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            tmp.unlink(missing_ok=True)
-            raise
-        os.close(fd)
+        if tmp is None:
+            tmp = temp_file(full, self.filters.checkout_bytes(path, oid), mode)
         os.replace(tmp, full)
         self._stat_cache.pop(path, None)
 
@@ -415,24 +428,7 @@ class WorkingTree:
                 break
             parent = parent.parent
 
-    def _remove_temp_files(self, paths: Iterable[str]) -> None:
-        """Drop temp files a killed land left next to ``paths``."""
-        for parent in {(self.root / p).parent for p in paths}:
-            try:
-                names = os.listdir(parent)
-            except OSError:
-                continue
-            for name in names:
-                if name.endswith(_TMP_SUFFIX):
-                    with contextlib.suppress(OSError):
-                        (parent / name).unlink()
-
     # -- locks and journal -------------------------------------------------------------------
-
-    def remove_stale_locks(self, refs: Sequence[str] | None = None) -> list[str]:
-        """Remove ``*.lock`` files older than the limit: at the top of ``.git`` and, for
-        ``refs`` None, anywhere under ``.git/refs``, else only those of ``refs``."""
-        return remove_stale_locks(self.gitdir, refs, self.stale_lock_seconds)
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
@@ -448,11 +444,7 @@ class WorkingTree:
         return land_lock(self.state_dir, shared=shared)
 
     def _write_journal(self, journal: Journal) -> None:
-        tmp = self.state_dir / f"journal.{os.getpid()}{_TMP_SUFFIX}"
-        # No fsync: the journal guards against a killed process, and libgit2 does not fsync
-        # the ref it guards either; after a power loss both are equally old or new.
-        tmp.write_text(journal.to_json(), encoding="utf-8")
-        os.replace(tmp, self.journal_path)
+        journal.write(self.journal_path, durable=self.durable)
 
     def _read_journal(self) -> Journal | None:
         try:
@@ -468,6 +460,8 @@ class WorkingTree:
 
     def _remove_journal(self) -> None:
         self.journal_path.unlink(missing_ok=True)
+        if self.durable:
+            fsync_dir(self.state_dir)
 
     # -- git lookups -------------------------------------------------------------------------
 

@@ -12,7 +12,8 @@ from contextlib import contextmanager
 
 import pygit2
 
-from gitpatch.errors import ConcurrentUpdate, GitpatchError, RepositoryError
+from gitpatch.errors import ConcurrentUpdate, FilesystemError, GitpatchError, RepositoryError
+from gitpatch.store.refusals import write_failed
 
 __all__ = ["git_errors", "is_lock_contention", "translate"]
 
@@ -55,6 +56,18 @@ def translate(exc: BaseException, action: str) -> GitpatchError:
             hint=_RETRY_HINT,
             details=details,
             reason="changed",
+        )
+    refused = write_failed(f"to the repository ({action})", exc)
+    if refused is not None:
+        return refused
+    if isinstance(exc, pygit2.GitError) and text == "no error":
+        # libgit2 loses the errno of a failed object write (a full disk does this)
+        return FilesystemError(
+            f"could not write to the repository ({action}): the disk refused the write "
+            "(libgit2 gives no reason: usually a full disk or a file size limit); nothing was "
+            "changed",
+            hint="Free some space, then retry the same call.",
+            details=details,
         )
     if isinstance(exc, pygit2.AmbiguousError):
         return RepositoryError(

@@ -3,36 +3,36 @@
 A reference moves from the value the caller read (``old``) to ``new`` or not at all: creation
 fails if the ref appeared meanwhile, an update fails if it moved, a deletion fails if it moved.
 libgit2 does not wait for a busy ``.lock`` file, so lock contention is retried here with jittered
-exponential backoff; a lock that outlives the retries and is older than ``STALE_LOCK_SECONDS`` is
-left over from a killed process and is removed once.
+exponential backoff. Before any lock is taken, the operation's owner record lists the lock files
+and the moves (``gitpatch.store.owners``); a lock that outlives the retries is settled by
+``gitpatch.store.recovery`` when its owner is provably dead, and otherwise named, with its
+holder, in the ``ConcurrentUpdate``.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
 import pygit2
 
+from gitpatch.crashpoints import crash_requested, crashpoint
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, RepositoryError
 from gitpatch.retry import retry
+from gitpatch.store import owners, recovery
 from gitpatch.store._errors import git_errors
 
 __all__ = [
     "LOCK_RETRIES",
-    "STALE_LOCK_SECONDS",
     "RefUpdate",
     "current_target",
-    "remove_stale_files",
+    "recover",
     "update_ref",
     "update_refs",
 ]
 
 #: How many times a busy lock is waited for before giving up (about 2.5 s in total).
 LOCK_RETRIES = 30
-#: A ref lock older than this is a leftover of a killed process: git holds one for microseconds.
-STALE_LOCK_SECONDS = 10.0
 
 RefUpdate = tuple[str, pygit2.Oid | None, pygit2.Oid | None]
 
@@ -87,17 +87,10 @@ def _swap_once(
     message: str,
 ) -> None:
     _check_direct(repo, name)
-    if new is None or old is None:
-        # Not create_reference(force=False): libgit2 checks that the name is free BEFORE it
-        # takes the lock, so two concurrent creators can both "succeed" (the race test saw
-        # ~1.5% double winners). A transaction re-reads under the lock.
-        _transaction(repo, [(name, new, old)], message)
-        return
-    ref = repo.references.get(name)
-    if ref is None or ref.target != old:
-        raise _lost(name, old, current_target(repo, name))
-    # set_target compares against the value this Reference was loaded with.
-    ref.set_target(new, message)
+    # Always a transaction: it re-reads under the lock (libgit2's create_reference checks that
+    # the name is free BEFORE it locks, so two creators could both "succeed"), and its locks
+    # are announced in the owner record, so a kill holding them is settled by recovery.
+    _transaction(repo, [(name, new, old)], message)
 
 
 def _check_targets(repo: pygit2.Repository, updates: Sequence[RefUpdate]) -> None:
@@ -113,9 +106,27 @@ def _check_targets(repo: pygit2.Repository, updates: Sequence[RefUpdate]) -> Non
 
 def _transaction(repo: pygit2.Repository, updates: Sequence[RefUpdate], message: str) -> None:
     _check_targets(repo, updates)
+    names = [name for name, _new, _old in updates]
+    deletes = any(new is None for _name, new, _old in updates)
+    with owners.operation(repo.path) as record:
+        record.announce(
+            recovery.lock_paths(repo, names, deletes),
+            [(n, _hex(old), _hex(new)) for n, new, old in updates],
+        )
+        crashpoint("record.written")
+        try:
+            _locked_transaction(repo, updates, message)
+        finally:
+            record.clear()
+
+
+def _locked_transaction(
+    repo: pygit2.Repository, updates: Sequence[RefUpdate], message: str
+) -> None:
     with repo.transaction() as txn:
         for name, _new, _old in updates:
             txn.lock_ref(name)
+        crashpoint("refs.locked")
         # Re-read under the locks: nobody can move these refs until the transaction ends.
         for name, _new, old in updates:
             actual = current_target(repo, name)
@@ -126,35 +137,49 @@ def _transaction(repo: pygit2.Repository, updates: Sequence[RefUpdate], message:
                 txn.set_target(name, new, message=message)
             elif old is not None:
                 txn.remove(name)
+        for point in ("refs.partial", "refs.partial.last"):
+            if crash_requested(point):
+                _commit_one_and_die(repo, updates, point)
+    crashpoint("refs.moved")
 
 
-def _lock_paths(repo: pygit2.Repository, names: Sequence[str]) -> list[str]:
-    base = repo.path
-    return [os.path.join(base, f"{n}.lock") for n in names] + [
-        os.path.join(base, "packed-refs.lock")
-    ]
+def _commit_one_and_die(repo: pygit2.Repository, updates: Sequence[RefUpdate], point: str) -> None:
+    """For the crash tests: what a kill inside libgit2's commit leaves (one ref moved, the
+    others still locked: the first, or with ``.last`` the last, ref that is set), made the way
+    libgit2 commits one ref, then the kill."""
+    sets = [u for u in updates if u[1] is not None]
+    name, new, _old = sets[-1] if point.endswith(".last") else sets[0]
+    lock = recovery.lock_paths(repo, [name], False)[0]
+    with open(lock, "w", encoding="ascii") as fh:
+        fh.write(f"{new}\n")
+    os.replace(lock, lock.removesuffix(".lock"))
+    crashpoint(point)
 
 
-def remove_stale_files(paths: Iterable[str], max_age: float) -> list[str]:
-    """Remove those of ``paths`` not modified for ``max_age`` seconds; return them.
-
-    For lock files a killed process left: a missing or unremovable one is passed over.
-    """
-    limit = time.time() - max_age
-    removed: list[str] = []
-    for path in paths:
-        try:
-            if os.lstat(path).st_mtime <= limit:
-                os.unlink(path)
-                removed.append(path)
-        except OSError:
-            continue
-    return removed
+def _hex(oid: pygit2.Oid | None) -> str:
+    return "" if oid is None else str(oid)
 
 
-def _break_stale_locks(repo: pygit2.Repository, names: Sequence[str]) -> bool:
-    """Remove lock files older than ``STALE_LOCK_SECONDS``; True if one was removed."""
-    return bool(remove_stale_files(_lock_paths(repo, names), STALE_LOCK_SECONDS))
+def recover(repo: pygit2.Repository, *, sweep: bool = False) -> list[str]:
+    """Settle what dead gitpatch processes left (see ``gitpatch.store.recovery``)."""
+    return recovery.recover_dead(
+        repo, lambda moves, msg: update_refs(repo, moves, msg), sweep=sweep
+    )
+
+
+def _busy(repo: pygit2.Repository, names: Sequence[str], exc: ConcurrentUpdate) -> ConcurrentUpdate:
+    """The lock is still held after the retries: say which lock, and who holds it."""
+    paths = [p for p in recovery.lock_paths(repo, names, True) if os.path.exists(p)]
+    who = [h for p in paths for h in recovery.holders(repo.path, p)]
+    held = ", ".join(paths) or "a lock file"
+    by = f"gitpatch {', '.join(who)}" if who else "a process that is not gitpatch (a git command?)"
+    return ConcurrentUpdate(
+        f"the lock file {held} is held by {by}",
+        hint="Retry shortly. If it stays, finish or stop that process; gitpatch removes the "
+        "locks of its own killed processes by itself and never those of a live one.",
+        details={**exc.details, "paths": paths, "holders": who},
+        reason="locked",
+    )
 
 
 def _with_lock_retries(
@@ -167,8 +192,10 @@ def _with_lock_retries(
     try:
         retry(once, attempts=LOCK_RETRIES, catch=ConcurrentUpdate, when=_locked, cap=0.1)
     except ConcurrentUpdate as exc:
-        if exc.reason != "locked" or not _break_stale_locks(repo, names):
+        if exc.reason != "locked":
             raise
+        if not recover(repo):
+            raise _busy(repo, names, exc) from exc
         once()  # the lock was a killed process's leftover: one more try, now it is gone
 
 

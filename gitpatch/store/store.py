@@ -21,7 +21,7 @@ import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, NotATextResource, RepositoryError
 from gitpatch.model import FileChange
-from gitpatch.store import diffs, history, notes, refs, treediff, trees
+from gitpatch.store import diffs, durability, history, notes, owners, refs, treediff, trees
 from gitpatch.store._errors import git_errors
 
 __all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "HISTORY_DEPTH", "CommitInfo", "Store", "TreeEntry"]
@@ -101,6 +101,7 @@ class Store:
     def __init__(self, repo: pygit2.Repository) -> None:
         self.repo = repo
         self._identity: tuple[str, str] | None = None
+        self._durable = durability.wanted(self.config_get)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Store:
@@ -120,6 +121,12 @@ class Store:
         with git_errors("set the reflog identity"):
             repo.set_ident(sig.name, sig.email)  # reflog entries then name who moved the ref
         return store
+
+    @staticmethod
+    def init_bare(path: str | os.PathLike[str], branch: str = "main") -> None:
+        """Create an empty bare repository at ``path`` whose HEAD names ``branch``."""
+        with git_errors(f"create a bare repository at {os.fspath(path)!r}"):
+            pygit2.init_repository(os.fspath(path), bare=True, initial_head=branch)
 
     # -- identity and commits ---------------------------------------------------------------
 
@@ -162,7 +169,10 @@ class Store:
         """Write a commit object (no ref moves); trailers go in a final ``Key: value`` block."""
         text = _format_message(message, trailers)
         committer = self.signature()
-        with git_errors(f"create a commit of tree {tree}"):
+        with (
+            durability.objects_written(self.repo.path, len(text)),
+            git_errors(f"create a commit of tree {tree}"),
+        ):
             oid = self.repo.create_commit(
                 None, author or committer, committer, text, tree, list(parents)
             )
@@ -258,7 +268,11 @@ class Store:
 
     def build_tree(self, base: pygit2.Oid | None, changes: Sequence[FileChange]) -> pygit2.Oid:
         """The tree of commit ``base`` (None: empty) after ``changes``; cost ~ paths x depth."""
-        with git_errors(f"build a tree on {base or 'an empty repository'}"):
+        need = sum(len(c.content or b"") for c in changes)
+        with (
+            durability.objects_written(self.repo.path, need),
+            git_errors(f"build a tree on {base or 'an empty repository'}"),
+        ):
             tree = None if base is None else self.repo[base].peel(pygit2.Tree)
             return trees.build(self.repo, tree, changes)
 
@@ -411,12 +425,28 @@ class Store:
             )
 
     def set_head(self, ref: str) -> None:
-        """Point HEAD at the branch ``ref``; ``ConcurrentUpdate`` (locked) while HEAD.lock is
-        held by another process."""
-        try:
-            self.repo.references.create("HEAD", ref, force=True)
-        except OSError as exc:
-            raise ConcurrentUpdate("HEAD is locked", reason="locked") from exc
+        """Point HEAD at the branch ``ref``; ``ConcurrentUpdate`` while HEAD.lock is held."""
+        with owners.holding(self.repo.path, [os.path.join(self.repo.path, "HEAD.lock")]):
+            try:
+                self.repo.references.create("HEAD", ref, force=True)
+            except OSError as exc:
+                raise ConcurrentUpdate("HEAD is locked", reason="locked") from exc
+
+    @contextlib.contextmanager
+    def operation(self) -> Iterator[None]:
+        """One gitpatch operation: an owner record (``owners``), fsync as git config asks."""
+        durability.apply(self._durable)
+        with owners.operation(self.repo.path):
+            yield
+
+    def durable(self) -> bool:
+        """Whether git config asks to fsync objects, refs or the index (``durability``)."""
+        return self._durable
+
+    def recover(self, *, sweep: bool = False) -> list[str]:
+        """Settle what killed gitpatch processes left (``recovery``); the locks removed."""
+        with git_errors("recover what a killed gitpatch process left"):
+            return refs.recover(self.repo, sweep=sweep)
 
     def files(self, commit: pygit2.Oid) -> Iterator[str]:
         """The paths of every non-directory entry of ``commit``'s tree."""
@@ -460,8 +490,8 @@ class Store:
 
     def config_set(self, key: str, value: str) -> bool:
         """Set ``key`` in the repository's config; False when the config cannot be written."""
-        try:
+        lock = [str(owners.config_lock(self.repo.path))]
+        with owners.holding(self.repo.path, lock), contextlib.suppress(pygit2.GitError, OSError):
             self.repo.config[key] = value
-        except (pygit2.GitError, OSError):
-            return False
-        return True
+            return True
+        return False

@@ -70,7 +70,7 @@ class ApplyPatchTool(Tool):
                 checks.append((ToolOperation.CREATE_FILE, target))
             elif isinstance(op, DeleteFile):
                 checks.append((ToolOperation.DELETE_FILE, target))
-            elif op.move_to is not None:
+            elif isinstance(op, UpdateFile) and op.move_to is not None:
                 dest = targets.setdefault(op.move_to, self.resolve(op.move_to))
                 checks += [(ToolOperation.MOVE_FILE, target), (ToolOperation.MOVE_FILE, dest)]
                 op = dataclasses.replace(op, move_to=dest.key)

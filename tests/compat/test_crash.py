@@ -22,6 +22,7 @@ import pytest
 from tests.compat import workers
 from tests.compat.proofkit import disk_files, fsck_problems
 from tests.gitkit import git, head, make_repo, status_porcelain
+from tests.ownerkit import killed_holding
 
 TRIALS = 110
 SEED = 20261130
@@ -169,8 +170,6 @@ def test_sigkill_during_auto_apply_always_recovers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """>= 100 kills at varied moments: every one leaves a sound repository that recovers."""
-    # A lock left by a process this test killed is stale at once; 0 lets recovery remove it.
-    monkeypatch.setenv("GITPATCH_STALE_LOCK_SECONDS", "0")
     repo = make_repo(tmp_path / "repo", workers.crash_state(0))
     base = head(repo)
     rng = random.Random(SEED)
@@ -193,16 +192,13 @@ def test_sigkill_during_auto_apply_always_recovers(
     assert git(repo, "rev-list", "--merges", f"{base}..{BRANCH}") == ""
 
 
-def test_stale_lock_files_from_a_dead_process_are_removed(tmp_path: Path) -> None:
-    """Old ``*.lock`` files (ref and index) do not block the next call; they are cleaned up."""
+def test_lock_files_of_a_dead_process_are_removed(tmp_path: Path) -> None:
+    """``*.lock`` files (ref and index) a killed owner took do not block the next call."""
     from gitpatch.workspace import Workspace
 
     repo = make_repo(tmp_path / "repo", workers.crash_state(0))
     stale = [repo / ".git" / "index.lock", repo / ".git" / "refs" / "heads" / "work.lock"]
-    an_hour_ago = time.time() - 3600
-    for lock in stale:
-        lock.write_bytes(b"")
-        os.utime(lock, (an_hour_ago, an_hour_ago))
+    killed_holding(repo / ".git", stale)
     ws = Workspace.open(str(repo))
     result = ws.propose(workers.crash_proposal(1))
     assert result.version == head(repo, BRANCH)
@@ -220,7 +216,6 @@ def test_sigkill_during_approve_always_recovers(
     """A person's approve (fast-forward of checked-out main + disk + notes) killed anywhere."""
     from gitpatch.workspace import Workspace
 
-    monkeypatch.setenv("GITPATCH_STALE_LOCK_SECONDS", "0")
     repo = make_repo(tmp_path / "repo", workers.crash_state(0), branch="main")
     rng = random.Random(SEED + 1)
     approved_by_child = behind = 0

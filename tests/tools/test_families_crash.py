@@ -57,7 +57,6 @@ def _kill_at(repo: Path, step: int, event: int) -> bool:
 def test_a_kill_never_separates_the_refs_of_one_change(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("GITPATCH_STALE_LOCK_SECONDS", "0")
     repo = make_repo(tmp_path / "r", {"a.txt": "a step 0\n"})
     fs = MountedFilesystem({"/workspace": Workspace.open(repo)})
     add = "*** Begin Patch\n*** Add File: work://s1/plan.md\n+plan step 0\n*** End Patch"

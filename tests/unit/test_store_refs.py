@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pygit2
@@ -13,7 +12,9 @@ from gitpatch.errors import ConcurrentUpdate, InvalidArguments, RepositoryError
 from gitpatch.model import FileChange as F
 from gitpatch.store import NOTES_REF, Store, notes
 from gitpatch.store import refs as store_refs
+from gitpatch.store.owners import read_records
 from tests.gitkit import git
+from tests.ownerkit import LiveHolder, killed_holding
 from tests.unit.test_store import MAIN, land
 
 # -- refs ----------------------------------------------------------------------------------
@@ -117,17 +118,55 @@ def test_update_ref_lock_contention_then_gives_up(
     assert store.ref_target(MAIN) == c2
 
 
-def test_update_ref_breaks_a_stale_lock(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_update_ref_removes_the_lock_of_a_killed_owner(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     c1 = land(store, [F("a", b"1")])
     c2 = land(store, [F("a", b"2")])
     monkeypatch.setattr(store_refs, "LOCK_RETRIES", 2)
     lock = Path(store.repo.path) / "refs/heads/main.lock"
-    lock.write_text("")
-    old = lock.stat().st_mtime - store_refs.STALE_LOCK_SECONDS - 60
-    os.utime(lock, (old, old))
+    killed_holding(Path(store.repo.path), [lock])
     store.update_ref(MAIN, c1, c2, "after a crash")
     assert store.ref_target(MAIN) == c1
     assert not lock.exists()
+    assert [r for r in read_records(store.repo.path) if r.owner.dead()] == []
+
+
+def test_a_dead_owners_lock_goes_even_while_a_live_process_waits_for_it(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live owner that announced the lock after it was made cannot be its holder."""
+    c1 = land(store, [F("a", b"1")])
+    c2 = land(store, [F("a", b"2")])
+    monkeypatch.setattr(store_refs, "LOCK_RETRIES", 2)
+    lock = Path(store.repo.path) / "refs/heads/main.lock"
+    killed_holding(Path(store.repo.path), [lock])
+    waiting = LiveHolder(Path(store.repo.path), [lock], take=False)
+    try:
+        store.update_ref(MAIN, c1, c2, "after a crash")
+    finally:
+        waiting.close()
+    assert store.ref_target(MAIN) == c1 and not lock.exists()
+
+
+def test_update_ref_names_a_live_holder_and_never_breaks_its_lock(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c1 = land(store, [F("a", b"1")])
+    c2 = land(store, [F("a", b"2")])
+    monkeypatch.setattr(store_refs, "LOCK_RETRIES", 2)
+    lock = Path(store.repo.path) / "refs/heads/main.lock"
+    holder = LiveHolder(Path(store.repo.path), [lock])
+    try:
+        with pytest.raises(ConcurrentUpdate, match=f"pid {holder.pid}") as info:
+            store.update_ref(MAIN, c1, c2, "blocked")
+        assert info.value.reason == "locked" and str(lock) in info.value.details["paths"]
+        assert lock.exists() and store.ref_target(MAIN) == c2
+    finally:
+        holder.close()
+    # Once it is gone, its lock is its own to remove: the next update settles it.
+    store.update_ref(MAIN, c1, c2, "after the holder died")
+    assert store.ref_target(MAIN) == c1 and not lock.exists()
 
 
 def test_update_refs_moves_all_or_nothing(store: Store) -> None:

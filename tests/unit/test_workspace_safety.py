@@ -12,6 +12,7 @@ from gitpatch.errors import GitpatchError
 from gitpatch.model import AddFile, DeleteFile, Proposal, Replace, UpdateFile
 from gitpatch.workspace import Workspace
 from tests.gitkit import git, head, make_repo, status_porcelain
+from tests.ownerkit import killed_holding
 from tests.unit.workspace_kit import note, sr, state
 
 FILES = {
@@ -236,16 +237,31 @@ def test_review_mode_records_dirty_file_in_the_proposal_only(repo: Path) -> None
     }
 
 
-def test_stale_locks_from_a_killed_process_do_not_block_the_next_call(repo: Path) -> None:
+def test_locks_of_a_killed_process_do_not_block_the_next_call(repo: Path) -> None:
     ws = Workspace.open(repo)
-    past = 1_000_000_000
     locks = [repo / ".git/index.lock", repo / ".git/refs/heads/work.lock"]
-    for lock in locks:
-        lock.write_text("")
-        os.utime(lock, (past, past))
+    killed_holding(repo / ".git", locks)
     res = ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
     assert head(repo) == res.version and status_porcelain(repo) == ""
     assert not any(lock.exists() for lock in locks)
+
+
+def test_a_lock_no_gitpatch_process_claims_is_never_removed(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person's git may hold it, however old: refuse, name it, change nothing."""
+    monkeypatch.setattr("gitpatch.store.refs.LOCK_RETRIES", 2)
+    ws = Workspace.open(repo)
+    lock = repo / ".git/refs/heads/work.lock"
+    lock.write_text("")
+    os.utime(lock, (1_000_000_000, 1_000_000_000))
+    before = state(repo)
+    with pytest.raises(GitpatchError) as err:
+        ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
+    assert err.value.code == "concurrent_update" and str(lock) in err.value.message
+    assert "not gitpatch" in err.value.message and lock.exists()
+    lock.unlink()
+    assert state(repo) == before
 
 
 def test_untracked_file_where_a_directory_must_go_is_refused_first(repo: Path) -> None:

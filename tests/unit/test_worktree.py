@@ -15,6 +15,7 @@ from gitpatch.errors import ConcurrentUpdate, RepositoryError
 from gitpatch.repo.worktree import Journal, WorkingTree
 from gitpatch.store import Store
 from tests.gitkit import git, status_porcelain
+from tests.ownerkit import killed_holding
 
 SIG = pygit2.Signature("Test Person", "person@example.com", 1767225600, 0)
 
@@ -165,20 +166,18 @@ def test_recover_drops_truncated_journal(setup) -> None:  # type: ignore[no-unty
     assert status_porcelain(path) == ""
 
 
-def test_stale_locks_removed_fresh_ones_kept(setup) -> None:  # type: ignore[no-untyped-def]
+def test_only_a_dead_owners_locks_are_removed(setup) -> None:  # type: ignore[no-untyped-def]
     path, repo, wt, base = setup
-    old_lock = path / ".git/index.lock"
-    ref_lock = path / ".git/refs/heads/main.lock"
-    fresh = path / ".git/HEAD.lock"
-    for lock in (old_lock, ref_lock, fresh):
-        lock.write_text("")
+    ours = [path / ".git/index.lock", path / ".git/refs/heads/main.lock"]
+    killed_holding(path / ".git", ours)
+    unclaimed = path / ".git/HEAD.lock"  # a person's git, say: an hour old, still not ours
+    unclaimed.write_text("")
     past = time.time() - 3600
-    for lock in (old_lock, ref_lock):
-        os.utime(lock, (past, past))
-    wt.recover()
-    assert not old_lock.exists() and not ref_lock.exists()
-    assert fresh.exists()
-    fresh.unlink()
+    os.utime(unclaimed, (past, past))
+    Store(repo).recover()
+    assert not any(lock.exists() for lock in ours)
+    assert unclaimed.exists()
+    unclaimed.unlink()
 
 
 def test_modified_reports_only_differing_paths(setup) -> None:  # type: ignore[no-untyped-def]

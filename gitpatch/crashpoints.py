@@ -1,0 +1,62 @@
+"""The test suite's kill switch: ``crashpoint(name)`` at every step boundary of a land.
+
+Inert in normal use: it reads ``GITPATCH_CRASH_AT`` / ``GITPATCH_CRASH_LOG``, which only the
+crash tests set, and returns. The points are named in ``POINTS`` (README, "Crash safety").
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["POINTS", "crash_requested", "crashpoint"]
+
+#: Every step boundary, in the order a land passes them.
+POINTS = (
+    "objects.written",  # the proposal's (or step's) commits are in the object store
+    "journal.written",  # the land journal names ref, old, new, paths and notes
+    "files.staged",  # the new files are written (fsynced) next to their places, refs not moved
+    "record.written",  # the owner record lists the lock files and refs about to be taken
+    "refs.locked",  # every ref lock of the transaction is held, nothing moved
+    "refs.partial",  # the first ref moved, the others still locked (a kill inside the commit)
+    "refs.partial.last",  # the same with the last ref (the notes ref) moved first
+    "refs.moved",  # refs and notes moved together
+    "head.moved",  # HEAD points at the session branch
+    "config.written",  # the session's target is remembered in git config
+    "file.deleted",  # one path deleted on disk (:n for the n-th)
+    "file.renamed",  # one file renamed into place (:n for the n-th)
+    "index.written",  # the index names the new blobs
+    "journal.dropped",  # the land is complete
+)
+
+_CRASH_ENV = "GITPATCH_CRASH_AT"
+_LOG_ENV = "GITPATCH_CRASH_LOG"
+_passed: dict[str, int] = {}
+
+
+def crashpoint(name: str) -> None:
+    """``os._exit`` at step boundary ``name`` when the crash tests ask for it.
+
+    ``GITPATCH_CRASH_AT=<name>[:<n>]`` kills at the n-th time the point is passed (default the
+    first); with ``GITPATCH_CRASH_LOG=<file>`` every point passed is appended there.
+    """
+    spec = os.environ.get(_CRASH_ENV)
+    log = os.environ.get(_LOG_ENV)
+    if spec is None and log is None:
+        return
+    count = _passed[name] = _passed.get(name, 0) + 1
+    if log is not None:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{name}:{count}\n")
+    if spec is not None and _asked(spec, name, count):
+        os._exit(137)
+
+
+def crash_requested(name: str) -> bool:
+    """True when the next pass of ``name`` is to be a kill (for a simulated partial step)."""
+    spec = os.environ.get(_CRASH_ENV)
+    return spec is not None and _asked(spec, name, _passed.get(name, 0) + 1)
+
+
+def _asked(spec: str, name: str, count: int) -> bool:
+    point, _, nth = spec.partition(":")
+    return point == name and count == int(nth or "1")
