@@ -8,32 +8,78 @@ over storages (``Workspace``, ``MemoryStorage``, ``MountedFilesystem``) with the
 
 from __future__ import annotations
 
-from gitpatch.errors import GitpatchError
-from gitpatch.model import Changeset, Proposal
-from gitpatch.mounts import MountedFilesystem
-from gitpatch.policy import (
-    SideEffectApprovalToolPermissionPolicy,
-    ToolOperation,
-    workspace_tool_policy,
-)
-from gitpatch.results import (
-    EditResult,
-    FileResult,
-    LogEntry,
-    ProposalDetail,
-    ProposalInfo,
-    ProposalResult,
-    ReadResult,
-)
-from gitpatch.storage import MemoryStorage
-from gitpatch.tools import (
-    ToolResult,
-    apply_patch_tool,
-    patch_resource_tool,
-    patch_tool,
-    read_tool,
-)
-from gitpatch.workspace import Workspace
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gitpatch.errors import GitpatchError
+    from gitpatch.model import Changeset, Proposal
+    from gitpatch.mounts import MountedFilesystem
+    from gitpatch.policy import (
+        SideEffectApprovalToolPermissionPolicy,
+        ToolOperation,
+        workspace_tool_policy,
+    )
+    from gitpatch.results import (
+        EditResult,
+        FileResult,
+        LogEntry,
+        ProposalDetail,
+        ProposalInfo,
+        ProposalResult,
+        ReadResult,
+    )
+    from gitpatch.storage import MemoryStorage
+    from gitpatch.tools import (
+        ToolResult,
+        apply_patch_tool,
+        patch_resource_tool,
+        patch_tool,
+        read_tool,
+    )
+    from gitpatch.workspace import Workspace
+
+#: Where each public name lives: imported on first use, so ``import gitpatch`` (and the
+#: console script, and the MCP server's start) does not load pygit2, the matcher cascade and
+#: the Workspace before something needs them.
+_LAZY = {
+    "GitpatchError": "gitpatch.errors",
+    "Changeset": "gitpatch.model",
+    "Proposal": "gitpatch.model",
+    "MountedFilesystem": "gitpatch.mounts",
+    "SideEffectApprovalToolPermissionPolicy": "gitpatch.policy",
+    "ToolOperation": "gitpatch.policy",
+    "workspace_tool_policy": "gitpatch.policy",
+    "EditResult": "gitpatch.results",
+    "FileResult": "gitpatch.results",
+    "LogEntry": "gitpatch.results",
+    "ProposalDetail": "gitpatch.results",
+    "ProposalInfo": "gitpatch.results",
+    "ProposalResult": "gitpatch.results",
+    "ReadResult": "gitpatch.results",
+    "MemoryStorage": "gitpatch.storage",
+    "ToolResult": "gitpatch.tools",
+    "apply_patch_tool": "gitpatch.tools",
+    "patch_resource_tool": "gitpatch.tools",
+    "patch_tool": "gitpatch.tools",
+    "read_tool": "gitpatch.tools",
+    "Workspace": "gitpatch.workspace",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported from their modules on first use (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gitpatch' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __version__ = "0.1.0"
 

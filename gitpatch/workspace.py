@@ -314,7 +314,9 @@ class Workspace:
         with self._consistent_view():
             head = self.store.ref_target(self.branch)
             self._check_paths(head, [clean])
-            data, version = versions.read(self.store, self._disk(), head, clean)
+            tree = self.worktree
+            filters = tree.filters if tree is not None else None
+            data, version = versions.read(self.store, self._disk(), head, clean, filters)
         if data is None:
             raise ResourceNotFound(
                 f"cannot read {clean}: no such file on {short(self.branch)}",

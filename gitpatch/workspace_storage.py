@@ -109,7 +109,9 @@ class WorkspaceStorage:
             store = ws.store
             head = store.ref_target(ws.branch)
             ws._check_paths(head, [path])
-            data, version = versions.read(store, ws.worktree if disk else None, head, path)
+            tree = ws.worktree
+            filters = tree.filters if tree is not None else None
+            data, version = versions.read(store, tree if disk else None, head, path, filters)
             if data is None:
                 raise ResourceNotFound(
                     f"{key}: no such file",

@@ -13,7 +13,6 @@ import click
 
 from gitpatch.cli._common import Env, pass_env
 from gitpatch.errors import InvalidArguments
-from gitpatch.frontends import is_open
 
 if TYPE_CHECKING:
     from gitpatch.results import ProposalDetail, ProposalInfo
@@ -87,6 +86,8 @@ def _row(env: Env, info: ProposalInfo, detail: ProposalDetail | None) -> list[st
 @pass_env
 def proposals(env: Env, show_all: bool) -> None:
     """List open proposals and sessions (id, status, target, files, +/- lines, age)."""
+    from gitpatch.frontends import is_open
+
     ws = env.workspace("review")
     items = [i for i in ws.proposals() if show_all or is_open(ws, i)]
     details: dict[str, ProposalDetail | None] = {}

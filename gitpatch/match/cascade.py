@@ -62,9 +62,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from rapidfuzz import fuzz, process
-from rapidfuzz.distance import Indel
-
 from gitpatch.errors import InvalidPatch
 from gitpatch.match.indentation import indent_change, shift_lines
 from gitpatch.match.messages import ambiguous, anchor_not_found, not_found
@@ -316,6 +313,9 @@ def _blank_candidates(view: _View, pattern: list[str], start: int) -> list[Match
 
 
 def _window_score(pat: list[str], doc: list[str], s: int, max_changed: int) -> float | None:
+    from rapidfuzz import fuzz
+    from rapidfuzz.distance import Indel
+
     dist = total = changed = 0
     for j, p in enumerate(pat):
         w = doc[s + j]
@@ -330,6 +330,9 @@ def _window_score(pat: list[str], doc: list[str], s: int, max_changed: int) -> f
 
 
 def _fuzzy_candidates(view: _View, pattern: list[str], start: int) -> list[Match]:
+    # rapidfuzz is imported here, when a fuzzy level runs, not when gitpatch starts.
+    from rapidfuzz import fuzz, process
+
     pnorm = _normalize(pattern, "punct")
     nonblank = [p for p in pnorm if p]
     if len(nonblank) < FUZZY_MIN_LINES or sum(map(len, nonblank)) < FUZZY_MIN_CHARS:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-from rapidfuzz import fuzz, process
-
 from gitpatch.errors import MatchAmbiguous, MatchNotFound
 
 __all__ = ["ambiguous", "anchor_not_found", "not_found"]
@@ -36,6 +34,8 @@ def _clip(text: str, width: int = 60) -> str:
 
 def _closest(doc: Sequence[str], pnorm: Sequence[str]) -> tuple[int, int, float] | None:
     """The window of ``doc`` most like ``pnorm``: (start, end, percent similar)."""
+    from rapidfuzz import fuzz, process  # only when a hint is written
+
     if not doc or not any(pnorm):
         return None
     best: tuple[float, int] | None = None

@@ -18,6 +18,7 @@ import pygit2
 from gitpatch.errors import ResourceConflict
 from gitpatch.model import FileChange
 from gitpatch.repo import guards, sparse
+from gitpatch.repo.filters import Filters
 from gitpatch.repo.worktree import WorkingTree
 from gitpatch.store import Store
 
@@ -28,21 +29,28 @@ READ_TRAILER = "Gitpatch-Read"
 
 
 def read(
-    store: Store, disk: WorkingTree | None, head: pygit2.Oid | None, path: str
+    store: Store,
+    disk: WorkingTree | None,
+    head: pygit2.Oid | None,
+    path: str,
+    filters: Filters | None = None,
 ) -> tuple[bytes | None, pygit2.Oid | None]:
     """(the bytes an edit of ``path`` applies to, the version naming them).
 
     ``disk``: the working tree when it shows the branch. Its content is read (as checkout
     wrote it), except for skip-worktree files, which come from the branch like on a bare one.
+    ``filters``: the working tree's conversions, for content read from the branch (edits
+    apply to it as checkout would write it, see ``gitpatch.repo.build``).
     """
+    filters = disk.filters if disk is not None else filters
     if disk is not None and not sparse.skipped(disk.gitdir, disk.root, [path]):
         data = disk.read(path)
         if data is None or disk.disk_blob(path) == str(guards.blob(store, head, path)):
             return data, head
         return data, pin(store, head, path, disk.filters.to_blob(path, data))
     found = guards.blob(store, head, path)
-    if found is not None and disk is not None:
-        return disk.filters.checkout_bytes(path, found), head
+    if found is not None and filters is not None:
+        return filters.checkout_bytes(path, found), head
     return (None if head is None else store.read(head, path)), head
 
 

@@ -86,20 +86,80 @@ def note_path(store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid) -> tuple
     """Where the note for ``commit`` is (or goes) in the notes tree at ``tip``; True if it exists.
 
     An existing note is found at any fan-out git uses. A new one goes at the root while the root
-    is small and under ``ab/cdef...`` once it holds ``FANOUT_AT`` entries, as git itself does:
-    every note update rewrites the trees on the note's path, so a flat tree of thousands of
-    notes would make each update cost (and store) the whole list again.
+    is small and flat, and under ``ab/cdef...`` once it is large or fanned out, as git itself
+    does: every note update rewrites the trees on the note's path, so a flat tree of thousands
+    of notes would make each update cost (and store) the whole list again.
     """
     hexid = str(commit)
     if tip is None:
         return hexid, False
-    for path in (hexid, f"{hexid[:2]}/{hexid[2:]}", f"{hexid[:2]}/{hexid[2:4]}/{hexid[4:]}"):
-        if store.entry(tip, path) is not None:
-            return path, True
     with git_errors(f"read notes at {NOTES_REF}"):
         root = store.repo[tip].peel(pygit2.Tree)
-        flat = len(root) < FANOUT_AT
-    return (hexid if flat else f"{hexid[:2]}/{hexid[2:]}"), False
+        for path in (hexid, _fanned(hexid), f"{hexid[:2]}/{hexid[2:4]}/{hexid[4:]}"):
+            try:
+                root[path]
+            except KeyError:
+                continue
+            return path, True
+        return (_fanned(hexid) if _fanned_out(root) else hexid), False
+
+
+def _fanned(name: str) -> str:
+    return f"{name[:2]}/{name[2:]}"
+
+
+def _is_dir(entry: pygit2.Object) -> bool:
+    return entry.filemode == MODE_TREE
+
+
+def _fanned_out(root: pygit2.Tree) -> bool:
+    """Whether new notes go under ``ab/`` in ``root``: once it is large, or when it already is
+    fanned out (every flat note is moved down at once, so a directory at either end of the
+    sorted root shows it)."""
+    size = len(root)
+    return size >= FANOUT_AT or (size > 0 and (_is_dir(root[0]) or _is_dir(root[size - 1])))
+
+
+def _needs_spreading(root: pygit2.Tree) -> bool:
+    """Whether ``root`` still holds flat notes it is too large for: more entries than a fanned
+    out root can have (256 directories), or ``FANOUT_AT`` entries that are not all directories.
+    """
+    size = len(root)
+    if size > FANOUT_AT:
+        return True
+    return size == FANOUT_AT and not (_is_dir(root[0]) and _is_dir(root[size - 1]))
+
+
+def _spread(root: pygit2.Tree, files: list[FileChange]) -> list[FileChange]:
+    """``files`` plus moving every flat note of ``root`` to ``ab/cdef...`` in the same commit.
+
+    Done once when the root outgrows ``FANOUT_AT``: afterwards the root holds at most 256
+    directories, so what one note update rewrites stops growing with the number of notes
+    (a flat root of N notes costs O(N) to parse and write on every proposal).
+    """
+    writing = {f.path for f in files}
+    out = [
+        FileChange(_fanned(f.path), f.content, source=f.path) if _flat_note(root, f.path) else f
+        for f in files
+    ]
+    for entry in root:
+        name = entry.name or ""
+        if name not in writing and _flat_note(root, name):
+            out.append(FileChange(_fanned(name), None, source=name))
+    return out
+
+
+def _flat_note(root: pygit2.Tree, name: str) -> bool:
+    """A note file at the root (40 hex digits, a blob) whose fanned-out place is free."""
+    if len(name) != 40 or name.strip("0123456789abcdef"):
+        return False
+    try:
+        if _is_dir(root[name]):
+            return False
+        root[_fanned(name)]
+    except KeyError:
+        return True
+    return False
 
 
 def _note_at(
@@ -130,6 +190,11 @@ def notes_update(
         path, old = _note_at(store, tip, commit)
         written[commit] = change(old)
         files.append(FileChange(path, encode(written[commit])))
+    if tip is not None:
+        with git_errors(f"read notes at {NOTES_REF}"):
+            root = store.repo[tip].peel(pygit2.Tree)
+            if _needs_spreading(root):
+                files = _spread(root, files)
     tree = store.build_tree(tip, files)
     new = store.commit(tree, [tip] if tip is not None else [], "Notes added by gitpatch")
     return (NOTES_REF, new, tip), written

@@ -136,7 +136,7 @@ class Tool:
     def _call(self, arguments: dict[str, Any], state: _CallState | None) -> ToolResult:
         gate = state.gate if state is not None else None
         try:
-            inspect.signature(self.run).bind(**arguments)
+            self._signature().bind(**arguments)
         except TypeError as exc:
             return error_result(self.name, _bad_arguments(self.name, exc))
         shown: dict[str, str] = {}
@@ -148,6 +148,13 @@ class Tool:
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
             return error_result(self.name, exc, shown)
+
+    def _signature(self) -> inspect.Signature:
+        """``run``'s signature, worked out once per tool (it checks every call's arguments)."""
+        sig: inspect.Signature | None = self.__dict__.get("_run_signature")
+        if sig is None:
+            sig = self.__dict__["_run_signature"] = inspect.signature(self.run)
+        return sig
 
     def run(self, *args: Any, **arguments: Any) -> ToolResult:
         """Do the work (``gate`` plus the tool's arguments); may raise (``__call__`` maps

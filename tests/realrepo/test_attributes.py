@@ -146,3 +146,14 @@ def test_review_and_approve_in_a_converting_checkout(crlf_repo: Path) -> None:
     ws.undo()
     assert (crlf_repo / "a.txt").read_bytes() == TEXT.replace("\n", "\r\n").encode()
     assert status(crlf_repo) == ""
+
+
+def test_review_on_a_branch_not_checked_out_edits_the_filtered_plaintext(filtered: Path) -> None:
+    git(filtered, "branch", "side")
+    ws = Workspace.open(filtered, "review", branch="side")
+    assert ws.read("key.secret").content == "Hello World\nsecond line\n"
+    res = ws.propose(edit("key.secret", "second line", "Second Line"))
+    assert run_git(filtered, "show", f"{res.version}:key.secret").stdout == (
+        b"Uryyb Jbeyq\nFrpbaq Yvar\n"
+    )
+    assert status(filtered) == ""

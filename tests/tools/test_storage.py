@@ -16,6 +16,7 @@ from gitpatch import (
     patch_resource_tool,
     patch_tool,
     read_tool,
+    resource_ids,
 )
 from gitpatch.storage import Target
 from gitpatch.tools import GENERIC_FAILURE
@@ -57,6 +58,26 @@ def test_resource_id_follows_a_persons_git_mv(tmp_path) -> None:
     git(repo, "mv", "a.txt", "b.txt")
     git(repo, "commit", "-qm", "rename")
     assert read_tool(ws)(path="b.txt").data["id"] == first
+
+
+def test_resource_id_of_a_file_a_later_commit_added(tmp_path) -> None:
+    # An add without any deletion is no move (the id starts there); with a deletion beside it,
+    # git's rename detection still decides.
+    repo, ws, _fs = mounted(tmp_path / "r", {"a.txt": "a\n"})
+    (repo / "new.txt").write_text("a new file with enough text to be recognised\n")
+    git(repo, "add", "new.txt")
+    git(repo, "commit", "-qm", "add new.txt")
+    first = read_tool(ws)(path="new.txt").data["id"]
+    resource_ids._KNOWN.clear()  # worked out again from the history alone
+    assert read_tool(ws)(path="new.txt").data["id"] == first
+    assert read_tool(ws)(path="a.txt").data["id"] != first
+    git(repo, "mv", "new.txt", "moved.txt")
+    (repo / "third.txt").write_text("3\n")
+    git(repo, "add", "third.txt")
+    git(repo, "commit", "-qm", "move one, add another")
+    resource_ids._KNOWN.clear()
+    assert read_tool(ws)(path="moved.txt").data["id"] == first
+    assert read_tool(ws)(path="third.txt").data["id"] not in (first, None)
 
 
 def test_memory_versions_are_counters_and_recreation_is_not_found() -> None:

@@ -293,6 +293,48 @@ def test_new_notes_fan_out_once_the_root_is_large(store: Store) -> None:
     assert store.read_note(blobs[0]) == {"n": 1}
 
 
+def _notes_root(store: Store) -> list[tuple[str, str]]:
+    """(type, name) of each entry at the root of the notes tree, as git lists them."""
+    out = git(store.repo.workdir, "ls-tree", NOTES_REF).splitlines()
+    return [(line.split()[1], line.split("\t")[1]) for line in out]
+
+
+def test_flat_notes_move_down_once_so_the_root_stops_growing(store: Store) -> None:
+    # The layout older versions left: FANOUT_AT flat notes, then new ones under ab/ beside them.
+    c1 = land(store, [F("a", b"1")])
+    blobs = [store.repo.create_blob(f"note {i}\n".encode()) for i in range(notes.FANOUT_AT + 40)]
+    flat = [F(str(b), b'{"n": 1}\n') for b in blobs[: notes.FANOUT_AT]]
+    fanned = [F(f"{str(b)[:2]}/{str(b)[2:]}", b'{"n": 2}\n') for b in blobs[notes.FANOUT_AT :]]
+    flat[0] = F(str(blobs[0]), b'{"n": 0}\n')
+    tree = store.build_tree(None, [*flat, *fanned])
+    store.update_ref(NOTES_REF, store.commit(tree, [], "n"), None, "n")
+    assert len(_notes_root(store)) > notes.FANOUT_AT
+    store.update_note(blobs[0], lambda old: {**(old or {}), "seen": True})  # a flat note itself
+    store.update_note(c1, lambda old: {"status": "proposed"})
+    root = _notes_root(store)
+    assert root and all(kind == "tree" and len(name) == 2 for kind, name in root)
+    assert len(dict(store.iter_notes())) == len(blobs) + 1
+    assert store.read_note(blobs[0]) == {"n": 0, "seen": True}
+    assert store.read_note(blobs[1]) == {"n": 1} and store.read_note(blobs[-1]) == {"n": 2}
+    shown = git(store.repo.workdir, "notes", "--ref", "gitpatch", "show", str(blobs[1]))
+    assert shown == '{"n": 1}\n'
+    assert git(store.repo.workdir, "fsck", "--strict", "--no-dangling") == ""
+
+
+def test_notes_stay_fanned_out_once_they_are(store: Store) -> None:
+    # A small root of directories (git fans out every note at once): new notes go below too.
+    c1 = land(store, [F("a", b"1")])
+    blob = store.repo.create_blob(b"annotated\n")
+    tree = store.build_tree(None, [F(f"{str(blob)[:2]}/{str(blob)[2:]}", b'{"n": 1}\n')])
+    store.update_ref(NOTES_REF, store.commit(tree, [], "n"), None, "n")
+    store.update_note(c1, lambda old: {"status": "proposed"})
+    hexid = str(c1)
+    assert all(kind == "tree" for kind, _name in _notes_root(store))
+    tip = store.ref_target(NOTES_REF)
+    assert tip is not None and store.entry(tip, f"{hexid[:2]}/{hexid[2:]}") is not None
+    assert store.read_note(blob) == {"n": 1}
+
+
 def test_update_note_reapplies_the_change_after_losing_the_race(store: Store) -> None:
     c1 = land(store, [F("a", b"1")])
     store.update_note(c1, lambda old: {"votes": ["ann"]})

@@ -60,8 +60,13 @@ def test_proposal_notes_fan_out_once_the_notes_root_is_large(repo: Path) -> None
     store.update_ref(NOTES_REF, store.commit(tree, [], "many notes"), None, "notes")
     res = ws.propose(edit("a.txt", "beta", "BETA"))
     paths = git(repo, "ls-tree", "--name-only", "refs/notes/gitpatch", res.version[:2] + "/")
-    assert paths.split() == [f"{res.version[:2]}/{res.version[2:]}"]
+    assert f"{res.version[:2]}/{res.version[2:]}" in paths.split()
     assert json.loads(note(repo, res.version))["id"] == res.proposal_id
+    # the flat notes moved down with it: the root holds only the 2-digit directories
+    root = git(repo, "ls-tree", "refs/notes/gitpatch").splitlines()
+    assert root and all(line.split()[1] == "tree" and len(line.split()[3]) == 2 for line in root)
+    assert git(repo, "notes", "--ref", "gitpatch", "show", str(blobs[0])) == '{"n": 1}\n'
+    assert len(git(repo, "notes", "--ref", "gitpatch", "list").splitlines()) == notes.FANOUT_AT + 1
 
 
 def test_review_mode_keeps_disk_and_target(repo: Path) -> None:
