@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 
 import pygit2
 
 from gitpatch.errors import RepositoryError
-from gitpatch.repo import indexfile
+from gitpatch.repo import gitbin, indexfile
 from gitpatch.repo.locks import retry_locked
 
 __all__ = ["check_writable", "index_path", "needs_git", "plain_entries", "recorded_blob", "sync"]
@@ -35,19 +33,6 @@ __all__ = ["check_writable", "index_path", "needs_git", "plain_entries", "record
 _CONVERSIONS = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
 _SETTINGS = {"link": "core.splitIndex", "sdir": "index.sparse"}
 _NULL_ID = "0" * 40
-#: Variables that would point git at another repository, index or worktree than ``repo``'s.
-_REPO_ENV = frozenset(
-    (
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_COMMON_DIR",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-        "GIT_NAMESPACE",
-        "GIT_PREFIX",
-    )
-)
 
 
 def index_path(repo: pygit2.Repository) -> str:
@@ -67,7 +52,7 @@ def check_writable(repo: pygit2.Repository) -> None:
     """Refuse (``repository_error``, reason ``unsupported_index``) an index only the ``git``
     binary can update when there is no ``git`` on PATH; run before anything moves."""
     mandatory = needs_git(repo)
-    if not mandatory or shutil.which("git") is not None:
+    if not mandatory or gitbin.available():
         return
     settings = sorted({_SETTINGS.get(ext, f"the {ext!r} extension") for ext in mandatory})
     raise RepositoryError(
@@ -281,19 +266,10 @@ def _index_line(new: pygit2.Tree | None, path: str) -> str:
 
 
 def _git(repo: pygit2.Repository, args: list[str], stdin: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
-    env.update(GIT_DIR=repo.path, GIT_WORK_TREE=repo.workdir)
+    """``git args`` on ``repo``'s checkout through the one git runner; a failure is an
+    ``OSError`` so a busy ``index.lock`` is retried like libgit2's."""
     try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=repo.workdir,
-            env=env,
-            input=stdin.encode("utf-8", "surrogateescape"),
-            capture_output=True,
-            check=False,
-        )
-    except OSError as exc:
-        raise RepositoryError(f"cannot run git to update the index: {exc}") from exc
-    if done.returncode != 0:
-        raise OSError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
-    return done.stdout.decode("utf-8", "surrogateescape")
+        out = gitbin.run(repo.path, repo.workdir, args, stdin.encode("utf-8", "surrogateescape"))
+    except gitbin.GitFailed as exc:
+        raise OSError(f"git {args[0]} failed: {exc.stderr}") from exc
+    return out.decode("utf-8", "surrogateescape")
