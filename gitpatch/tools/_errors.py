@@ -11,6 +11,7 @@ model gets one stable text that says nothing changed.
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
 from collections.abc import Mapping
@@ -94,7 +95,10 @@ def error_result(
         log.warning("%s: write failed", tool, exc_info=exc)
         why = exc.strerror or type(exc).__name__
         text = WRITE_FAILURE.format(tool=tool, why=why)
-        return ToolResult(text, ok=False, code="write_failed", data={"code": "write_failed"})
+        # The core's code for the same failure, so a model meets one code for a refused write.
+        name = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+        data = {"code": "filesystem_error", "errno": name}
+        return ToolResult(text, ok=False, code="filesystem_error", data=data)
     log.error("%s: unexpected failure", tool, exc_info=exc)
     text = GENERIC_FAILURE.format(tool=tool)
     return ToolResult(text, ok=False, code="internal_error", data={"code": "internal_error"})

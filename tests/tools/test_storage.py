@@ -264,7 +264,8 @@ def test_unexpected_errors_get_one_stable_text(caplog) -> None:
 def test_failed_writes_say_so() -> None:
     mem = Broken(OSError(28, "No space left on device"))
     res = patch_tool(mem, mem)(path="a.txt", edits=sr("a\n", "b\n"))
-    assert res.code == "write_failed" and "No space left on device" in str(res)
+    assert res.code == "filesystem_error" and "No space left on device" in str(res)
+    assert res.data["errno"] == "ENOSPC"
     assert mem.read_bytes("a.txt") == b"a\n"
 
 
