@@ -30,15 +30,15 @@ bench: $(STAMP)
 	$(PY) bench/run.py
 
 docs: $(STAMP)
-	$(PY) -m gitpatch.cli.docs docs/cli.md
+	$(PY) -m gitpatch.doors.cli.docs docs/cli.md
 
 demo: $(STAMP)
-	$(PY) -m gitpatch.demo
+	$(PY) -m gitpatch.doors.demo
 
 # docs/review-page.png, from the browser test (needs chromium + chromium-driver)
 screenshot: $(STAMP)
 	GITPATCH_SCREENSHOT=docs/review-page.png GITPATCH_REQUIRE_BROWSER=1 \
-		$(PY) -m pytest -q -p no:cacheprovider tests/web/test_browser.py -k approves
+		$(PY) -m pytest -q -p no:cacheprovider tests/doors/web/test_browser.py -k approves
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from gitpatch.model import Proposal, Replace, UpdateFile
+from gitpatch.core.model import Proposal, Replace, UpdateFile
 
 BRANCH = "bench"
 GIT_ENV = {

@@ -13,8 +13,8 @@ import time
 
 from bench._common import median_ms
 from bench.bench_match import corpus_lines, unique_block
+from gitpatch.core.model import Hunk, HunkLine, Proposal, Replace, SearchReplace, UpdateFile
 from gitpatch.engine import apply
-from gitpatch.model import Hunk, HunkLine, Proposal, Replace, SearchReplace, UpdateFile
 
 PATH = "big.py"
 #: Times are CPU time, not wall time: robust to a busy machine.

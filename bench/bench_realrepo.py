@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import GIT_ENV, GIT_QUIET, median_ms_of_calls  # noqa: E402
 from gitpatch import Workspace  # noqa: E402
-from gitpatch.model import Proposal, Replace, UpdateFile  # noqa: E402
+from gitpatch.core.model import Proposal, Replace, UpdateFile  # noqa: E402
 
 FILES = 500
 RUNS = 30

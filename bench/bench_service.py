@@ -17,9 +17,9 @@ from pathlib import Path
 
 import anyio
 
+from tests.doors.hosted.loadkit import load, replay, resource_name, setup
+from tests.doors.hosted.svckit import Server, make_credentials, session
 from tests.gitkit import git
-from tests.service.loadkit import load, replay, resource_name, setup
-from tests.service.svckit import Server, make_credentials, session
 
 CLIENTS = int(sys.argv[1]) if len(sys.argv) > 1 else 16
 CALLS = int(sys.argv[2]) if len(sys.argv) > 2 else 100
@@ -37,7 +37,7 @@ def rss_mib(pid: int) -> float:
 
 async def touch_spaces(url: str, root: Path, count: int) -> None:
     """Open ``count`` more spaces in the server (one credential and one write each)."""
-    from gitpatch.service import add_credential
+    from gitpatch.doors.hosted import add_credential
 
     for n in range(count):
         token, _ = add_credential(root / "credentials.toml", user=f"u{n}", organization=None)

@@ -30,7 +30,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileMode
 
-from gitpatch.model import FileChange
+from gitpatch.core.model import FileChange
 from gitpatch.store import Store
 
 MAIN = "refs/heads/main"

@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 
 from bench._common import GIT_ENV, GIT_QUIET, median_ms
 from gitpatch import Workspace
-from gitpatch.web import Access, create_app
+from gitpatch.doors.web import Access, create_app
 
 PORT = 8765
 

@@ -24,8 +24,8 @@ from pathlib import Path
 import pygit2
 
 from bench._common import make_repo, median_ms_of_calls, path_of, timed_ms
-from gitpatch.model import FileChange
-from gitpatch.repo.worktree import WorkingTree
+from gitpatch.checkout.worktree import WorkingTree
+from gitpatch.core.model import FileChange
 from gitpatch.store import Store
 
 BRANCH = "refs/heads/bench"

@@ -70,7 +70,7 @@ def _counter(text: str) -> int:
 
 def _bump(ws: Any, path: str) -> Any:
     """An UpdateFile raising ``path``'s counter by one, built from what is on the branch now."""
-    from gitpatch.model import Replace, UpdateFile
+    from gitpatch.core.model import Replace, UpdateFile
 
     n = _counter(ws.read(path).content)
     return UpdateFile(path=path, edits=(Replace(old=f"n: {n}\n", new=f"n: {n + 1}\n"),))
@@ -78,7 +78,7 @@ def _bump(ws: Any, path: str) -> Any:
 
 def _multi(ws: Any, k: int) -> Any:
     """Several files at once: two updates, a move with an edit, an add and a delete."""
-    from gitpatch.model import AddFile, DeleteFile, Proposal, Replace, UpdateFile
+    from gitpatch.core.model import AddFile, DeleteFile, Proposal, Replace, UpdateFile
 
     ops: list[Any] = [_bump(ws, "multi/b.txt"), _bump(ws, "multi/deep/c.txt")]
     moving = next(p for p in _listing(ws) if p.startswith("moving/"))
@@ -102,8 +102,8 @@ def _listing(ws: Any) -> list[str]:
 def child_loop(repo: str, conn: Any) -> None:
     """Land and approve until killed; report ``ready`` once the Workspaces are open."""
     try:
-        from gitpatch.model import Proposal
-        from gitpatch.workspace import Workspace
+        from gitpatch.core.model import Proposal
+        from gitpatch.workspace.api import Workspace
 
         auto = Workspace.open(repo)
         review = Workspace.open(repo, mode="review")
@@ -158,7 +158,7 @@ def kill_once(repo: Path, delay: float) -> str | None:
 def problems_after_kill(repo: Path) -> list[str]:
     """Open as the next process would, then list what would need a person."""
     from gitpatch.errors import GitpatchError
-    from gitpatch.workspace import Workspace
+    from gitpatch.workspace.api import Workspace
 
     try:
         ws = Workspace.open(str(repo))
@@ -190,7 +190,7 @@ def leftovers(repo: Path) -> list[str]:
 
 def _dead_record(path: Path) -> bool:
     """An owner record of a process that is gone (a live process keeps its own)."""
-    from gitpatch.store.owners import Owner
+    from gitpatch.safety.owners import Owner
 
     if path.parent.name != "owners":
         return False

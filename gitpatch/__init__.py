@@ -12,15 +12,24 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from gitpatch.core.model import Changeset, Proposal
     from gitpatch.errors import GitpatchError
-    from gitpatch.model import Changeset, Proposal
-    from gitpatch.mounts import MountedFilesystem
-    from gitpatch.policy import (
+    from gitpatch.tools import (
+        ToolResult,
+        apply_patch_tool,
+        patch_resource_tool,
+        patch_tool,
+        read_tool,
+    )
+    from gitpatch.tools.policy import (
         SideEffectApprovalToolPermissionPolicy,
         ToolOperation,
         workspace_tool_policy,
     )
-    from gitpatch.results import (
+    from gitpatch.tools.storage.base import MemoryStorage
+    from gitpatch.tools.storage.mounts import MountedFilesystem
+    from gitpatch.workspace.api import Workspace
+    from gitpatch.workspace.results import (
         EditResult,
         FileResult,
         LogEntry,
@@ -29,41 +38,32 @@ if TYPE_CHECKING:
         ProposalResult,
         ReadResult,
     )
-    from gitpatch.storage import MemoryStorage
-    from gitpatch.tools import (
-        ToolResult,
-        apply_patch_tool,
-        patch_resource_tool,
-        patch_tool,
-        read_tool,
-    )
-    from gitpatch.workspace import Workspace
 
 #: Where each public name lives: imported on first use, so ``import gitpatch`` (and the
 #: console script, and the MCP server's start) does not load pygit2, the matcher cascade and
 #: the Workspace before something needs them.
 _LAZY = {
     "GitpatchError": "gitpatch.errors",
-    "Changeset": "gitpatch.model",
-    "Proposal": "gitpatch.model",
-    "MountedFilesystem": "gitpatch.mounts",
-    "SideEffectApprovalToolPermissionPolicy": "gitpatch.policy",
-    "ToolOperation": "gitpatch.policy",
-    "workspace_tool_policy": "gitpatch.policy",
-    "EditResult": "gitpatch.results",
-    "FileResult": "gitpatch.results",
-    "LogEntry": "gitpatch.results",
-    "ProposalDetail": "gitpatch.results",
-    "ProposalInfo": "gitpatch.results",
-    "ProposalResult": "gitpatch.results",
-    "ReadResult": "gitpatch.results",
-    "MemoryStorage": "gitpatch.storage",
+    "Changeset": "gitpatch.core.model",
+    "Proposal": "gitpatch.core.model",
+    "MountedFilesystem": "gitpatch.tools.storage.mounts",
+    "SideEffectApprovalToolPermissionPolicy": "gitpatch.tools.policy",
+    "ToolOperation": "gitpatch.tools.policy",
+    "workspace_tool_policy": "gitpatch.tools.policy",
+    "EditResult": "gitpatch.workspace.results",
+    "FileResult": "gitpatch.workspace.results",
+    "LogEntry": "gitpatch.workspace.results",
+    "ProposalDetail": "gitpatch.workspace.results",
+    "ProposalInfo": "gitpatch.workspace.results",
+    "ProposalResult": "gitpatch.workspace.results",
+    "ReadResult": "gitpatch.workspace.results",
+    "MemoryStorage": "gitpatch.tools.storage.base",
     "ToolResult": "gitpatch.tools",
     "apply_patch_tool": "gitpatch.tools",
     "patch_resource_tool": "gitpatch.tools",
     "patch_tool": "gitpatch.tools",
     "read_tool": "gitpatch.tools",
-    "Workspace": "gitpatch.workspace",
+    "Workspace": "gitpatch.workspace.api",
 }
 
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from gitpatch.cli import run
+from gitpatch.doors.cli import run
 
 if __name__ == "__main__":
     run()

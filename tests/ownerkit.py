@@ -15,7 +15,7 @@ from typing import Any
 
 
 def _take(gitdir: str, locks: Sequence[str], take: bool = True) -> None:
-    from gitpatch.store.owners import Record
+    from gitpatch.safety.owners import Record
 
     Record.create(gitdir).announce(list(locks))
     for lock in locks if take else ():

@@ -41,9 +41,9 @@ from typing import Any
 
 import pytest
 
+from gitpatch.core.model import Changeset, Proposal
 from gitpatch.engine import apply
 from gitpatch.errors import GitpatchError
-from gitpatch.model import Changeset, Proposal
 
 ROOT = Path(__file__).parent / "scenarios"
 FORMATS = ("search_replace", "apply_patch", "patch_resource", "unified_diff")

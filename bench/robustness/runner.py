@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 from bench.robustness.corpus import RECOVERABLE, Case
 from gitpatch import engine
+from gitpatch.core.model import Format, Proposal
+from gitpatch.core.text import Document
 from gitpatch.errors import GitpatchError, MatchAmbiguous
 from gitpatch.formats import apply_patch, patch_resource, search_replace, unified_diff
 from gitpatch.match import Match, normalize_punctuation, reindent, seek
-from gitpatch.model import Format, Proposal
-from gitpatch.text import Document
 
 __all__ = [
     "FORMATS",

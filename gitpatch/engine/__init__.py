@@ -36,19 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from gitpatch.engine.byte_edits import replace_on_bytes
-from gitpatch.engine.hunks import final_newline_of, place_hunks
-from gitpatch.engine.lines import assemble, place_search_replace
-from gitpatch.engine.text_edits import apply_text_edits
-from gitpatch.errors import (
-    EmptyEdits,
-    InternalError,
-    InvalidPatch,
-    NoChange,
-    ResourceExists,
-    ResourceNotFound,
-)
-from gitpatch.model import (
+from gitpatch.core.model import (
     AddFile,
     Changeset,
     DeleteFile,
@@ -63,8 +51,20 @@ from gitpatch.model import (
     UpdateFile,
     WriteFile,
 )
-from gitpatch.paths import normalize_proposal
-from gitpatch.text import Document, encode_utf8
+from gitpatch.core.paths import normalize_proposal
+from gitpatch.core.text import Document, encode_utf8
+from gitpatch.engine.byte_edits import replace_on_bytes
+from gitpatch.engine.hunks import final_newline_of, place_hunks
+from gitpatch.engine.lines import assemble, place_search_replace
+from gitpatch.engine.text_edits import apply_text_edits
+from gitpatch.errors import (
+    EmptyEdits,
+    InternalError,
+    InvalidPatch,
+    NoChange,
+    ResourceExists,
+    ResourceNotFound,
+)
 
 __all__ = ["apply"]
 

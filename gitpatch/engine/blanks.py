@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from gitpatch.core.model import HunkLine
 from gitpatch.errors import MatchAmbiguous
-from gitpatch.model import HunkLine
 
 __all__ = [
     "NewLine",

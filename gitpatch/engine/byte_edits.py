@@ -17,8 +17,8 @@ from __future__ import annotations
 import codecs
 from collections.abc import Sequence
 
-from gitpatch.model import Edit, EditReport, Replace
-from gitpatch.text import BOM
+from gitpatch.core.model import Edit, EditReport, Replace
+from gitpatch.core.text import BOM
 
 __all__ = ["replace_on_bytes"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gitpatch.model import SearchReplace
+from gitpatch.core.model import SearchReplace
 
 __all__ = ["has_indented_elision", "split_indented_elision"]
 

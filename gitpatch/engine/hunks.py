@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from gitpatch.core.model import Format, Hunk, HunkLine
+from gitpatch.core.text import Document
 from gitpatch.engine.applied import lines_applied_at, note_applied
 from gitpatch.engine.lines import Placement, near, relabel, render
 from gitpatch.errors import GitpatchError, InvalidPatch, MatchAmbiguous, MatchNotFound
 from gitpatch.match import Match, anchor_lines, seek
-from gitpatch.model import Format, Hunk, HunkLine
-from gitpatch.text import Document
 
 __all__ = ["final_newline_of", "place_hunks"]
 

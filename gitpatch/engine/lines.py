@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
+from gitpatch.core.model import HunkLine, SearchReplace
+from gitpatch.core.text import Document
 from gitpatch.engine.applied import lines_applied_at, note_applied
 from gitpatch.engine.blanks import (
     NewLine,
@@ -36,8 +38,6 @@ from gitpatch.errors import (
     error_for_code,
 )
 from gitpatch.match import Match, normalize_punctuation, reindent, seek
-from gitpatch.model import HunkLine, SearchReplace
-from gitpatch.text import Document
 
 __all__ = [
     "Placement",

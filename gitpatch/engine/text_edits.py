@@ -18,6 +18,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, count, repeat
 
+from gitpatch.core.model import Edit, EditReport, InsertAfter, Replace, ReplaceLines
+from gitpatch.core.text import Document, split_lines
 from gitpatch.engine.applied import note_applied, substantial
 from gitpatch.errors import (
     GitpatchError,
@@ -27,8 +29,6 @@ from gitpatch.errors import (
     MatchNotFound,
 )
 from gitpatch.match import find_substring, seek
-from gitpatch.model import Edit, EditReport, InsertAfter, Replace, ReplaceLines
-from gitpatch.text import Document, split_lines
 
 __all__ = ["apply_text_edits"]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 
+from gitpatch.core.model import Format
 from gitpatch.errors import InvalidPatch
 from gitpatch.formats import apply_patch, patch_resource, search_replace, unified_diff
 from gitpatch.formats._common import require_text
-from gitpatch.model import Format
 
 __all__ = ["apply_patch", "detect", "patch_resource", "search_replace", "unified_diff"]
 

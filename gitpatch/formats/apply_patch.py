@@ -28,9 +28,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from gitpatch.core.model import AddFile, DeleteFile, FileOp, Hunk, HunkLine, Proposal, UpdateFile
 from gitpatch.errors import InvalidPatch
 from gitpatch.formats._common import invalid, is_fence, path_key, require_text, text_lines
-from gitpatch.model import AddFile, DeleteFile, FileOp, Hunk, HunkLine, Proposal, UpdateFile
 
 __all__ = ["parse"]
 

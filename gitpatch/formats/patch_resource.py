@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from gitpatch.core.model import Edit, InsertAfter, Proposal, Replace, ReplaceLines, UpdateFile
 from gitpatch.errors import EmptyEdits, InvalidArguments, InvalidPatch
 from gitpatch.formats._common import require_text
-from gitpatch.model import Edit, InsertAfter, Proposal, Replace, ReplaceLines, UpdateFile
 
 __all__ = ["EDITS_ADAPTER", "ResourceEdit", "edits_json_schema", "parse"]
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gitpatch.core.model import Edit, Proposal, SearchReplace, UpdateFile
 from gitpatch.formats._common import invalid, is_fence, path_key, require_text, text_lines
-from gitpatch.model import Edit, Proposal, SearchReplace, UpdateFile
 
 __all__ = ["parse"]
 

@@ -62,10 +62,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gitpatch.core.model import Format
 from gitpatch.errors import InvalidPatch
 from gitpatch.match.indentation import indent_change, shift_lines
 from gitpatch.match.messages import ambiguous, anchor_not_found, not_found
-from gitpatch.model import Format
 
 __all__ = [
     "FUZZY_LINE_MIN",

@@ -1,7 +1,7 @@
 """All git access for gitpatch (pygit2 only): trees, commits, CAS refs, merges, notes.
 
 Nobody else holds the pygit2 repository (the working tree's index aside, see
-``gitpatch.repo.worktree``): what the rest of gitpatch needs from git is a ``Store`` method.
+``gitpatch.checkout.worktree``): what the rest of gitpatch needs from git is a ``Store`` method.
 libgit2 errors become ``GitpatchError`` here, in ``git_errors`` / ``translate``, and nowhere else.
 """
 

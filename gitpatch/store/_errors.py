@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, GitpatchError, RepositoryError
-from gitpatch.store.refusals import write_failed
+from gitpatch.safety.refusals import write_failed
 
 __all__ = ["git_errors", "is_lock_contention", "translate"]
 

@@ -12,20 +12,44 @@ written by git with a fan-out (``ab/cdef...``) are found and updated in place.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 import pygit2
 
+from gitpatch.core.model import FileChange
+from gitpatch.core.retry import lost_race, retry
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments
-from gitpatch.model import FileChange
-from gitpatch.retry import lost_race, retry
 from gitpatch.store._errors import git_errors
 from gitpatch.store.refs import RefUpdate
 from gitpatch.store.trees import MODE_TREE
 
-if TYPE_CHECKING:
-    from gitpatch.store.store import Store
+
+class Store(Protocol):
+    """What the notes need of ``gitpatch.store.Store`` (a protocol, so the two import no cycle)."""
+
+    @property
+    def repo(self) -> pygit2.Repository: ...
+
+    def commit(
+        self,
+        tree: pygit2.Oid,
+        parents: Sequence[pygit2.Oid],
+        message: str,
+        trailers: Mapping[str, str] | None = None,
+        author: pygit2.Signature | None = None,
+    ) -> pygit2.Oid: ...
+
+    def ref_target(self, name: str) -> pygit2.Oid | None: ...
+
+    def read(self, commit: pygit2.Oid, path: str) -> bytes | None: ...
+
+    def build_tree(self, base: pygit2.Oid | None, changes: Sequence[FileChange]) -> pygit2.Oid: ...
+
+    def update_ref(
+        self, name: str, new: pygit2.Oid | None, old: pygit2.Oid | None, message: str
+    ) -> None: ...
+
 
 __all__ = [
     "NOTES_REF",

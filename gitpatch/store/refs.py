@@ -4,8 +4,8 @@ A reference moves from the value the caller read (``old``) to ``new`` or not at 
 fails if the ref appeared meanwhile, an update fails if it moved, a deletion fails if it moved.
 libgit2 does not wait for a busy ``.lock`` file, so lock contention is retried here with jittered
 exponential backoff. Before any lock is taken, the operation's owner record lists the lock files
-and the moves (``gitpatch.store.owners``); a lock that outlives the retries is settled by
-``gitpatch.store.recovery`` when its owner is provably dead, and otherwise named, with its
+and the moves (``gitpatch.safety.owners``); a lock that outlives the retries is settled by
+``gitpatch.safety.recovery`` when its owner is provably dead, and otherwise named, with its
 holder, in the ``ConcurrentUpdate``.
 """
 
@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 
 import pygit2
 
-from gitpatch.crashpoints import crash_requested, crashpoint
+from gitpatch.core.retry import retry
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, RepositoryError
-from gitpatch.retry import retry
-from gitpatch.store import owners, recovery
+from gitpatch.safety import owners, recovery
+from gitpatch.safety.crashpoints import crash_requested, crashpoint
 from gitpatch.store._errors import git_errors
 
 __all__ = [
@@ -161,7 +161,7 @@ def _hex(oid: pygit2.Oid | None) -> str:
 
 
 def recover(repo: pygit2.Repository, *, sweep: bool = False) -> list[str]:
-    """Settle what dead gitpatch processes left (see ``gitpatch.store.recovery``)."""
+    """Settle what dead gitpatch processes left (see ``gitpatch.safety.recovery``)."""
     return recovery.recover_dead(
         repo, lambda moves, msg: update_refs(repo, moves, msg), sweep=sweep
     )

@@ -2,7 +2,7 @@
 
 The store builds trees and commits in the object store, moves refs by compare-and-swap and keeps
 proposal status in notes. It never reads or writes the index file or the working tree: that is
-``gitpatch.repo.worktree``'s job. Every libgit2 call runs inside ``git_errors`` so callers only
+``gitpatch.checkout.worktree``'s job. Every libgit2 call runs inside ``git_errors`` so callers only
 ever see ``GitpatchError``.
 """
 
@@ -19,9 +19,10 @@ from typing import Any
 
 import pygit2
 
+from gitpatch.core.model import FileChange
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, NotATextResource, RepositoryError
-from gitpatch.model import FileChange
-from gitpatch.store import diffs, durability, history, notes, owners, refs, treediff, trees
+from gitpatch.safety import durability, owners
+from gitpatch.store import diffs, history, notes, refs, treediff, trees
 from gitpatch.store._errors import git_errors
 
 __all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "HISTORY_DEPTH", "CommitInfo", "Store", "TreeEntry"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pygit2
 from pygit2.enums import FileMode
 
+from gitpatch.core.model import FileChange
 from gitpatch.errors import (
     InvalidArguments,
     NotATextResource,
@@ -20,7 +21,6 @@ from gitpatch.errors import (
     ResourceNotFound,
     UnsafePath,
 )
-from gitpatch.model import FileChange
 
 __all__ = [
     "MODE_BLOB",

@@ -11,15 +11,43 @@ the service's team-space resolver. Errors become texts in ONE place: ``tools._er
 
 from __future__ import annotations
 
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from gitpatch.policy import ToolPermissionPolicy
-from gitpatch.tools._base import Tool, UnsavedPaths
-from gitpatch.tools._errors import GENERIC_FAILURE, error_result, spec_code
-from gitpatch.tools._result import ToolResult
-from gitpatch.tools.patch import ApplyPatchTool, PatchTool
-from gitpatch.tools.read import ReadTool
-from gitpatch.tools.resource import PatchResourceTool, SpaceResolver
+if TYPE_CHECKING:
+    from gitpatch.tools._base import Tool, UnsavedPaths
+    from gitpatch.tools._errors import GENERIC_FAILURE, error_result, spec_code
+    from gitpatch.tools._result import ToolResult
+    from gitpatch.tools.patch import ApplyPatchTool, PatchTool
+    from gitpatch.tools.policy import ToolPermissionPolicy
+    from gitpatch.tools.read import ReadTool
+    from gitpatch.tools.resource import PatchResourceTool, SpaceResolver
+
+#: Where each name lives. Imported on first use, so that importing a light submodule
+#: (``tools.policy``, ``tools.definitions``) does not load the tools, the engine and pygit2.
+_HOMES = {
+    "Tool": "gitpatch.tools._base",
+    "UnsavedPaths": "gitpatch.tools._base",
+    "GENERIC_FAILURE": "gitpatch.tools._errors",
+    "error_result": "gitpatch.tools._errors",
+    "spec_code": "gitpatch.tools._errors",
+    "ToolResult": "gitpatch.tools._result",
+    "ApplyPatchTool": "gitpatch.tools.patch",
+    "PatchTool": "gitpatch.tools.patch",
+    "ReadTool": "gitpatch.tools.read",
+    "PatchResourceTool": "gitpatch.tools.resource",
+    "SpaceResolver": "gitpatch.tools.resource",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The names above, imported from their modules on first use (PEP 562)."""
+    if name not in _HOMES:
+        raise AttributeError(f"module 'gitpatch.tools' has no attribute {name!r}")
+    value = getattr(import_module(_HOMES[name]), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "GENERIC_FAILURE",
@@ -48,6 +76,8 @@ def patch_tool(
     **options: Any,
 ) -> PatchTool:
     """The ``patch`` tool: ``tool(path=..., edits=...)`` with SEARCH/REPLACE blocks."""
+    from gitpatch.tools.patch import PatchTool
+
     return PatchTool(reader, writer, cwd, policy, **options)
 
 
@@ -59,6 +89,8 @@ def apply_patch_tool(
     **options: Any,
 ) -> ApplyPatchTool:
     """The ``apply_patch`` tool: ``tool(patch="*** Begin Patch ...")``."""
+    from gitpatch.tools.patch import ApplyPatchTool
+
     return ApplyPatchTool(reader, writer, cwd, policy, **options)
 
 
@@ -71,6 +103,8 @@ def patch_resource_tool(
 ) -> PatchResourceTool:
     """The ``patch_resource`` tool: ``tool(path=..., edits=[...], team=None,
     expected_version=None)``; ``spaces=`` plugs in the service's team resolver."""
+    from gitpatch.tools.resource import PatchResourceTool
+
     return PatchResourceTool(reader, writer, cwd, policy, **options)
 
 
@@ -83,4 +117,6 @@ def read_tool(
 ) -> ReadTool:
     """The ``read`` tool: ``tool(path=..., offset=None, limit=None)``; ``writer`` defaults to
     ``reader`` (it only reads)."""
+    from gitpatch.tools.read import ReadTool
+
     return ReadTool(reader, reader if writer is None else writer, cwd, policy, **options)

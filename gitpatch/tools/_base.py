@@ -18,11 +18,12 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from gitpatch.core.model import Proposal
+from gitpatch.core.paths import Address
 from gitpatch.errors import ApprovalRequired, GitpatchError, InvalidArguments, UnsavedChanges
-from gitpatch.model import Proposal
-from gitpatch.mounts import MountedFilesystem, namespace_of
-from gitpatch.paths import Address
-from gitpatch.policy import (
+from gitpatch.tools._errors import Cancelled, error_result
+from gitpatch.tools._result import ToolResult
+from gitpatch.tools.policy import (
     PLAN_MODES,
     CombinedPolicy,
     ToolOperation,
@@ -31,10 +32,9 @@ from gitpatch.policy import (
     check,
     check_plan_mode,
 )
-from gitpatch.storage import Applied, Namespace, Target
-from gitpatch.tools._errors import Cancelled, error_result
-from gitpatch.tools._result import ToolResult
-from gitpatch.workspace_storage import WorkspaceStorage
+from gitpatch.tools.storage.base import Applied, Namespace, Target
+from gitpatch.tools.storage.mounts import MountedFilesystem, namespace_of
+from gitpatch.tools.storage.workspace import WorkspaceStorage
 
 __all__ = ["ApprovalPending", "Cancelled", "Tool", "UnsavedPaths"]
 

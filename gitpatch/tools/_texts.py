@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gitpatch.storage import Applied
+from gitpatch.tools.storage.base import Applied
 
 __all__ = ["change_lines", "plural"]
 

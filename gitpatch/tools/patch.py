@@ -6,14 +6,14 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from gitpatch.core.model import AddFile, DeleteFile, FileOp, Proposal, SearchReplace, UpdateFile
 from gitpatch.formats import apply_patch as apply_patch_format
 from gitpatch.formats import search_replace
-from gitpatch.model import AddFile, DeleteFile, FileOp, Proposal, SearchReplace, UpdateFile
-from gitpatch.policy import ToolOperation
-from gitpatch.storage import Applied, Target
 from gitpatch.tools._base import Tool
 from gitpatch.tools._result import ToolResult
 from gitpatch.tools._texts import change_lines, plural
+from gitpatch.tools.policy import ToolOperation
+from gitpatch.tools.storage.base import Applied, Target
 
 __all__ = ["ApplyPatchTool", "PatchTool"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gitpatch.core.text import Document
 from gitpatch.errors import InvalidArguments
-from gitpatch.policy import ToolOperation
-from gitpatch.text import Document
 from gitpatch.tools._base import Tool
 from gitpatch.tools._result import ToolResult
+from gitpatch.tools.policy import ToolOperation
 
 __all__ = ["ReadTool"]
 

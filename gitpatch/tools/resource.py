@@ -7,15 +7,15 @@ from collections.abc import Callable
 from typing import Any
 
 from gitpatch import engine
+from gitpatch.core.model import Proposal
 from gitpatch.errors import PayloadTooLarge, TeamNotFound
 from gitpatch.formats import patch_resource as edit_objects
-from gitpatch.model import Proposal
-from gitpatch.mounts import namespace_of
-from gitpatch.policy import ToolOperation
-from gitpatch.storage import Namespace, Target
 from gitpatch.tools._base import Tool
 from gitpatch.tools._result import ToolResult
 from gitpatch.tools._texts import change_lines, plural
+from gitpatch.tools.policy import ToolOperation
+from gitpatch.tools.storage.base import Namespace, Target
+from gitpatch.tools.storage.mounts import namespace_of
 
 __all__ = ["PatchResourceTool", "SpaceResolver"]
 

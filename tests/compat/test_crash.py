@@ -135,7 +135,7 @@ def _check_crashed_state(repo: Path, since: str, where: str) -> tuple[int, bool]
 
 
 def _recover_and_check(repo: Path, step: int, land_next: bool) -> int:
-    from gitpatch.workspace import Workspace
+    from gitpatch.workspace.api import Workspace
 
     ws = Workspace.open(str(repo))
     seen = ws.read("a.txt")
@@ -194,7 +194,7 @@ def test_sigkill_during_auto_apply_always_recovers(
 
 def test_lock_files_of_a_dead_process_are_removed(tmp_path: Path) -> None:
     """``*.lock`` files (ref and index) a killed owner took do not block the next call."""
-    from gitpatch.workspace import Workspace
+    from gitpatch.workspace.api import Workspace
 
     repo = make_repo(tmp_path / "repo", workers.crash_state(0))
     stale = [repo / ".git" / "index.lock", repo / ".git" / "refs" / "heads" / "work.lock"]
@@ -214,7 +214,7 @@ def test_sigkill_during_approve_always_recovers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A person's approve (fast-forward of checked-out main + disk + notes) killed anywhere."""
-    from gitpatch.workspace import Workspace
+    from gitpatch.workspace.api import Workspace
 
     repo = make_repo(tmp_path / "repo", workers.crash_state(0), branch="main")
     rng = random.Random(SEED + 1)

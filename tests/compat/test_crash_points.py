@@ -4,7 +4,7 @@ Random kills find what is common; crash points find everything. Each operation (
 in a linked worktree, multi-file apply_patch with add/delete/move, review proposal on a
 checked-out and on a bare repository, approve by fast-forward and by merge, reject, undo,
 session start) first runs once
-with ``GITPATCH_CRASH_LOG`` to learn the step boundaries it passes (``gitpatch.crashpoints``),
+with ``GITPATCH_CRASH_LOG`` to learn the step boundaries it passes (``safety.crashpoints``),
 then once per boundary in a forked process that ``os._exit``s there (``GITPATCH_CRASH_AT``).
 After the next ``Workspace.open``: ``git fsck --strict`` clean, ``git status`` clean and disk
 equal to the branch where it is checked out, no lock, temp, journal or owner file left, and the
@@ -28,9 +28,9 @@ import pygit2
 import pytest
 
 from bench.killtrials import leftovers
-from gitpatch.model import Proposal, Replace, UpdateFile
+from gitpatch.core.model import Proposal, Replace, UpdateFile
 from gitpatch.store import Store
-from gitpatch.workspace import Workspace
+from gitpatch.workspace.api import Workspace
 from tests.compat.proofkit import disk_files, fsck_problems, tree_files
 from tests.gitkit import git, make_repo, status_porcelain
 

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from bench.killtrials import leftovers
+from gitpatch.core.model import AddFile, Proposal, Replace, UpdateFile
 from gitpatch.errors import GitpatchError
-from gitpatch.model import AddFile, Proposal, Replace, UpdateFile
-from gitpatch.workspace import Workspace
+from gitpatch.workspace.api import Workspace
 from tests.compat.proofkit import assert_fsck_clean, disk_files, refs_snapshot, tree_files
 from tests.gitkit import git, make_repo, status_porcelain
 

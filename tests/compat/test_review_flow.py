@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from gitpatch.core.model import AddFile, Proposal, Replace, UpdateFile
 from gitpatch.errors import GitpatchError
-from gitpatch.model import AddFile, Proposal, Replace, UpdateFile
-from gitpatch.workspace import Workspace
+from gitpatch.workspace.api import Workspace
 from tests.compat.proofkit import (
     assert_fsck_clean,
     assert_status_clean,

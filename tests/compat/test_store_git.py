@@ -10,7 +10,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from gitpatch.model import FileChange as F
+from gitpatch.core.model import FileChange as F
 from gitpatch.store import NOTES_REF, Store
 from tests.gitkit import git, git_env
 

@@ -12,8 +12,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from gitpatch.core.model import AddFile, DeleteFile, Proposal, Replace, UpdateFile
 from gitpatch.errors import GitpatchError
-from gitpatch.model import AddFile, DeleteFile, Proposal, Replace, UpdateFile
 
 SHARED_PATH = "shared/counter.txt"
 SHARED_INITIAL = "count: 0\nlog:\nEND\n"
@@ -47,7 +47,7 @@ def edit_own_files(
     landed: list[tuple[int, str, str]] = []
     errors: list[tuple[int, str, str]] = []
     try:
-        from gitpatch.workspace import Workspace
+        from gitpatch.workspace.api import Workspace
 
         if race_open:
             barrier.wait(BARRIER_TIMEOUT)
@@ -107,7 +107,7 @@ def edit_shared_file(
     """
     outcomes: list[tuple[str, int, str, str]] = []
     try:
-        from gitpatch.workspace import Workspace
+        from gitpatch.workspace.api import Workspace
 
         ws = Workspace.open(repo)
         barrier.wait(BARRIER_TIMEOUT)
@@ -193,7 +193,7 @@ def crash_child(repo: str, first_step: int, conn: Any, handshake: bool) -> None:
             conn.recv()
 
     try:
-        from gitpatch.workspace import Workspace
+        from gitpatch.workspace.api import Workspace
 
         ws = Workspace.open(repo)
         if handshake:
@@ -219,7 +219,7 @@ def approve_child(repo: str, proposal_id: str, conn: Any, handshake: bool) -> No
             conn.recv()
 
     try:
-        from gitpatch.workspace import Workspace
+        from gitpatch.workspace.api import Workspace
 
         ws = Workspace.open(repo, mode="review")
         if handshake:

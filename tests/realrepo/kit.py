@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitpatch.model import AddFile, DeleteFile, Proposal, Replace, UpdateFile
+from gitpatch.core.model import AddFile, DeleteFile, Proposal, Replace, UpdateFile
 from tests.gitkit import git, make_repo
-from tests.unit.workspace_kit import state
+from tests.workspace.workspace_kit import state
 
 __all__ = ["add", "delete", "edit", "fsck", "make_repo", "state", "status", "staged"]
 

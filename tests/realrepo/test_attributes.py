@@ -123,7 +123,7 @@ def test_plain_repositories_start_no_git_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # a spy on the real runner (it still runs git): the cost stays on converting repositories
-    from gitpatch.repo import gitbin
+    from gitpatch.checkout import gitbin
 
     calls: list[object] = []
     real = gitbin.run

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gitpatch import Workspace
+from gitpatch.core.model import AddFile, Proposal
 from gitpatch.errors import GitpatchError
-from gitpatch.model import AddFile, Proposal
 from tests.gitkit import git
 from tests.realrepo.kit import add, edit, fsck, make_repo, state, status
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from gitpatch import Workspace
+from gitpatch.core.model import Proposal
 from gitpatch.errors import GitpatchError
-from gitpatch.model import Proposal
-from gitpatch.results import Mode
+from gitpatch.workspace.results import Mode
 from tests.gitkit import git, run_git
 from tests.realrepo.kit import add, edit, make_repo, state
 

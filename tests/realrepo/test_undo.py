@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from gitpatch import Workspace
+from gitpatch.core.model import AddFile, DeleteFile, Proposal
 from gitpatch.errors import GitpatchError
-from gitpatch.model import AddFile, DeleteFile, Proposal
 from tests.gitkit import git, head
 from tests.realrepo.kit import edit, fsck, make_repo, state, status
 

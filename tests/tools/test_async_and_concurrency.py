@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from gitpatch import MemoryStorage, Workspace, patch_resource_tool, patch_tool
-from gitpatch.mounts import as_storage
-from gitpatch.storage import Applied, Target
+from gitpatch.tools.storage.base import Applied, Target
+from gitpatch.tools.storage.mounts import as_storage
 from tests.gitkit import git, head, status_porcelain
 from tests.tools.kit import mounted, sr, state
 

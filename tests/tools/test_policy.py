@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gitpatch import MemoryStorage, ToolOperation, apply_patch_tool, patch_tool, read_tool
-from gitpatch.policy import (
+from gitpatch.tools.policy import (
     Decision,
     SideEffectApprovalToolPermissionPolicy,
     glob_matches,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-import gitpatch.storage
+import gitpatch.tools.storage.base
 from gitpatch import (
     MemoryStorage,
     MountedFilesystem,
@@ -16,10 +16,10 @@ from gitpatch import (
     patch_resource_tool,
     patch_tool,
     read_tool,
-    resource_ids,
 )
-from gitpatch.storage import Target
 from gitpatch.tools import GENERIC_FAILURE
+from gitpatch.tools.storage import resource_ids
+from gitpatch.tools.storage.base import Target
 from tests.gitkit import git, head, make_repo, status_porcelain
 from tests.tools.kit import mounted, sr, state
 
@@ -352,7 +352,7 @@ def test_a_team_space_may_be_a_workspace(tmp_path) -> None:
 
 
 def test_workspace_storage_reads_lists_and_stats(tmp_path) -> None:
-    from gitpatch.mounts import as_storage
+    from gitpatch.tools.storage.mounts import as_storage
 
     repo, ws, _fs = mounted(tmp_path / "r", {"a.txt": "a\n", "d/b.txt": "bb\n"})
     storage = as_storage(ws)
@@ -360,4 +360,4 @@ def test_workspace_storage_reads_lists_and_stats(tmp_path) -> None:
     assert storage.list() == ["a.txt", "d/b.txt"] and storage.list("d") == ["d/b.txt"]
     assert storage.stat("d") is not None and storage.stat("d").kind == "directory"
     assert storage.stat("d/b.txt").size == 3 and storage.stat("nope") is None
-    assert isinstance(storage, gitpatch.storage.Storage)
+    assert isinstance(storage, gitpatch.tools.storage.base.Storage)

@@ -1,0 +1,493 @@
+"""The only code that writes the working tree: crash-safe landing of a commit onto disk.
+
+A land moves a branch and then rewrites the few paths that changed. A process killed between
+the two would leave the branch ahead of the files, so ``land`` writes a journal first and
+``recover`` (run at the start of every Workspace call) finishes the job: if the branch reached
+the new commit, the paths still holding their old content are rolled forward; otherwise the
+journal is dropped. Files are replaced by temp file + fsync + rename, so a reader sees the old
+or the new content, never a truncated file.
+
+Lands from several processes are serialised by an ``flock`` on ``.git/gitpatch/land.lock``: the
+kernel drops it when a process dies, so it can never go stale, and it is held only while one
+land runs (never across a tool call). It also keeps index updates from different processes
+from overwriting each other. The locks themselves are in ``gitpatch.safety.locks``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import resource
+import stat
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from gitpatch.checkout import indexsync, sparse
+from gitpatch.checkout._modes import disk_mode
+from gitpatch.checkout.files import TMP_SUFFIX, remove_temp_files, temp_file
+from gitpatch.checkout.filters import Filters
+from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
+from gitpatch.safety.crashpoints import crashpoint
+from gitpatch.safety.journal import Journal, fsync_dir
+from gitpatch.safety.locks import land_lock
+from gitpatch.safety.owners import Owner, holding
+from gitpatch.safety.refusals import refused
+from gitpatch.store import Store
+from gitpatch.store.entries import entry as _entry
+from gitpatch.store.entries import is_dir
+
+__all__ = ["Journal", "WorkingTree"]
+
+# A stat-cache entry is trusted only once the file's mtime is this far behind the moment the
+# entry was recorded: a write within the same clock tick could otherwise go unseen.
+_RACY_NS = 2_000_000_000
+
+
+def _replace_with(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
+    """A note change that writes ``note`` whatever was there (recovery runs before any other
+    change to that note could have been made: every call recovers first)."""
+    return lambda _old: note
+
+
+class WorkingTree:
+    """The working directory and index of a non-bare repository, written only through ``land``."""
+
+    def __init__(
+        self,
+        repo: pygit2.Repository,
+        *,
+        durable: bool = False,
+        blobs: dict[pygit2.Oid, bytes] | None = None,
+    ):
+        if repo.is_bare or repo.workdir is None:
+            raise RepositoryError(
+                "the repository is bare: it has no working tree",
+                hint="Open the Workspace on a bare repository without a working tree.",
+            )
+        self.repo = repo
+        self.root = Path(repo.workdir)
+        self.gitdir = Path(repo.path)
+        self.state_dir = self.gitdir / "gitpatch"
+        self.journal_path = self.state_dir / "journal.json"
+        #: fsync the journal and its directory (git config core.fsync asks for refs or objects)
+        self.durable = durable
+        self._index: pygit2.Index | None = None
+        self.filters = Filters(repo)  # git's conversions (autocrlf, eol, filter drivers)
+        config = repo.config
+        self._exec_bit = "core.filemode" not in config or config.get_bool("core.filemode")
+        # path -> (mtime_ns, ctime_ns, size, ino, recorded_ns, blob hex): files whose content
+        # this process wrote or hashed, so a large unchanged file is not hashed again.
+        self._stat_cache: dict[str, tuple[int, int, int, int, int, str]] = {}
+        # path -> fstat of the file a land wrote, before its rename (see indexsync); blob id ->
+        # content of large blobs just written (Store.fresh_blobs), so they are not read back
+        self._written: dict[str, os.stat_result] = {}
+        self._blobs: dict[pygit2.Oid, bytes] = blobs if blobs is not None else {}
+
+    @classmethod
+    def of(cls, store: Store) -> WorkingTree | None:
+        """The working tree of ``store``'s repository, None when it is bare.
+
+        The working tree is the one other holder of the pygit2 repository: it owns the index.
+        """
+        if store.is_bare:
+            return None
+        return cls(store.repo, durable=store.durable(), blobs=store.fresh_blobs)
+
+    # -- landing -----------------------------------------------------------------------------
+
+    def land(
+        self,
+        old: str | None,
+        new: str,
+        paths: Sequence[str],
+        move_ref: Callable[[], object],
+        *,
+        ref: str = "",
+        verify: bool = False,
+        notes: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any]]] | None = None,
+        preflight: Callable[[], object] = lambda: None,
+    ) -> None:
+        """Move a branch with ``move_ref()`` (the CAS) and bring ``paths`` on disk to ``new``.
+
+        The journal is written before the ref moves and removed after the files and index
+        entries are written; if ``move_ref`` raises, nothing on disk changed and the error
+        propagates. With ``verify``, a path whose disk content is no longer the one at ``old``
+        (someone wrote it since it was read) raises ``ConcurrentUpdate`` before anything moves.
+        ``notes`` (commit hex -> (note before, note after)) are the notes ``move_ref`` writes
+        with the ref, mended by recovery if a kill separated them from it.
+        """
+        kept = tuple(
+            (c, json.dumps(before, sort_keys=True), json.dumps(after, sort_keys=True))
+            for c, (before, after) in (notes or {}).items()
+        )
+        journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept, Owner.me().tag())
+        with self._land_lock():
+            self._recover_locked()
+            preflight()  # under the lock: no other land is half done
+            self.check_index_writable()
+            changed = self.modified(old, journal.paths) if verify else []
+            if changed:
+                raise ConcurrentUpdate(
+                    f"{', '.join(changed)} changed on disk while the proposal was prepared",
+                    hint="Read the file again and retry.",
+                    details={"paths": changed},
+                    reason="disk",
+                )
+            try:
+                self._write_journal(journal)
+            except OSError as exc:
+                raise refused("the land journal", exc) from exc
+            crashpoint("journal.written")
+            staged: dict[str, Path] = {}
+            try:
+                staged = self._stage(journal)
+                crashpoint("files.staged")
+                move_ref()
+            except BaseException:
+                self._drop_staged(staged)
+                self._remove_journal()
+                raise
+            self._apply_or_explain(journal, only_if_old=False, staged=staged)
+            self._remove_journal()
+            crashpoint("journal.dropped")
+
+    def recover(self) -> bool:
+        """Finish or discard an interrupted land (its refs were settled first, by the store).
+
+        Returns True when a journal was found (rolled forward or discarded). A land lock file
+        or a journal temp file a killed process left is removed on the way (the kernel had
+        released its flock; journals are written only under it).
+        """
+        try:
+            names = os.listdir(self.state_dir)
+        except FileNotFoundError:
+            return False
+        if not any(n in ("journal.json", "land.lock") or n.endswith(TMP_SUFFIX) for n in names):
+            return False
+        with self._land_lock():
+            for name in os.listdir(self.state_dir):
+                if name.startswith("journal.") and name.endswith(TMP_SUFFIX):
+                    (self.state_dir / name).unlink(missing_ok=True)
+            return self._recover_locked()
+
+    def _recover_locked(self) -> bool:
+        if not self.journal_path.exists():
+            return False
+        journal = self._read_journal()
+        if journal is not None:
+            remove_temp_files(self.root, journal.paths)  # staged by a land killed before the move
+            moved = self._ref_target(journal.ref) == journal.new
+            self._mend_notes(journal, moved)
+            if moved:
+                self._apply_or_explain(journal, only_if_old=True)
+        self._remove_journal()
+        return True
+
+    def _mend_notes(self, journal: Journal, moved: bool) -> None:
+        """Give the journal's notes the state that matches the ref (see ``Journal``)."""
+        if not journal.notes:
+            return
+        store = Store(self.repo)
+        tip = self._ref_target(journal.ref)
+        # A person may have committed on top since the land: the ref then moved past it.
+        landed = moved or (
+            tip is not None and store.is_ancestor(pygit2.Oid(hex=journal.new), pygit2.Oid(hex=tip))
+        )
+        for commit, before_text, after_text in journal.notes:
+            oid = pygit2.Oid(hex=commit)
+            before, after = json.loads(before_text), json.loads(after_text)
+            now = store.read_note(oid)
+            if landed and now != after:
+                store.update_note(oid, _replace_with(after))
+            elif not landed and now == after and before != after:
+                if before is None:
+                    store.remove_note(oid)
+                else:
+                    store.update_note(oid, _replace_with(before))
+
+    def _stage(self, journal: Journal) -> dict[str, Path]:
+        """Write the new content of the journal's paths to temp files next to them (fsynced),
+        BEFORE the ref moves: a full or read-only disk then refuses the land with nothing
+        moved. Paths whose folder does not exist yet are written after the move. Also checks
+        that the index can be rewritten (free space for a copy of it)."""
+        new_tree = self._tree(journal.new)
+        skipped = sparse.skipped(self.gitdir, self.root, journal.paths)  # not on disk
+        staged: dict[str, Path] = {}
+        try:
+            for path in journal.paths:
+                want = _entry(new_tree, path)
+                full = self.root / path
+                if want is not None and path not in skipped and full.parent.is_dir():
+                    staged[path] = temp_file(full, self._content(path, want[0]), want[1])
+            self._check_room_for_index()
+        except OSError as exc:
+            self._drop_staged(staged)
+            raise refused("the new files to the working tree", exc) from exc
+        return staged
+
+    def _check_room_for_index(self) -> None:
+        """The index is the one write after the ref moves: make sure the disk and this
+        process's file size limit leave room for a new copy of it first."""
+        index = self.gitdir / "index"
+        size = index.stat().st_size if index.exists() else 0
+        st = os.statvfs(self.gitdir)
+        if st.f_bavail * st.f_frsize < size + 65536:
+            raise OSError(errno.ENOSPC, "no room for a new index", str(index))
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY and limit < size + 65536:
+            raise OSError(errno.EFBIG, "the index would pass the file size limit", str(index))
+
+    @staticmethod
+    def _drop_staged(staged: Mapping[str, Path]) -> None:
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+
+    def _apply_or_explain(
+        self, journal: Journal, *, only_if_old: bool, staged: Mapping[str, Path] | None = None
+    ) -> None:
+        """``_apply``; an OS error (permissions, disk full) keeps the journal for the next call."""
+        try:
+            self._apply(journal, only_if_old=only_if_old, staged=staged or {})
+        except OSError as exc:
+            raise RepositoryError(
+                f"the change is committed ({journal.new[:12]} on {journal.ref or 'HEAD'}) but "
+                f"writing it to the working tree failed: {exc}",
+                hint="Fix the cause (permissions, free space); the next gitpatch call finishes "
+                "writing those files. Nothing else needs to be done.",
+                details={"paths": list(journal.paths), "commit": journal.new},
+            ) from exc
+
+    def read(self, path: str) -> bytes | None:
+        """The bytes of the file at ``path`` on disk, None when there is none."""
+        try:
+            return (self.root / path).read_bytes()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except OSError as exc:
+            raise FilesystemError.of(path, exc, "read") from exc
+
+    def _apply(self, journal: Journal, *, only_if_old: bool, staged: Mapping[str, Path]) -> None:
+        """Write each journal path's content at ``new`` to disk, then its index entry.
+
+        With ``only_if_old`` (recovery) a path is rewritten only while its disk content is still
+        the one at ``old``: a person may have edited it since, and their edit wins (its index
+        entry still follows the branch, so ``git status`` shows their edit as unstaged).
+        """
+        new_tree = self._tree(journal.new)
+        old_tree = self._tree(journal.old)
+        skipped = sparse.skipped(self.gitdir, self.root, journal.paths)
+        if not staged:
+            remove_temp_files(self.root, journal.paths)
+        to_delete: list[str] = []
+        to_write: list[tuple[str, pygit2.Oid, int]] = []
+        landed: list[str] = []
+        for path in (p for p in journal.paths if p not in skipped):  # index only (below)
+            want = _entry(new_tree, path)
+            if only_if_old:
+                disk = self.disk_blob(path)
+                if disk == (str(want[0]) if want else None):
+                    landed.append(path)
+                    continue
+                have = _entry(old_tree, path)
+                if disk != (str(have[0]) if have else None):
+                    continue
+            landed.append(path)
+            if want is None:
+                to_delete.append(path)
+            else:
+                to_write.append((path, want[0], want[1]))
+        # Deletes first: a move or an add may need the place a deleted file or directory held.
+        for path in to_delete:
+            self._delete(path)
+            crashpoint("file.deleted")
+        for path, oid, mode in to_write:
+            self._write(path, oid, mode, staged.get(path))
+            crashpoint("file.renamed")
+        kept = [p for p in journal.paths if p not in landed and p not in skipped]
+        self._update_index(new_tree, landed, kept, old_tree)
+        sparse.update_entries(self.gitdir, self.root, new_tree, sorted(skipped))
+
+    # -- disk state --------------------------------------------------------------------------
+
+    def modified(self, commit: str | None, paths: Iterable[str]) -> list[str]:
+        """The paths whose disk content differs from their content at ``commit``.
+
+        A path missing on disk and at ``commit`` is unchanged; anything that is not a regular
+        file (a directory, a symlink) counts as different.
+        """
+        tree = self._tree(commit)
+        out: list[str] = []
+        wanted = list(paths)  # skip-worktree paths: git compares them with the index only
+        skipped = sparse.skipped(self.gitdir, self.root, wanted)
+        for path in (p for p in wanted if p not in skipped):
+            want, have = _entry(tree, path), self.disk_blob(path)
+            if have == "<directory>" and is_dir(tree, path):
+                continue  # a directory then and now: its files are paths of their own
+            if have != (str(want[0]) if want else None):
+                out.append(path)
+            elif want is not None and self.disk_mode(path) not in (None, want[1]):
+                out.append(path)  # `chmod +x` is a change, as git sees it
+        return out
+
+    def disk_mode(self, path: str) -> int | None:
+        """The mode ``git add`` would record for the file at ``path`` (see ``_modes``)."""
+        try:
+            return disk_mode((self.root / path).lstat(), self._exec_bit)
+        except OSError:
+            return None
+
+    def disk_blob(self, path: str) -> str | None:
+        """The blob id (hex) of the regular file at ``path``, ``None`` when there is none.
+
+        A directory or a symlink answers ``"<type>"``-style sentinels that match no blob id.
+        """
+        full = self.root / path
+        try:
+            st = full.lstat()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISDIR(st.st_mode):
+            # git does not track empty directories: one left by a delete counts as no file
+            with os.scandir(full) as entries:
+                return "<directory>" if any(entries) else None
+        if not stat.S_ISREG(st.st_mode):
+            return "<special>"
+        cached = self._stat_cache.get(path)
+        key = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+        if cached and cached[:4] == key and cached[4] - st.st_mtime_ns > _RACY_NS:
+            return cached[5]
+        # a large file is not read when git's index vouches for it (stat data, not racy)
+        recorded = indexsync.recorded_blob(self.repo, path, st) if st.st_size >= 1 << 20 else None
+        try:
+            blob = recorded or self.filters.hash_file(path, full)
+        except OSError as exc:
+            raise FilesystemError.of(path, exc, "read") from exc
+        self._stat_cache[path] = (*key, time.time_ns(), blob)
+        return blob
+
+    # -- index -------------------------------------------------------------------------------
+
+    def check_index_writable(self) -> None:
+        """Refuse an index only git can read or write when there is no git (``indexsync``)."""
+        indexsync.check_writable(self.repo)
+
+    @property
+    def index(self) -> pygit2.Index:
+        """The repository index, re-read when it changed on disk (always checked: libgit2 may
+        have loaded it for attribute lookups before gitpatch patched the file in place)."""
+        if self._index is None:
+            self._index = self.repo.index  # libgit2's copy may be old (attribute lookups load it)
+        self._index.read(False)
+        return self._index
+
+    def _update_index(
+        self,
+        tree: pygit2.Tree | None,
+        landed: Sequence[str],
+        kept: Sequence[str] = (),
+        old: pygit2.Tree | None = None,
+    ) -> None:
+        """Point the index entries of ``landed`` (on disk as in ``tree``) and ``kept`` (on disk
+        with someone else's content) at ``tree`` (see ``indexsync.sync``).
+
+        ``index.lock`` is announced in an owner record first (an operation of its own when none
+        is running), whoever takes it below, so recovery can remove it if this process is
+        killed holding it: the in-place patch holds it across Python-level calls."""
+        written, self._written = self._written, {}
+        if not landed and not kept:
+            return
+        with holding(str(self.gitdir), [str(self.gitdir / "index.lock")]):
+            indexsync.sync(self.repo, lambda: self.index, old, tree, landed, kept, written)
+        crashpoint("index.written")
+
+    def _content(self, path: str, oid: pygit2.Oid) -> bytes:
+        """What checkout writes at ``path`` for ``oid``: a large blob just stored is taken from
+        memory (``Store.fresh_blobs``) unless git converts the path."""
+        data = self._blobs.pop(oid, None)
+        if data is None or self.filters.converts(path):
+            data = self.filters.checkout_bytes(path, oid)
+        return data
+
+    # -- files -------------------------------------------------------------------------------
+
+    def _write(self, path: str, oid: pygit2.Oid, mode: int, tmp: Path | None = None) -> None:
+        """Put ``oid``'s content at ``path`` by rename (of ``tmp`` when it was staged)."""
+        full = self.root / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        if full.is_dir() and not full.is_symlink():
+            full.rmdir()  # only an empty one; a non-empty directory raises and is reported
+        if tmp is None:
+            tmp = temp_file(full, self._content(path, oid), mode)
+        self._written[path] = os.stat(tmp)  # the file indexsync may record (same after rename)
+        os.replace(tmp, full)
+        self._stat_cache.pop(path, None)
+
+    def _delete(self, path: str) -> None:
+        full = self.root / path
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            full.unlink()
+        self._stat_cache.pop(path, None)
+        parent = full.parent
+        while parent != self.root and self.root in parent.parents:
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+            parent = parent.parent
+
+    # -- locks and journal -------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Hold off lands while the caller reads the branch head and disk together.
+
+        A land moves the ref before it writes the files; a reader between the two would take
+        the old file content for a local edit. Readers share the lock; lands take it alone.
+        """
+        with self._land_lock(shared=True):
+            yield
+
+    def _land_lock(self, shared: bool = False) -> contextlib.AbstractContextManager[None]:
+        return land_lock(self.state_dir, shared=shared)
+
+    def _write_journal(self, journal: Journal) -> None:
+        journal.write(self.journal_path, durable=self.durable)
+
+    def _read_journal(self) -> Journal | None:
+        try:
+            text = self.journal_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        try:
+            return Journal.from_json(text)
+        except (ValueError, KeyError, TypeError):
+            # A journal cut short by a crash: written before the ref moved, so nothing moved.
+            self._remove_journal()
+            return None
+
+    def _remove_journal(self) -> None:
+        self.journal_path.unlink(missing_ok=True)
+        if self.durable:
+            fsync_dir(self.state_dir)
+
+    # -- git lookups -------------------------------------------------------------------------
+
+    def _ref_target(self, ref: str) -> str | None:
+        try:
+            if ref:
+                return str(self.repo.references[ref].resolve().target)
+            return str(self.repo.head.target)
+        except (KeyError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+
+    def _tree(self, commit: str | None) -> pygit2.Tree | None:
+        if not commit:
+            return None
+        obj = self.repo[commit]
+        return obj.peel(pygit2.Tree)

@@ -1,0 +1,200 @@
+"""Setup commands: serve (MCP over stdio), hooks install, schema, init. (The installed hook
+scripts run ``python -m gitpatch.workspace.gate``, not this CLI: it starts faster.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Literal
+
+import click
+
+from gitpatch.doors.cli._common import Env, pass_env
+from gitpatch.errors import InvalidArguments, RepositoryError
+
+__all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
+
+
+@click.command("serve")
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "review"]),
+    default=None,
+    help="auto: edits land at once; review: each waits for approval (default: config).",
+)
+@click.option(
+    "--http",
+    "listen",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve the resource service over streamable HTTP at /mcp instead of stdio.",
+)
+@click.option(
+    "--data",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="With --http: the directory holding the spaces.",
+)
+@click.option(
+    "--credentials",
+    "creds",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --http: the credentials TOML file.",
+)
+@click.option(
+    "--push",
+    default=None,
+    metavar="REMOTE",
+    help="With --http: push proposal branches and notes to this git remote (in spaces that "
+    "have it) after every change.",
+)
+@pass_env
+def serve(
+    env: Env,
+    mode: str | None,
+    listen: str | None,
+    data: Path | None,
+    creds: Path | None,
+    push: str | None,
+) -> None:
+    """Serve the MCP tools over stdio for the repository (patch, apply_patch, patch_resource,
+    read_file, list_proposals, show_proposal; no approve or reject); with --http, the
+    resource service over spaces (see the README, "Running the service")."""
+    if listen is not None:
+        from gitpatch.doors.cli._service import run_http
+
+        run_http(listen, data, creds, push)
+        return
+    env.root()  # refuse a directory that is not a repository before the client connects
+    from gitpatch.doors.mcp import serve_stdio
+
+    serve_stdio(str(env.directory), mode)
+
+
+def _hooks_dir(directory: Path) -> Path:
+    out = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-path", "hooks"],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise RepositoryError(
+            f"not a git repository: {directory}",
+            hint="Run it inside a repository, or pass -C DIR.",
+            details={"path": str(directory)},
+        )
+    return Path(out.stdout.strip())
+
+
+def _plan(where: Path, name: str, script: str, force: bool) -> tuple[str, bool]:
+    """What installing hook ``name`` does: (description, chain the existing hook first)."""
+    from gitpatch.workspace import gate
+
+    target = where / name
+    if not target.exists():
+        return "installed", False
+    current = target.read_text(encoding="utf-8", errors="replace")
+    if current == script:
+        return "already installed", False
+    if gate.MARKER in current:
+        return "updated", False
+    if force:
+        return "replaced (--force)", False
+    chained = where / f"{name}.local"
+    if chained.exists():
+        raise InvalidArguments(
+            f"{target} is not gitpatch's and {chained.name} already exists",
+            hint="Merge them by hand, or pass --force to replace the hook. Nothing was changed.",
+            details={"hook": str(target)},
+        )
+    return f"installed (the existing hook now runs first as {chained.name})", True
+
+
+def install_hooks(directory: Path, *, force: bool = False) -> list[str]:
+    """Install the hook shims in the repository's hooks directory (pre-receive only in a bare
+    repository); returns what was done.
+
+    Idempotent. A foreign hook is kept as ``NAME.local`` and chained (run first) unless
+    ``force``, which replaces it. Every hook is checked before any is written, so a refusal
+    changes nothing.
+    """
+    from gitpatch.workspace import gate
+
+    where = _hooks_dir(directory)
+    from gitpatch.workspace.opening import working_root
+
+    # A server (bare) needs pre-receive only: it sees the whole push, notes included.
+    names = ("pre-receive",) if working_root(directory) is None else gate.HOOKS
+    scripts = {name: gate.hook_script(name, sys.executable) for name in names}
+    plans = {name: _plan(where, name, script, force) for name, script in scripts.items()}
+    where.mkdir(parents=True, exist_ok=True)
+    for name, (action, chain) in plans.items():
+        target = where / name
+        if action == "already installed":
+            continue
+        if chain:
+            target.rename(where / f"{name}.local")
+        target.write_text(scripts[name], encoding="utf-8")
+        os.chmod(target, 0o755)
+    return [f"{name}: {action}" for name, (action, _chain) in plans.items()]
+
+
+@click.group("hooks")
+def hooks() -> None:
+    """Git hooks that keep unapproved agent commits off protected branches."""
+
+
+@hooks.command("install")
+@click.option("--force", is_flag=True, help="Replace foreign hooks instead of chaining them.")
+@pass_env
+def hooks_install(env: Env, force: bool) -> None:
+    """Install pre-receive, reference-transaction and pre-push (idempotent; chains foreign
+    hooks, keeping them as NAME.local)."""
+    done = install_hooks(env.directory, force=force)
+    env.emit({"hooks": done}, "\n".join(done))
+
+
+@click.command("schema")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["mcp", "openai", "anthropic"]),
+    default="mcp",
+    show_default=True,
+    help="The harness the definitions are for.",
+)
+def schema(fmt: Literal["mcp", "openai", "anthropic"]) -> None:
+    """Print the agent tool definitions with their JSON Schemas, ready to paste."""
+    from gitpatch.tools import definitions as tooldefs
+
+    click.echo(json.dumps(tooldefs.definitions(fmt), indent=2, ensure_ascii=False))
+
+
+@click.command("init")
+@click.option("--force", is_flag=True, help="Overwrite an existing config file.")
+@pass_env
+def init(env: Env, force: bool) -> None:
+    """Write .gitpatch.toml with the defaults, commented (protected branches, mode, policy)."""
+    from gitpatch.workspace import config
+
+    root = env.root()
+    if root is None:
+        raise RepositoryError(
+            "a bare repository has no working tree for .gitpatch.toml",
+            hint="Use git config gitpatch.protected on a bare remote.",
+        )
+    target = root / config.FILENAME
+    if target.exists() and not force:
+        raise InvalidArguments(
+            f"{target} already exists",
+            hint="Pass --force to overwrite it with the defaults.",
+            details={"file": str(target)},
+        )
+    target.write_text(config.TEMPLATE, encoding="utf-8")
+    env.emit({"written": str(target)}, f"Wrote {target}")

@@ -1,0 +1,226 @@
+"""Review commands for people: proposals, show, approve, reject, undo, log.
+
+``ID`` is a proposal id as printed (the part after ``gitpatch/`` in its branch name) or a
+session name. Only people run these: the MCP server offers no approve or reject tool.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import click
+
+from gitpatch.doors.cli._common import Env, pass_env
+from gitpatch.errors import InvalidArguments
+
+if TYPE_CHECKING:
+    from gitpatch.workspace.api import Workspace
+    from gitpatch.workspace.results import ProposalDetail, ProposalInfo
+
+__all__ = ["age", "approve", "colour_diff", "log", "proposals", "reject", "show", "undo"]
+
+_STATUS_COLOURS = {
+    "proposed": "yellow",
+    "applied": "cyan",
+    "approved": "green",
+    "rejected": "red",
+    "undone": "magenta",
+}
+
+
+def age(seconds: float) -> str:
+    """A short age: ``42s``, ``5m``, ``3h``, ``2d``."""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{max(0, int(seconds))}s"
+
+
+def colour_diff(env: Env, diff: str) -> str:
+    """A unified diff, coloured like git's when colour is on."""
+    if not env.color:
+        return diff
+    out = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---", "diff ", "index ")):
+            out.append(env.style(line, bold=True))
+        elif line.startswith("+"):
+            out.append(env.style(line, fg="green"))
+        elif line.startswith("-"):
+            out.append(env.style(line, fg="red"))
+        elif line.startswith("@@"):
+            out.append(env.style(line, fg="cyan"))
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _person(env: Env, ws: Workspace, by: str | None) -> str:
+    if by:
+        return by
+    sig = ws.store.signature()
+    return f"{sig.name} <{sig.email}>"
+
+
+def _stat_line(detail: ProposalDetail) -> str:
+    stats = detail.stats
+    return (
+        f"{stats.get('files', 0)} file(s) changed, +{stats.get('insertions', 0)} "
+        f"-{stats.get('deletions', 0)}"
+    )
+
+
+def _row(env: Env, info: ProposalInfo, detail: ProposalDetail | None) -> list[str]:
+    plus = f"+{detail.stats.get('insertions', 0)}" if detail else "?"
+    minus = f"-{detail.stats.get('deletions', 0)}" if detail else "?"
+    files = ", ".join(info.files[:3]) + (
+        f" (+{len(info.files) - 3})" if len(info.files) > 3 else ""
+    )
+    target = info.target.removeprefix("refs/heads/")
+    return [info.id, info.status, target, files, f"{plus}/{minus}", age(info.age_seconds)]
+
+
+@click.command("proposals")
+@click.option("--all", "show_all", is_flag=True, help="Also list closed proposals (newest 50).")
+@pass_env
+def proposals(env: Env, show_all: bool) -> None:
+    """List open proposals and sessions (id, status, target, files, +/- lines, age)."""
+    from gitpatch.workspace.opening import is_open
+
+    ws = env.workspace("review")
+    items = [i for i in ws.proposals() if show_all or is_open(ws, i)]
+    details: dict[str, ProposalDetail | None] = {}
+    for info in items:
+        try:
+            details[info.id] = ws.show(info.id)
+        except Exception:  # a proposal whose diff cannot be built is still listed
+            details[info.id] = None
+    if env.json:
+        env.emit(
+            [
+                {**i.model_dump(mode="json"), "stats": d.stats if (d := details[i.id]) else {}}
+                for i in items
+            ],
+            "",
+        )
+        return
+    if not items:
+        env.echo("No open proposals." + ("" if show_all else " (--all lists closed ones)"))
+        return
+    header = ["ID", "STATUS", "TARGET", "FILES", "+/-", "AGE"]
+    rows = [_row(env, i, details[i.id]) for i in items]
+    widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
+    env.echo(
+        env.style("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)), bold=True)
+    )
+    for row, info in zip(rows, items, strict=True):
+        cells = [cell.ljust(w) for cell, w in zip(row, widths, strict=True)]
+        cells[1] = env.style(cells[1], fg=_STATUS_COLOURS.get(info.status))
+        env.echo("  ".join(cells).rstrip())
+
+
+@click.command("show")
+@click.argument("id")
+@click.option("--stat", "stat_only", is_flag=True, help="Only the stats, no diff.")
+@pass_env
+def show(env: Env, id: str, stat_only: bool) -> None:
+    """Show one proposal or session: what it is, its stats and its (coloured) diff."""
+    detail = env.workspace("review").show(id)
+    info = detail.info
+    head = [
+        f"{env.style('proposal', fg='yellow')} {info.id}  "
+        f"{env.style(info.status, fg=_STATUS_COLOURS.get(info.status))}",
+        f"target  {info.target.removeprefix('refs/heads/')}   tool {info.tool or '-'}   "
+        f"author {info.author or '-'}   {age(info.age_seconds)} ago",
+        f"files   {', '.join(info.files)}",
+        _stat_line(detail),
+    ]
+    text = "\n".join(head)
+    if detail.recorded_files:
+        text += (
+            f"\nalso lands the person's own uncommitted work in {', '.join(detail.recorded_files)}"
+        )
+    if not stat_only:
+        text += "\n\n" + colour_diff(env, detail.diff.rstrip("\n"))
+        if detail.recorded:
+            text += "\n\n" + colour_diff(env, detail.recorded.rstrip("\n"))
+    env.emit(detail, text)
+
+
+@click.command("approve")
+@click.argument("id", required=False)
+@click.option("--by", default=None, help="Who approves (default: git config user.name/email).")
+@click.option(
+    "--range",
+    "rev_range",
+    default=None,
+    metavar="A..B",
+    help="Instead of an ID: approve the agent commits in A..B already applied on a branch.",
+)
+@pass_env
+def approve(env: Env, id: str | None, by: str | None, rev_range: str | None) -> None:
+    """Approve a proposal or session: merge it into its target (only people approve)."""
+    if (id is None) == (rev_range is None):
+        raise click.UsageError("pass either ID or --range A..B")
+    ws = env.workspace("review")
+    who = _person(env, ws, by)
+    if rev_range is not None:
+        _approve_range(env, ws, rev_range, who)
+        return
+    env.status(f"approving {id} ...")
+    result = ws.approve(id or "", by=who)
+    env.emit(result, result.message)
+
+
+def _approve_range(env: Env, ws: Workspace, rev_range: str, who: str) -> None:
+    from gitpatch.workspace import gate
+
+    old_rev, sep, new_rev = rev_range.partition("..")
+    if not sep or not new_rev:
+        raise InvalidArguments(
+            f"--range {rev_range!r} is not A..B", hint="Example: --range main..feature"
+        )
+    new = ws.store.resolve_commit(new_rev)
+    old = ws.store.resolve_commit(old_rev) if old_rev else None
+    commits = [c.id for c in ws.store.walk(new, hide=old)]
+    done = gate.approve_commits(ws.store, commits, who)
+    message = f"Approved {len(done)} applied agent commit(s) in {rev_range} by {who}."
+    env.emit({"approved": done, "by": who}, message)
+
+
+@click.command("reject")
+@click.argument("id")
+@click.option("--reason", required=True, help="Why (the agent reads it).")
+@click.option("--by", default=None, help="Who rejects (default: git config user.name/email).")
+@pass_env
+def reject(env: Env, id: str, reason: str, by: str | None) -> None:
+    """Reject a proposal: its branch is deleted and the reason noted."""
+    ws = env.workspace("review")
+    result = ws.reject(id, by=_person(env, ws, by), reason=reason)
+    env.emit(result, result.message)
+
+
+@click.command("undo")
+@pass_env
+def undo(env: Env) -> None:
+    """Revert the newest gitpatch change on the current branch with a new commit."""
+    result = env.workspace("review").undo()
+    env.emit(result, result.message)
+
+
+@click.command("log")
+@click.option("-n", "limit", type=click.IntRange(min=1), default=20, help="How many entries.")
+@pass_env
+def log(env: Env, limit: int) -> None:
+    """The gitpatch commits on the current branch, newest first."""
+    entries = env.workspace("review").log(limit)
+    now = datetime.now(UTC)
+    lines = []
+    for e in entries:
+        when = datetime.strptime(e.time, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        lines.append(
+            f"{env.style(e.commit[:12], fg='yellow')} {e.proposal_id} {e.tool:<14} "
+            f"{age((now - when).total_seconds()):>4}  {e.summary}"
+        )
+    env.emit(entries, "\n".join(lines) or "No gitpatch commits on this branch.")

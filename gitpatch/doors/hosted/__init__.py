@@ -1,0 +1,43 @@
+"""The hosted service behind ``gitpatch serve --http``: spaces, credentials, limits, access.
+
+- ``credentials``: the TOML credentials file (token hashes), re-read when it changes;
+- ``limits``: per-space size limits and review mode (``DIR/spaces.toml``);
+- ``spaces``: one bare repository per user or team, integer versions, limit checks;
+- ``access``: which space a call addresses and whether the credential may (the spec's rules);
+- ``resources``: the six resource tools for one caller;
+- ``remote``: pushing proposal branches and notes to a git remote;
+- ``listen``: the ``--http HOST:PORT`` address (loopback by default).
+
+No MCP, HTTP or click here: ``gitpatch.doors.mcp.serve_http`` (with its ``_service``) and
+``gitpatch.doors.cli._service`` are the front ends.
+"""
+
+from __future__ import annotations
+
+from gitpatch.doors.hosted.access import Location, locate
+from gitpatch.doors.hosted.credentials import (
+    Credential,
+    CredentialFile,
+    add_credential,
+    hash_token,
+    load_credentials,
+)
+from gitpatch.doors.hosted.limits import SpacesConfig, SpaceSettings
+from gitpatch.doors.hosted.resources import ResourceService
+from gitpatch.doors.hosted.spaces import Space, Spaces, SpaceStorage
+
+__all__ = [
+    "Credential",
+    "CredentialFile",
+    "Location",
+    "ResourceService",
+    "Space",
+    "SpaceSettings",
+    "SpaceStorage",
+    "Spaces",
+    "SpacesConfig",
+    "add_credential",
+    "hash_token",
+    "load_credentials",
+    "locate",
+]

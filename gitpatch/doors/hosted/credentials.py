@@ -1,0 +1,230 @@
+"""Bearer-token credentials: the TOML file, token lookup, and ``credentials add``.
+
+The file holds one ``[[credential]]`` table per credential::
+
+    [[credential]]
+    token_sha256 = "<hex sha256 of the bearer token>"
+    user = "ada"                 # omit for an organization credential (no personal space)
+    organization = "acme"
+    teams = ["web", "infra"]     # teams bound to this credential
+    manage = ["web"]             # bound teams it may change
+    scopes = ["read", "edit"]
+
+Tokens are never stored in clear: a presented token is hashed and looked up. The file is
+re-read when its modification time, size or inode changes (one ``stat`` per lookup), so a
+revoked token stops working on the next request without a restart. This module knows nothing
+of HTTP or MCP; it does not decide what a credential may do (``gitpatch.doors.hosted.access``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+import secrets
+import threading
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+
+from gitpatch.errors import InvalidArguments
+
+__all__ = [
+    "SCOPES",
+    "Credential",
+    "CredentialFile",
+    "add_credential",
+    "hash_token",
+    "load_credentials",
+]
+
+#: The scopes a credential may carry: ``read`` (read, grep, list) and ``edit`` (every change).
+SCOPES = ("read", "edit")
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Credential:
+    """Who a token represents and what it is bound to."""
+
+    token_sha256: str
+    user: str | None = None
+    organization: str | None = None
+    teams: tuple[str, ...] = ()
+    manage: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ("read",)
+
+    @property
+    def fingerprint(self) -> str:
+        """A short, stable, non-secret name for the credential (logs, session ownership)."""
+        return self.token_sha256[:12]
+
+    @property
+    def personal(self) -> bool:
+        """A user's own credential, bound to no organization: it can address no team."""
+        return self.user is not None and self.organization is None
+
+
+def hash_token(token: str) -> str:
+    """The hex sha256 of a bearer token, as the credentials file stores it."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _valid(name: object) -> bool:
+    return isinstance(name, str) and bool(_NAME.match(name)) and not name.endswith(".git")
+
+
+def check_name(kind: str, name: str) -> str:
+    """``name`` when it is a valid user, organization or team name; ``invalid_arguments``
+    otherwise (names become directory names of spaces, so they are kept plain)."""
+    if not _valid(name):
+        raise InvalidArguments(
+            f"{kind} name {name!r} is not valid",
+            hint="Use 1-63 lowercase letters, digits, '.', '_' or '-', starting with a letter "
+            "or digit (and not ending in .git).",
+            details={kind: name},
+        )
+    return name
+
+
+def _strings(table: dict[str, object], key: str, where: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{where}: {key} must be a list of strings")
+    return tuple(value)
+
+
+def _credential(table: dict[str, object], where: str) -> Credential:
+    digest = table.get("token_sha256")
+    if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
+        raise ValueError(f"{where}: token_sha256 must be 64 lowercase hex digits")
+    user, org = table.get("user"), table.get("organization")
+    for key, value in (("user", user), ("organization", org)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{where}: {key} must be a string")
+    teams = _strings(table, "teams", where)
+    manage = _strings(table, "manage", where)
+    scopes = _strings(table, "scopes", where) if "scopes" in table else ("read",)
+    unknown = sorted(set(scopes) - set(SCOPES))
+    if unknown:
+        raise ValueError(f"{where}: unknown scopes {unknown} (known: {', '.join(SCOPES)})")
+    if not set(manage) <= set(teams):
+        raise ValueError(f"{where}: manage lists teams that are not in teams")
+    if user is None and org is None:
+        raise ValueError(f"{where}: a credential needs a user or an organization")
+    names = [("user", user), ("organization", org), *(("team", t) for t in teams)]
+    for kind, name in names:
+        if name is not None and not _valid(name):
+            raise ValueError(f"{where}: {kind} name {name!r} is not valid")
+    return Credential(digest, user, org, teams, manage, scopes)  # type: ignore[arg-type]
+
+
+def load_credentials(path: Path) -> dict[str, Credential]:
+    """Every credential of the file at ``path``, by token hash (ValueError when malformed)."""
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    tables = data.get("credential", [])
+    if not isinstance(tables, list):
+        raise ValueError(f"{path}: [[credential]] must be an array of tables")
+    found: dict[str, Credential] = {}
+    for number, table in enumerate(tables, 1):
+        cred = _credential(table, f"{path}: credential {number}")
+        found[cred.token_sha256] = cred
+    return found
+
+
+class CredentialFile:
+    """The credentials of one file, re-read whenever the file changes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._seen: tuple[int, int, int] | None = None
+        self._known: dict[str, Credential] = load_credentials(path)
+        self._seen = self._stamp()
+
+    def _stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    def lookup(self, token: str) -> Credential | None:
+        """The credential of ``token``, or None (unknown, revoked, or the file is gone).
+
+        A file that became malformed keeps the last good contents and is retried on the
+        next change, so a half-written edit never opens or closes access by accident;
+        a deleted file revokes every token."""
+        stamp = self._stamp()
+        with self._lock:
+            if stamp != self._seen:
+                self._seen = stamp
+                if stamp is None:
+                    self._known = {}
+                else:
+                    try:
+                        self._known = load_credentials(self.path)
+                    except (OSError, ValueError, tomllib.TOMLDecodeError):
+                        self._seen = None  # retry on the next lookup
+            return self._known.get(hash_token(token))
+
+
+def _toml_string(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def _toml_list(values: Sequence[str]) -> str:
+    return "[" + ", ".join(_toml_string(v) for v in values) + "]"
+
+
+def add_credential(
+    path: Path,
+    *,
+    user: str | None,
+    organization: str | None,
+    teams: Sequence[str] = (),
+    manage: Sequence[str] = (),
+    scopes: Sequence[str] = ("read", "edit"),
+) -> tuple[str, Credential]:
+    """Append a new credential to ``path`` (created if missing); returns the token, which is
+    stored only as its hash, and the credential. The file is replaced atomically."""
+    if user is None and organization is None:
+        raise InvalidArguments(
+            "a credential needs a user or an organization",
+            hint="Pass --user, --organization, or both.",
+        )
+    for kind, name in (("user", user), ("organization", organization)):
+        if name is not None:
+            check_name(kind, name)
+    for team in [*teams, *manage]:
+        check_name("team", team)
+    table = {"user": user, "organization": organization, "teams": list(teams)}
+    token = "gp_" + secrets.token_urlsafe(32)
+    lines = ["", "[[credential]]", f"token_sha256 = {_toml_string(hash_token(token))}"]
+    for key in ("user", "organization"):
+        if table[key] is not None:
+            lines.append(f"{key} = {_toml_string(str(table[key]))}")
+    lines += [
+        f"teams = {_toml_list(teams)}",
+        f"manage = {_toml_list(manage)}",
+        f"scopes = {_toml_list(scopes)}",
+    ]
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    new = old + ("\n" if old and not old.endswith("\n") else "") + "\n".join(lines) + "\n"
+    try:  # never write a file the server would refuse
+        parsed = tomllib.loads(new)
+        cred = _credential(parsed["credential"][-1], str(path))
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidArguments(str(exc), hint="Fix the options (or the file) and retry.") from exc
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        f.write(new)
+        f.flush()
+        os.fsync(f.fileno())
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+    return token, cred

@@ -1,0 +1,323 @@
+"""The service's resource tools over spaces, for one caller's credential.
+
+``patch_resource`` is the tool layer's (``gitpatch.tools.patch_resource_tool``) on the space's
+storage; ``read_resource``, ``create_resource``, ``update_resource`` (whole content, binary as
+base64), ``grep_resource`` and ``list_resources`` are its companions. Each call decides where
+it goes and whether it may (``access.locate``) once, at its start, and keeps that decision
+until it returns: a credential revoked meanwhile cannot half-apply a call. Every call returns a
+``ToolResult`` (errors through ``gitpatch.tools.error_result``, the one place); results carry
+the spec's integer ``version`` and the ``commit`` it names. No MCP or HTTP here.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import re
+from collections.abc import Callable
+from typing import Any
+
+from gitpatch.core.model import Proposal, WriteFile
+from gitpatch.core.text import Document
+from gitpatch.doors.hosted.access import Location, locate
+from gitpatch.doors.hosted.credentials import Credential
+from gitpatch.doors.hosted.spaces import BRANCH, Space, Spaces, SpaceStorage
+from gitpatch.errors import GitpatchError, InvalidArguments
+from gitpatch.tools import ToolResult, error_result, patch_resource_tool
+from gitpatch.tools.storage.base import Applied, FileRead, Stat, Target, resolve_plain
+
+__all__ = ["MAX_GREP_MATCHES", "ResourceService"]
+
+#: grep_resource reports at most this many matching lines.
+MAX_GREP_MATCHES = 500
+
+#: Called after every change a call made (the space and what was applied), e.g. to push.
+ChangeHook = Callable[[Space, Applied], None]
+
+
+def _decode(content: str, encoding: str) -> bytes:
+    if encoding == "utf-8":
+        return content.encode("utf-8", "surrogatepass")
+    try:
+        return base64.b64decode(content.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise InvalidArguments(
+            "content is not valid base64",
+            hint="Encode binary content as standard base64 (RFC 4648), or pass "
+            'encoding="utf-8" with the text itself.',
+        ) from None
+
+
+def _as_text(data: bytes) -> str | None:
+    try:
+        return Document.from_bytes(data).text
+    except GitpatchError:
+        return None
+
+
+class _AsCaller:
+    """A space's storage for one call: each change's commit message names the caller (the
+    user or organization and the credential's fingerprint, never the token)."""
+
+    root = ""
+
+    def __init__(self, storage: SpaceStorage, cred: Credential) -> None:
+        self.storage = storage
+        self.who = f"{cred.user or cred.organization} (credential {cred.fingerprint})"
+
+    def resolve(self, path: str, cwd: str | None = None) -> Target:
+        """See ``SpaceStorage.resolve``; the target writes through this view."""
+        return resolve_plain(self, path, None, None)
+
+    def read(self, key: str) -> FileRead:
+        """See ``SpaceStorage.read``."""
+        return self.storage.read(key)
+
+    def read_bytes(self, key: str) -> bytes:
+        """See ``SpaceStorage.read_bytes``."""
+        return self.storage.read_bytes(key)
+
+    def stat(self, key: str) -> Stat | None:
+        """See ``SpaceStorage.stat``."""
+        return self.storage.stat(key)
+
+    def list(self, prefix: str = "") -> list[str]:
+        """See ``SpaceStorage.list``."""
+        return self.storage.list(prefix)
+
+    def apply(self, proposal: Proposal, **options: Any) -> Applied:
+        """``SpaceStorage.apply`` with the caller named in the commit message."""
+        what = ", ".join(proposal.paths)
+        message = f"{proposal.tool or 'change'}: {what}\n\nRequested by {self.who}."
+        return self.storage.apply(dataclasses.replace(proposal, message=message), **options)
+
+
+class ResourceService:
+    """The six resource tools over the spaces of one data directory."""
+
+    def __init__(self, spaces: Spaces, on_change: ChangeHook | None = None) -> None:
+        self.spaces = spaces
+        self.on_change = on_change
+
+    def _where(
+        self, cred: Credential, path: str, team: str | None, write: bool
+    ) -> tuple[Location, Space]:
+        loc = locate(cred, path, team, write=write)
+        return loc, self.spaces.get(loc.space)
+
+    def _result(self, space: Space, text: str, data: dict[str, Any]) -> ToolResult:
+        commit = data.get("commit")
+        if commit is None and data.get("proposal_id"):
+            found = space.workspace().store.ref_target(f"refs/heads/gitpatch/{data['proposal_id']}")
+            commit = None if found is None else str(found)
+        if commit is None and data.get("version"):
+            commit = space.storage.commit_of(int(data["version"]))
+        data["commit"] = commit
+        if "version:" not in text.lower():
+            text = f"{text}\nversion: {data.get('version')}"
+        return ToolResult(text, ok=True, data=data)
+
+    # -- patch_resource (the tool layer's) -----------------------------------------------------
+
+    def patch_resource(
+        self,
+        cred: Credential,
+        path: str,
+        edits: list[dict[str, Any]],
+        team: str | None = None,
+        expected_version: int | None = None,
+    ) -> ToolResult:
+        """Apply edit objects to one text resource (patch-resource.md)."""
+        try:
+            loc, space = self._where(cred, path, team, True)
+        except GitpatchError as exc:
+            return error_result("patch_resource", exc)
+        view = _AsCaller(space.storage, cred)
+        tool = patch_resource_tool(view, view)
+        result = tool(path=loc.path, edits=edits, expected_version=expected_version)
+        if not result.ok:
+            return result
+        data = dict(result.data)
+        data["path"] = path
+        out = self._result(space, result.text, data)
+        self._changed(space, data)
+        return out
+
+    # -- whole resources -----------------------------------------------------------------------
+
+    def _write(
+        self,
+        tool: str,
+        cred: Credential,
+        path: str,
+        data: Callable[[], bytes],
+        create: bool,
+        team: str | None,
+        expected_version: int | None = None,
+    ) -> ToolResult:
+        try:
+            loc, space = self._where(cred, path, team, True)
+            target = space.storage.resolve(loc.path)
+            proposal = Proposal(
+                (WriteFile(target.key, data(), create),), "patch_resource", tool=tool
+            )
+            applied = space.storage.apply(proposal, expected_version=expected_version)
+        except GitpatchError as exc:
+            return error_result(tool, exc)
+        verb = "Created" if create else "Replaced"
+        out: dict[str, Any] = {
+            "path": path,
+            "id": applied.ids.get(target.key),
+            "version": applied.version,
+            "commit": applied.versions.get(applied.branch or BRANCH),
+        }
+        if applied.review:
+            out["proposal_id"] = applied.proposal_id
+            verb = f"Proposed ({'create' if create else 'replace'}, awaiting review)"
+        result = self._result(space, f"{verb} {path}.", out)
+        self._changed(space, out, applied)
+        return result
+
+    def create_resource(
+        self,
+        cred: Credential,
+        path: str,
+        content: str,
+        team: str | None = None,
+        encoding: str = "utf-8",
+    ) -> ToolResult:
+        """Create a new resource (``resource_exists`` if the path is taken)."""
+        return self._write(
+            "create_resource", cred, path, lambda: _decode(content, encoding), True, team
+        )
+
+    def update_resource(
+        self,
+        cred: Credential,
+        path: str,
+        content: str,
+        expected_version: int | None = None,
+        team: str | None = None,
+        encoding: str = "utf-8",
+    ) -> ToolResult:
+        """Replace a resource's whole content (text, or binary as base64)."""
+        return self._write(
+            "update_resource",
+            cred,
+            path,
+            lambda: _decode(content, encoding),
+            False,
+            team,
+            expected_version,
+        )
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def read_resource(self, cred: Credential, path: str, team: str | None = None) -> ToolResult:
+        """A resource's content (text, or base64 for binary), version, commit and id."""
+        try:
+            loc, space = self._where(cred, path, team, False)
+            target = space.storage.resolve(loc.path)
+            found = space.storage.read(target.key)
+        except GitpatchError as exc:
+            return error_result("read_resource", exc)
+        text = _as_text(found.data)
+        data: dict[str, Any] = {
+            "path": path,
+            "id": found.id,
+            "version": found.version,
+            "encoding": "utf-8" if text is not None else "base64",
+            "content": text if text is not None else base64.b64encode(found.data).decode(),
+            "size": len(found.data),
+        }
+        shown = text if text is not None else f"(binary, {len(found.data)} bytes, base64 below)\n"
+        body = shown if text is not None else shown + data["content"]
+        result = self._result(space, f"{path} (id {found.id})", data)
+        return ToolResult(f"{result.text}\n\n{body}", ok=True, data=result.data)
+
+    def list_resources(
+        self, cred: Credential, prefix: str | None = None, team: str | None = None
+    ) -> ToolResult:
+        """Every resource path of the space (below ``prefix``), with the space's version."""
+        try:
+            loc, space = self._where(cred, prefix or "", team, False)
+            base = space.storage.resolve(loc.path).key if loc.path.strip("/") else ""
+            paths = space.storage.list(base)
+        except GitpatchError as exc:
+            return error_result("list_resources", exc)
+        data = {"resources": paths, "version": space.storage.version()}
+        text = "\n".join(paths) if paths else "No resources."
+        return self._result(space, text, data)
+
+    def grep_resource(
+        self,
+        cred: Credential,
+        pattern: str,
+        path: str | None = None,
+        team: str | None = None,
+    ) -> ToolResult:
+        """Lines matching the regular expression ``pattern`` in the text resources at or
+        below ``path``, with line numbers, all read at one version."""
+        try:
+            regex = _compile(pattern)
+            loc, space = self._where(cred, path or "", team, False)
+            base = space.storage.resolve(loc.path).key if loc.path.strip("/") else ""
+            matches, truncated = _grep(space, regex, base)
+        except GitpatchError as exc:
+            return error_result("grep_resource", exc)
+        data: dict[str, Any] = {
+            "matches": matches,
+            "truncated": truncated,
+            "version": space.storage.version() if space.exists() else 0,
+        }
+        text = "\n".join(f"{m['path']}:{m['line']}:{m['text']}" for m in matches)
+        return self._result(space, text or "No matches.", data)
+
+    # -- hooks ---------------------------------------------------------------------------------
+
+    def _changed(self, space: Space, data: dict[str, Any], applied: Applied | None = None) -> None:
+        if self.on_change is None:
+            return
+        if applied is None:
+            applied = Applied(
+                version=data["version"], files=(), proposal_id=data.get("proposal_id")
+            )
+        self.on_change(space, applied)
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    if not isinstance(pattern, str) or not pattern or len(pattern) > 1000:
+        raise InvalidArguments(
+            "pattern must be a non-empty regular expression of at most 1000 characters",
+            hint="Pass a Python regular expression, e.g. 'version: \\d+'.",
+        )
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise InvalidArguments(
+            f"pattern is not a valid regular expression: {exc}",
+            hint="Escape special characters (for a literal dot, write \\.).",
+            details={"pattern": pattern},
+        ) from None
+
+
+def _grep(space: Space, regex: re.Pattern[str], base: str) -> tuple[list[dict[str, Any]], bool]:
+    head = space.head()
+    if head is None:
+        return [], False
+    store = space.workspace().store
+    paths = sorted(
+        p for p in store.files(head) if not base or p == base or p.startswith(base + "/")
+    )
+    matches: list[dict[str, Any]] = []
+    for path in paths:
+        text = _as_text(store.read(head, path) or b"")
+        if text is None:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            if regex.search(line):
+                if len(matches) == MAX_GREP_MATCHES:
+                    return matches, True
+                matches.append({"path": path, "line": number, "text": line})
+    return matches, False

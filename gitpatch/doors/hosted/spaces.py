@@ -1,0 +1,376 @@
+"""Spaces: one bare repository per user or team under the data directory.
+
+``users/<user>.git`` and ``teams/<team>.git`` are created on the first write (made in a
+temporary directory and renamed into place, so two processes racing to create one both end up
+using the same repository). A resource is a path on the space's ``main``.
+
+``SpaceStorage`` is the space seen as a ``tools.storage.base.Storage``: it speaks the spec's
+integer versions (``main``'s first-parent generation number: 1 for the first commit, +1 per
+commit, each naming exactly one commit), enforces the space's size limits before anything is
+written, and otherwise hands every call to the space's ``Workspace`` (through
+``WorkspaceStorage``), so every rule of the Workspace (compare-and-swap on the ref, the
+approval gate, review branches, notes) holds here too. This module does not decide who may use
+a space (``gitpatch.doors.hosted.access``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import secrets
+import shutil
+import threading
+from pathlib import Path
+
+import pygit2
+
+from gitpatch import engine
+from gitpatch.core.model import Proposal
+from gitpatch.doors.hosted.limits import SpacesConfig, SpaceSettings
+from gitpatch.errors import (
+    GitpatchError,
+    PayloadTooLarge,
+    ResourceConflict,
+    ResourceNotFound,
+    StorageLimitReached,
+)
+from gitpatch.store import Store
+from gitpatch.tools.storage.base import (
+    Applied,
+    FileRead,
+    Gate,
+    Stat,
+    Target,
+    Version,
+    resolve_plain,
+)
+from gitpatch.tools.storage.workspace import WorkspaceStorage
+from gitpatch.workspace.api import Workspace
+from gitpatch.workspace.guards import Snapshot, blob
+
+__all__ = ["BRANCH", "Space", "SpaceStorage", "Spaces"]
+
+#: The branch that holds a space's resources.
+BRANCH = "refs/heads/main"
+#: Who the service's commits name as author (the caller is in the notes' tool facts).
+AUTHOR = "gitpatch service <gitpatch@localhost>"
+
+
+class Generations:
+    """Integer versions of one space: commit <-> first-parent generation, cached (a commit's
+    generation never changes, so the cache is shared by every call and safe across processes)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._known: dict[pygit2.Oid, int] = {}
+        self._lock = threading.Lock()
+
+    def of(self, commit: pygit2.Oid | None) -> int:
+        """The generation of ``commit`` (0 for no commit)."""
+        if commit is None:
+            return 0
+        with self._lock:
+            found = self._known.get(commit)
+            if found is not None:
+                return found
+            chain: list[pygit2.Oid] = []
+            base = 0
+            tip: pygit2.Oid | None = commit
+            while tip is not None and not base:
+                last = None
+                for c in self.store.first_parents(tip):
+                    if c.id in self._known:
+                        base = self._known[c.id]
+                        break
+                    chain.append(c.id)
+                    last = c
+                tip = last.parents[0].id if last is not None and last.parents and not base else None
+            for depth, oid in enumerate(reversed(chain), 1):
+                self._known[oid] = base + depth
+            return self._known[commit]
+
+    def commit_at(self, head: pygit2.Oid | None, version: int) -> pygit2.Oid | None:
+        """The commit of ``version`` on the first-parent line of ``head`` (None: no such)."""
+        top = self.of(head)
+        if head is None or not 1 <= version <= top:
+            return None
+        steps = top - version
+        tip = head
+        while True:
+            for n, c in enumerate(self.store.first_parents(tip)):
+                if n == steps:
+                    return c.id
+                last = c
+            steps -= n + 1
+            tip = last.parents[0].id
+
+
+class Space:
+    """One space: its bare repository, Workspace, versions and storage view."""
+
+    def __init__(self, name: str, path: Path, config: SpacesConfig) -> None:
+        self.name = name
+        self.path = path
+        self.config = config
+        self._lock = threading.Lock()
+        self._ws: Workspace | None = None
+        self._generations: Generations | None = None
+        self.storage = SpaceStorage(self)
+
+    @property
+    def settings(self) -> SpaceSettings:
+        """This space's limits and mode (re-read when spaces.toml changes)."""
+        return self.config.settings(self.name)
+
+    def exists(self) -> bool:
+        """True once the space's repository was created."""
+        return (self.path / "HEAD").is_file()
+
+    def create(self) -> None:
+        """Create the bare repository if it does not exist (safe against racing creators)."""
+        if self.exists():
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
+        Store.init_bare(tmp, BRANCH.removeprefix("refs/heads/"))
+        try:
+            tmp.rename(self.path)
+        except OSError:
+            if not self.exists():
+                raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def workspace(self) -> Workspace:
+        """The Workspace over the space's ``main`` in the configured mode (reopened when the
+        mode changes)."""
+        mode = self.settings.mode
+        with self._lock:
+            if self._ws is None or self._ws.mode != mode:
+                protected = ["main"] if mode == "review" else []
+                self._ws = Workspace.open(
+                    self.path, mode, BRANCH, protected=protected, author=AUTHOR
+                )
+                self._generations = Generations(self._ws.store)
+            return self._ws
+
+    @property
+    def generations(self) -> Generations:
+        """Commit <-> integer version for this space."""
+        self.workspace()
+        assert self._generations is not None
+        return self._generations
+
+    def head(self) -> pygit2.Oid | None:
+        """The commit ``main`` points at (None for an empty or missing space)."""
+        if not self.exists():
+            return None
+        return self.workspace().store.ref_target(BRANCH)
+
+
+class SpaceStorage:
+    """A space as a ``Storage`` with integer versions and size limits (module docstring)."""
+
+    root = ""
+
+    def __init__(self, space: Space) -> None:
+        self.space = space
+        self._sizes: dict[pygit2.Oid, int] = {}
+
+    def _inner(self) -> WorkspaceStorage:
+        return WorkspaceStorage.of(self.space.workspace())
+
+    def resolve(self, path: str, cwd: str | None = None) -> Target:
+        """Relative POSIX paths only (see ``gitpatch.tools.storage.base.Namespace``)."""
+        return resolve_plain(self, path, None, None)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def _missing(self, key: str) -> ResourceNotFound:
+        return ResourceNotFound(
+            f"{key}: no such resource in this space",
+            hint="Check the path; list_resources shows what exists.",
+            details={"path": key},
+        )
+
+    def read(self, key: str) -> FileRead:
+        """The resource's bytes, its integer version (the space's) and id."""
+        if not self.space.exists():
+            raise self._missing(key)
+        found = self._inner().read(key)
+        version = self.space.generations.of(pygit2.Oid(hex=str(found.version)))
+        return FileRead(found.data, version, found.id)
+
+    def read_bytes(self, key: str) -> bytes:
+        """The resource's bytes (``read(key).data``)."""
+        return self.read(key).data
+
+    def stat(self, key: str) -> Stat | None:
+        """What is at ``key`` on ``main``, or None."""
+        return self._inner().stat(key) if self.space.exists() else None
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Every resource path below ``prefix``."""
+        return self._inner().list(prefix) if self.space.exists() else []
+
+    def version(self) -> int:
+        """The space's current version (0 when it holds nothing yet)."""
+        return self.space.generations.of(self.space.head()) if self.space.exists() else 0
+
+    def commit_of(self, version: int) -> str | None:
+        """The commit id of ``version`` on ``main``."""
+        found = self.space.generations.commit_at(self.space.head(), version)
+        return None if found is None else str(found)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def apply(
+        self,
+        proposal: Proposal,
+        *,
+        expected_version: Version | None = None,
+        review: bool = False,
+        gate: Gate | None = None,
+    ) -> Applied:
+        """Check the limits, then apply through the Workspace; versions are integers. A
+        space is created only for a change that passed every check."""
+        if not self.space.exists():
+            self._check_limits(None, None, proposal)
+            self.space.create()
+        ws = self.space.workspace()
+        head = ws.store.ref_target(BRANCH)
+        self._check_limits(ws.store, head, proposal)
+        expected = self._expected(head, expected_version)
+        try:
+            applied = self._inner().apply(
+                proposal, expected_version=expected, review=review, gate=gate
+            )
+        except (ResourceConflict, ResourceNotFound) as exc:
+            raise self._in_versions(exc, expected_version) from exc
+        commit = pygit2.Oid(hex=str(applied.version))
+        after = ws.store.ref_target(BRANCH) if applied.review else commit
+        return dataclasses.replace(
+            applied,
+            version=self.space.generations.of(after),
+            versions={applied.branch or BRANCH: str(commit)},
+        )
+
+    def _expected(self, head: pygit2.Oid | None, expected: Version | None) -> str | None:
+        """The commit the caller read: ``expected`` as a commit id, or (none given) the head
+        this call starts from, so a change made meanwhile, or the resource deleted and made
+        again, is refused rather than overwritten."""
+        if expected is None:
+            return None if head is None else str(head)
+        number = int(expected)
+        found = self.space.generations.commit_at(head, number)
+        if found is None:
+            now = self.space.generations.of(head)
+            raise ResourceConflict(
+                f"version {number} is not a version of this space (it is at version {now})",
+                hint="Read the resource again and pass the version it returns.",
+                details={"expected_version": number, "current_version": now},
+            )
+        return str(found)
+
+    def _in_versions(self, exc: GitpatchError, expected: Version | None) -> GitpatchError:
+        """The Workspace's conflict texts speak commit ids; the service's speak versions."""
+        path = str(exc.details.get("path", "the resource"))
+        now = self.version()
+        since = f"version {expected}" if expected is not None else "the patch was prepared"
+        if isinstance(exc, ResourceNotFound):
+            if "deleted since" not in exc.message:
+                return exc
+            return ResourceNotFound(
+                f"{path} was deleted and created again since {since}; the new resource was "
+                "left untouched",
+                hint="Read the resource (and its version) again before editing it.",
+                details={"path": path, "current_version": now},
+            )
+        return ResourceConflict(
+            f"{path} changed since {since}: the space is now at version {now}",
+            hint="Read the resource again and redo the edit on its current content, passing "
+            "the new version as expected_version.",
+            details={"path": path, "expected_version": expected, "current_version": now},
+        )
+
+    # -- limits ------------------------------------------------------------------------------
+
+    def _check_limits(
+        self, store: Store | None, head: pygit2.Oid | None, proposal: Proposal
+    ) -> None:
+        """``payload_too_large`` / ``storage_limit_reached`` from the change the proposal makes
+        on the current head (``store`` None: on an empty space), and every error the engine
+        finds there (pure: nothing is written)."""
+        settings = self.space.settings
+        snapshot = {} if store is None else Snapshot(store, head)
+        changes = engine.apply(proposal, snapshot).changes
+        delta = 0
+        for change in changes:
+            size = len(change.content or b"")
+            if size > settings.max_file_bytes:
+                raise PayloadTooLarge(
+                    f"{change.path} would be {size} bytes, over this space's per-file limit of "
+                    f"{settings.max_file_bytes} bytes",
+                    hint="Patching does not raise the limit: make the resource smaller or "
+                    "split it into several.",
+                    details={"path": change.path, "size": size, "limit": settings.max_file_bytes},
+                )
+            for path in {change.path, change.source or change.path}:
+                delta -= self._blob_size(store, head, path)
+            delta += size
+        used = self._space_size(store, head)
+        if delta > 0 and used + delta > settings.max_space_bytes:
+            raise StorageLimitReached(
+                f"the space would hold {used + delta} bytes, over its storage limit of "
+                f"{settings.max_space_bytes} bytes",
+                hint="Delete or shrink resources in this space first, or ask for a larger limit.",
+                details={"used": used, "change": delta, "limit": settings.max_space_bytes},
+            )
+
+    @staticmethod
+    def _blob_size(store: Store | None, commit: pygit2.Oid | None, path: str) -> int:
+        if store is None or commit is None or blob(store, commit, path) is None:
+            return 0
+        return len(store.read(commit, path) or b"")
+
+    def _space_size(self, store: Store | None, head: pygit2.Oid | None) -> int:
+        """Bytes of every resource on ``head``: from a nearby first parent already measured
+        plus the paths changed since (a full count only on the first call)."""
+        if store is None or head is None:
+            return 0
+        if head not in self._sizes:
+            if len(self._sizes) > 1000:
+                self._sizes.clear()
+            recent = itertools.islice(store.first_parents(head), 64)
+            base = next((c.id for c in recent if c.id in self._sizes), None)
+            if base is None:
+                total = sum(self._blob_size(store, head, p) for p in store.files(head))
+            else:
+                total = self._sizes[base] + sum(
+                    self._blob_size(store, head, p) - self._blob_size(store, base, p)
+                    for p in store.changed_paths(base, head)
+                )
+            self._sizes[head] = total
+        return self._sizes[head]
+
+
+class Spaces:
+    """Every space under a data directory, each opened once per process."""
+
+    def __init__(self, root: Path, config: SpacesConfig | None = None) -> None:
+        self.root = root
+        self.config = config or SpacesConfig(root / "spaces.toml")
+        self._open: dict[str, Space] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str) -> Space:
+        """The space ``users/<user>`` or ``teams/<team>`` (it may not exist yet)."""
+        kind, _, owner = name.partition("/")
+        assert kind in ("users", "teams") and owner and "/" not in owner
+        with self._lock:
+            found = self._open.get(name)
+            if found is None:
+                found = self._open[name] = Space(
+                    name, self.root / kind / f"{owner}.git", self.config
+                )
+            return found

@@ -1,0 +1,314 @@
+"""The MCP front end: gitpatch's agent tools over the official MCP SDK (``MCPServer``).
+
+``build_server(toolset)`` makes a server for any ``ToolSet`` (a handler per tool name), so the
+same construction serves stdio (``gitpatch serve``) and, later, streamable HTTP. The tools
+are ``patch``, ``apply_patch``, ``patch_resource``, ``read_file``, ``list_proposals`` and
+``show_proposal``; there is deliberately no approve or reject tool: only people approve.
+
+How outcomes reach the client (``_to_result`` and ``_ArgumentGate``, the one place):
+- success: a result with the text the model reads and ``structuredContent`` matching the
+  tool's ``outputSchema``;
+- a domain refusal (any gitpatch error code): ``isError: true``, text ``<code>: <message>``
+  then the hint, the code also in ``_meta.code``, and NO structured content (strict clients
+  validate it against the output schema even on errors);
+- malformed arguments (schema violations, unknown tool fields, ``invalid_arguments``):
+  JSON-RPC ``invalid_params`` (-32602) with the field errors, checked by a middleware before
+  the SDK's own validation (which would make them isError results);
+- anything unexpected: JSON-RPC ``internal_error`` without internals (logged).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from gitpatch.doors.mcp._reply import Handler, Reply, ToolSet
+from gitpatch.errors import GitpatchError
+from gitpatch.tools import definitions as tooldefs
+
+if TYPE_CHECKING:
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+
+__all__ = [
+    "OUTPUTS",
+    "Reply",
+    "ToolSet",
+    "build_server",
+    "serve_http",
+    "serve_stdio",
+]
+
+_log = logging.getLogger("gitpatch.mcp")
+
+
+# -- output models (the published outputSchema of each tool) ----------------------------------
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Open(BaseModel):
+    """Outputs of the tool layer: the listed fields, and possibly more (additionalProperties)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class EditOutput(_Open):
+    """A landed or proposed edit: the commit (version) holding it, and for a review proposal
+    its id and branch; patch adds path, id and matches, apply_patch the files."""
+
+    version: str
+    status: str | None = None
+    proposal_id: str | None = None
+    branch: str | None = None
+    path: str | None = None
+    id: str | None = None
+    files: list[dict[str, Any]] | None = None
+
+
+class PatchResourceOutput(_Open):
+    """patch_resource's result: the spec's path, id and version (a commit id here)."""
+
+    path: str
+    id: str | None
+    version: str
+    proposal_id: str | None = None
+
+
+class ReadOutput(_Open):
+    """Some lines of a file, its version and resource id."""
+
+    path: str
+    version: str
+    id: str | None = None
+    content: str
+    start_line: int
+    end_line: int
+    total_lines: int
+
+
+class ProposalsOutput(_Out):
+    """Open proposals and sessions."""
+
+    proposals: list[dict[str, Any]]
+
+
+class ProposalOutput(_Out):
+    """One proposal: info, diff and stats; ``recorded``: a person's uncommitted work that
+    approval would commit with it (see ``ProposalDetail``)."""
+
+    info: dict[str, Any]
+    diff: str
+    stats: dict[str, int]
+    recorded: str = ""
+    recorded_files: list[str] = []
+
+
+OUTPUTS: dict[str, type[BaseModel]] = {
+    "patch": EditOutput,
+    "apply_patch": EditOutput,
+    "patch_resource": PatchResourceOutput,
+    "read_file": ReadOutput,
+    "list_proposals": ProposalsOutput,
+    "show_proposal": ProposalOutput,
+}
+
+
+# -- errors to the medium: the one place --------------------------------------------------------
+
+
+def _refusal(code: str, text: str, hint: str | None) -> CallToolResult:
+    body = text if text.startswith(f"{code}:") else f"{code}: {text}"
+    if hint and hint not in body:
+        body += f"\n{hint}"
+    return CallToolResult(
+        content=[TextContent(type="text", text=body)], is_error=True, _meta={"code": code}
+    )
+
+
+def _to_result(
+    tool: str, outcome: Reply | GitpatchError, outputs: Mapping[str, type[BaseModel]] | None = None
+) -> CallToolResult:
+    """A reply or a gitpatch error as an MCP tool result (or a JSON-RPC error)."""
+    if isinstance(outcome, GitpatchError):
+        outcome = Reply(False, outcome.message, outcome.code, hint=outcome.hint)
+    if not outcome.ok:
+        code = outcome.code or "internal_error"
+        if code == "invalid_arguments":  # the spec: malformed arguments are protocol errors
+            raise MCPError(INVALID_PARAMS, f"invalid_arguments: {outcome.text}", data=outcome.hint)
+        if code == "internal_error":  # a stable text with no internals (logged by the tools)
+            raise MCPError(INTERNAL_ERROR, f"internal_error: {outcome.text}")
+        return _refusal(code, outcome.text, outcome.hint)
+    model = (OUTPUTS if outputs is None else outputs)[tool]
+    data = model.model_validate(outcome.data or {}).model_dump(mode="json")
+    return CallToolResult(
+        content=[TextContent(type="text", text=outcome.text)], structured_content=data
+    )
+
+
+def _invalid_params(tool: str, exc: ValidationError) -> MCPError:
+    errors = [
+        {"field": ".".join(str(p) for p in err["loc"]) or "(arguments)", "message": err["msg"]}
+        for err in exc.errors(include_url=False, include_input=False, include_context=False)
+    ]
+    fields = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+    return MCPError(INVALID_PARAMS, f"invalid arguments for {tool}: {fields}", data=errors)
+
+
+class _ArgumentGate:
+    """Middleware: ``tools/call`` arguments are validated against the tool's model first, so
+    a malformed call is JSON-RPC invalid_params (-32602), never an isError result."""
+
+    def __init__(self, models: Mapping[str, type[BaseModel]]) -> None:
+        self.models = models
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        if ctx.method == "tools/call" and isinstance(ctx.params, Mapping):
+            model = self.models.get(str(ctx.params.get("name")))
+            arguments = ctx.params.get("arguments")
+            if model is not None:
+                try:
+                    model.model_validate(arguments if arguments is not None else {})
+                except ValidationError as exc:
+                    raise _invalid_params(str(ctx.params.get("name")), exc) from None
+        return await call_next(ctx)
+
+
+# -- the server ----------------------------------------------------------------------------------
+
+
+def _tool_function(
+    tool: tooldefs.ToolDef, handler: Handler, outputs: Mapping[str, type[BaseModel]]
+) -> Callable[..., Awaitable[CallToolResult]]:
+    """A function the SDK can register: its signature is the argument model's fields, so the
+    published inputSchema is the model's."""
+    model = tool.args
+
+    # Async so the SDK runs it on the event loop instead of handing it to a worker thread
+    # (a thread hop costs more than a typical call); the handlers' work is short and one
+    # Workspace serialises its calls anyway.
+    async def call(**arguments: Any) -> CallToolResult:
+        try:
+            args = model.model_validate(arguments)
+            return _to_result(tool.name, handler(args), outputs)
+        except GitpatchError as exc:
+            return _to_result(tool.name, exc, outputs)
+        except MCPError:
+            raise
+        except Exception:
+            _log.exception("tool %s failed unexpectedly", tool.name)
+            raise MCPError(INTERNAL_ERROR, "internal_error: an unexpected error occurred") from None
+
+    params = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=inspect.Parameter.empty if info.is_required() else info.default,
+            annotation=Annotated[info.annotation, info],
+        )
+        for name, info in model.model_fields.items()
+    ]
+    out = Annotated[CallToolResult, outputs[tool.name]]
+    call.__signature__ = inspect.Signature(params, return_annotation=out)  # type: ignore[attr-defined]
+    call.__annotations__ = {}
+    call.__name__ = tool.name
+    return call
+
+
+def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: Any) -> MCPServer:
+    """An ``MCPServer`` serving ``toolset`` (any transport); ``server_options`` go to
+    ``MCPServer`` (``token_verifier``, ``auth``, ... for HTTP)."""
+    from gitpatch import __version__
+
+    tools = tooldefs.TOOLS if toolset.tools is None else toolset.tools
+    outputs = OUTPUTS if toolset.outputs is None else toolset.outputs
+    describe = tooldefs.description if toolset.describe is None else toolset.describe
+    served = [t for t in tools if t.name in toolset.handlers]
+    server = MCPServer(
+        name,
+        version=__version__,
+        instructions=toolset.instructions or None,
+        middleware=[_ArgumentGate({t.name: t.args for t in served})],
+        **server_options,
+    )
+    for tool in served:
+        server.add_tool(
+            _tool_function(tool, toolset.handlers[tool.name], outputs),
+            name=tool.name,
+            description=describe(tool.name),
+            annotations=ToolAnnotations(
+                read_only_hint=tool.read_only,
+                destructive_hint=False,
+                idempotent_hint=tool.read_only,
+            ),
+            structured_output=True,
+        )
+    return server
+
+
+def serve_stdio(path: str, mode: str | None = None) -> None:
+    """Serve the repository at ``path`` over stdio until the client disconnects."""
+    from gitpatch.doors.mcp._tools import workspace_toolset
+
+    toolset = workspace_toolset(path, mode)
+    server = build_server(toolset)
+    try:
+        server.run("stdio")
+    finally:
+        for close in toolset.closers:
+            close()
+
+
+def serve_http(
+    data: Path,
+    credentials: Path,
+    host: str,
+    port: int,
+    *,
+    on_change: Callable[..., None] | None = None,
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve the resource service for the spaces under ``data`` at ``http://host:port/mcp``
+    until interrupted (see ``_service``); port 0 takes a free one, and ``ready(url)`` is
+    called once the socket listens. Request bodies over the largest per-file limit (as
+    base64, plus room for the envelope) get HTTP 413 before they are parsed."""
+    import socket
+
+    import anyio
+    import uvicorn
+
+    from gitpatch.doors.hosted import ResourceService, Spaces
+    from gitpatch.doors.mcp._service import auth_options, service_toolset
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    port = sock.getsockname()[1]
+    data.mkdir(parents=True, exist_ok=True)
+    service = ResourceService(Spaces(data), on_change=on_change)
+    server = build_server(
+        service_toolset(service),
+        name="gitpatch-service",
+        **auth_options(credentials, host, port),
+    )
+    limit = service.spaces.config.largest_file_limit() * 4 // 3 + 64 * 1024
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp", max_request_body_size=limit, host=host
+    )
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    if ready is not None:
+        ready(f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp")
+    anyio.run(lambda: web.serve(sockets=[sock]))

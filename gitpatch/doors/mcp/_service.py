@@ -1,0 +1,267 @@
+"""``gitpatch serve --http``: the resource tools over MCP streamable HTTP with bearer tokens.
+
+``gitpatch.doors.mcp.serve_http`` runs it: the server is ``build_server`` (one place for
+results, -32602 and internal errors) given the service's six tools, a ``TokenVerifier``
+over the credentials file and ``AuthSettings`` requiring the ``read`` scope: no token or an
+unknown one is HTTP 401, a token without ``read`` 403. Each tool call takes the caller's
+credential from the verified token (``get_access_token``), once, and hands it to
+``gitpatch.doors.hosted.ResourceService``. Request bodies above the largest per-file limit
+(base64-sized, plus room for the envelope) are refused with HTTP 413 before they are parsed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from pydantic import BaseModel, ConfigDict, Field
+
+from gitpatch.doors.hosted import Credential, CredentialFile, ResourceService
+from gitpatch.doors.mcp._reply import Handler, Reply, ToolSet
+from gitpatch.errors import InternalError
+from gitpatch.formats.patch_resource import ResourceEdit
+from gitpatch.tools import ToolResult
+from gitpatch.tools import definitions as tooldefs
+
+__all__ = ["CredentialVerifier", "auth_options", "service_toolset"]
+
+_log = logging.getLogger("gitpatch.doors.hosted")
+
+
+# -- arguments -----------------------------------------------------------------------------------
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+_PATH = "The resource's path in the space (a team/<name>/ prefix names a team)."
+_TEAM = "The team that owns it. Omit to target the represented user's space."
+_VERSION = "The version you last read; a change since then is a resource_conflict."
+
+
+class PatchResourceArgs(_Args):
+    """Arguments of patch_resource (patch-resource.md)."""
+
+    path: str = Field(description=_PATH)
+    edits: list[ResourceEdit] = Field(description="The edits to apply, in order.")
+    team: str | None = Field(default=None, description=_TEAM)
+    expected_version: int | None = Field(default=None, ge=1, description=_VERSION)
+
+
+class ReadResourceArgs(_Args):
+    """Arguments of read_resource."""
+
+    path: str = Field(description=_PATH)
+    team: str | None = Field(default=None, description=_TEAM)
+
+
+class CreateResourceArgs(_Args):
+    """Arguments of create_resource."""
+
+    path: str = Field(description=_PATH)
+    content: str = Field(description="The whole content (text, or base64 with encoding).")
+    team: str | None = Field(default=None, description=_TEAM)
+    encoding: Literal["utf-8", "base64"] = Field(
+        default="utf-8", description='"base64" for binary content.'
+    )
+
+
+class UpdateResourceArgs(CreateResourceArgs):
+    """Arguments of update_resource."""
+
+    expected_version: int | None = Field(default=None, ge=1, description=_VERSION)
+
+
+class GrepResourceArgs(_Args):
+    """Arguments of grep_resource."""
+
+    pattern: str = Field(description="A regular expression (Python syntax), matched per line.")
+    path: str | None = Field(default=None, description="A resource or a folder to search.")
+    team: str | None = Field(default=None, description=_TEAM)
+
+
+class ListResourcesArgs(_Args):
+    """Arguments of list_resources."""
+
+    prefix: str | None = Field(default=None, description="Only paths below this folder.")
+    team: str | None = Field(default=None, description=_TEAM)
+
+
+# -- outputs -------------------------------------------------------------------------------------
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ChangeOutput(_Out):
+    """A change: the resource, its id, the space's new version and the commit it names; in a
+    review space the proposal waiting for a person."""
+
+    path: str
+    id: str | None = None
+    version: int
+    commit: str | None = None
+    proposal_id: str | None = None
+
+
+class ReadOutput(_Out):
+    """A resource's content (utf-8 text, or base64), version, commit and id."""
+
+    path: str
+    id: str
+    version: int
+    commit: str | None = None
+    encoding: Literal["utf-8", "base64"]
+    content: str
+    size: int
+
+
+class GrepOutput(_Out):
+    """Matching lines (path, line number, text), all at one version."""
+
+    matches: list[dict[str, Any]]
+    truncated: bool
+    version: int
+    commit: str | None = None
+
+
+class ListOutput(_Out):
+    """The resource paths of the space at one version."""
+
+    resources: list[str]
+    version: int
+    commit: str | None = None
+
+
+TOOLS: tuple[tooldefs.ToolDef, ...] = (
+    tooldefs.ToolDef("patch_resource", PatchResourceArgs, read_only=False),
+    tooldefs.ToolDef("read_resource", ReadResourceArgs, read_only=True),
+    tooldefs.ToolDef("create_resource", CreateResourceArgs, read_only=False),
+    tooldefs.ToolDef("update_resource", UpdateResourceArgs, read_only=False),
+    tooldefs.ToolDef("grep_resource", GrepResourceArgs, read_only=True),
+    tooldefs.ToolDef("list_resources", ListResourcesArgs, read_only=True),
+)
+OUTPUTS: dict[str, type[BaseModel]] = {
+    "patch_resource": ChangeOutput,
+    "read_resource": ReadOutput,
+    "create_resource": ChangeOutput,
+    "update_resource": ChangeOutput,
+    "grep_resource": GrepOutput,
+    "list_resources": ListOutput,
+}
+
+
+def describe(name: str) -> str:
+    """The checked-in description of service tool ``name`` (gitpatch/tools/docs/service/)."""
+    docs = resources.files("gitpatch.tools") / "docs" / "service" / f"{name}.md"
+    return docs.read_text(encoding="utf-8")
+
+
+# -- tokens --------------------------------------------------------------------------------------
+
+
+class CredentialToken(AccessToken):
+    """A verified token with the credential it stood for when the request arrived."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    credential: Credential
+
+
+class CredentialVerifier:
+    """The SDK's ``TokenVerifier`` over a credentials file (re-read when it changes)."""
+
+    def __init__(self, credentials: CredentialFile) -> None:
+        self.credentials = credentials
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The token's credential as an ``AccessToken``, or None (HTTP 401)."""
+        cred = self.credentials.lookup(token)
+        if cred is None:
+            return None
+        return CredentialToken(
+            token=token,
+            client_id=cred.fingerprint,
+            scopes=list(cred.scopes),
+            subject=cred.user or cred.organization,
+            credential=cred,
+        )
+
+
+def _caller() -> Credential:
+    token = get_access_token()
+    if not isinstance(token, CredentialToken):  # the auth middleware guarantees one
+        raise InternalError("no verified credential for this call")
+    return token.credential
+
+
+# -- the tool set --------------------------------------------------------------------------------
+
+
+def _reply(result: ToolResult) -> Reply:
+    if result.ok:
+        return Reply(True, str(result), data=dict(result.data))
+    hint = result.data.get("hint") if isinstance(result.data, dict) else None
+    return Reply(False, str(result), code=result.code or "internal_error", hint=hint)
+
+
+def _handler(call: Callable[[Credential, Any], ToolResult]) -> Handler:
+    def handle(args: BaseModel) -> Reply:
+        return _reply(call(_caller(), args))
+
+    return handle
+
+
+def service_toolset(service: ResourceService) -> ToolSet:
+    """The six resource tools, each for the calling credential."""
+    s = service
+    handlers: dict[str, Handler] = {
+        "patch_resource": _handler(
+            lambda c, a: s.patch_resource(
+                c,
+                a.path,
+                [e.model_dump(exclude_none=True) for e in a.edits],
+                a.team,
+                a.expected_version,
+            )
+        ),
+        "read_resource": _handler(lambda c, a: s.read_resource(c, a.path, a.team)),
+        "create_resource": _handler(
+            lambda c, a: s.create_resource(c, a.path, a.content, a.team, a.encoding)
+        ),
+        "update_resource": _handler(
+            lambda c, a: s.update_resource(
+                c, a.path, a.content, a.expected_version, a.team, a.encoding
+            )
+        ),
+        "grep_resource": _handler(lambda c, a: s.grep_resource(c, a.pattern, a.path, a.team)),
+        "list_resources": _handler(lambda c, a: s.list_resources(c, a.prefix, a.team)),
+    }
+    instructions = (
+        "Resources live in your personal space or a team's space (set team, or prefix the path "
+        "with team/<name>/). Read with read_resource / grep_resource / list_resources; change "
+        "text in place with patch_resource, or whole content with create_resource / "
+        "update_resource. Pass the version you read as expected_version to refuse a change "
+        "made meanwhile."
+    )
+    return ToolSet(handlers, instructions, tools=TOOLS, outputs=OUTPUTS, describe=describe)
+
+
+def auth_options(credentials: Path, host: str, port: int) -> dict[str, Any]:
+    """``MCPServer`` options for bearer tokens from ``credentials`` requiring ``read``."""
+    url = f"http://{host}:{port}"
+    auth = AuthSettings(
+        issuer_url=url,  # type: ignore[arg-type]
+        resource_server_url=f"{url}/mcp",  # type: ignore[arg-type]
+        required_scopes=["read"],
+        validate_token_resource=False,
+    )
+    return {"token_verifier": CredentialVerifier(CredentialFile(credentials)), "auth": auth}

@@ -1,0 +1,270 @@
+"""The review page as a Starlette application: HTML pages, a small JSON API, static files.
+
+``create_app`` builds it for one repository and one ``Access`` (tokens and allowed hosts);
+``gitpatch.doors.web.security.Guard`` wraps every route. Every request opens its own review-mode
+``Workspace`` (one pygit2 Repository per thread), and every change goes through the review API:
+``approve``, ``reject`` and ``undo``. ``GitpatchError`` becomes an HTTP answer in one place,
+``_failure``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from gitpatch.doors.web import views
+from gitpatch.doors.web.security import Access, Guard
+from gitpatch.errors import GitpatchError, InvalidArguments
+from gitpatch.workspace.api import Workspace
+from gitpatch.workspace.opening import open_workspace
+from gitpatch.workspace.results import ProposalResult
+
+__all__ = ["STATUSES", "create_app"]
+
+#: The status filters the proposals page offers.
+STATUSES = ("all", "open", "proposed", "applied", "approved", "rejected", "undone")
+#: HTTP status per error code; anything else is a 400 (bad input) or, for internal errors, 500.
+_HTTP = {
+    "proposal_not_found": 404,
+    "proposal_closed": 409,
+    "proposal_rejected": 409,
+    "merge_conflict": 409,
+    "dirty_worktree": 409,
+    "concurrent_update": 409,
+    "resource_conflict": 409,
+    "internal_error": 500,
+    "repository_error": 500,
+}
+_HERE = Path(__file__).parent
+
+
+def create_app(repo: str | Path, access: Access) -> Starlette:
+    """The review page for the repository at ``repo``, guarded by ``access``.
+
+    The repository is opened as every front end opens it (``gitpatch.workspace.opening``): protected
+    branches from git config, else ``.gitpatch.toml``, else main and master.
+    """
+    root = str(Path(repo).resolve())
+    open_workspace(root, "review")  # fail now, not on the first request
+    env = Environment(
+        loader=PackageLoader("gitpatch.doors.web", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["age"] = _age
+    env.filters["short"] = lambda ref: str(ref).removeprefix("refs/heads/")
+    site = _Site(root, access, env)
+    routes = [
+        Route("/", site.index),
+        Route("/fragment/proposals", site.fragment),
+        Route("/p/{pid}", site.proposal),
+        Route("/log", site.log),
+        Route("/api/proposals", site.api_list),
+        Route("/api/stamp", site.api_stamp),
+        Route("/api/proposals/{pid}", site.api_show),
+        Route("/api/proposals/{pid}/approve", site.api_approve, methods=["POST"]),
+        Route("/api/proposals/{pid}/reject", site.api_reject, methods=["POST"]),
+        Route("/api/log", site.api_log),
+        Route("/api/undo", site.api_undo, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(Guard, access=access)],
+        exception_handlers={GitpatchError: site.failure},
+    )
+
+
+class _Site:
+    """The route handlers, sharing the repository path, the access secrets and the templates."""
+
+    def __init__(self, root: str, access: Access, env: Environment) -> None:
+        self.root = root
+        self.access = access
+        self.env = env
+
+    def _ws(self) -> Workspace:
+        return open_workspace(self.root, "review")
+
+    def _page(self, name: str, ws: Workspace, code: int = 200, **context: Any) -> HTMLResponse:
+        html = self.env.get_template(name).render(
+            csrf=self.access.csrf,
+            repo=Path(self.root).name,
+            branch=ws.branch.removeprefix("refs/heads/"),
+            identity=views.identity(ws),
+            **context,
+        )
+        return HTMLResponse(html, status_code=code)
+
+    # -- pages -------------------------------------------------------------------------------
+
+    async def index(self, request: Request) -> Response:
+        """The proposals page: every proposal and session, open ones first."""
+        status = _status_filter(request)
+
+        def build() -> Response:
+            ws = self._ws()
+            stamp = views.stamp(ws)  # first: a change made while the rows are read shows later
+            rows = views.rows(ws, status)
+            return self._page(
+                "index.html", ws, rows=rows, status=status, statuses=STATUSES, stamp=stamp
+            )
+
+        return await run_in_threadpool(build)
+
+    async def fragment(self, request: Request) -> Response:
+        """Just the table rows, for the page's own updates."""
+        status = _status_filter(request)
+
+        def build() -> Response:
+            rows = views.rows(self._ws(), status)
+            return HTMLResponse(self.env.get_template("_rows.html").render(rows=rows))
+
+        return await run_in_threadpool(build)
+
+    async def proposal(self, request: Request) -> Response:
+        """One proposal: message, note, diffs, recorded local work, Approve and Reject."""
+        pid = request.path_params["pid"]
+
+        def build() -> Response:
+            ws = self._ws()
+            stamp = views.stamp(ws)  # first: a verdict given while the page is built shows later
+            return self._page("proposal.html", ws, d=views.detail(ws, pid), stamp=stamp)
+
+        return await run_in_threadpool(build)
+
+    async def log(self, request: Request) -> Response:
+        """The gitpatch commits on the checked-out branch, with Undo."""
+
+        def build() -> Response:
+            ws = self._ws()
+            return self._page("log.html", ws, entries=ws.log())
+
+        return await run_in_threadpool(build)
+
+    async def failure(self, request: Request, exc: Exception) -> Response:
+        """The one place a ``GitpatchError`` becomes an HTTP answer (JSON or a page)."""
+        assert isinstance(exc, GitpatchError)
+        code = _HTTP.get(exc.code, 400)
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": exc.to_dict()}, status_code=code)
+        return await run_in_threadpool(
+            lambda: self._page("error.html", self._ws(), code=code, error=exc)
+        )
+
+    # -- the JSON API ------------------------------------------------------------------------
+
+    async def api_list(self, request: Request) -> Response:
+        """``GET /api/proposals``: the rows of the proposals page."""
+        status = _status_filter(request)
+        rows = await run_in_threadpool(lambda: views.rows(self._ws(), status))
+        return JSONResponse({"proposals": [row.as_json() for row in rows]})
+
+    async def api_stamp(self, request: Request) -> Response:
+        """``GET /api/stamp``: a short value that changes whenever the list may have."""
+        value = await run_in_threadpool(lambda: views.stamp(self._ws()))
+        return JSONResponse({"stamp": value})
+
+    async def api_show(self, request: Request) -> Response:
+        """``GET /api/proposals/{id}``: info, diff, stats, note, records, what approval does."""
+        pid = request.path_params["pid"]
+        found = await run_in_threadpool(lambda: views.detail(self._ws(), pid))
+        return JSONResponse(found.as_json())
+
+    async def api_log(self, request: Request) -> Response:
+        """``GET /api/log``: the gitpatch commits on the checked-out branch."""
+        entries = await run_in_threadpool(lambda: self._ws().log())
+        return JSONResponse({"log": [entry.model_dump() for entry in entries]})
+
+    async def api_approve(self, request: Request) -> Response:
+        """``POST /api/proposals/{id}/approve`` with ``{"by": name}``."""
+        pid, body = request.path_params["pid"], await _body(request)
+        by = _text(body, "by")
+        return await self._act(lambda ws: ws.approve(pid, by))
+
+    async def api_reject(self, request: Request) -> Response:
+        """``POST /api/proposals/{id}/reject`` with ``{"by": name, "reason": text}``."""
+        pid, body = request.path_params["pid"], await _body(request)
+        by, reason = _text(body, "by"), _text(body, "reason")
+        if not reason.strip():
+            raise InvalidArguments(
+                "a rejection needs a reason",
+                hint='Send {"by": "Name", "reason": "why the change is wrong"}.',
+            )
+        return await self._act(lambda ws: ws.reject(pid, by, reason))
+
+    async def api_undo(self, request: Request) -> Response:
+        """``POST /api/undo``: revert the newest gitpatch commit on the checked-out branch."""
+        return await self._act(lambda ws: ws.undo())
+
+    async def _act(self, step: Callable[[Workspace], ProposalResult]) -> Response:
+        """Run one review step and answer with its result and the branch's new position."""
+
+        def run() -> dict[str, Any]:
+            ws = self._ws()
+            result = step(ws)
+            return {"result": result.model_dump(), "head": _head(ws, result.target)}
+
+        return JSONResponse(await run_in_threadpool(run))
+
+
+def _head(ws: Workspace, ref: str) -> dict[str, str]:
+    """Where ``ref`` points now, as ``git log -1 --oneline`` would say."""
+    store = ws.store
+    tip = store.ref_target(ref)
+    if tip is None:
+        return {"branch": ref.removeprefix("refs/heads/"), "commit": "", "summary": ""}
+    return {
+        "branch": ref.removeprefix("refs/heads/"),
+        "commit": str(tip),
+        "summary": store.info(tip).summary,
+    }
+
+
+def _status_filter(request: Request) -> str:
+    status = request.query_params.get("status", "all")
+    if status not in STATUSES:
+        raise InvalidArguments(
+            f"unknown status filter {status!r}", hint=f"Use one of: {', '.join(STATUSES)}."
+        )
+    return status
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    try:
+        body = json.loads(raw or b"{}")
+    except ValueError as exc:
+        raise InvalidArguments(
+            "the request body is not JSON", hint='Send {"by": "Name"} as application/json.'
+        ) from exc
+    if not isinstance(body, dict):
+        raise InvalidArguments("the request body must be a JSON object", hint='{"by": "Name"}')
+    return body
+
+
+def _text(body: dict[str, Any], key: str) -> str:
+    value = body.get(key, "")
+    if not isinstance(value, str):
+        raise InvalidArguments(f"{key} must be a string", hint=f'Send "{key}": "text".')
+    return value
+
+
+def _age(seconds: float) -> str:
+    """``42 s``, ``5 min``, ``3 h`` or ``2 d``."""
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit}"
+    return f"{int(seconds)} s"

@@ -1,0 +1,94 @@
+"""The land journal: what an interrupted land was doing, for ``WorkingTree`` to finish it.
+
+It lives at ``.git/gitpatch/journal.json`` while a land runs (under the land lock), written
+before the ref moves and removed once the files and the index follow. It names its owner (see
+``gitpatch.safety.owners``); it is fsynced, file and directory, when git is asked to fsync refs
+or objects, since the ref it guards is fsynced then too and must never be ahead of it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Journal", "fsync_dir"]
+
+_TMP_SUFFIX = ".gitpatch-tmp"
+
+
+@dataclass(frozen=True)
+class Journal:
+    """An interrupted land: ``ref`` was to move ``old`` -> ``new`` and rewrite ``paths``.
+
+    ``notes`` (commit hex, note before as JSON or ``"null"``, note after as JSON) are the notes
+    that move with the ref in the same ref transaction. libgit2 commits a transaction one lock
+    file at a time, so a process killed in between can leave one moved without the other;
+    recovery completes the notes when the ref moved and puts them back when it did not.
+    """
+
+    ref: str
+    old: str | None
+    new: str
+    paths: tuple[str, ...]
+    notes: tuple[tuple[str, str, str], ...] = ()
+    owner: str = ""
+
+    def to_json(self) -> str:
+        """Serialise for ``.git/gitpatch/journal.json``."""
+        return json.dumps(
+            {
+                "ref": self.ref,
+                "old": self.old,
+                "new": self.new,
+                "paths": list(self.paths),
+                "notes": [list(n) for n in self.notes],
+                "owner": self.owner,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Journal:
+        """Parse a journal file; raises ValueError when it is not one."""
+        data: Any = json.loads(text)
+        if not isinstance(data, dict) or not isinstance(data.get("new"), str):
+            raise ValueError("not a gitpatch journal")
+        notes = data.get("notes") or []
+        return cls(
+            str(data["ref"]),
+            data.get("old"),
+            data["new"],
+            tuple(data.get("paths", ())),
+            tuple((str(c), str(b), str(a)) for c, b, a in notes),
+            str(data.get("owner") or ""),
+        )
+
+    def write(self, path: Path, *, durable: bool) -> None:
+        """Write to ``path`` by temp file and rename (fsynced with its directory if durable)."""
+        tmp = path.parent / f"{path.stem}.{os.getpid()}{_TMP_SUFFIX}"
+        view = memoryview(self.to_json().encode())
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            while view:
+                view = view[os.write(fd, view) :]
+            if durable:
+                os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        os.replace(tmp, path)
+        if durable:
+            fsync_dir(path.parent)
+
+
+def fsync_dir(folder: Path) -> None:
+    """fsync a directory, so a rename or unlink in it survives a power loss."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,390 @@
+"""Who holds what: one owner record per gitpatch operation, and proving an owner dead.
+
+A record is a file ``<common git dir>/gitpatch/owners/<host>+<boot>+<pid>+<start>+<n>.json``:
+its NAME says whose it is (host name, kernel boot id, pid, and the process start time from
+``/proc/<pid>/stat``), so even a record cut short by a kill identifies its owner. It exists
+while the operation runs (objects are being written) and its CONTENT lists the lock files the
+operation is about to take and the refs it is about to move, written before the first lock is
+taken. An owner is provably dead when it ran on this host and its boot is over, its pid is gone,
+or the pid now belongs to a process started at another time. A record of another host, or of a
+live process, is never touched.
+
+``gitpatch.safety.recovery`` uses the records to finish or undo what a dead owner left and to
+remove exactly the lock files it had taken.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import itertools
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitpatch.errors import ConcurrentUpdate
+from gitpatch.safety.refusals import refused as _refused
+
+__all__ = [
+    "Owner",
+    "Record",
+    "announced",
+    "common_dir",
+    "config_lock",
+    "holding",
+    "current",
+    "flocked",
+    "operation",
+    "owners_dir",
+    "read_records",
+    "record_owners",
+]
+
+_SEQ = itertools.count(1)
+_SEQ_LOCK = threading.Lock()
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip().replace("-", "")[:12]
+    except OSError:
+        return "noboot"
+
+
+def _start_time(pid: int) -> int | None:
+    """Field 22 of ``/proc/<pid>/stat`` (clock ticks since boot), None when there is no pid."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    except OSError:
+        return -1  # it exists but cannot be read: alive as far as we can tell
+    fields = text[text.rindex(")") + 2 :].split()
+    return int(fields[19])
+
+
+@dataclass(frozen=True)
+class Owner:
+    """A process on a host: enough to tell, later, whether it is still the same live process."""
+
+    host: str
+    boot: str
+    pid: int
+    start: int
+
+    @classmethod
+    def me(cls) -> Owner:
+        """This process (computed per pid, so a forked child is its own owner)."""
+        pid = os.getpid()
+        cached = _ME.get(pid)
+        if cached is None:
+            host = socket.gethostname().replace("+", "-") or "localhost"
+            cached = _ME[pid] = cls(host, _boot_id(), pid, _start_time(pid) or 0)
+        return cached
+
+    def tag(self) -> str:
+        """``host+boot+pid+start``: the owner part of a record's file name."""
+        return f"{self.host}+{self.boot}+{self.pid}+{self.start}"
+
+    @classmethod
+    def from_tag(cls, tag: str) -> Owner | None:
+        """Parse ``tag()``; None when the text is not one."""
+        parts = tag.split("+")
+        if len(parts) != 4 or not parts[2].isdigit() or not parts[3].isdigit():
+            return None
+        return cls(parts[0], parts[1], int(parts[2]), int(parts[3]))
+
+    def dead(self) -> bool:
+        """True only when this owner is provably gone: same host, and another boot, no such
+        pid, or the pid reused by a process started at another time."""
+        me = Owner.me()
+        if self.host != me.host:
+            return False
+        if self.boot != me.boot:
+            return True
+        if self.pid == me.pid:
+            return self.start != me.start
+        start = _start_time(self.pid)
+        return start is None or (start != -1 and start != self.start)
+
+    def describe(self) -> str:
+        """Words for an error message: ``pid 123 on host``."""
+        return f"pid {self.pid} on {self.host}"
+
+
+_ME: dict[int, Owner] = {}
+
+
+def common_dir(gitdir: str) -> Path:
+    """The git dir holding refs and objects (a linked worktree's ``commondir``)."""
+    base = Path(gitdir)
+    common = base / "commondir"
+    if common.is_file():
+        base = (base / common.read_text().strip()).resolve()
+    return base
+
+
+def config_lock(gitdir: str) -> Path:
+    """The lock file git and libgit2 take to write the repository's config."""
+    return common_dir(gitdir) / "config.lock"
+
+
+def owners_dir(gitdir: str) -> Path:
+    """``<common git dir>/gitpatch/owners`` (a linked worktree shares its refs, so its owners)."""
+    return common_dir(gitdir) / "gitpatch" / "owners"
+
+
+@dataclass
+class Record:
+    """One operation's owner record; ``plan`` is what it is about to lock and move."""
+
+    path: Path
+    owner: Owner
+    plan: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, gitdir: str) -> Record:
+        """Write a new, empty record for this process (before any object is written)."""
+        folder = owners_dir(gitdir)
+        owner = Owner.me()
+        with _SEQ_LOCK:
+            seq = next(_SEQ)
+        path = folder / f"{owner.tag()}+{seq}.json"
+        try:
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileNotFoundError:
+                folder.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError as exc:
+            raise _refused("gitpatch's owner record", exc) from exc
+        os.close(fd)
+        return cls(path, owner)
+
+    def begin(self) -> None:
+        """An operation starts: it may write objects from now on (``active``)."""
+        self.plan = {"active": True}
+        self._write(json.dumps(self.plan))
+
+    def end(self) -> None:
+        """The operation is over; the record stays for this thread's next one."""
+        self.plan = {}
+        self._write("")
+
+    def announce(self, locks: Sequence[str], refs: Sequence[tuple[str, str, str]] = ()) -> None:
+        """Say which lock files (absolute paths) and refs (name, old, new hex or '') this
+        operation is about to take and move: always before the first of them is taken."""
+        self.plan = {"active": True, "locks": list(locks), "refs": [list(r) for r in refs]}
+        self._write(json.dumps(self.plan))
+
+    def clear(self) -> None:
+        """Nothing is held any more (the locks are released)."""
+        if self.plan.keys() - {"active"}:
+            self.plan = {"active": True}
+            self._write(json.dumps(self.plan))
+
+    def _write(self, text: str) -> None:
+        # In place, never truncated (freeing a block costs a synchronous discard on some disks):
+        # a length header, then the plan. A kill mid-write leaves a plan that does not parse,
+        # which can only happen before the first lock is taken (the plan is written first).
+        data = text.encode()
+        try:
+            fd = os.open(self.path, os.O_WRONLY)
+            try:
+                os.pwrite(fd, b"%08d\n" % len(data) + data, 0)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise _refused("gitpatch's owner record", exc) from exc
+
+    def drop(self) -> None:
+        """The operation is over: remove the record."""
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+    def written_ns(self) -> int:
+        """When the plan was last written (the record's mtime)."""
+        return os.stat(self.path).st_mtime_ns
+
+
+def record_owners(gitdir: str) -> Iterator[tuple[Path, Owner]]:
+    """Every record's path and owner, from the file names alone (nothing is read)."""
+    folder = owners_dir(gitdir)
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return
+    for name in names:
+        if name.endswith(".json"):
+            owner = Owner.from_tag(name.removesuffix(".json").rsplit("+", 1)[0])
+            if owner is not None:
+                yield folder / name, owner
+
+
+def read_records(gitdir: str) -> Iterator[Record]:
+    """Every record under ``gitdir`` (any owner), with its plan when it parses."""
+    for path, owner in record_owners(gitdir):
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            continue
+        try:
+            size = int(raw[:8]) if raw else 0
+            plan = json.loads(raw[9 : 9 + size]) if size else {}
+        except ValueError:
+            plan = {}
+        yield Record(path, owner, plan if isinstance(plan, dict) else {})
+
+
+_local = threading.local()
+
+
+def current() -> Record | None:
+    """The record of the operation this thread is running, if any."""
+    return getattr(_local, "record", None)
+
+
+_mine: list[Record] = []
+
+
+@contextlib.contextmanager
+def holding(gitdir: str, locks: Sequence[str]) -> Iterator[None]:
+    """Within an operation (this thread's, or one for the block), announce ``locks`` for the
+    block: for a libgit2 call that takes them."""
+    with operation(gitdir), announced(locks):
+        yield
+
+
+@contextlib.contextmanager
+def announced(locks: Sequence[str]) -> Iterator[None]:
+    """Announce ``locks`` in this thread's current record for the block (before taking them);
+    without a current operation, nothing is recorded."""
+    record = current()
+    if record is None:
+        yield
+        return
+    record.announce(locks)
+    try:
+        yield
+    finally:
+        record.clear()
+
+
+@contextlib.contextmanager
+def operation(gitdir: str) -> Iterator[Record]:
+    """Run one operation under this thread's owner record (the enclosing one when nested).
+
+    A thread keeps one record per repository for its life (created at its first operation,
+    removed at exit; a killed process's is removed by recovery): an operation only rewrites
+    it in place, which costs no file creation.
+    """
+    outer = current()
+    if outer is not None:
+        yield outer
+        return
+    record = _thread_record(gitdir)
+    record.begin()
+    _local.record = record
+    try:
+        yield record
+    finally:
+        _local.record = None
+        record.end()
+
+
+def _thread_record(gitdir: str) -> Record:
+    folder = owners_dir(gitdir)
+    records: dict[Path, Record] = getattr(_local, "records", None) or {}
+    record = records.get(folder)
+    if record is None or record.owner.pid != os.getpid() or not record.path.exists():
+        record = Record.create(gitdir)
+        records[folder] = record
+        _local.records = records
+        with _SEQ_LOCK:
+            if not _mine:
+                atexit.register(_drop_mine)
+            _mine.append(record)
+    return record
+
+
+def _drop_mine() -> None:
+    """At exit: this process's records go (only those it created, not a parent's)."""
+    for record in _mine:
+        if record.owner.pid == os.getpid():
+            record.drop()
+
+
+@contextlib.contextmanager
+def flocked(path: Path, *, shared: bool = False, wait: float = 30.0) -> Iterator[None]:
+    """Hold an ``flock`` on ``path`` (alone, or ``shared`` among readers) for the block.
+
+    The kernel drops an flock when its process dies, so it never goes stale; the file itself
+    is removed by the last holder (and by anyone later finding it free), so none is left
+    behind. A holder alone writes its owner tag in it, named when a wait times out.
+    """
+    deadline = time.monotonic() + wait
+    fd = _acquire(path, fcntl.LOCK_SH if shared else fcntl.LOCK_EX, deadline)
+    try:
+        if not shared:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, Owner.me().tag().encode(), 0)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody else holds it: remove it
+            os.unlink(path)
+        os.close(fd)
+
+
+def _acquire(path: Path, kind: int, deadline: float) -> int:
+    delay = 0.0005
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            continue
+        except OSError as exc:
+            raise _refused(str(path), exc) from exc
+        try:
+            fcntl.flock(fd, kind | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            if time.monotonic() > deadline:
+                raise _busy(path, wait_owner(path)) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.01)
+            continue
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)  # removed by its last holder meanwhile: take the new one
+
+
+def wait_owner(path: Path) -> str:
+    """Who holds the flock file ``path``, as its owner tag says (empty when unknown)."""
+    try:
+        owner = Owner.from_tag(path.read_text(encoding="utf-8").strip())
+    except OSError:
+        return ""
+    return owner.describe() if owner is not None else ""
+
+
+def _busy(path: Path, who: str) -> ConcurrentUpdate:
+    by = f" ({who})" if who else ""
+    return ConcurrentUpdate(
+        f"another gitpatch process{by} kept {path} busy",
+        hint="Retry the call; if it keeps failing, look for a hung process.",
+        details={"path": str(path), "holder": who},
+        reason="locked",
+    )

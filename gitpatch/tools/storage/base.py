@@ -1,0 +1,363 @@
+"""Where the tools read and write: storages and the namespaces that hold them.
+
+A storage offers two capabilities over keys (clean relative POSIX paths, or for a Workspace
+``work://`` / ``memory://`` addresses):
+
+- reading: ``read(key)`` (bytes, version and resource id together), ``read_bytes(key)``,
+  ``stat(key)``, ``list()``;
+- writing: ``apply(proposal, ...)`` runs the pure engine on the storage's current content and,
+  only when every edit succeeded, opens its writer, which completes the replacement on success
+  and leaves every target as it was on failure.
+
+Storages: ``MemoryStorage`` here (files in a dict, versions are counters), a ``Workspace``
+through ``gitpatch.tools.storage.workspace`` (each change is a proposal commit, versions are commit
+ids), and ``mounts.MountedFilesystem`` (virtual roots such as ``/workspace`` mapped
+onto storages). A namespace turns the path a caller sent into a ``Target`` (which storage,
+which key, how texts show it). This module does no policy checks (``gitpatch.tools.policy``) and
+formats no texts (``gitpatch.tools``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import posixpath
+import secrets
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import Literal, Protocol, runtime_checkable
+
+from gitpatch import engine
+from gitpatch.core.model import Changeset, EditReport, Proposal
+from gitpatch.core.paths import Address, normalize, parse_address
+from gitpatch.errors import (
+    InvalidArguments,
+    NotATextResource,
+    ResourceConflict,
+    ResourceNotFound,
+    UnsafePath,
+)
+from gitpatch.workspace.results import FileResult, file_results
+
+__all__ = [
+    "Applied",
+    "FileRead",
+    "Gate",
+    "MemoryStorage",
+    "Namespace",
+    "Stat",
+    "Storage",
+    "Target",
+    "Version",
+    "resolve_plain",
+]
+
+Version = str | int
+
+
+@dataclasses.dataclass(frozen=True)
+class Stat:
+    """What is at a key: a file (with its size) or a directory."""
+
+    kind: Literal["file", "directory"]
+    size: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class FileRead:
+    """One file's bytes with the version they belong to and the resource's stable id."""
+
+    data: bytes
+    version: Version
+    id: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Applied:
+    """A change a storage applied (or, with ``review``, keeps for a person to approve)."""
+
+    version: Version
+    files: tuple[FileResult, ...]
+    edits: tuple[EditReport, ...] = ()
+    ids: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    proposal_id: str | None = None
+    branch: str | None = None
+    review: bool = False
+    target: str | None = None
+    #: Every ref the change moved and its new commit, when it moved several (``work://``...).
+    versions: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+#: Called by a storage right before its writer opens; raising there aborts with no change.
+Gate = Callable[[], None]
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """The reader and writer capabilities every storage offers (see the module docstring)."""
+
+    def read(self, key: str) -> FileRead:
+        """The file's bytes, version and id; ``resource_not_found`` / ``not_a_text_resource``."""
+        ...
+
+    def read_bytes(self, key: str) -> bytes:
+        """The file's bytes (``read(key).data``)."""
+        ...
+
+    def stat(self, key: str) -> Stat | None:
+        """What is at ``key``, or None."""
+        ...
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Every file key below ``prefix`` (all files for ``""``), sorted."""
+        ...
+
+    def apply(
+        self,
+        proposal: Proposal,
+        *,
+        expected_version: Version | None = None,
+        review: bool = False,
+        gate: Gate | None = None,
+    ) -> Applied:
+        """Apply ``proposal`` all or nothing; ``review`` keeps it for approval instead."""
+        ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """A resolved path: the storage, its key there, and the path as texts show it."""
+
+    storage: Storage
+    key: str
+    shown: str
+    address: Address | None = None
+
+
+class Namespace(Protocol):
+    """Resolves the paths callers send, from a working directory, to targets."""
+
+    root: str
+
+    def resolve(self, path: str, cwd: str | None = None) -> Target:
+        """The target ``path`` names (relative paths start at ``cwd``, default ``root``)."""
+        ...
+
+
+# -- plain storages ----------------------------------------------------------------------------
+
+
+def resolve_plain(storage: Storage, path: str, cwd: str | None, root: str | None) -> Target:
+    """Resolve on a plain storage: relative POSIX paths (from ``cwd``) and family addresses."""
+    if not isinstance(path, str):
+        raise InvalidArguments("path must be a string", hint="Pass the path as a string.")
+    address = parse_address(path)
+    if address is not None:
+        return Target(storage, str(address), str(address), address)
+    if not path.strip():
+        normalize(path)  # the one "path is empty" error
+    if cwd and not path.strip().startswith("/"):
+        path = posixpath.join(cwd, path.strip())
+    key = normalize(path, root)
+    return Target(storage, key, key)
+
+
+class MemoryStorage:
+    """Files kept in memory, for embedding and tests; versions are counters.
+
+    ``MemoryStorage({"notes.txt": "hello\\n", "logo.png": b"..."})``. Every change takes the next
+    number of one counter as the version of each file it touches; a file's id is kept across
+    edits and moves and is new when a file is created again at a deleted path.
+    """
+
+    root = ""
+
+    def __init__(self, files: Mapping[str, str | bytes] | None = None) -> None:
+        self._files: dict[str, bytes] = {}
+        self._meta: dict[str, tuple[str, int]] = {}
+        self._owner: dict[int, dict[str, str]] = {}
+        self._counter = itertools.count(1)
+        self._last = 0
+        self._pending_gone: dict[str, str] = {}
+        self._lock = threading.RLock()
+        with self.writer() as staged:
+            for key, data in (files or {}).items():
+                staged[normalize(key)] = data.encode("utf-8") if isinstance(data, str) else data
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def read_bytes(self, path: str) -> bytes:
+        """The bytes of the file at ``path``."""
+        return self.read(path).data
+
+    def read(self, key: str) -> FileRead:
+        """See ``Storage.read``."""
+        with self._lock:
+            if key not in self._files:
+                self._refuse_directory(key)
+                raise ResourceNotFound(
+                    f"{key}: no such file",
+                    hint="Check the path; list the files to see what exists.",
+                    details={"path": key},
+                )
+            ident, version = self._meta[key]
+            return FileRead(self._files[key], version, ident)
+
+    def stat(self, key: str) -> Stat | None:
+        """See ``Storage.stat``."""
+        with self._lock:
+            if key in self._files:
+                return Stat("file", len(self._files[key]))
+            return Stat("directory") if self._is_directory(key) else None
+
+    def list(self, prefix: str = "") -> list[str]:
+        """See ``Storage.list``."""
+        with self._lock:
+            base = prefix.rstrip("/") + "/" if prefix else ""
+            return sorted(k for k in self._files if k.startswith(base))
+
+    def resolve(self, path: str, cwd: str | None = None) -> Target:
+        """Relative POSIX paths only (see ``Namespace``)."""
+        return resolve_plain(self, path, cwd, None)
+
+    # -- writing -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writer(self) -> Iterator[dict[str, bytes | None]]:
+        """Stage ``{key: bytes, or None to delete}``; all of it lands when the block exits
+        normally, none of it when it raises."""
+        staged: dict[str, bytes | None] = {}
+        yield staged
+        with self._lock:
+            self._commit(staged)
+
+    def apply(
+        self,
+        proposal: Proposal,
+        *,
+        expected_version: Version | None = None,
+        review: bool = False,
+        gate: Gate | None = None,
+    ) -> Applied:
+        """See ``Storage.apply``; ``review`` is refused (nothing here can hold a proposal)."""
+        if review:
+            raise InvalidArguments(
+                "a memory storage cannot keep a change for review",
+                hint="Use a Workspace to keep changes for a person's approval.",
+            )
+        with self._lock:
+            for key in proposal.paths:
+                self._refuse_family(key)
+                if key not in self._files:
+                    self._refuse_directory(key)
+            if expected_version is not None:
+                self._check_version(proposal.paths[0], expected_version)
+            changeset = engine.apply(proposal, _Snapshot(self._files))
+            if gate is not None:
+                gate()
+            existed = set(self._files)
+            moves = {c.path: c.source for c in changeset.changes if c.source is not None}
+            with self.writer() as staged:
+                for change in changeset.changes:
+                    if change.source is not None:
+                        staged.setdefault(change.source, None)
+                    staged[change.path] = change.content
+            version = self._last
+            self._link_moves(moves)
+            return Applied(
+                version=version,
+                files=tuple(file_results(changeset, existed.__contains__)),
+                edits=changeset.report,
+                ids=self._ids(changeset),
+            )
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _commit(self, staged: Mapping[str, bytes | None]) -> None:
+        self._last = version = next(self._counter)
+        gone = {k: self._meta[k][0] for k, v in staged.items() if v is None and k in self._meta}
+        for key, data in staged.items():
+            if data is None:
+                self._files.pop(key, None)
+                self._meta.pop(key, None)
+                continue
+            old = self._meta.get(key)
+            self._files[key] = bytes(data)
+            self._meta[key] = (old[0] if old else secrets.token_hex(8), version)
+        self._owner[version] = {k: m[0] for k, m in self._meta.items() if k in staged}
+        self._pending_gone = gone
+
+    def _link_moves(self, moves: Mapping[str, str]) -> None:
+        """A moved file keeps the id its source had."""
+        for dest, source in moves.items():
+            ident = self._pending_gone.get(source)
+            if ident is not None and dest in self._meta:
+                self._meta[dest] = (ident, self._meta[dest][1])
+                self._owner[self._meta[dest][1]][dest] = ident
+
+    def _ids(self, changeset: Changeset) -> dict[str, str]:
+        return {c.path: self._meta[c.path][0] for c in changeset.changes if c.path in self._meta}
+
+    def _check_version(self, key: str, expected: Version) -> None:
+        try:
+            wanted = int(str(expected).strip())
+        except ValueError:
+            raise InvalidArguments(
+                f"expected_version {expected!r} is not a version of this storage",
+                hint="Pass the integer version your last read or edit returned.",
+                details={"expected_version": expected},
+            ) from None
+        current = self._meta.get(key)
+        if current is None:
+            return  # the engine reports the missing file
+        owner = self._owner.get(wanted, {}).get(key)
+        if owner is not None and owner != current[0]:
+            raise ResourceNotFound(
+                f"{key} was deleted since version {wanted} and a new file was created there",
+                hint="The file you read no longer exists; read the current file first.",
+                details={"path": key, "version": wanted},
+            )
+        if wanted != current[1]:
+            raise ResourceConflict(
+                f"{key} changed since version {wanted}: it is now at version {current[1]}",
+                hint="Read the file again and redo the edit on its current content, passing the "
+                "new version as expected_version.",
+                details={"path": key, "expected_version": wanted, "current_version": current[1]},
+            )
+
+    def _is_directory(self, key: str) -> bool:
+        return any(k.startswith(key.rstrip("/") + "/") for k in self._files)
+
+    def _refuse_directory(self, key: str) -> None:
+        if self._is_directory(key):
+            raise NotATextResource(
+                f"{key} is a directory, not a file",
+                hint="Name a file inside the directory.",
+                details={"path": key},
+            )
+
+    @staticmethod
+    def _refuse_family(key: str) -> None:
+        if "://" in key:
+            raise UnsafePath(
+                f"{key}: a memory storage has no work:// or memory:// addresses",
+                hint="Use a relative path.",
+                details={"path": key},
+            )
+
+
+class _Snapshot(Mapping[str, bytes]):
+    """A read-only view of a MemoryStorage's files for the engine."""
+
+    def __init__(self, files: Mapping[str, bytes]) -> None:
+        self._files = files
+
+    def __getitem__(self, key: str) -> bytes:
+        return self._files[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)

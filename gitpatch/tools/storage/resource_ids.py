@@ -1,0 +1,93 @@
+"""Stable resource ids for files in git history.
+
+A file's id is a hash of the commit that created it and the path it was created at. Walking
+back along the first-parent history from a head, an edit keeps the path, a move (git's rename
+detection, which also sees gitpatch's own moves) continues at the old path, and the commit
+where the path first appears ends the walk. So edits and moves keep the id, and a file deleted
+and created again at the same path gets a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+
+import pygit2
+
+from gitpatch.store import Store
+from gitpatch.store.trees import MODE_TREE
+from gitpatch.workspace.guards import blob
+
+__all__ = ["resource_id", "uuid_like"]
+
+
+def _file(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
+    try:
+        obj = tree[path]
+    except KeyError:
+        return None
+    return None if obj.filemode == MODE_TREE else obj.id
+
+
+def _moved_from(
+    store: Store, parent: pygit2.Commit, commit: pygit2.Commit, path: str
+) -> str | None:
+    # Only a path this commit deletes can be where ``path`` moved from. Looking for one first
+    # costs what the commit changed; libgit2's tree diff (for its rename detection) walks every
+    # entry of both trees (27 ms on a 20,000-file tree for a commit that adds one file).
+    changed = store.changed_paths(parent.id, commit.id)
+    gone = [p for p in changed if _file(commit.tree, p) is None]
+    if not any(_file(parent.tree, p) is not None for p in gone):
+        return None
+    diff = parent.tree.diff_to_tree(commit.tree)
+    diff.find_similar()
+    for delta in diff.deltas:
+        if delta.status == pygit2.enums.DeltaStatus.RENAMED and delta.new_file.path == path:
+            return str(delta.old_file.path)
+    return None
+
+
+def uuid_like(text: str) -> str:
+    """A UUID-shaped digest of ``text``."""
+    d = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return f"{d[:8]}-{d[8:12]}-{d[12:16]}-{d[16:20]}-{d[20:32]}"
+
+
+#: (commit hex, path) -> id, for commits already walked; bounded, cleared when full.
+_KNOWN: dict[tuple[str, str], str] = {}
+_KNOWN_LIMIT = 100_000
+_KNOWN_LOCK = threading.Lock()
+
+
+def resource_id(store: Store, head: pygit2.Oid | None, path: str) -> str | None:
+    """The stable id of the file at ``path`` on ``head``: a hash of the commit that created it
+    and the path it was created at, following moves (git's rename detection) back along the
+    first-parent history (at most ``store.HISTORY_DEPTH`` commits). Every (commit, path) the
+    walk passes is remembered, so the next edit's lookup stops at its parent."""
+    if head is None or blob(store, head, path) is None:
+        return None
+    seen: list[tuple[str, str]] = []
+    found: str | None = None
+    origin = head
+    for commit in store.first_parents(head):
+        origin = commit.id
+        with _KNOWN_LOCK:
+            found = _KNOWN.get((str(commit.id), path))
+        if found is not None:
+            break
+        seen.append((str(commit.id), path))
+        if not commit.parents:
+            break
+        parent = commit.parents[0]
+        if _file(parent.tree, path) is not None:
+            continue
+        source = _moved_from(store, parent, commit, path)
+        if source is None:
+            break
+        path = source
+    ident = found or uuid_like(f"{origin}\0{path}")
+    with _KNOWN_LOCK:
+        if len(_KNOWN) + len(seen) > _KNOWN_LIMIT:
+            _KNOWN.clear()
+        _KNOWN.update(dict.fromkeys(seen, ident))
+    return ident

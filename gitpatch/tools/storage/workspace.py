@@ -1,0 +1,246 @@
+"""A Workspace seen as a storage (``gitpatch.tools.storage.base``): keys, versions and resource ids.
+
+Ordinary keys are repository-relative paths on the Workspace's branch (disk content included
+when the branch is checked out); ``work://SESSION/p`` and ``memory://ROOT/p`` keys live on
+``refs/gitpatch/work/SESSION`` and ``refs/gitpatch/memory/ROOT``, never in the working tree.
+A version is the commit id holding the content; a resource id is derived from the commit that
+created the file (followed back through moves), so edits and moves keep it and a file deleted
+and created again gets a new one. Writing goes through ``Workspace.propose`` (or, for a change
+spanning several refs, ``storage.scratch``), so every rule of the Workspace holds here too.
+
+Reading uncommitted disk content hands out a version of its own: a commit pinning that content
+on top of the head (no ref points at it; ``gitpatch.workspace.versions``). Passed back as
+``expected_version``, the Workspace takes it for the head it was read on as long as the disk
+still holds what was read, and answers ``resource_conflict`` once it does not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+
+import pygit2
+
+from gitpatch.core.model import Proposal
+from gitpatch.core.paths import Address, parse_address
+from gitpatch.errors import (
+    InvalidArguments,
+    ResourceNotFound,
+)
+from gitpatch.store.trees import MODE_TREE
+from gitpatch.tools.policy import RulePolicy, rules_from_config
+from gitpatch.tools.storage import scratch as families
+from gitpatch.tools.storage.base import (
+    Applied,
+    FileRead,
+    Gate,
+    Stat,
+    Target,
+    Version,
+    resolve_plain,
+)
+from gitpatch.tools.storage.resource_ids import resource_id, uuid_like
+from gitpatch.workspace import versions
+from gitpatch.workspace.api import Workspace
+from gitpatch.workspace.results import ProposalResult
+
+__all__ = ["READ_TRAILER", "WorkspaceStorage"]
+
+#: Trailer of the commit that pins the uncommitted disk content a read handed out.
+READ_TRAILER = versions.READ_TRAILER
+
+
+class WorkspaceStorage:
+    """The storage view of one Workspace. Two views of the same Workspace are equal, so
+    ``reader=ws, writer=ws`` is one namespace; a view holds its Workspace alive, nothing holds
+    the view but its user."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self.root = ""
+        self._families: dict[str, Workspace] = {}
+        self._review: Workspace | None = None
+
+    @classmethod
+    def of(cls, workspace: Workspace) -> WorkspaceStorage:
+        """A storage view of ``workspace``."""
+        return cls(workspace)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WorkspaceStorage) and other.workspace is self.workspace
+
+    def __hash__(self) -> int:
+        return id(self.workspace)
+
+    def config_policy(self) -> RulePolicy | None:
+        """The tool rules in the repository's git config, if any (see the README):
+        ``gitpatch.toolAllow``, ``gitpatch.toolDeny``, ``gitpatch.toolAsk`` (multi-valued
+        globs) and ``gitpatch.toolRequireApproval`` (bool)."""
+        store = self.workspace.store
+        return rules_from_config(
+            {
+                "allow": store.config_values("gitpatch.toolAllow"),
+                "deny": store.config_values("gitpatch.toolDeny"),
+                "ask": store.config_values("gitpatch.toolAsk"),
+                "requireApproval": store.config_values("gitpatch.toolRequireApproval"),
+            }
+        )
+
+    # -- namespace ---------------------------------------------------------------------------
+
+    def resolve(self, path: str, cwd: str | None = None) -> Target:
+        """Relative POSIX paths (absolute ones inside the repository are accepted too)."""
+        tree = self.workspace.worktree
+        root = str(tree.root).rstrip("/") if tree is not None else None
+        return resolve_plain(self, path, cwd, root)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _view(self, key: str) -> Iterator[tuple[Workspace, str, bool]]:
+        """(the Workspace holding ``key``, its path there, whether disk is its content), with
+        that Workspace's calls and lands held off."""
+        ws = self.workspace
+        address = parse_address(key)
+        with ws._calls:
+            if address is not None:
+                yield self.family(address), address.path, False
+                return
+            disk = ws._tracks_disk()
+            with ws._consistent_view():
+                yield ws, key, disk
+
+    def read(self, key: str) -> FileRead:
+        """See ``Storage.read`` and, for uncommitted content, the module docstring."""
+        with self._view(key) as (ws, path, disk):
+            store = ws.store
+            head = store.ref_target(ws.branch)
+            ws._check_paths(head, [path])
+            tree = ws.worktree
+            filters = tree.filters if tree is not None else None
+            data, version = versions.read(store, tree if disk else None, head, path, filters)
+            if data is None:
+                raise ResourceNotFound(
+                    f"{key}: no such file",
+                    hint="Check the path; list the files to see what exists.",
+                    details={"path": key},
+                )
+            ident = resource_id(store, head, path) or uuid_like(f"{version}\0{path}\0new")
+            return FileRead(data, str(version) if version else "", ident)
+
+    def read_bytes(self, key: str) -> bytes:
+        """The bytes of the file at ``key`` (disk content when the branch is checked out)."""
+        return self.read(key).data
+
+    def stat(self, key: str) -> Stat | None:
+        """See ``Storage.stat``."""
+        with self._view(key) as (ws, path, disk):
+            if disk and ws.worktree is not None:
+                full = ws.worktree.root / path
+                if full.is_dir():
+                    return Stat("directory")
+                return Stat("file", full.stat().st_size) if full.is_file() else None
+            head = ws.store.ref_target(ws.branch)
+            found = None if head is None else ws.store.entry(head, path)
+            if found is None or head is None:
+                return None
+            if found.mode == MODE_TREE:
+                return Stat("directory")
+            return Stat("file", len(ws.store.read(head, path) or b""))
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Files on the branch head below ``prefix`` (committed content)."""
+        ws = self.workspace
+        with ws._calls:
+            head = ws.store.ref_target(ws.branch)
+            if head is None:
+                return []
+            base = prefix.rstrip("/") + "/" if prefix else ""
+            return sorted(p for p in ws.store.files(head) if p.startswith(base))
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def apply(
+        self,
+        proposal: Proposal,
+        *,
+        expected_version: Version | None = None,
+        review: bool = False,
+        gate: Gate | None = None,
+    ) -> Applied:
+        """See ``Storage.apply``: one proposal commit per ref touched, all refs in one ref
+        transaction; ``review`` keeps the change on ``refs/heads/gitpatch/<id>``."""
+        roots = families.roots(proposal)
+        with self.workspace._calls:
+            if len(roots) > 1:
+                return families.propose_across(
+                    self.workspace, self.family, proposal, roots, review, gate
+                )
+            (root,) = roots
+            ws = self._holder(root, review)
+            local = families.strip(proposal, root)
+            expected = self._expected(ws, local, expected_version)
+            if gate is not None:
+                gate()
+            result = ws.propose(local, expected_version=expected)
+            return self._applied(ws, result, root)
+
+    def _holder(self, root: Address | None, review: bool) -> Workspace:
+        if root is not None:
+            if review:
+                raise InvalidArguments(
+                    f"{root.family}://{root.root}/ changes cannot be kept for review",
+                    hint="Scratch addresses take changes directly; ask for approval of "
+                    "ordinary paths only.",
+                )
+            return self.family(root)
+        return self._reviewer() if review else self.workspace
+
+    def family(self, address: Address) -> Workspace:
+        """The Workspace (bare view, auto mode) on ``address``'s ref."""
+        ref = address.ref
+        found = self._families.get(ref)
+        if found is None:
+            ctx = dataclasses.replace(
+                self.workspace.context,
+                worktree=None,
+                mode="auto",
+                target=ref,
+                branch=ref,
+                session=None,
+            )
+            found = self._families[ref] = Workspace(ctx)
+        return found
+
+    def _reviewer(self) -> Workspace:
+        ws = self.workspace
+        if ws.mode == "review":
+            return ws
+        if self._review is None:
+            ctx = dataclasses.replace(ws.context, mode="review", target=ws.branch)
+            self._review = Workspace(ctx)
+        return self._review
+
+    def _expected(self, ws: Workspace, proposal: Proposal, expected: Version | None) -> str | None:
+        """The version as the Workspace takes it (a pinned read included: it checks the disk)."""
+        return None if expected is None else str(expected).strip()
+
+    def _applied(self, ws: Workspace, result: ProposalResult, root: Address | None) -> Applied:
+        review = result.mode == "review"
+        commit = pygit2.Oid(hex=result.version)
+        ids: dict[str, str] = {}
+        for f in result.files:
+            ident = resource_id(ws.store, commit, f.path) if f.action != "delete" else None
+            if ident is not None:
+                ids[families.key(f.path, root)] = ident
+        return Applied(
+            version=result.version,
+            files=tuple(families.rename(f, root) for f in result.files),
+            edits=tuple(families.edit_report(e, root) for e in result.edits),
+            ids=ids,
+            proposal_id=result.proposal_id,
+            branch=result.branch,
+            review=review,
+            target=result.target,
+        )

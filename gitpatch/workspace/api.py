@@ -1,0 +1,497 @@
+"""The public API: a Workspace turns proposals into commits and lands them, safely.
+
+``Workspace.open(path, mode)`` picks the branch proposals target. Each ``propose`` builds one
+commit in the object store on top of the branch head (after recording any uncommitted content
+of the touched files, so the agent's edit applies to what it saw), then:
+
+- ``auto``: moves the branch by compare-and-swap and writes only the changed paths to disk
+  through ``WorkingTree.land``; a protected branch is never moved, the change lands on a
+  session branch ``gitpatch/session/<name>`` started at its head instead;
+- ``review``: creates ``refs/heads/gitpatch/<id>`` and leaves the working tree alone.
+
+Losing the compare-and-swap to another writer re-reads the head: if a touched file changed,
+the caller gets ``resource_conflict``; otherwise the proposal is rebuilt on the new head. Every
+error leaves no ref, note, file or index entry behind: nothing moves until everything is built.
+
+The Workspace is the front door, not the machinery: building commits, publishing them and
+landing them on disk live in ``gitpatch.checkout``, the review lifecycle in ``workspace.review``.
+It never talks to a user (no terminal, no click, no MCP): front ends map its errors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import secrets
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+
+import pygit2
+
+from gitpatch.checkout.roots import through_root, through_root_all
+from gitpatch.checkout.worktree import WorkingTree
+from gitpatch.core.model import Proposal
+from gitpatch.core.paths import normalize, normalize_proposal
+from gitpatch.core.retry import lost_race, retry
+from gitpatch.core.text import Document
+from gitpatch.errors import (
+    ConcurrentUpdate,
+    InternalError,
+    InvalidArguments,
+    ResourceNotFound,
+)
+from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
+from gitpatch.store import Store
+from gitpatch.workspace import guards, review, versions
+from gitpatch.workspace.build import Built, Dirty, build, proposal_result, record_dirty
+from gitpatch.workspace.context import Context
+from gitpatch.workspace.publisher import Transition, publish
+from gitpatch.workspace.results import (
+    Mode,
+    ProposalResult,
+    ReadResult,
+    now_iso,
+)
+from gitpatch.workspace.sessions import (
+    DEFAULT_PROTECTED,
+    PROPOSAL_PREFIX,
+    REJECTED_PREFIX,
+    SESSION_PREFIX,
+    pick_target,
+    protected_branches,
+    session_target,
+    short,
+    start_session,
+)
+
+if TYPE_CHECKING:
+    from gitpatch.workspace.results import LogEntry, ProposalDetail, ProposalInfo
+
+__all__ = [
+    "DEFAULT_PROTECTED",
+    "PROPOSAL_PREFIX",
+    "REJECTED_PREFIX",
+    "SESSION_PREFIX",
+    "Workspace",
+    "protected_branches",
+    "session_target",
+]
+
+#: Lost compare-and-swaps absorbed before ``concurrent_update`` (each costs one rebuild).
+MAX_ATTEMPTS = 60
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _serialized(
+    method: Callable[Concatenate[Workspace, _P], _R],
+) -> Callable[Concatenate[Workspace, _P], _R]:
+    """One call of a Workspace at a time (its pygit2 objects are not thread-safe), each
+    starting by finishing whatever a killed process left half done."""
+
+    def run(self: Workspace, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._calls, self.store.operation():
+            self.store.recover()
+            if self.worktree is not None:
+                self.worktree.recover()
+            return method(self, *args, **kwargs)
+
+    functools.update_wrapper(run, method)
+    return run
+
+
+class Workspace:
+    """One repository, one target branch, one mode; its calls run one at a time."""
+
+    def __init__(self, context: Context) -> None:
+        self._ctx = context
+        self._calls = threading.RLock()
+
+    # -- state (read-only) -------------------------------------------------------------------
+
+    @property
+    def context(self) -> Context:
+        """Everything this Workspace works on, as one immutable value (what review takes)."""
+        return self._ctx
+
+    @property
+    def store(self) -> Store:
+        """The repository's object store and refs."""
+        return self._ctx.store
+
+    @property
+    def worktree(self) -> WorkingTree | None:
+        """The working tree, None for a bare repository."""
+        return self._ctx.worktree
+
+    @property
+    def mode(self) -> Mode:
+        """``auto`` (land on the branch) or ``review`` (one branch per proposal)."""
+        return self._ctx.mode
+
+    @property
+    def target(self) -> str:
+        """The branch proposals are meant for (a protected branch when a session is used)."""
+        return self._ctx.target
+
+    @property
+    def branch(self) -> str:
+        """The branch proposals are built on and, in auto mode, land on."""
+        return self._ctx.branch
+
+    @property
+    def session(self) -> str | None:
+        """The session name when auto mode lands on ``gitpatch/session/<name>``."""
+        return self._ctx.session
+
+    @property
+    def dirty(self) -> Dirty:
+        """What happens to uncommitted changes of touched files: ``record`` or ``refuse``."""
+        return self._ctx.dirty
+
+    @property
+    def protected(self) -> frozenset[str]:
+        """Full refs of the branches agents never commit to."""
+        return self._ctx.protected
+
+    @property
+    def allow_ignored(self) -> bool:
+        """Whether proposals may touch files git ignores."""
+        return self._ctx.allow_ignored
+
+    @property
+    def author(self) -> str:
+        """``Name <email>`` recorded in notes as the proposals' author."""
+        return self._ctx.author
+
+    # -- opening -----------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        mode: Mode = "auto",
+        branch: str | None = None,
+        *,
+        dirty: Dirty = "record",
+        session: str | None = None,
+        protected: Sequence[str] | None = None,
+        author: str | None = None,
+        allow_ignored: bool | None = None,
+    ) -> Workspace:
+        """Open the repository at ``path`` (with a working tree or bare).
+
+        ``branch`` defaults to the checked-out one. In auto mode a protected target (git config
+        ``gitpatch.protected``, default main and master), or an explicit ``session`` name,
+        starts or resumes ``gitpatch/session/<name>`` and, when the target is checked out,
+        switches to it keeping the working tree as ``git switch -c`` does.
+        """
+        _check_options(mode, dirty)
+        store = Store.open(path)
+        with store.operation():
+            return cls._open(store, mode, branch, dirty, session, protected, author, allow_ignored)
+
+    @classmethod
+    def _open(
+        cls,
+        store: Store,
+        mode: Mode,
+        branch: str | None,
+        dirty: Dirty,
+        session: str | None,
+        protected: Sequence[str] | None,
+        author: str | None,
+        allow_ignored: bool | None,
+    ) -> Workspace:
+        """``open`` once the store is open, under the opening's owner record."""
+        worktree = WorkingTree.of(store)
+        store.recover(sweep=True)
+        if worktree is not None:
+            worktree.recover()
+        guarded = protected_branches(store, protected)
+        target, resumed = pick_target(store, branch, guarded)
+        if allow_ignored is None:
+            allow_ignored = store.config_bool("gitpatch.allowIgnored")
+        if resumed is not None and session is None:
+            session = resumed
+        on = target
+        if mode == "auto" and (session is not None or target in guarded):
+            session = session or "agent"
+            on = start_session(store, worktree, target, session)
+        else:
+            session = None
+        sig = store.signature()
+        context = Context(
+            store=store,
+            worktree=worktree,
+            mode=mode,
+            target=target,
+            branch=on,
+            session=session,
+            protected=guarded,
+            author=author or f"{sig.name} <{sig.email}>",
+            dirty=dirty,
+            allow_ignored=allow_ignored,
+        )
+        return cls(context)
+
+    # -- the tool methods --------------------------------------------------------------------
+
+    def patch(
+        self,
+        path: str,
+        edits: str,
+        *,
+        expected_version: str | None = None,
+        revision: bool = False,
+    ) -> ProposalResult:
+        """Apply SEARCH/REPLACE blocks to one file (the ``patch`` tool); see ``propose`` for
+        ``expected_version`` and ``revision``."""
+        proposal = search_replace.parse(edits, path)
+        return self._propose_as("patch", proposal, expected_version, revision)
+
+    def apply_patch(
+        self, patch: str, *, expected_version: str | None = None, revision: bool = False
+    ) -> ProposalResult:
+        """Apply a ``*** Begin Patch`` text: updates, adds, deletes and moves, all or none."""
+        proposal = apply_patch.parse(patch)
+        return self._propose_as("apply_patch", proposal, expected_version, revision)
+
+    def patch_resource(
+        self,
+        path: str,
+        edits: Sequence[Mapping[str, Any]],
+        *,
+        expected_version: str | None = None,
+        revision: bool = False,
+    ) -> ProposalResult:
+        """Apply patch_resource edit objects to one file, optionally against a version read."""
+        proposal = patch_resource.parse(path, edits)
+        return self._propose_as("patch_resource", proposal, expected_version, revision)
+
+    def apply_diff(
+        self, diff: str, *, expected_version: str | None = None, revision: bool = False
+    ) -> ProposalResult:
+        """Apply a unified diff (``git diff`` or ``diff -u`` output), all files or none."""
+        proposal = unified_diff.parse(diff)
+        return self._propose_as("apply_diff", proposal, expected_version, revision)
+
+    def apply(
+        self, text: str, *, expected_version: str | None = None, revision: bool = False
+    ) -> ProposalResult:
+        """Apply an edit text in whichever language it is written (``formats.detect``):
+        apply_patch, SEARCH/REPLACE blocks each after its path line, or a unified diff."""
+        fmt = detect(text)
+        if fmt == "apply_patch":
+            return self.apply_patch(text, expected_version=expected_version, revision=revision)
+        if fmt == "unified_diff":
+            return self.apply_diff(text, expected_version=expected_version, revision=revision)
+        proposal = search_replace.parse(text)
+        return self._propose_as("patch", proposal, expected_version, revision)
+
+    def _propose_as(
+        self, tool: str, proposal: Proposal, expected_version: str | None, revision: bool
+    ) -> ProposalResult:
+        proposal = dataclasses.replace(proposal, tool=tool)
+        return self.propose(proposal, expected_version=expected_version, revision=revision)
+
+    @_serialized
+    def read(self, path: str) -> ReadResult:
+        """A file's text as the agent would edit it, and the version (commit id) it belongs to.
+
+        When the branch is checked out the text comes from disk (uncommitted edits included),
+        since that is what a following edit applies to; its version then pins that content
+        (a commit no ref points at), so a later change on disk is a ``resource_conflict``.
+        Files outside a sparse checkout come from the branch, as git shows them.
+        """
+        clean = self._normalize(path)
+        with self._consistent_view():
+            head = self.store.ref_target(self.branch)
+            self._check_paths(head, [clean])
+            tree = self.worktree
+            filters = tree.filters if tree is not None else None
+            data, version = versions.read(self.store, self._disk(), head, clean, filters)
+        if data is None:
+            raise ResourceNotFound(
+                f"cannot read {clean}: no such file on {short(self.branch)}",
+                hint="Check the path (it is relative to the repository root).",
+                details={"path": clean},
+            )
+        text = Document.from_bytes(data, clean).text
+        return ReadResult(path=clean, content=text, version=str(version) if version else "")
+
+    # -- proposing ---------------------------------------------------------------------------
+
+    @_serialized
+    def propose(
+        self, proposal: Proposal, *, expected_version: str | None = None, revision: bool = False
+    ) -> ProposalResult:
+        """Build ``proposal`` as one commit and land it (auto) or put it up for review.
+
+        ``expected_version``: a commit id the caller read; a touched file whose content changed
+        since is a ``resource_conflict`` (other files changing is not). ``revision=True`` allows
+        a change identical to one a person rejected.
+        """
+        proposal = self._normalize_proposal(proposal)
+        pid = secrets.token_hex(6)
+        read_as = guards.resolve_version(self.store, expected_version)
+        expected = None if read_as is None else versions.unpin(self.store, read_as)
+        first: list[pygit2.Oid | None] = []  # the head the first attempt saw
+
+        def attempt() -> ProposalResult:
+            with self._consistent_view():
+                head = self.store.ref_target(self.branch)
+                if not first:
+                    first.append(head)
+                    self._check_paths(head, proposal.paths)
+                    versions.check_disk(self.store, self._disk(), read_as, proposal.paths)
+                reference, since = (expected, True) if expected is not None else (first[0], False)
+                guards.check_unchanged(
+                    self.store,
+                    reference,
+                    head,
+                    proposal.paths,
+                    since_version=since,
+                    branch=self.branch,
+                )
+                base, recorded = self._record_dirty(head, proposal.paths, pid)
+            filters = self.worktree.filters if self.worktree is not None else None
+            built = build(self.store, proposal, base, recorded, pid, revision, filters)
+            self._publish(built, head, pid, proposal.tool, revision)
+            return proposal_result(self._ctx, built, pid)
+
+        return retry(
+            attempt,
+            attempts=MAX_ATTEMPTS,
+            catch=ConcurrentUpdate,
+            when=lost_race,
+            exhausted=lambda _exc: ConcurrentUpdate(
+                f"{short(self.branch)} kept moving: {MAX_ATTEMPTS} attempts to land the "
+                "proposal lost to other writers",
+                hint="The branch is very busy; retry the call.",
+                details={"branch": self.branch},
+                reason="changed",
+            ),
+        )
+
+    @contextlib.contextmanager
+    def _consistent_view(self) -> Iterator[None]:
+        """While reading head and disk together, no land may run (see WorkingTree.reading)."""
+        if self.worktree is None or not self._tracks_disk():
+            yield
+            return
+        with self.worktree.reading():
+            yield
+
+    def _record_dirty(
+        self, head: pygit2.Oid | None, paths: Sequence[str], pid: str
+    ) -> tuple[pygit2.Oid | None, list[str]]:
+        """Record touched files' uncommitted disk content first, when the branch is on disk."""
+        if self.worktree is None or not self._tracks_disk():
+            return head, []
+        return record_dirty(self.store, self.worktree, head, paths, pid, self.dirty)
+
+    def _publish(
+        self, built: Built, head: pygit2.Oid | None, pid: str, tool: str, revision: bool
+    ) -> None:
+        """Move the branch (auto) or create the proposal ref (review) together with the note,
+        in one ref transaction: a proposal never exists without its note, nor a note without
+        its proposal. In auto mode the disk follows when the branch is checked out."""
+        if self.mode == "auto" and self.branch in self.protected:
+            raise InternalError("refusing to land an agent commit on a protected branch")
+        auto = self.mode == "auto"
+        ref = self.branch if auto else PROPOSAL_PREFIX + pid
+        note = self._note(built, pid, tool, revision)
+        step = Transition(
+            refs=((ref, built.commit, head if auto else None),),
+            notes={built.commit: lambda _old: note},
+            message=f"gitpatch: {tool or 'propose'} {pid}",
+            checkout=(self.branch, built.base, built.commit) if auto else None,
+            paths=built.land_paths,
+            disk_checked=True,
+        )
+        publish(self._ctx, step)
+
+    def _note(self, built: Built, pid: str, tool: str, revision: bool) -> dict[str, Any]:
+        return {
+            "id": pid,
+            "status": "applied" if self.mode == "auto" else "proposed",
+            "tool": tool or "propose",
+            "target": self.target,
+            "branch": self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid,
+            "base": str(built.base) if built.base is not None else None,
+            "fingerprint": built.fingerprint,
+            "author": self.author,
+            "created_at": now_iso(),
+            "revision": revision,
+        }
+
+    # -- checks ------------------------------------------------------------------------------
+
+    def _tracks_disk(self) -> bool:
+        return self._ctx.tracks_disk()
+
+    def _disk(self) -> WorkingTree | None:
+        """The working tree when it shows the branch (its content is then the base)."""
+        return self.worktree if self._tracks_disk() else None
+
+    def _check_paths(self, head: pygit2.Oid | None, paths: Sequence[str]) -> None:
+        disk = self.worktree.root if self.worktree is not None and self._tracks_disk() else None
+        check_ignored = self.worktree is not None and not self.allow_ignored
+        guards.check_paths(self.store, head, paths, disk=disk, check_ignored=check_ignored)
+
+    def _normalize(self, path: str) -> str:
+        return normalize(through_root(path, self._root()), self._root())
+
+    def _root(self) -> str | None:
+        """The working tree's absolute path: absolute paths below it are accepted."""
+        return str(self.worktree.root).rstrip("/") if self.worktree is not None else None
+
+    def _normalize_proposal(self, proposal: Proposal) -> Proposal:
+        return normalize_proposal(through_root_all(proposal, self._root()), self._root())
+
+    # -- review (written in gitpatch.workspace.review) --------------------------------------------
+
+    @_serialized
+    def approve(self, proposal_id: str, by: str) -> ProposalResult:
+        """Merge a proposal (or a session, by name) into its target; see ``review``."""
+        return review.approve(self._ctx, proposal_id, by)
+
+    @_serialized
+    def reject(self, proposal_id: str, by: str, reason: str) -> ProposalResult:
+        """Reject a proposal: its ref goes, the reason is noted; see ``review``."""
+        return review.reject(self._ctx, proposal_id, by, reason)
+
+    @_serialized
+    def proposals(self) -> list[ProposalInfo]:
+        """Every proposal with its status; see ``gitpatch.workspace.review``."""
+        return review.proposals(self._ctx)
+
+    @_serialized
+    def show(self, proposal_id: str) -> ProposalDetail:
+        """One proposal's diff, stats and info; see ``gitpatch.workspace.review``."""
+        return review.show(self._ctx, proposal_id)
+
+    @_serialized
+    def undo(self) -> ProposalResult:
+        """Revert the last gitpatch commit with a new commit; see ``gitpatch.workspace.review``."""
+        return review.undo(self._ctx)
+
+    @_serialized
+    def log(self, limit: int = 50) -> list[LogEntry]:
+        """The gitpatch commits on the branch, newest first; see ``gitpatch.workspace.review``."""
+        return review.log(self._ctx, limit)
+
+
+def _check_options(mode: str, dirty: str) -> None:
+    if mode not in ("auto", "review"):
+        raise InvalidArguments(f"unknown mode {mode!r}", hint="Use mode='auto' or mode='review'.")
+    if dirty not in ("record", "refuse"):
+        raise InvalidArguments(
+            f"unknown dirty policy {dirty!r}", hint="Use dirty='record' or dirty='refuse'."
+        )

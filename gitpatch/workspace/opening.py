@@ -1,0 +1,49 @@
+"""What the front ends (CLI, MCP server) share: opening a repository as its config says, and
+telling what awaits a person's review. No click, no mcp, no terminal here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitpatch.store import Store
+from gitpatch.workspace.config import Config, load
+from gitpatch.workspace.sessions import PROPOSAL_PREFIX, SESSION_PREFIX
+
+if TYPE_CHECKING:
+    from gitpatch.workspace.api import Workspace
+    from gitpatch.workspace.results import Mode, ProposalInfo
+
+__all__ = ["is_open", "open_workspace", "repository_config", "working_root"]
+
+
+def working_root(directory: str | Path) -> Path | None:
+    """The working tree's root of the repository at (or above) ``directory``; None if bare."""
+    workdir = Store.open(directory).workdir
+    return Path(workdir) if workdir else None
+
+
+def repository_config(directory: str | Path) -> Config:
+    """The ``.gitpatch.toml`` of the repository at ``directory`` (defaults when absent)."""
+    return load(working_root(directory))
+
+
+def open_workspace(
+    directory: str | Path, mode: Mode | None = None, config: Config | None = None, **kw: Any
+) -> Workspace:
+    """A Workspace on the repository at ``directory`` in ``mode`` (default: the config's),
+    with the protected branches of git config, else the config file, else main and master."""
+    from gitpatch.workspace.api import Workspace
+
+    cfg = config if config is not None else repository_config(directory)
+    store = Store.open(directory)
+    protected = cfg.protected_for(store)
+    return Workspace.open(directory, mode=mode or cfg.mode, protected=protected, **kw)
+
+
+def is_open(ws: Workspace, info: ProposalInfo) -> bool:
+    """True for what awaits a person: a proposal whose branch exists, or a session (listed
+    by ``Workspace.proposals`` under its name); closed and auto-applied ones are history."""
+    if info.status == "proposed":
+        return ws.store.ref_target(PROPOSAL_PREFIX + info.id) is not None
+    return info.status == "applied" and info.branch == SESSION_PREFIX + info.id

@@ -1,0 +1,192 @@
+"""What the Workspace hands back: pydantic models, so tools, CLI and MCP serialise them as is.
+
+These sit at the boundary (the ``Workspace`` API and everything built on it); inside, gitpatch
+works with frozen dataclasses. Every model is frozen and refuses unknown fields, so a typo in a
+producer fails loudly instead of silently dropping data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gitpatch.core.model import Changeset
+from gitpatch.match import Level
+
+__all__ = [
+    "EditResult",
+    "FileAction",
+    "FileResult",
+    "LogEntry",
+    "Mode",
+    "ProposalDetail",
+    "ProposalInfo",
+    "ProposalResult",
+    "ProposalStatus",
+    "ReadResult",
+    "edit_results",
+    "file_results",
+    "iso",
+    "now_iso",
+    "summary",
+]
+
+#: How a Workspace lands proposals: on the target branch at once, or on a branch for review.
+Mode = Literal["auto", "review"]
+
+#: The life of a proposal, as kept in its note on ``refs/notes/gitpatch``.
+ProposalStatus = Literal["applied", "proposed", "approved", "rejected", "undone"]
+
+#: What a proposal did to one path.
+FileAction = Literal["update", "add", "delete", "move"]
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class FileResult(_Result):
+    """One path a proposal changed; for a move ``path`` is the destination."""
+
+    path: str
+    action: FileAction
+    moved_from: str | None = None
+
+
+class EditResult(_Result):
+    """Where one edit landed: 1-based inclusive lines of the file before the edit, and the
+    matching level (``exact`` unless the matcher had to tolerate a difference)."""
+
+    path: str
+    index: int
+    start_line: int
+    end_line: int
+    level: Level = Level.EXACT
+
+
+class ProposalResult(_Result):
+    """The outcome of one proposal (or of approving, rejecting or undoing one).
+
+    ``version`` is the full hex id of the commit that holds the change; ``branch`` is the full
+    ref name of the branch that holds it (the target in auto mode, ``refs/heads/gitpatch/<id>``
+    in review mode, a session branch when the target is protected); ``message`` says so in one
+    sentence a person or a model can read.
+    """
+
+    proposal_id: str
+    version: str
+    branch: str
+    target: str
+    mode: Mode
+    status: ProposalStatus
+    base: str
+    files: list[FileResult] = Field(default_factory=list)
+    edits: list[EditResult] = Field(default_factory=list)
+    message: str = ""
+
+
+class ReadResult(_Result):
+    """A file's text and its version: the commit id holding that content on the branch."""
+
+    path: str
+    content: str
+    version: str
+
+
+class ProposalInfo(_Result):
+    """One proposal as listed by ``Workspace.proposals()``.
+
+    ``files`` are the paths it changes; ``created_at`` is ISO 8601 UTC.
+    """
+
+    id: str
+    status: ProposalStatus
+    target: str
+    base: str
+    files: list[str] = Field(default_factory=list)
+    author: str = ""
+    created_at: str = ""
+    age_seconds: float = 0.0
+    tool: str = ""
+    branch: str = ""
+    commit: str = ""
+
+
+class ProposalDetail(_Result):
+    """One proposal with its diff text and stats (``files``, ``insertions``, ``deletions``).
+
+    ``recorded`` is the part approval would also commit that is NOT the agent's: the person's
+    own uncommitted changes to the touched files, recorded before the agent's edit (a unified
+    diff, with ``recorded_files``); ``diff`` shows the agent's change on top of them.
+    """
+
+    info: ProposalInfo
+    diff: str
+    stats: dict[str, int] = Field(default_factory=dict)
+    recorded: str = ""
+    recorded_files: list[str] = Field(default_factory=list)
+
+
+class LogEntry(_Result):
+    """One gitpatch commit on the target branch: ``time`` is ISO 8601 UTC."""
+
+    commit: str
+    proposal_id: str
+    tool: str
+    summary: str
+    time: str
+
+
+def file_results(changeset: Changeset, existed: Callable[[str], bool]) -> list[FileResult]:
+    """One ``FileResult`` per change; ``existed(path)`` tells an update from an add."""
+    out: list[FileResult] = []
+    for change in changeset.changes:
+        if change.source is not None:
+            out.append(FileResult(path=change.path, action="move", moved_from=change.source))
+        elif change.content is None:
+            out.append(FileResult(path=change.path, action="delete"))
+        else:
+            action: FileAction = "update" if existed(change.path) else "add"
+            out.append(FileResult(path=change.path, action=action))
+    return out
+
+
+def edit_results(changeset: Changeset) -> list[EditResult]:
+    """The engine's report of where each edit landed, as result models."""
+    return [
+        EditResult(
+            path=r.path,
+            index=r.index,
+            start_line=r.start_line,
+            end_line=r.end_line,
+            level=Level(r.level),
+        )
+        for r in changeset.report
+    ]
+
+
+def summary(tool: str, files: Sequence[FileResult]) -> str:
+    """A commit subject such as ``patch: update a.py, add b.py (+2 more)``."""
+    words = [
+        f"move {f.moved_from} to {f.path}" if f.action == "move" else f"{f.action} {f.path}"
+        for f in files
+    ]
+    more = f" (+{len(words) - 3} more)" if len(words) > 3 else ""
+    return f"{tool}: {', '.join(words[:3])}{more}"
+
+
+#: How results and notes write a time: ISO 8601, UTC, to the second.
+_ISO = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def iso(timestamp: float) -> str:
+    """A unix time, ISO 8601 UTC to the second."""
+    return datetime.fromtimestamp(timestamp, UTC).strftime(_ISO)
+
+
+def now_iso() -> str:
+    """The current time, ISO 8601 UTC to the second, as notes store it."""
+    return datetime.now(UTC).strftime(_ISO)

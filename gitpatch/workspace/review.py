@@ -1,0 +1,461 @@
+"""The review lifecycle: approve, reject, list, show, undo and log what agents proposed.
+
+These functions take a ``Context`` (``gitpatch.workspace.context``) as first argument;
+``Workspace.approve`` and friends delegate here. They are for people: agents never get an
+approve or reject tool.
+
+Every state change is one atomic reference transaction: the target branch, the proposal (or
+session) branch, ``refs/gitpatch/rejected/<fingerprint>`` and ``refs/notes/gitpatch`` move
+together or not at all, so a refused approval (merge conflict, local changes on disk, a lost
+race) leaves no ref, note, file or index entry changed. When the branch that moves is checked
+out, the working tree follows through ``WorkingTree.land`` (journaled, crash-safe), and files a
+person changed locally are never overwritten. Each step is described here and carried out by
+the one publisher (``gitpatch.workspace.publisher``); this module moves no ref itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import pygit2
+
+from gitpatch.core.retry import lost_race, retry
+from gitpatch.errors import (
+    ConcurrentUpdate,
+    GitpatchError,
+    InvalidArguments,
+    ProposalClosed,
+    ProposalNotFound,
+)
+from gitpatch.store import RefUpdate, Store
+from gitpatch.workspace import guards
+from gitpatch.workspace.lookup import (
+    BOOKKEEPING_TOOLS,
+    Subject,
+    brought,
+    clean_id,
+    closed_info,
+    find,
+    first_parent,
+    hex_or_empty,
+    info,
+    note_for_id,
+    oid,
+    open_ids,
+    session_names,
+    walk,
+)
+from gitpatch.workspace.publisher import STEP_ATTEMPTS, NoteChange, Transition, publish
+from gitpatch.workspace.results import (
+    FileAction,
+    FileResult,
+    LogEntry,
+    ProposalDetail,
+    ProposalInfo,
+    ProposalResult,
+    iso,
+    now_iso,
+)
+from gitpatch.workspace.sessions import REJECTED_PREFIX, short
+
+if TYPE_CHECKING:
+    from gitpatch.workspace.context import Context
+
+__all__ = ["RECENT_CLOSED", "approve", "log", "proposals", "reject", "show", "undo"]
+
+#: How many closed proposals ``proposals()`` lists, newest first.
+RECENT_CLOSED = 50
+
+
+# -- the public functions ---------------------------------------------------------------------
+
+
+def approve(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
+    """Merge a proposal (or a session, by name) into its target and note who approved it.
+
+    Fast-forwards when the target has not moved, else makes a 3-way merge commit; a conflict,
+    or local changes on disk to files the merge would write, refuse with nothing changed.
+    The proposal ref is deleted; a session branch instead moves to the merged commit, so an
+    agent working on it continues from what was approved.
+    """
+    who = _person(by, "approve")
+    return _retried(lambda: _approve_once(ctx, proposal_id, who))
+
+
+def reject(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
+    """Reject a proposal: delete its ref, note who and why, remember its fingerprint.
+
+    ``refs/gitpatch/rejected/<fingerprint>`` then keeps the commit reachable and makes
+    ``propose`` refuse the identical change unless it is marked as a revision.
+    """
+    who = _person(by, "reject")
+    if not isinstance(reason, str):
+        raise InvalidArguments("reason must be a string", hint="Say why the change is rejected.")
+    return _retried(lambda: _reject_once(ctx, proposal_id, who, reason.strip()))
+
+
+def proposals(ctx: Context) -> list[ProposalInfo]:
+    """Open proposals and sessions first, then up to ``RECENT_CLOSED`` closed ones, newest first.
+
+    A session is listed (status ``applied``) while it holds commits its target lacks.
+    """
+    now = datetime.now(UTC)
+    out = [info(ctx.store, find(ctx, pid), now) for pid in open_ids(ctx.store)]
+    for name in session_names(ctx.store):
+        try:
+            sub = find(ctx, name)
+        except GitpatchError:
+            continue  # a session whose origin is unknown cannot be reviewed from here
+        if sub.commits:
+            out.append(info(ctx.store, sub, now))
+    seen = {item.id for item in out}
+    closed: list[tuple[str, pygit2.Oid, dict[str, Any]]] = []
+    for commit, note in ctx.store.iter_notes():
+        pid = str(note.get("id", ""))
+        if not pid or pid in seen or note.get("tool") in BOOKKEEPING_TOOLS:
+            continue
+        if note.get("status") == "proposed":
+            continue  # its ref is gone without a verdict: deleted by hand, nothing to review
+        closed.append((str(note.get("created_at") or ""), commit, note))
+    # Describing a proposal diffs two trees: do it only for the ones that will be listed.
+    closed.sort(key=lambda item: item[0], reverse=True)
+    recent = closed[:RECENT_CLOSED]
+    return out + [closed_info(ctx.store, commit, note, now) for _at, commit, note in recent]
+
+
+def show(ctx: Context, proposal_id: str) -> ProposalDetail:
+    """One proposal (open or closed) or session: its info, unified diff and stats."""
+    now = datetime.now(UTC)
+    try:
+        sub = find(ctx, proposal_id)
+    except ProposalClosed:
+        found = note_for_id(ctx.store, clean_id(proposal_id))
+        assert found is not None  # ProposalClosed is raised only when the note exists
+        commit, note = found
+        base = oid(note.get("base")) if "base" in note else first_parent(ctx.store, commit)
+        text, stats = ctx.store.diff(base, commit)
+        return ProposalDetail(
+            info=closed_info(ctx.store, commit, note, now), diff=text, stats=stats
+        )
+    text, stats = ctx.store.diff(sub.base, sub.tip)
+    recorded, files = _recorded(ctx.store, sub)
+    return ProposalDetail(
+        info=info(ctx.store, sub, now),
+        diff=text,
+        stats=stats,
+        recorded=recorded,
+        recorded_files=files,
+    )
+
+
+def _recorded(store: Store, sub: Subject) -> tuple[str, list[str]]:
+    """The person's uncommitted work approval would land with the proposal: each record
+    commit's own diff, marked as such, and the files it touches."""
+    parts: list[str] = []
+    files: list[str] = []
+    for commit in reversed(sub.commits):
+        if commit not in sub.records:
+            continue
+        parent = first_parent(store, commit)
+        text, _stats = store.diff(parent, commit)
+        parts.append(
+            f"# Recorded from the working tree before the agent's edit (the person's own "
+            f"uncommitted work, commit {str(commit)[:12]}):\n{text}"
+        )
+        files.extend(p for p in store.changed_paths(parent, commit) if p not in files)
+    return "".join(parts), files
+
+
+def undo(ctx: Context) -> ProposalResult:
+    """Revert the last gitpatch commit on the workspace's branch with a new commit.
+
+    History is never rewritten. Commits already undone, undo commits themselves and commits
+    recording a person's uncommitted changes are skipped; an approval merge is undone as a
+    whole. The working tree follows when the branch is checked out; local changes to the
+    files it would write refuse the undo.
+    """
+    return _retried(lambda: _undo_once(ctx))
+
+
+def log(ctx: Context, limit: int = 50) -> list[LogEntry]:
+    """The gitpatch commits reachable from the workspace's branch, newest first.
+
+    Commits recording a person's uncommitted changes are listed with tool ``record``.
+    """
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise InvalidArguments(
+            f"limit must be a positive integer, got {limit!r}", hint="Pass limit=50, say."
+        )
+    head = ctx.store.ref_target(ctx.branch)
+    out: list[LogEntry] = []
+    if head is None:
+        return out
+    for commit in walk(ctx.store, head, first_parent=False):
+        if len(out) >= limit:
+            break
+        trailers = dict(commit.message_trailers)
+        pid = trailers.get("Gitpatch-Proposal") or trailers.get("Gitpatch-Record")
+        if not pid:
+            continue
+        tool = trailers.get("Gitpatch-Tool") or ("record" if "Gitpatch-Record" in trailers else "")
+        out.append(
+            LogEntry(
+                commit=str(commit.id),
+                proposal_id=pid,
+                tool=tool,
+                summary=commit.message.split("\n", 1)[0],
+                time=iso(commit.commit_time),
+            )
+        )
+    return out
+
+
+# -- approve, reject, undo: one attempt each ---------------------------------------------------
+
+
+def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
+    store = ctx.store
+    sub = find(ctx, proposal_id)
+    head = store.ref_target(sub.target)
+    if sub.session and head is not None and store.is_ancestor(sub.tip, head):
+        raise ProposalClosed(
+            f"session {sub.id!r} has nothing to approve: {short(sub.target)} already contains "
+            f"all of {sub.ref}",
+            hint="Let the agent make changes on the session first; see proposals().",
+            details={"id": sub.id, "branch": sub.ref},
+        )
+    new, how = _merged(store, sub, head, by)
+    stamp = {"status": "approved", "approved_by": by, "approved_at": now_iso()}
+    stamp["merged_as"] = str(new)
+    notes = {c: _stamped(sub, stamp, record=c in sub.records) for c in sub.commits}
+    if new not in (sub.tip, head):
+        notes[new] = _stamped(sub, {**stamp, "tool": "approve"}, fresh=True)
+    refs: list[RefUpdate] = [] if new == head else [(sub.target, new, head)]
+    refs.append((sub.ref, new if sub.session else None, sub.tip))
+    on_session = sub.session and store.head_branch() == sub.ref
+    checkout = (sub.ref, sub.tip, new) if on_session else (sub.target, head, new)
+    step = Transition(
+        tuple(refs), notes, f"gitpatch: approve {sub.id}", checkout, tuple(sub.records)
+    )
+    publish(ctx, step)
+    what = f"session {sub.ref}" if sub.session else f"proposal {sub.id}"
+    return _result(
+        ctx,
+        sub,
+        version=new,
+        branch=sub.target,
+        status="approved",
+        message=f"Approved {what} by {by}: {how} {short(sub.target)} at {str(new)[:12]}.",
+    )
+
+
+def _reject_once(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
+    sub = find(ctx, proposal_id)
+    if sub.session:
+        raise InvalidArguments(
+            f"{sub.ref} is a session branch; only single proposals can be rejected",
+            hint="Use undo() to revert the session's last commit, or delete the session branch "
+            "with git once you have switched away from it.",
+            details={"branch": sub.ref},
+        )
+    store = ctx.store
+    print_ = str(sub.note.get("fingerprint") or "") or _fingerprint(store, sub.base, sub.tip)
+    remembered = REJECTED_PREFIX + print_
+    stamp = {"status": "rejected", "rejected_by": by, "rejected_at": now_iso(), "reason": reason}
+    stamp["fingerprint"] = print_
+    refs: tuple[RefUpdate, ...] = (
+        (sub.ref, None, sub.tip),
+        (remembered, sub.tip, store.ref_target(remembered)),
+    )
+    publish(ctx, Transition(refs, {sub.tip: _stamped(sub, stamp)}, f"gitpatch: reject {sub.id}"))
+    because = f" ({reason})" if reason else ""
+    return _result(
+        ctx,
+        sub,
+        version=sub.tip,
+        branch=sub.ref,
+        status="rejected",
+        message=f"Rejected proposal {sub.id} by {by}{because}; {sub.ref} is deleted and "
+        f"{short(sub.target)} is unchanged.",
+    )
+
+
+def _undo_once(ctx: Context) -> ProposalResult:
+    store = ctx.store
+    head = store.ref_target(ctx.branch)
+    victim, pid = _last_undoable(store, ctx.branch, head)
+    assert head is not None  # _last_undoable refuses an empty branch
+    summary = store.info(victim).summary
+    revert = _revert(store, victim, head, pid, summary, _as_proposed(store, victim, pid))
+    refs: tuple[RefUpdate, ...] = ((ctx.branch, revert, head),)
+    notes = _undo_notes(ctx, victim, revert, pid)
+    publish(ctx, Transition(refs, notes, f"gitpatch: undo {pid}", (ctx.branch, head, revert)))
+    return ProposalResult(
+        proposal_id=pid,
+        version=str(revert),
+        branch=ctx.branch,
+        target=ctx.target,
+        mode=ctx.mode,
+        status="undone",
+        base=str(head),
+        files=_files(store, head, revert),
+        message=f"Undid proposal {pid} ({summary}) with a new commit {str(revert)[:12]} on "
+        f"{short(ctx.branch)}; history is kept.",
+    )
+
+
+def _revert(
+    store: Store, victim: pygit2.Oid, head: pygit2.Oid, pid: str, summary: str, change: pygit2.Oid
+) -> pygit2.Oid:
+    """A new commit on ``head`` undoing ``victim`` (a merge against its first parent, as
+    ``git revert -m 1`` does) by reverting ``change``, the commit as gitpatch made it."""
+    message = f'Undo "{summary}"\n\nThis reverts commit {victim}.'
+    trailers = {"Gitpatch-Proposal": pid, "Gitpatch-Tool": "undo", "Gitpatch-Reverts": str(victim)}
+    return store.revert(change, head, message, trailers)
+
+
+def _as_proposed(store: Store, victim: pygit2.Oid, pid: str) -> pygit2.Oid:
+    """The commit gitpatch made for proposal ``pid``: ``victim`` itself, or, when a person
+    amended it (``git commit --amend`` keeps the trailer, not the note), the original, so
+    undo reverts only what the proposal changed and never the person's amendments."""
+    if store.read_note(victim) is not None:
+        return victim
+    found = note_for_id(store, pid)
+    return victim if found is None else found[0]
+
+
+def _undo_notes(
+    ctx: Context, victim: pygit2.Oid, revert: pygit2.Oid, pid: str
+) -> dict[pygit2.Oid, NoteChange]:
+    """``undone`` on the victim (and on what an undone merge brought); a note on the revert."""
+    at = now_iso()
+    stamp = {"status": "undone", "undone_at": at, "undone_by": ctx.author, "undone_as": str(revert)}
+    # An undo on a protected branch is a person's act (agents land on sessions): its note says
+    # approved, so the commit reads as a person's decision, like an approval merge.
+    verdict: dict[str, Any] = {"status": "applied"}
+    if ctx.branch in ctx.protected:
+        verdict = {"status": "approved", "approved_by": ctx.author, "approved_at": at}
+    bookkeeping = {"id": pid, "tool": "undo", "reverts": str(victim), "target": ctx.target}
+    bookkeeping |= {"branch": ctx.branch, "author": ctx.author, "created_at": at, **verdict}
+    parents = ctx.store.info(victim).parents
+    side = brought(ctx.store, parents[1], parents[0])[0] if len(parents) > 1 else ()
+    notes: dict[pygit2.Oid, NoteChange] = {
+        commit: lambda old: {**(old or {"id": pid}), **stamp} for commit in (victim, *side)
+    }
+    notes[revert] = lambda _old: dict(bookkeeping)
+    return notes
+
+
+def _last_undoable(store: Store, branch: str, head: pygit2.Oid | None) -> tuple[pygit2.Oid, str]:
+    """The newest gitpatch commit in ``branch``'s history that a person can still undo.
+
+    Undo commits, the commits they reverted and commits whose note says ``undone`` (including
+    what an undone approval merge brought) are skipped; so are a person's own commits.
+    """
+    reverted: set[str] = set()
+    if head is not None:
+        for commit in walk(store, head, first_parent=False):
+            trailers = dict(commit.message_trailers)
+            if trailers.get("Gitpatch-Tool") == "undo":
+                reverted.add(trailers.get("Gitpatch-Reverts", ""))
+                continue
+            pid = trailers.get("Gitpatch-Proposal")
+            if not pid or str(commit.id) in reverted:
+                continue
+            note = store.read_note(commit.id) or {}
+            if note.get("status") != "undone":
+                return commit.id, pid
+    raise ProposalNotFound(
+        f"nothing to undo: no gitpatch commit on {short(branch)} is left to revert",
+        hint="Only changes gitpatch made can be undone; see log() for what it did.",
+        details={"branch": branch},
+    )
+
+
+def _stamped(
+    sub: Subject, stamp: Mapping[str, Any], *, fresh: bool = False, record: bool = False
+) -> NoteChange:
+    """A note change adding ``stamp``; a commit with no note (``fresh``: a new commit, or a
+    recorded local change) first gets the basic fields."""
+
+    def change(old: dict[str, Any] | None) -> dict[str, Any]:
+        basic = {"id": sub.id, "target": sub.target, "created_at": now_iso()}
+        if record:
+            basic["tool"] = "record"
+        return {**(basic if fresh or old is None else old), **stamp}
+
+    return change
+
+
+# -- merging, fingerprints, results --------------------------------------------------------------
+
+
+def _merged(store: Store, sub: Subject, head: pygit2.Oid | None, by: str) -> tuple[pygit2.Oid, str]:
+    """The commit the target moves to, and how (fast-forward or 3-way merge)."""
+    if head is None or store.is_ancestor(head, sub.tip):
+        return sub.tip, "fast-forwarded"
+    if store.is_ancestor(sub.tip, head):
+        return head, "already contained in"
+    what = f"session {sub.id}" if sub.session else f"proposal {sub.id}"
+    message = f"Merge {what} into {short(sub.target)}\n\nApproved by {by}."
+    trailers = {"Gitpatch-Proposal": f"session/{sub.id}" if sub.session else sub.id}
+    return store.merge(head, sub.tip, message, trailers), "merged into"
+
+
+def _fingerprint(store: Store, base: pygit2.Oid | None, tip: pygit2.Oid) -> str:
+    """The proposal fingerprint, computed from the commit when its note lacks one."""
+    blobs: dict[str, str | None] = {}
+    for path in store.changed_paths(base, tip):
+        entry = store.entry(tip, path)
+        blobs[path] = None if entry is None else str(entry.oid)
+    return guards.fingerprint_of(blobs)
+
+
+def _files(store: Store, base: pygit2.Oid | None, tip: pygit2.Oid) -> list[FileResult]:
+    out = []
+    for path in store.changed_paths(base, tip):
+        before = base is not None and store.entry(base, path) is not None
+        after = store.entry(tip, path) is not None
+        action: FileAction = "update" if before and after else ("add" if after else "delete")
+        out.append(FileResult(path=path, action=action))
+    return out
+
+
+def _result(
+    ctx: Context,
+    sub: Subject,
+    *,
+    version: pygit2.Oid,
+    branch: str,
+    status: str,
+    message: str,
+) -> ProposalResult:
+    return ProposalResult.model_validate(
+        {
+            "proposal_id": sub.id,
+            "version": str(version),
+            "branch": branch,
+            "target": sub.target,
+            "mode": ctx.mode,
+            "status": status,
+            "base": hex_or_empty(sub.base),
+            "files": _files(ctx.store, sub.base, sub.tip),
+            "message": message,
+        }
+    )
+
+
+def _retried(step: Callable[[], ProposalResult]) -> ProposalResult:
+    """Run one approve / reject / undo attempt, again from the start after a lost race."""
+    return retry(step, attempts=STEP_ATTEMPTS, catch=ConcurrentUpdate, when=lost_race)
+
+
+def _person(by: str, verb: str) -> str:
+    if not isinstance(by, str) or not by.strip() or "\n" in by.strip():
+        raise InvalidArguments(
+            f"{verb} needs the name of the person who decides (by=...)",
+            hint="Pass by='Name' or by='Name <email>' on one line.",
+        )
+    return by.strip()

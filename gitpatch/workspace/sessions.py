@@ -1,0 +1,183 @@
+"""Branch names gitpatch owns, protected branches, and session branches.
+
+Agents never commit to a protected branch (git config ``gitpatch.protected``, default main and
+master). In auto mode on such a branch, their commits land on ``gitpatch/session/<name>``,
+started at the protected head; switching to it keeps the working tree and index exactly as
+``git switch -c`` does, and a person later merges the session with ``approve(<name>)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+
+import pygit2
+
+from gitpatch.checkout import preflight as checkout
+from gitpatch.checkout.worktree import WorkingTree
+from gitpatch.core.retry import retry
+from gitpatch.errors import ConcurrentUpdate, DirtyWorktree, InvalidArguments, RepositoryError
+from gitpatch.safety.crashpoints import crashpoint
+from gitpatch.store import Store
+
+__all__ = [
+    "DEFAULT_PROTECTED",
+    "PROPOSAL_PREFIX",
+    "REJECTED_PREFIX",
+    "SESSION_PREFIX",
+    "branch_ref",
+    "pick_target",
+    "protected_branches",
+    "session_target",
+    "short",
+    "start_session",
+]
+
+PROPOSAL_PREFIX = "refs/heads/gitpatch/"
+SESSION_PREFIX = "refs/heads/gitpatch/session/"
+REJECTED_PREFIX = "refs/gitpatch/rejected/"
+DEFAULT_PROTECTED = ("main", "master")
+# Where a session remembers the protected branch it came from (read by approve).
+_SESSION_CONFIG = "gitpatch-session.{name}.target"
+_SWITCH_ATTEMPTS = 30
+
+
+def short(ref: str) -> str:
+    """A branch's short name for messages (``refs/heads/main`` -> ``main``)."""
+    return ref.removeprefix("refs/heads/")
+
+
+def branch_ref(name: str) -> str:
+    """``name`` as a full ref (``main`` -> ``refs/heads/main``); refuses invalid names."""
+    ref = name if name.startswith("refs/") else f"refs/heads/{name}"
+    if not pygit2.reference_is_valid_name(ref):
+        raise InvalidArguments(
+            f"{name!r} is not a valid branch name",
+            hint="Pass a branch name such as 'main' or a full ref such as 'refs/heads/main'.",
+            details={"branch": name},
+        )
+    return ref
+
+
+def protected_branches(store: Store, override: Sequence[str] | None = None) -> frozenset[str]:
+    """Full refs of the protected branches: ``override``, else git config ``gitpatch.protected``
+    (multi-valued or comma-separated), else main and master."""
+    names: list[str] = list(override) if override is not None else []
+    if override is None:
+        for value in store.config_values("gitpatch.protected"):
+            names.extend(part.strip() for part in value.split(","))
+        if not names:
+            names = list(DEFAULT_PROTECTED)
+    return frozenset(branch_ref(n) for n in names if n.strip())
+
+
+def session_target(store: Store, name: str) -> str | None:
+    """The protected branch (full ref) the session ``name`` was started from, if recorded."""
+    return store.config_get(_SESSION_CONFIG.format(name=name))
+
+
+def pick_target(
+    store: Store, branch: str | None, guarded: frozenset[str]
+) -> tuple[str, str | None]:
+    """(target ref, session name when the chosen branch is itself a session branch).
+
+    With HEAD on ``gitpatch/session/<name>``, the target is the branch the session came from,
+    so reopening a Workspace resumes the session instead of treating it as a plain branch.
+    """
+    ref = branch_ref(branch) if branch else store.head_branch()
+    if ref is None:
+        raise RepositoryError(
+            "HEAD is detached: there is no branch to work on",
+            hint="Check out a branch, or pass branch='name' to Workspace.open.",
+        )
+    if ref.startswith(SESSION_PREFIX):
+        name = ref.removeprefix(SESSION_PREFIX)
+        origin = session_target(store, name)
+        if origin is None:
+            origin = next((g for g in sorted(guarded) if store.ref_target(g)), None)
+        if origin is not None:
+            return origin, name
+    return ref, None
+
+
+def start_session(store: Store, worktree: WorkingTree | None, target: str, name: str) -> str:
+    """Start (or resume) session ``name`` for ``target``; return its full ref.
+
+    When ``target`` is checked out, HEAD moves to the session, keeping local changes; resuming
+    a session that is ahead rewrites only the files it changed, and refuses (changing nothing)
+    when one of them has local changes.
+    """
+    if not name or "/" in name:
+        raise InvalidArguments(
+            f"invalid session name {name!r}",
+            hint="Use a short name without slashes, such as 'agent'.",
+        )
+    ref = branch_ref(SESSION_PREFIX + name)
+    if worktree is not None and store.head_branch() == target:
+        # `git merge --continue` and friends would then commit on the session
+        checkout.refuse_operation_here(worktree.gitdir, target, worktree.root)
+    head = store.ref_target(target)
+    if store.ref_target(ref) is None and head is not None:
+        with contextlib.suppress(ConcurrentUpdate):  # another process started it: resume it
+            store.update_ref(ref, head, None, f"gitpatch: start session at {target}")
+    _remember(store, name, target)
+    crashpoint("config.written")
+    if worktree is not None:
+        _switch(store, worktree, target, ref)
+    return ref
+
+
+def _remember(store: Store, name: str, target: str) -> None:
+    store.config_set(_SESSION_CONFIG.format(name=name), target)
+
+
+def _switch(store: Store, worktree: WorkingTree, target: str, ref: str) -> None:
+    """Point HEAD from ``target`` to ``ref``; files the session changed go through land.
+
+    Other processes may be switching (and landing on the session) at the same time: HEAD
+    moves only while it still names ``target``, and a lost race is re-examined from the start.
+    """
+
+    def move_head() -> None:
+        if store.head_branch() != target:
+            raise ConcurrentUpdate("HEAD moved meanwhile", reason="changed")
+        store.set_head(ref)  # HEAD.lock held by another process switching: locked
+        crashpoint("head.moved")
+
+    def once() -> None:
+        with worktree.reading():
+            if store.head_branch() != target:
+                return  # not checked out, or already switched by another process
+            here, there = store.ref_target(target), store.ref_target(ref)
+            paths = store.changed_paths(here, there) if there is not None and here != there else []
+            _refuse_local_changes(worktree, ref, here, paths)
+        if there is None or not paths:
+            with worktree.reading():
+                move_head()
+            return
+        # The journal names HEAD: a crash before HEAD moved leaves the files alone.
+        old = str(here) if here is not None else None
+        worktree.land(old, str(there), paths, move_head, ref="HEAD", verify=True)
+
+    # Another process switching holds HEAD.lock only for a moment: a lock is retried too.
+    retry(
+        once,
+        attempts=_SWITCH_ATTEMPTS,
+        catch=ConcurrentUpdate,
+        exhausted=lambda _exc: ConcurrentUpdate(
+            f"could not switch to {ref}: HEAD kept moving", hint="Open the Workspace again."
+        ),
+    )
+
+
+def _refuse_local_changes(
+    worktree: WorkingTree, ref: str, here: pygit2.Oid | None, paths: Sequence[str]
+) -> None:
+    local = worktree.modified(str(here) if here is not None else None, paths)
+    if local:
+        raise DirtyWorktree(
+            f"cannot switch to {ref}: local changes in {', '.join(local)} would be overwritten "
+            "by the session's commits",
+            hint="Commit or stash those files, then open the Workspace again.",
+            details={"paths": local, "branch": ref},
+        )

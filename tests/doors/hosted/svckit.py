@@ -1,0 +1,150 @@
+"""Driving the real ``gitpatch serve --http`` with the MCP SDK's own streamable HTTP client.
+
+``Server`` starts the console script on 127.0.0.1 with an ephemeral port, waits for the line
+naming its URL (no sleeps), and is stopped by the test (terminate, or SIGKILL on purpose).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import httpx2
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from gitpatch.doors.hosted.credentials import add_credential
+from tests.doors.mcp.mcpkit import console_script
+from tests.gitkit import GIT_ENV
+
+T = TypeVar("T")
+
+#: The credentials every HTTP test can use, by name: (user, organization, teams, manage, scopes).
+PEOPLE: dict[str, dict[str, Any]] = {
+    "ada": {"user": "ada", "organization": "acme", "teams": ["web", "infra"], "manage": ["web"]},
+    "org": {"user": None, "organization": "acme", "teams": ["web"], "manage": ["web"]},
+    "bob": {"user": "bob", "organization": None},
+    "reader": {"user": "carl", "organization": None, "scopes": ["read"]},
+    "ed": {"user": "ed", "organization": None, "scopes": ["edit"]},
+}
+
+
+def make_credentials(path: Path) -> dict[str, str]:
+    """Write every credential of ``PEOPLE`` to ``path``; returns the tokens by name."""
+    tokens = {}
+    for name, spec in PEOPLE.items():
+        token, _ = add_credential(
+            path,
+            user=spec["user"],
+            organization=spec["organization"],
+            teams=spec.get("teams", ()),
+            manage=spec.get("manage", ()),
+            scopes=spec.get("scopes", ("read", "edit")),
+        )
+        tokens[name] = token
+    return tokens
+
+
+class Server:
+    """A ``gitpatch serve --http`` process over ``data`` with the credentials file ``creds``."""
+
+    def __init__(self, data: Path, creds: Path, *extra: str) -> None:
+        self.data, self.creds = data, creds
+        env = {**os.environ, **GIT_ENV, "HOME": str(data.parent)}
+        self.proc = subprocess.Popen(
+            [console_script(), "serve", "--http", "127.0.0.1:0", "--data", str(data)]
+            + ["--credentials", str(creds), *extra],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stderr is not None
+        self.url = ""
+        for line in self.proc.stderr:  # ends when the process dies: no hang
+            found = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
+            if found:
+                self.url = found.group(0)
+                break
+        assert self.url, f"the server did not start (exit {self.proc.poll()})"
+
+    def stop(self) -> None:
+        """Terminate the server and wait for it."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+    def kill(self) -> None:
+        """SIGKILL the server (no clean shutdown) and wait for it."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+
+@contextlib.asynccontextmanager
+async def session(url: str, token: str | None) -> AsyncIterator[ClientSession]:
+    """An initialised SDK client session at ``url`` with ``token`` as bearer."""
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as client,
+    ):
+        await client.initialize()
+        yield client
+
+
+def run(url: str, token: str, scenario: Callable[[ClientSession], Awaitable[T]]) -> T:
+    """Run ``scenario(client)`` in one session; returns its result (bounded to 120 s)."""
+
+    async def main() -> T:
+        with anyio.fail_after(120):
+            async with session(url, token) as client:
+                return await scenario(client)
+
+    try:
+        return anyio.run(main)
+    except BaseExceptionGroup as group:
+        raise unwrap(group) from None
+
+
+def unwrap(error: BaseException) -> BaseException:
+    """The one error inside the task groups the SDK client nests it in."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+def call(url: str, token: str, tool: str, **arguments: Any) -> Any:
+    """One tool call in a fresh session; returns the SDK's result."""
+    return run(url, token, lambda c: c.call_tool(tool, arguments))
+
+
+def text_of(result: Any) -> str:
+    """The text content of a tool result."""
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def space_refs(data: Path) -> dict[str, str]:
+    """Every ref of every space under ``data`` (what a refused call must leave unchanged)."""
+    from tests.gitkit import git
+
+    found = {}
+    for repo in sorted(data.glob("*/*.git")):
+        refs = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
+        found[str(repo.relative_to(data))] = refs
+    return found

@@ -1,0 +1,122 @@
+"""Concurrent clients over HTTP lose no update; a SIGKILLed server loses no acknowledged change.
+
+Loopback only, bounded counts; servers are stopped by the tests. No timing assertions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.doors.hosted.loadkit import Outcome, load, replay, resource_name, setup
+from tests.doors.hosted.svckit import Server, call, make_credentials
+from tests.gitkit import git
+
+CLIENTS, CALLS, RESOURCES = 8, 20, 8
+
+
+@pytest.fixture
+def place(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    tokens = make_credentials(tmp_path / "credentials.toml")
+    return tmp_path / "data", tmp_path / "credentials.toml", tokens
+
+
+def _check_replay(repo: Path, outcomes: list[Outcome], resources: int) -> None:
+    versions = [o.version for o in outcomes if o.ok]
+    assert len(versions) == len(set(versions)), "two successes reported the same version"
+    for n in range(resources):
+        path = resource_name(n)
+        assert git(repo, "show", f"main:{path}") == replay(outcomes, path), path
+
+
+def test_concurrent_clients_lose_no_update(place: tuple[Path, Path, dict[str, str]]) -> None:
+    data, creds, tokens = place
+    server = Server(data, creds)
+    try:
+        anyio.run(setup, server.url, tokens["ada"], RESOURCES)
+        outcomes = anyio.run(load, server.url, tokens["ada"], CLIENTS, CALLS, RESOURCES)
+    finally:
+        server.stop()
+    assert len(outcomes) == CLIENTS * CALLS
+    codes = Counter(o.code for o in outcomes if not o.ok)
+    assert set(codes) <= {"resource_conflict"}, codes
+    assert all(o.ok for o in outcomes if o.client % 2 == 1)  # no version: nothing to conflict
+    repo = data / "users" / "ada.git"
+    _check_replay(repo, outcomes, RESOURCES)
+    generations = int(git(repo, "rev-list", "--first-parent", "--count", "main"))
+    assert generations == RESOURCES + sum(o.ok for o in outcomes)
+
+
+def test_two_server_processes_over_one_data_dir_lose_no_update(
+    place: tuple[Path, Path, dict[str, str]],
+) -> None:
+    data, creds, tokens = place
+    first, second = Server(data, creds), Server(data, creds)
+    try:
+        anyio.run(setup, first.url, tokens["ada"], RESOURCES)
+        urls = [first.url, second.url]
+        outcomes = anyio.run(load, urls, tokens["ada"], CLIENTS, CALLS // 2, RESOURCES)
+    finally:
+        first.stop()
+        second.stop()
+    assert len(outcomes) == CLIENTS * (CALLS // 2)
+    codes = Counter(o.code for o in outcomes if not o.ok)
+    assert set(codes) <= {"resource_conflict"}, codes
+    repo = data / "users" / "ada.git"
+    _check_replay(repo, outcomes, RESOURCES)
+    generations = int(git(repo, "rev-list", "--first-parent", "--count", "main"))
+    assert generations == RESOURCES + sum(o.ok for o in outcomes)
+    assert git(repo, "fsck", "--strict", "--no-dangling", "--no-progress") == ""
+
+
+def test_sigkill_during_load_keeps_every_acknowledged_change(
+    place: tuple[Path, Path, dict[str, str]],
+) -> None:
+    data, creds, tokens = place
+    server = Server(data, creds)
+    try:
+        anyio.run(setup, server.url, tokens["ada"], RESOURCES)
+
+        async def run_and_kill() -> list[Outcome]:
+            outcomes: list[Outcome] = []
+            enough = anyio.Event()
+
+            def after(out: list[Outcome]) -> None:
+                if sum(o.ok for o in out) >= 25:
+                    enough.set()
+
+            async def kill_when_enough() -> None:
+                await enough.wait()
+                await anyio.to_thread.run_sync(server.kill)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(kill_when_enough)
+                await load(server.url, tokens["ada"], CLIENTS, CALLS, RESOURCES, outcomes, after)
+                enough.set()  # the load may finish first on a fast machine
+            return outcomes
+
+        outcomes = anyio.run(run_and_kill)
+    finally:
+        server.stop()
+    acked = [o for o in outcomes if o.ok]
+    assert 25 <= len(acked) < CLIENTS * CALLS  # killed in the middle of the load
+    repo = data / "users" / "ada.git"
+    assert git(repo, "fsck", "--strict", "--no-dangling", "--no-progress") == ""
+    restarted = Server(data, creds)
+    try:
+        for o in acked:
+            assert o.line in git(repo, "show", f"main:{o.resource}")
+        again = call(
+            restarted.url,
+            tokens["ada"],
+            "patch_resource",
+            path=resource_name(0),
+            edits=[{"after_line": 0, "new_string": "after restart\n"}],
+        )
+        assert not again.is_error
+    finally:
+        restarted.stop()
+    assert git(repo, "fsck", "--strict", "--no-dangling", "--no-progress") == ""

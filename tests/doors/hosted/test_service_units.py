@@ -1,0 +1,221 @@
+"""The service's parts without HTTP: credentials, access rules, spaces, versions, races."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitpatch.core.model import DeleteFile, Proposal, WriteFile
+from gitpatch.doors.hosted import (
+    Credential,
+    CredentialFile,
+    ResourceService,
+    Spaces,
+    add_credential,
+    hash_token,
+    load_credentials,
+    locate,
+)
+from gitpatch.doors.hosted.limits import DEFAULT_MAX_FILE_BYTES, SpacesConfig
+from gitpatch.errors import GitpatchError, InvalidArguments
+from tests.gitkit import git
+
+# -- credentials --------------------------------------------------------------------------------
+
+
+def test_add_stores_only_the_hash_and_lookup_finds_the_token(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    token, cred = add_credential(path, user="ada", organization="acme", teams=["web"])
+    assert token not in path.read_text()
+    assert hash_token(token) in path.read_text()
+    assert CredentialFile(path).lookup(token) == cred
+    assert CredentialFile(path).lookup(token + "x") is None
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"user": None, "organization": None},
+        {"user": "../ada", "organization": None},
+        {"user": "ada", "organization": "acme", "teams": ["web"], "manage": ["ops"]},
+        {"user": "ada", "organization": "acme", "teams": ["x.git"]},
+    ],
+)
+def test_add_refuses_bad_credentials_and_writes_nothing(tmp_path: Path, options: dict) -> None:
+    path = tmp_path / "c.toml"
+    with pytest.raises(InvalidArguments):
+        add_credential(path, **options)
+    assert not path.exists()
+
+
+def test_the_file_is_reread_when_it_changes(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    first, _ = add_credential(path, user="ada", organization=None)
+    creds = CredentialFile(path)
+    second, _ = add_credential(path, user="bob", organization=None)
+    assert creds.lookup(second) is not None  # added: works at once
+    good = path.read_text()
+    path.write_text(good + "\n[[credential]]\ntoken_sha256 = 'nonsense'\n")
+    assert creds.lookup(first) is not None  # malformed: the last good contents stay
+    path.write_text(good.replace(hash_token(first), "0" * 64))
+    assert creds.lookup(first) is None  # revoked without a restart
+    path.unlink()
+    assert creds.lookup(second) is None  # no file: nobody
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[[credential]]\ntoken_sha256 = 'abc'\nuser = 'a'\n",
+        f"[[credential]]\ntoken_sha256 = '{'a' * 64}'\n",
+        f"[[credential]]\ntoken_sha256 = '{'a' * 64}'\nuser = 'a'\nscopes = ['admin']\n",
+        f"[[credential]]\ntoken_sha256 = '{'a' * 64}'\nuser = 'a/../b'\n",
+    ],
+)
+def test_malformed_files_are_refused(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError):
+        load_credentials(path)
+
+
+# -- access ---------------------------------------------------------------------------------------
+
+ADA = Credential("a" * 64, "ada", "acme", ("web", "infra"), ("web",), ("read", "edit"))
+ORG = Credential("b" * 64, None, "acme", ("web",), ("web",), ("read", "edit"))
+BOB = Credential("c" * 64, "bob", None, (), (), ("read", "edit"))
+READER = Credential("d" * 64, "carl", None, (), (), ("read",))
+
+
+@pytest.mark.parametrize(
+    ("cred", "path", "team", "write", "expected"),
+    [
+        (ADA, "a.md", None, True, ("users/ada", "a.md")),
+        (ADA, "a.md", "web", True, ("teams/web", "a.md")),
+        (ADA, "team/web/a.md", None, True, ("teams/web", "a.md")),
+        (ADA, "team/web/a.md", "web", True, ("teams/web", "a.md")),
+        (ADA, "a.md", "infra", False, ("teams/infra", "a.md")),
+        (ADA, "a.md", "infra", True, "forbidden"),
+        (ADA, "a.md", "ops", False, "team_not_found"),
+        (ADA, "team/web/a.md", "infra", True, "invalid_arguments"),
+        (ORG, "a.md", None, False, "no_personal_space"),
+        (ORG, "a.md", "web", True, ("teams/web", "a.md")),
+        (BOB, "a.md", "web", False, "personal_cannot_address_team"),
+        (BOB, "team/web/a.md", None, False, "personal_cannot_address_team"),
+        (READER, "a.md", None, False, ("users/carl", "a.md")),
+        (READER, "a.md", None, True, "forbidden"),
+    ],
+)
+def test_locate(cred: Credential, path: str, team: str | None, write: bool, expected) -> None:
+    if isinstance(expected, str):
+        with pytest.raises(GitpatchError) as caught:
+            locate(cred, path, team, write=write)
+        assert caught.value.code == expected
+    else:
+        found = locate(cred, path, team, write=write)
+        assert (found.space, found.path) == expected
+
+
+# -- spaces and versions ------------------------------------------------------------------------
+
+
+def _write(spaces: Spaces, name: str, path: str, data: bytes, create: bool = False, **kw):
+    op = WriteFile(path, data, create)
+    return spaces.get(name).storage.apply(Proposal((op,), "patch_resource"), **kw)
+
+
+def test_spaces_are_created_on_first_write_and_versions_are_generations(tmp_path: Path) -> None:
+    spaces = Spaces(tmp_path)
+    space = spaces.get("users/ada")
+    assert space.storage.list() == [] and not space.exists()
+    versions = [_write(spaces, "users/ada", "a.txt", b"1\n", create=True).version]
+    for n in range(2, 6):
+        versions.append(_write(spaces, "users/ada", "a.txt", f"{n}\n".encode()).version)
+    assert versions == [1, 2, 3, 4, 5]
+    repo = tmp_path / "users" / "ada.git"
+    assert git(repo, "rev-parse", "--is-bare-repository").strip() == "true"
+    for v in versions:
+        assert space.storage.commit_of(v) == git(repo, "rev-parse", f"main~{5 - v}").strip()
+    # a fresh process (new Spaces) computes the same numbers from git alone
+    again = Spaces(tmp_path).get("users/ada").storage
+    assert again.read("a.txt").version == 5
+    assert again.commit_of(3) == space.storage.commit_of(3)
+
+
+def test_a_change_made_while_preparing_is_a_conflict(tmp_path: Path) -> None:
+    mine, other = Spaces(tmp_path), Spaces(tmp_path)  # two processes on one data dir
+    _write(mine, "users/ada", "a.txt", b"one\n", create=True)
+    before = git(tmp_path / "users" / "ada.git", "rev-parse", "main")
+
+    def meanwhile() -> None:
+        _write(other, "users/ada", "a.txt", b"theirs\n")
+
+    with pytest.raises(GitpatchError) as caught:
+        _write(mine, "users/ada", "a.txt", b"mine\n", gate=meanwhile)
+    assert caught.value.code == "resource_conflict"
+    assert git(tmp_path / "users" / "ada.git", "show", "main:a.txt") == "theirs\n"
+    assert git(tmp_path / "users" / "ada.git", "rev-parse", "main~1") == before
+
+
+def test_deleted_and_recreated_while_preparing_is_not_found(tmp_path: Path) -> None:
+    mine, other = Spaces(tmp_path), Spaces(tmp_path)
+    _write(mine, "users/ada", "a.txt", b"one\n", create=True)
+
+    def meanwhile() -> None:
+        storage = other.get("users/ada").storage
+        storage.apply(Proposal((DeleteFile("a.txt"),), "patch_resource"))
+        _write(other, "users/ada", "a.txt", b"replacement\n", create=True)
+
+    with pytest.raises(GitpatchError) as caught:
+        _write(mine, "users/ada", "a.txt", b"mine\n", gate=meanwhile)
+    assert caught.value.code == "resource_not_found"
+    assert git(tmp_path / "users" / "ada.git", "show", "main:a.txt") == "replacement\n"
+
+
+def test_a_call_keeps_the_authorization_it_started_with(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    token, _ = add_credential(path, user="ada", organization=None)
+    creds = CredentialFile(path)
+    service = ResourceService(Spaces(tmp_path / "data"))
+    cred = creds.lookup(token)
+    assert cred is not None
+    service.create_resource(cred, "a.txt", "one\n")
+    path.write_text("")  # revoked while the call is being prepared
+    edit = [{"old_string": "one", "new_string": "two"}]
+    result = service.patch_resource(cred, "a.txt", edit)
+    assert result.ok, str(result)
+    repo = tmp_path / "data" / "users" / "ada.git"
+    assert git(repo, "show", "main:a.txt") == "two\n"  # applied whole, not half
+    assert creds.lookup(token) is None  # the next request is refused
+
+
+def test_limits_config_defaults_overrides_and_bad_files(tmp_path: Path) -> None:
+    path = tmp_path / "spaces.toml"
+    config = SpacesConfig(path)
+    assert config.settings("users/a").max_file_bytes == DEFAULT_MAX_FILE_BYTES
+    path.write_text('[defaults]\nmax_file_bytes = 10\n[space."teams/w"]\nmode = "review"\n')
+    assert config.settings("users/a").max_file_bytes == 10
+    assert config.settings("teams/w").mode == "review"
+    assert config.settings("teams/w").max_file_bytes == 10
+    path.write_text("[defaults]\nmax_file_bytes = -1\n")
+    assert config.settings("users/a").max_file_bytes == 10  # the last good settings stay
+    with pytest.raises(ValueError):
+        SpacesConfig(path)  # but a server does not start on a bad file
+
+
+def test_versions_past_the_history_walk_limit(tmp_path: Path, monkeypatch) -> None:
+    import gitpatch.store.store as store_module
+
+    monkeypatch.setattr(store_module, "HISTORY_DEPTH", 3)  # walks stop every 3 commits
+    spaces = Spaces(tmp_path)
+    _write(spaces, "users/ada", "a.txt", b"0\n", create=True)
+    for n in range(1, 11):
+        _write(spaces, "users/ada", "a.txt", f"{n}\n".encode())
+    repo = tmp_path / "users" / "ada.git"
+    fresh = Spaces(tmp_path).get("users/ada").storage  # nothing cached
+    assert fresh.version() == 11
+    assert fresh.commit_of(1) == git(repo, "rev-list", "--max-parents=0", "main").strip()
+    assert fresh.commit_of(7) == git(repo, "rev-parse", "main~4").strip()
+    assert fresh.commit_of(12) is None and fresh.commit_of(0) is None

@@ -1,0 +1,92 @@
+"""Owners: a process is provably dead only on this host, and the flock file goes with its holder."""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitpatch.errors import GitpatchError
+from gitpatch.safety import owners
+from gitpatch.safety.owners import Owner, Record, flocked, read_records, record_owners
+from tests.ownerkit import LiveHolder
+
+
+def test_me_is_alive_and_a_reused_pid_or_another_boot_is_dead() -> None:
+    me = Owner.me()
+    assert me.pid == os.getpid() and not me.dead()
+    assert dataclasses.replace(me, start=me.start + 1).dead()  # the pid now runs someone else
+    assert dataclasses.replace(me, boot="0" * 12).dead()  # the machine restarted since
+
+
+def test_another_host_is_never_provably_dead() -> None:
+    assert not dataclasses.replace(Owner.me(), host="elsewhere", pid=1, start=1).dead()
+
+
+def test_a_finished_process_is_dead_a_live_one_is_not(tmp_path: Path) -> None:
+    holder = LiveHolder(tmp_path, [], take=False)
+    try:
+        [(path, owner)] = list(record_owners(str(tmp_path)))
+        assert owner.pid == holder.pid and not owner.dead()
+    finally:
+        holder.close()
+    assert owner.dead() and path.exists()
+
+
+def test_a_record_names_its_owner_and_its_plan(tmp_path: Path) -> None:
+    record = Record.create(str(tmp_path))
+    record.announce(["/r/refs/heads/x.lock"], [("refs/heads/x", "", "ab" * 20)])
+    [read] = list(read_records(str(tmp_path)))
+    assert read.owner == Owner.me() and read.plan["locks"] == ["/r/refs/heads/x.lock"]
+    record.clear()
+    assert next(read_records(str(tmp_path))).plan == {"active": True}
+    record.drop()
+    assert list(read_records(str(tmp_path))) == []
+
+
+def test_the_flock_file_goes_with_its_last_holder(tmp_path: Path) -> None:
+    lock = tmp_path / "land.lock"
+    with flocked(lock):
+        assert Owner.from_tag(lock.read_text()) == Owner.me()
+        # a second holder (another open file) must wait
+        with pytest.raises(GitpatchError) as err, flocked(lock, wait=0):
+            pass
+        assert err.value.code == "concurrent_update"
+        assert f"pid {os.getpid()}" in err.value.message
+    assert not lock.exists()
+    with flocked(lock, shared=True), flocked(lock, shared=True):
+        assert lock.exists()
+    assert not lock.exists()
+
+
+def _hold_then_die(path: str, conn: Any) -> None:
+    from gitpatch.safety.owners import flocked
+
+    with flocked(Path(path)):
+        conn.send("holding")
+        os._exit(0)  # killed holding it: the file stays, the kernel drops the flock
+
+
+def test_a_killed_holders_flock_file_is_taken_and_removed(tmp_path: Path) -> None:
+    lock = tmp_path / "land.lock"
+    ctx = multiprocessing.get_context("fork")
+    ours, theirs = ctx.Pipe()
+    child = ctx.Process(target=_hold_then_die, args=(str(lock), theirs))
+    child.start()
+    assert ours.recv() == "holding"
+    child.join()
+    assert lock.exists()
+    with flocked(lock, wait=0):
+        pass
+    assert not lock.exists()
+
+
+def test_owner_records_live_in_the_common_dir_of_a_linked_worktree(tmp_path: Path) -> None:
+    linked = tmp_path / ".git" / "worktrees" / "wt"
+    linked.mkdir(parents=True)
+    (linked / "commondir").write_text("../..\n")
+    assert owners.owners_dir(str(linked)) == (tmp_path / ".git" / "gitpatch" / "owners")
