@@ -35,7 +35,7 @@ def bench_size(root: Path, files: int, runs: int) -> dict[str, float]:
     """Each step's median, in milliseconds, for one repository size."""
     repo_path, _made = make_repo(root, files)
     store = Store.open(repo_path)
-    tree = WorkingTree(store.repo)
+    tree = WorkingTree(store)
     target = path_of(files // 2)
     state = {"head": store.ref_target(BRANCH)}
 

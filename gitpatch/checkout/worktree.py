@@ -58,46 +58,44 @@ def _replace_with(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dic
 class WorkingTree:
     """The working directory and index of a non-bare repository, written only through ``land``."""
 
-    def __init__(
-        self,
-        repo: pygit2.Repository,
-        *,
-        durable: bool = False,
-        blobs: dict[pygit2.Oid, bytes] | None = None,
-    ):
+    def __init__(self, store: Store):
+        """The working tree of ``store``'s repository; ``RepositoryError`` when it is bare.
+
+        Refs, notes and git config are read through ``store`` (no second Store of the same
+        repository); the pygit2 repository itself is kept only for what the index and git's
+        attributes need (``indexsync``, ``Filters``), the one other use the layout allows.
+        """
+        repo = store.repo
         if repo.is_bare or repo.workdir is None:
             raise RepositoryError(
                 "the repository is bare: it has no working tree",
                 hint="Open the Workspace on a bare repository without a working tree.",
             )
+        self.store = store
         self.repo = repo
         self.root = Path(repo.workdir)
         self.gitdir = Path(repo.path)
         self.state_dir = self.gitdir / "gitpatch"
         self.journal_path = self.state_dir / "journal.json"
         #: fsync the journal and its directory (git config core.fsync asks for refs or objects)
-        self.durable = durable
+        self.durable = store.durable()
         self._index: pygit2.Index | None = None
         self.filters = Filters(repo)  # git's conversions (autocrlf, eol, filter drivers)
-        config = repo.config
-        self._exec_bit = "core.filemode" not in config or config.get_bool("core.filemode")
+        self._exec_bit = store.config_get("core.filemode") is None or store.config_bool(
+            "core.filemode"
+        )
         # path -> (mtime_ns, ctime_ns, size, ino, recorded_ns, blob hex): files whose content
         # this process wrote or hashed, so a large unchanged file is not hashed again.
         self._stat_cache: dict[str, tuple[int, int, int, int, int, str]] = {}
         # path -> fstat of the file a land wrote, before its rename (see indexsync); blob id ->
         # content of large blobs just written (Store.fresh_blobs), so they are not read back
         self._written: dict[str, os.stat_result] = {}
-        self._blobs: dict[pygit2.Oid, bytes] = blobs if blobs is not None else {}
+        self._blobs: dict[pygit2.Oid, bytes] = store.fresh_blobs
 
     @classmethod
     def of(cls, store: Store) -> WorkingTree | None:
-        """The working tree of ``store``'s repository, None when it is bare.
-
-        The working tree is the one other holder of the pygit2 repository: it owns the index.
-        """
-        if store.is_bare:
-            return None
-        return cls(store.repo, durable=store.durable(), blobs=store.fresh_blobs)
+        """The working tree of ``store``'s repository, None when it is bare."""
+        return None if store.is_bare else cls(store)
 
     # -- landing -----------------------------------------------------------------------------
 
@@ -193,7 +191,7 @@ class WorkingTree:
         """Give the journal's notes the state that matches the ref (see ``Journal``)."""
         if not journal.notes:
             return
-        store = Store(self.repo)
+        store = self.store
         tip = self._ref_target(journal.ref)
         # A person may have committed on top since the land: the ref then moved past it.
         landed = moved or (
@@ -479,12 +477,8 @@ class WorkingTree:
     # -- git lookups -------------------------------------------------------------------------
 
     def _ref_target(self, ref: str) -> str | None:
-        try:
-            if ref:
-                return str(self.repo.references[ref].resolve().target)
-            return str(self.repo.head.target)
-        except (KeyError, pygit2.GitError, pygit2.InvalidSpecError):
-            return None
+        target = self.store.ref_target(ref or "HEAD")  # a detached HEAD is a ref too
+        return None if target is None else str(target)
 
     def _tree(self, commit: str | None) -> pygit2.Tree | None:
         if not commit:

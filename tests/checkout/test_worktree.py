@@ -71,7 +71,7 @@ def mover(repo: pygit2.Repository, ref: str, old: str, new: str):  # type: ignor
 def setup(git_repo: Path) -> tuple[Path, pygit2.Repository, WorkingTree, str]:
     base = commit_files(git_repo, {"a.txt": "a\n", "dir/b.txt": "b\n", "keep.txt": "k\n"})
     repo = pygit2.Repository(str(git_repo))
-    return git_repo, repo, WorkingTree(repo), base
+    return git_repo, repo, WorkingTree(Store(repo)), base
 
 
 def test_land_writes_changed_paths_and_index(setup) -> None:  # type: ignore[no-untyped-def]
@@ -206,7 +206,7 @@ def test_modified_sees_same_size_rewrite_after_cache(setup) -> None:  # type: ig
 def test_bare_repository_has_no_working_tree(tmp_path: Path) -> None:
     repo = pygit2.init_repository(str(tmp_path / "bare.git"), bare=True)
     with pytest.raises(RepositoryError):
-        WorkingTree(repo)
+        WorkingTree(Store(repo))
 
 
 def test_land_without_ref_uses_head(setup) -> None:  # type: ignore[no-untyped-def]
@@ -234,7 +234,7 @@ def test_land_verify_refuses_disk_changed_since_old(setup) -> None:  # type: ign
 
 def test_reading_lock_is_shared_and_released(setup) -> None:  # type: ignore[no-untyped-def]
     path, repo, wt, base = setup
-    other = WorkingTree(repo)
+    other = WorkingTree(Store(repo))
     with wt.reading(), other.reading():
         pass  # two readers at once
     new = build_commit(repo, base, {"a.txt": "A\n"})
