@@ -25,7 +25,7 @@ import dataclasses
 import functools
 import secrets
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
@@ -35,10 +35,8 @@ from gitpatch.checkout.roots import through_root, through_root_all
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Proposal
 from gitpatch.core.paths import normalize, normalize_proposal
-from gitpatch.core.retry import lost_race, retry
 from gitpatch.core.text import Document
 from gitpatch.errors import (
-    ConcurrentUpdate,
     InternalError,
     InvalidArguments,
     ResourceNotFound,
@@ -46,14 +44,14 @@ from gitpatch.errors import (
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
 from gitpatch.store import Store
 from gitpatch.workspace import guards, review, versions
-from gitpatch.workspace.build import Built, Dirty, build, proposal_result, record_dirty
+from gitpatch.workspace.build import Dirty, proposal_result
 from gitpatch.workspace.context import Context
+from gitpatch.workspace.propose import Attempt, check_paths, consistent_view, disk, retried
 from gitpatch.workspace.publisher import Transition, publish
 from gitpatch.workspace.results import (
     Mode,
     ProposalResult,
     ReadResult,
-    now_iso,
 )
 from gitpatch.workspace.sessions import (
     DEFAULT_PROTECTED,
@@ -79,10 +77,6 @@ __all__ = [
     "protected_branches",
     "session_target",
 ]
-
-#: Lost compare-and-swaps absorbed before ``concurrent_update`` (each costs one rebuild).
-MAX_ATTEMPTS = 60
-
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -310,12 +304,12 @@ class Workspace:
         Files outside a sparse checkout come from the branch, as git shows them.
         """
         clean = self._normalize(path)
-        with self._consistent_view():
+        with self.consistent_view():
             head = self.store.ref_target(self.branch)
-            self._check_paths(head, [clean])
+            self.check_paths(head, [clean])
             tree = self.worktree
             filters = tree.filters if tree is not None else None
-            data, version = versions.read(self.store, self._disk(), head, clean, filters)
+            data, version = versions.read(self.store, disk(self._ctx), head, clean, filters)
         if data is None:
             raise ResourceNotFound(
                 f"cannot read {clean}: no such file on {short(self.branch)}",
@@ -337,113 +331,63 @@ class Workspace:
         since is a ``resource_conflict`` (other files changing is not). ``revision=True`` allows
         a change identical to one a person rejected.
         """
-        proposal = self._normalize_proposal(proposal)
-        pid = secrets.token_hex(6)
+        proposal = self.normalize_proposal(proposal)
         read_as = guards.resolve_version(self.store, expected_version)
         expected = None if read_as is None else versions.unpin(self.store, read_as)
-        first: list[pygit2.Oid | None] = []  # the head the first attempt saw
+        one = Attempt(self._ctx, proposal, secrets.token_hex(6), revision, read_as, expected)
 
         def attempt() -> ProposalResult:
-            with self._consistent_view():
-                head = self.store.ref_target(self.branch)
-                if not first:
-                    first.append(head)
-                    self._check_paths(head, proposal.paths)
-                    versions.check_disk(self.store, self._disk(), read_as, proposal.paths)
-                reference, since = (expected, True) if expected is not None else (first[0], False)
-                guards.check_unchanged(
-                    self.store,
-                    reference,
-                    head,
-                    proposal.paths,
-                    since_version=since,
-                    branch=self.branch,
-                )
-                base, recorded = self._record_dirty(head, proposal.paths, pid)
-            filters = self.worktree.filters if self.worktree is not None else None
-            built = build(self.store, proposal, base, recorded, pid, revision, filters)
-            self._publish(built, head, pid, proposal.tool, revision)
-            return proposal_result(self._ctx, built, pid)
+            one.build()
+            self._publish(one, proposal.tool)
+            assert one.built is not None
+            return proposal_result(self._ctx, one.built, one.pid)
 
-        return retry(
-            attempt,
-            attempts=MAX_ATTEMPTS,
-            catch=ConcurrentUpdate,
-            when=lost_race,
-            exhausted=lambda _exc: ConcurrentUpdate(
-                f"{short(self.branch)} kept moving: {MAX_ATTEMPTS} attempts to land the "
-                "proposal lost to other writers",
-                hint="The branch is very busy; retry the call.",
-                details={"branch": self.branch},
-                reason="changed",
-            ),
-        )
+        return retried(attempt, self.branch)
 
-    @contextlib.contextmanager
-    def _consistent_view(self) -> Iterator[None]:
-        """While reading head and disk together, no land may run (see WorkingTree.reading)."""
-        if self.worktree is None or not self._tracks_disk():
-            yield
-            return
-        with self.worktree.reading():
-            yield
-
-    def _record_dirty(
-        self, head: pygit2.Oid | None, paths: Sequence[str], pid: str
-    ) -> tuple[pygit2.Oid | None, list[str]]:
-        """Record touched files' uncommitted disk content first, when the branch is on disk."""
-        if self.worktree is None or not self._tracks_disk():
-            return head, []
-        return record_dirty(self.store, self.worktree, head, paths, pid, self.dirty)
-
-    def _publish(
-        self, built: Built, head: pygit2.Oid | None, pid: str, tool: str, revision: bool
-    ) -> None:
+    def _publish(self, one: Attempt, tool: str) -> None:
         """Move the branch (auto) or create the proposal ref (review) together with the note,
         in one ref transaction: a proposal never exists without its note, nor a note without
         its proposal. In auto mode the disk follows when the branch is checked out."""
         if self.mode == "auto" and self.branch in self.protected:
             raise InternalError("refusing to land an agent commit on a protected branch")
+        built = one.built
+        assert built is not None
         auto = self.mode == "auto"
-        ref = self.branch if auto else PROPOSAL_PREFIX + pid
-        note = self._note(built, pid, tool, revision)
+        ref = self.branch if auto else PROPOSAL_PREFIX + one.pid
+        note = one.note(tool)
         step = Transition(
-            refs=((ref, built.commit, head if auto else None),),
+            refs=((ref, built.commit, one.head if auto else None),),
             notes={built.commit: lambda _old: note},
-            message=f"gitpatch: {tool or 'propose'} {pid}",
+            message=f"gitpatch: {tool or 'propose'} {one.pid}",
             checkout=(self.branch, built.base, built.commit) if auto else None,
             paths=built.land_paths,
             disk_checked=True,
         )
         publish(self._ctx, step)
 
-    def _note(self, built: Built, pid: str, tool: str, revision: bool) -> dict[str, Any]:
-        return {
-            "id": pid,
-            "status": "applied" if self.mode == "auto" else "proposed",
-            "tool": tool or "propose",
-            "target": self.target,
-            "branch": self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid,
-            "base": str(built.base) if built.base is not None else None,
-            "fingerprint": built.fingerprint,
-            "author": self.author,
-            "created_at": now_iso(),
-            "revision": revision,
-        }
+    # -- what the tool storages build on ---------------------------------------------------------
 
-    # -- checks ------------------------------------------------------------------------------
+    def exclusive(self) -> contextlib.AbstractContextManager[object]:
+        """Hold this Workspace's calls off while the caller runs several steps as one (its
+        own calls may nest inside: the lock is re-entrant)."""
+        return self._calls
 
-    def _tracks_disk(self) -> bool:
+    def tracks_disk(self) -> bool:
+        """True when the working tree shows ``branch`` (its content is then what is read)."""
         return self._ctx.tracks_disk()
 
-    def _disk(self) -> WorkingTree | None:
-        """The working tree when it shows the branch (its content is then the base)."""
-        return self.worktree if self._tracks_disk() else None
+    def consistent_view(self) -> contextlib.AbstractContextManager[None]:
+        """Hold lands off while the caller reads the branch head and the disk together."""
+        return consistent_view(self._ctx)
 
-    def _check_paths(self, head: pygit2.Oid | None, paths: Sequence[str]) -> None:
-        disk = self.worktree.root if self.worktree is not None and self._tracks_disk() else None
-        check_ignored = self.worktree is not None and not self.allow_ignored
-        guards.check_paths(self.store, head, paths, disk=disk, check_ignored=check_ignored)
+    def check_paths(self, head: pygit2.Oid | None, paths: Sequence[str]) -> None:
+        """Refuse unsafe or ignored ``paths`` on ``head`` as ``propose`` would (``guards``)."""
+        check_paths(self._ctx, head, paths)
+
+    def normalize_proposal(self, proposal: Proposal) -> Proposal:
+        """``proposal`` with its paths repository-relative (absolute paths below the working
+        tree accepted, symlinked roots followed); unsafe paths are refused."""
+        return normalize_proposal(through_root_all(proposal, self._root()), self._root())
 
     def _normalize(self, path: str) -> str:
         return normalize(through_root(path, self._root()), self._root())
@@ -451,9 +395,6 @@ class Workspace:
     def _root(self) -> str | None:
         """The working tree's absolute path: absolute paths below it are accepted."""
         return str(self.worktree.root).rstrip("/") if self.worktree is not None else None
-
-    def _normalize_proposal(self, proposal: Proposal) -> Proposal:
-        return normalize_proposal(through_root_all(proposal, self._root()), self._root())
 
     # -- review (written in gitpatch.workspace.review) --------------------------------------------
 

@@ -174,6 +174,38 @@ def test_mixed_families_move_every_ref_in_one_proposal(tmp_path) -> None:
     git(repo, "fsck", "--strict")
 
 
+@pytest.mark.parametrize("setting", ["autocrlf", "filter"])
+def test_mixed_families_write_what_checkout_writes(tmp_path, setting: str) -> None:
+    # The scratch part and the ordinary part go through the one attempt loop: the ordinary
+    # paths are committed as `git add` stores them and written as `git checkout` writes them.
+    files = {"a.txt": "a\n", ".gitattributes": "*.secret filter=rot\n"}
+    repo, _ws, _fs = mounted(tmp_path / "r", files)
+    if setting == "autocrlf":
+        git(repo, "config", "core.autocrlf", "true")
+        git(repo, "rm", "-q", "--cached", "a.txt")
+        git(repo, "reset", "-q", "--hard")  # a.txt as checkout writes it now: CRLF
+    else:
+        for key in ("clean", "smudge"):
+            git(repo, "config", f"filter.rot.{key}", "tr A-Za-z N-ZA-Mn-za-m")
+    fs = MountedFilesystem({"/workspace": Workspace.open(repo)})
+    res = apply_patch_tool(fs, fs)(
+        patch="*** Begin Patch\n*** Add File: work://s1/plan.md\n+plan\n"
+        "*** Add File: new.secret\n+Hello\n"
+        "*** Update File: a.txt\n@@\n-a\n+b\n*** End Patch"
+    )
+    assert res.ok, str(res)
+    if setting == "autocrlf":
+        assert (repo / "a.txt").read_bytes() == b"b\r\n"
+        assert (repo / "new.secret").read_bytes() == b"Hello\r\n"
+        assert git(repo, "show", "HEAD:a.txt") == "b\n"
+    else:
+        assert (repo / "new.secret").read_bytes() == b"Hello\n"
+        assert git(repo, "show", "HEAD:new.secret") == "Uryyb\n"
+    assert git(repo, "show", "refs/gitpatch/work/s1:plan.md") == "plan\n"
+    assert status_porcelain(repo) == ""
+    git(repo, "fsck", "--strict")
+
+
 def test_a_failing_part_moves_no_ref(tmp_path) -> None:
     repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\n"})
     before = state(repo)

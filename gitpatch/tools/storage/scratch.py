@@ -2,8 +2,9 @@
 
 An apply_patch may touch ordinary paths (the Workspace's branch) and scratch addresses
 (``refs/gitpatch/work/SESSION``, ``refs/gitpatch/memory/ROOT``) at once. Each ref gets its own
-proposal commit, built on its own head with the Workspace's rules (paths checked, uncommitted
-disk content recorded first); then every ref and the notes move in ONE ref transaction (one
+proposal commit, built on its own head by the Workspace's one attempt loop
+(``workspace.propose``: paths checked, uncommitted disk content recorded first, git's
+conversions applied); then every ref and the notes move in ONE ref transaction (one
 ``Transition`` through the one publisher), inside the working tree's journaled land when the
 branch is on disk. Either all of it happens or none.
 
@@ -24,12 +25,11 @@ import pygit2
 
 from gitpatch.core.model import EditReport, FileOp, Proposal, UpdateFile
 from gitpatch.core.paths import Address, parse_address
-from gitpatch.core.retry import lost_race, retry
-from gitpatch.errors import ConcurrentUpdate, InvalidArguments
+from gitpatch.errors import InvalidArguments
 from gitpatch.tools.storage.base import Applied
 from gitpatch.tools.storage.resource_ids import resource_id
-from gitpatch.workspace import guards
-from gitpatch.workspace.build import Built, build, proposal_files
+from gitpatch.workspace.build import proposal_files
+from gitpatch.workspace.propose import Attempt, retried
 from gitpatch.workspace.publisher import Transition, publish
 from gitpatch.workspace.results import EditResult, FileResult, edit_results
 
@@ -37,10 +37,6 @@ if TYPE_CHECKING:
     from gitpatch.workspace.api import Workspace
 
 __all__ = ["edit_report", "key", "propose_across", "rename", "roots", "strip"]
-
-#: Lost compare-and-swaps absorbed before ``concurrent_update``.
-MAX_ATTEMPTS = 30
-
 
 # -- keys ----------------------------------------------------------------------------------------
 
@@ -98,14 +94,11 @@ def edit_report(e: EditResult, root: Address | None) -> EditReport:
 
 @dataclasses.dataclass
 class _Part:
-    """The share of the proposal one ref takes."""
+    """The share of the proposal one ref takes, built by the Workspace's one attempt loop."""
 
     root: Address | None
     ws: Workspace
-    proposal: Proposal
-    head: pygit2.Oid | None = None
-    first: pygit2.Oid | None = None
-    built: Built | None = None
+    attempt: Attempt
 
 
 def _split(
@@ -113,6 +106,7 @@ def _split(
     holder: Callable[[Address], Workspace],
     proposal: Proposal,
     groups: Sequence[Address | None],
+    pid: str,
 ) -> list[_Part]:
     parts: list[_Part] = []
     for root in groups:
@@ -130,7 +124,7 @@ def _split(
             ops.append(op)
         ws = main if root is None else holder(root)
         local = strip(dataclasses.replace(proposal, operations=tuple(ops)), root)
-        parts.append(_Part(root, ws, ws._normalize_proposal(local)))
+        parts.append(_Part(root, ws, Attempt(ws.context, ws.normalize_proposal(local), pid)))
     return parts
 
 
@@ -149,60 +143,43 @@ def propose_across(
             "a change that touches work:// or memory:// addresses cannot be kept for review",
             hint="Split the call: scratch addresses in one, reviewed paths in another.",
         )
-    parts = _split(main, holder, proposal, groups)
-    pid = secrets.token_hex(6)
+    parts = _split(main, holder, proposal, groups, secrets.token_hex(6))
     gated: list[bool] = []
 
     def attempt() -> Applied:
         for part in parts:
-            _build(part, pid)
+            part.attempt.build()
         if gate is not None and not gated:
             gate()
             gated.append(True)
-        _publish(main, parts, pid, proposal.tool)
-        return _applied(parts, pid)
+        _publish(main, parts, proposal.tool)
+        return _applied(parts)
 
-    return retry(attempt, attempts=MAX_ATTEMPTS, catch=ConcurrentUpdate, when=lost_race)
-
-
-def _build(part: _Part, pid: str) -> None:
-    """Build ``part``'s commit on its ref's current head; after a lost race, refuse when
-    another writer changed one of its paths (else the proposal is simply rebuilt)."""
-    ws = part.ws
-    with ws._consistent_view():
-        head = ws.store.ref_target(ws.branch)
-        if part.built is None:
-            ws._check_paths(head, part.proposal.paths)
-            part.first = head
-        guards.check_unchanged(
-            ws.store, part.first, head, part.proposal.paths, since_version=False, branch=ws.branch
-        )
-        base, recorded = ws._record_dirty(head, part.proposal.paths, pid)
-    part.head = head
-    part.built = build(ws.store, part.proposal, base, recorded, pid, False)
+    return retried(attempt, main.branch)
 
 
 def _constant(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
     return lambda _old: note
 
 
-def _publish(main: Workspace, parts: Sequence[_Part], pid: str, tool: str) -> None:
+def _publish(main: Workspace, parts: Sequence[_Part], tool: str) -> None:
+    """Every part's ref and note in one transition; the disk follows the ordinary part."""
     notes: dict[pygit2.Oid, Callable[[dict[str, Any] | None], dict[str, Any]]] = {}
     refs = []
     checkout = None
     land: tuple[str, ...] | None = None
     for part in parts:
-        built = part.built
+        built = part.attempt.built
         assert built is not None
-        notes[built.commit] = _constant(part.ws._note(built, pid, tool, False))
-        refs.append((part.ws.branch, built.commit, part.head))
+        notes[built.commit] = _constant(part.attempt.note(tool))
+        refs.append((part.ws.branch, built.commit, part.attempt.head))
         if part.root is None and main.mode == "auto":
             checkout = (main.branch, built.base, built.commit)
             land = built.land_paths
     step = Transition(
         refs=tuple(refs),
         notes=notes,
-        message=f"gitpatch: {tool or 'propose'} {pid}",
+        message=f"gitpatch: {tool or 'propose'} {parts[0].attempt.pid}",
         checkout=checkout,
         paths=land,
         disk_checked=True,
@@ -210,10 +187,10 @@ def _publish(main: Workspace, parts: Sequence[_Part], pid: str, tool: str) -> No
     publish(main.context, step)
 
 
-def _applied(parts: Sequence[_Part], pid: str) -> Applied:
+def _applied(parts: Sequence[_Part]) -> Applied:
     files, edits, ids = [], [], {}
     for part in parts:
-        built = part.built
+        built = part.attempt.built
         assert built is not None
         for f in proposal_files(part.ws.store, built.base, built.changeset):
             files.append(rename(f, part.root))
@@ -222,15 +199,17 @@ def _applied(parts: Sequence[_Part], pid: str) -> Applied:
                 ids[key(f.path, part.root)] = ident
         edits += [edit_report(e, part.root) for e in edit_results(built.changeset)]
     main = next((p for p in parts if p.root is None), parts[0])
-    assert main.built is not None
+    assert main.attempt.built is not None
     ordinary = main.root is None
     return Applied(
-        version=str(main.built.commit),
+        version=str(main.attempt.built.commit),
         files=tuple(files),
         edits=tuple(edits),
         ids=ids,
-        proposal_id=pid,
+        proposal_id=main.attempt.pid,
         branch=main.ws.branch if ordinary else None,
         target=main.ws.target if ordinary else None,
-        versions={p.ws.branch: str(p.built.commit) for p in parts if p.built is not None},
+        versions={
+            p.ws.branch: str(p.attempt.built.commit) for p in parts if p.attempt.built is not None
+        },
     )

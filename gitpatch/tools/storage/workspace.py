@@ -103,12 +103,12 @@ class WorkspaceStorage:
         that Workspace's calls and lands held off."""
         ws = self.workspace
         address = parse_address(key)
-        with ws._calls:
+        with ws.exclusive():
             if address is not None:
                 yield self.family(address), address.path, False
                 return
-            disk = ws._tracks_disk()
-            with ws._consistent_view():
+            disk = ws.tracks_disk()
+            with ws.consistent_view():
                 yield ws, key, disk
 
     def read(self, key: str) -> FileRead:
@@ -116,7 +116,7 @@ class WorkspaceStorage:
         with self._view(key) as (ws, path, disk):
             store = ws.store
             head = store.ref_target(ws.branch)
-            ws._check_paths(head, [path])
+            ws.check_paths(head, [path])
             tree = ws.worktree
             filters = tree.filters if tree is not None else None
             data, version = versions.read(store, tree if disk else None, head, path, filters)
@@ -152,7 +152,7 @@ class WorkspaceStorage:
     def list(self, prefix: str = "") -> list[str]:
         """Files on the branch head below ``prefix`` (committed content)."""
         ws = self.workspace
-        with ws._calls:
+        with ws.exclusive():
             head = ws.store.ref_target(ws.branch)
             if head is None:
                 return []
@@ -172,7 +172,7 @@ class WorkspaceStorage:
         """See ``Storage.apply``: one proposal commit per ref touched, all refs in one ref
         transaction; ``review`` keeps the change on ``refs/heads/gitpatch/<id>``."""
         roots = families.roots(proposal)
-        with self.workspace._calls:
+        with self.workspace.exclusive():
             if len(roots) > 1:
                 return families.propose_across(
                     self.workspace, self.family, proposal, roots, review, gate

@@ -1,0 +1,164 @@
+"""The one attempt loop: a proposal's commit built on its branch's head, rebuilt after a lost race.
+
+``Workspace.propose`` and the proposals that span several refs (``tools.storage.scratch``:
+ordinary paths plus ``work://`` / ``memory://`` roots) both build through ``Attempt``, so every
+rule holds for every ref a proposal touches: paths checked on the first attempt, a disk edit
+since the caller's read refused, a change by another writer since the first attempt refused,
+the touched files' uncommitted content recorded first, and git's conversions (autocrlf, eol,
+filter drivers) applied as ``git add`` and ``git checkout`` would.
+
+What this does not do: move a ref or write a file. Publishing (refs, notes and disk in one
+transition) is the caller's next step, through ``workspace.publisher``; losing its
+compare-and-swap raises ``ConcurrentUpdate``, which ``retried`` turns into another attempt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+import pygit2
+
+from gitpatch.checkout.worktree import WorkingTree
+from gitpatch.core.model import Proposal
+from gitpatch.core.retry import lost_race, retry
+from gitpatch.errors import ConcurrentUpdate
+from gitpatch.workspace import guards, versions
+from gitpatch.workspace.build import Built, build, record_dirty
+from gitpatch.workspace.context import Context
+from gitpatch.workspace.results import now_iso
+from gitpatch.workspace.sessions import PROPOSAL_PREFIX, short
+
+__all__ = [
+    "MAX_ATTEMPTS",
+    "Attempt",
+    "check_paths",
+    "consistent_view",
+    "disk",
+    "note",
+    "retried",
+]
+
+#: Lost compare-and-swaps absorbed before ``concurrent_update`` (each costs one rebuild).
+MAX_ATTEMPTS = 60
+
+_R = TypeVar("_R")
+
+
+@dataclasses.dataclass
+class Attempt:
+    """One ref's share of a proposal across its attempts.
+
+    ``read_as`` is the version the caller read (a pin of uncommitted disk content included),
+    ``expected`` the commit it stands for; without them, the head the first attempt saw is the
+    reference a later attempt compares with. ``head`` and ``built`` are the latest attempt's.
+    """
+
+    ctx: Context
+    proposal: Proposal
+    pid: str
+    revision: bool = False
+    read_as: pygit2.Oid | None = None
+    expected: pygit2.Oid | None = None
+    first: pygit2.Oid | None = None
+    started: bool = False
+    head: pygit2.Oid | None = None
+    built: Built | None = None
+
+    def build(self) -> Built:
+        """Build the proposal's commit on the branch's current head (no ref moves).
+
+        After a lost race the proposal is simply rebuilt on the new head, unless another
+        writer changed one of its paths: then ``resource_conflict`` (see ``guards``).
+        """
+        ctx, paths = self.ctx, self.proposal.paths
+        with consistent_view(ctx):
+            head = ctx.store.ref_target(ctx.branch)
+            if not self.started:
+                self.started, self.first = True, head
+                check_paths(ctx, head, paths)
+                versions.check_disk(ctx.store, disk(ctx), self.read_as, paths)
+            since = self.expected is not None
+            reference = self.expected if since else self.first
+            guards.check_unchanged(
+                ctx.store, reference, head, paths, since_version=since, branch=ctx.branch
+            )
+            base, recorded = _record_dirty(ctx, head, paths, self.pid)
+        filters = ctx.worktree.filters if ctx.worktree is not None else None
+        built = build(ctx.store, self.proposal, base, recorded, self.pid, self.revision, filters)
+        self.head, self.built = head, built
+        return built
+
+    def note(self, tool: str) -> dict[str, Any]:
+        """The note of the commit the latest attempt built (see ``note``)."""
+        assert self.built is not None
+        return note(self.ctx, self.built, self.pid, tool, self.revision)
+
+
+def retried(attempt: Callable[[], _R], branch: str) -> _R:
+    """``attempt()`` until it does not lose a compare-and-swap, at most ``MAX_ATTEMPTS`` times."""
+    return retry(
+        attempt,
+        attempts=MAX_ATTEMPTS,
+        catch=ConcurrentUpdate,
+        when=lost_race,
+        exhausted=lambda _exc: ConcurrentUpdate(
+            f"{short(branch)} kept moving: {MAX_ATTEMPTS} attempts to land the "
+            "proposal lost to other writers",
+            hint="The branch is very busy; retry the call.",
+            details={"branch": branch},
+            reason="changed",
+        ),
+    )
+
+
+@contextlib.contextmanager
+def consistent_view(ctx: Context) -> Iterator[None]:
+    """While reading head and disk together, no land may run (see ``WorkingTree.reading``)."""
+    if ctx.worktree is None or not ctx.tracks_disk():
+        yield
+        return
+    with ctx.worktree.reading():
+        yield
+
+
+def disk(ctx: Context) -> WorkingTree | None:
+    """The working tree when it shows the branch (its content is then the base)."""
+    return ctx.worktree if ctx.tracks_disk() else None
+
+
+def check_paths(ctx: Context, head: pygit2.Oid | None, paths: Sequence[str]) -> None:
+    """Refuse unsafe or ignored paths, and paths whose parent is a file (``guards``)."""
+    tree = disk(ctx)
+    check_ignored = ctx.worktree is not None and not ctx.allow_ignored
+    root = tree.root if tree is not None else None
+    guards.check_paths(ctx.store, head, paths, disk=root, check_ignored=check_ignored)
+
+
+def _record_dirty(
+    ctx: Context, head: pygit2.Oid | None, paths: Sequence[str], pid: str
+) -> tuple[pygit2.Oid | None, list[str]]:
+    """Record touched files' uncommitted disk content first, when the branch is on disk."""
+    tree = disk(ctx)
+    if tree is None:
+        return head, []
+    return record_dirty(ctx.store, tree, head, paths, pid, ctx.dirty)
+
+
+def note(ctx: Context, built: Built, pid: str, tool: str, revision: bool) -> dict[str, Any]:
+    """The status note a proposal commit is published with (``refs/notes/gitpatch``)."""
+    auto = ctx.mode == "auto"
+    return {
+        "id": pid,
+        "status": "applied" if auto else "proposed",
+        "tool": tool or "propose",
+        "target": ctx.target,
+        "branch": ctx.branch if auto else PROPOSAL_PREFIX + pid,
+        "base": str(built.base) if built.base is not None else None,
+        "fingerprint": built.fingerprint,
+        "author": ctx.author,
+        "created_at": now_iso(),
+        "revision": revision,
+    }
