@@ -46,7 +46,15 @@ from gitpatch.store import Store
 from gitpatch.workspace import guards, review, versions
 from gitpatch.workspace.build import Dirty, proposal_result
 from gitpatch.workspace.context import Context
-from gitpatch.workspace.propose import Attempt, check_paths, consistent_view, disk, retried
+from gitpatch.workspace.propose import (
+    Attempt,
+    Preview,
+    check_paths,
+    consistent_view,
+    disk,
+    preview,
+    retried,
+)
 from gitpatch.workspace.publisher import Transition, publish
 from gitpatch.workspace.results import (
     Mode,
@@ -364,6 +372,12 @@ class Workspace:
             disk_checked=True,
         )
         publish(self._ctx, step)
+
+    @_serialized
+    def preview(self, proposal: Proposal) -> Preview:
+        """What ``proposal`` would change (a dry run): applied to the disk when it shows the
+        branch, else to the branch head; nothing is built, moved or written."""
+        return preview(self._ctx, self.normalize_proposal(proposal))
 
     # -- what the tool storages build on ---------------------------------------------------------
 

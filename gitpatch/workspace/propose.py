@@ -7,6 +7,9 @@ since the caller's read refused, a change by another writer since the first atte
 the touched files' uncommitted content recorded first, and git's conversions (autocrlf, eol,
 filter drivers) applied as ``git add`` and ``git checkout`` would.
 
+``preview`` is the dry run the doors show (a CLI ``--dry-run``, a hosted space's size limits):
+the engine applied to what a proposal would apply to, nothing built.
+
 What this does not do: move a ref or write a file. Publishing (refs, notes and disk in one
 transition) is the caller's next step, through ``workspace.publisher``; losing its
 compare-and-swap raises ``ConcurrentUpdate``, which ``retried`` turns into another attempt.
@@ -16,13 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import pygit2
 
+from gitpatch import engine
 from gitpatch.checkout.worktree import WorkingTree
-from gitpatch.core.model import Proposal
+from gitpatch.core.model import Changeset, Proposal
 from gitpatch.core.retry import lost_race, retry
 from gitpatch.errors import ConcurrentUpdate
 from gitpatch.workspace import guards, versions
@@ -34,10 +38,12 @@ from gitpatch.workspace.sessions import PROPOSAL_PREFIX, short
 __all__ = [
     "MAX_ATTEMPTS",
     "Attempt",
+    "Preview",
     "check_paths",
     "consistent_view",
     "disk",
     "note",
+    "preview",
     "retried",
 ]
 
@@ -162,3 +168,30 @@ def note(ctx: Context, built: Built, pid: str, tool: str, revision: bool) -> dic
         "created_at": now_iso(),
         "revision": revision,
     }
+
+
+@dataclasses.dataclass(frozen=True)
+class Preview:
+    """What a proposal would do, nothing written: the changeset and, for each path it reads,
+    the content it applies to (absent: no such file)."""
+
+    changeset: Changeset
+    before: Mapping[str, bytes]
+
+
+def preview(ctx: Context | None, proposal: Proposal) -> Preview:
+    """Apply ``proposal`` (paths already normalized) to the branch's content: the disk when it
+    shows the branch, else the head; ``ctx`` None stands for an empty repository."""
+    before: dict[str, bytes] = {}
+    if ctx is not None:
+        with consistent_view(ctx):
+            head = ctx.store.ref_target(ctx.branch)
+            check_paths(ctx, head, proposal.paths)
+            tree = disk(ctx)
+            for path in proposal.paths:
+                data = tree.read(path) if tree is not None else None
+                if tree is None and head is not None:
+                    data = ctx.store.read(head, path)
+                if data is not None:
+                    before[path] = data
+    return Preview(engine.apply(proposal, before), before)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitpatch.errors import GitpatchError
-from gitpatch.formats import detect
+from gitpatch.formats import detect, search_replace
 from gitpatch.workspace.api import Workspace
 from tests.gitkit import git, make_repo, status_porcelain
 from tests.workspace.workspace_kit import note, sr, state
@@ -184,3 +184,20 @@ def test_apply_diff_keeps_crlf_in_an_autocrlf_repository(tmp_path: Path) -> None
     assert (root / "a.txt").read_bytes() == b"alpha\r\nBETA\r\n"
     assert git(root, "show", "HEAD:a.txt") == "alpha\nBETA\n"
     assert status_porcelain(root) == ""
+
+
+def test_preview_is_a_dry_run_of_what_is_on_disk(tmp_path: Path) -> None:
+    # The doors' dry runs (CLI --dry-run, a space's size limits) go through the Workspace.
+    repo = make_repo(tmp_path / "r", FILES)
+    ws = Workspace.open(repo, session="s1")
+    (repo / "a.txt").write_text("alpha\nbeta\ngamma\nmine\n")  # uncommitted: the base
+    before = state(repo)
+    found = ws.preview(search_replace.parse(SEARCH_REPLACE))
+    assert found.before["a.txt"] == b"alpha\nbeta\ngamma\nmine\n"
+    changed = {c.path: c.content for c in found.changeset.changes}
+    assert changed["a.txt"] == b"alpha\nBETA\ngamma\nmine\n"
+    assert changed["src/b.py"] == b"def f():\n    return 2\n"
+    assert state(repo) == before
+    with pytest.raises(GitpatchError) as err:
+        ws.preview(search_replace.parse("../x.txt\n" + sr("a\n", "b\n")))
+    assert err.value.code == "path_unsafe" and state(repo) == before

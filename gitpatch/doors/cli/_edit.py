@@ -71,21 +71,8 @@ def _print_result(env: Env, result: ProposalResult) -> None:
 
 def _dry_run(env: Env, ws: Workspace, proposal: Proposal) -> None:
     """The unified diff ``proposal`` would make to what is on disk (or on the branch)."""
-    from gitpatch import engine
-    from gitpatch.core.paths import normalize_proposal
-
-    root = str(ws.worktree.root).rstrip("/") if ws.worktree is not None else None
-    proposal = normalize_proposal(proposal, root)
-    head = ws.store.ref_target(ws.branch)
-    on_disk = ws.worktree is not None and ws.store.head_branch() == ws.branch
-    snapshot: dict[str, bytes] = {}
-    for path in proposal.paths:
-        data = ws.worktree.read(path) if on_disk and ws.worktree is not None else None
-        if not on_disk and head is not None:
-            data = ws.store.read(head, path)
-        if data is not None:
-            snapshot[path] = data
-    changeset = engine.apply(proposal, snapshot)
+    found = ws.preview(proposal)
+    snapshot, changeset = found.before, found.changeset
     chunks: list[str] = []
     for change in changeset.changes:
         before = snapshot.get(change.source or change.path, b"")

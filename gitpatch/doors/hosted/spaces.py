@@ -24,7 +24,6 @@ from pathlib import Path
 
 import pygit2
 
-from gitpatch import engine
 from gitpatch.core.model import Proposal
 from gitpatch.doors.hosted.limits import SpacesConfig, SpaceSettings
 from gitpatch.errors import (
@@ -46,7 +45,8 @@ from gitpatch.tools.storage.base import (
 )
 from gitpatch.tools.storage.workspace import WorkspaceStorage
 from gitpatch.workspace.api import Workspace
-from gitpatch.workspace.guards import Snapshot, blob
+from gitpatch.workspace.guards import blob
+from gitpatch.workspace.propose import preview
 
 __all__ = ["BRANCH", "Space", "SpaceStorage", "Spaces"]
 
@@ -239,7 +239,7 @@ class SpaceStorage:
             self.space.create()
         ws = self.space.workspace()
         head = ws.store.ref_target(BRANCH)
-        self._check_limits(ws.store, head, proposal)
+        self._check_limits(ws, head, proposal)
         expected = self._expected(head, expected_version)
         try:
             applied = self._inner().apply(
@@ -296,14 +296,15 @@ class SpaceStorage:
     # -- limits ------------------------------------------------------------------------------
 
     def _check_limits(
-        self, store: Store | None, head: pygit2.Oid | None, proposal: Proposal
+        self, ws: Workspace | None, head: pygit2.Oid | None, proposal: Proposal
     ) -> None:
         """``payload_too_large`` / ``storage_limit_reached`` from the change the proposal makes
-        on the current head (``store`` None: on an empty space), and every error the engine
-        finds there (pure: nothing is written)."""
+        on the current head (``ws`` None: on an empty space), and every error the engine
+        finds there (the Workspace's dry run: nothing is written)."""
         settings = self.space.settings
-        snapshot = {} if store is None else Snapshot(store, head)
-        changes = engine.apply(proposal, snapshot).changes
+        store = None if ws is None else ws.store
+        found = preview(None, proposal) if ws is None else ws.preview(proposal)
+        changes = found.changeset.changes
         delta = 0
         for change in changes:
             size = len(change.content or b"")
