@@ -188,8 +188,9 @@ class Workspace:
     ) -> Workspace:
         """Open the repository at ``path`` (with a working tree or bare).
 
-        ``branch`` defaults to the checked-out one. In auto mode a protected target (git config
-        ``gitpatch.protected``, default main and master), or an explicit ``session`` name,
+        ``branch`` defaults to the checked-out one. In auto mode a protected target
+        (``protected``, else git config ``gitpatch.protected``, else ``.gitpatch.toml``'s
+        ``protected``, default main and master), or an explicit ``session`` name,
         starts or resumes ``gitpatch/session/<name>`` and, when the target is checked out,
         switches to it keeping the working tree as ``git switch -c`` does.
         """

@@ -1,9 +1,11 @@
 """The repository's gitpatch config file, ``.gitpatch.toml`` at the working tree's root.
 
-Read by the front ends (CLI, MCP server, hooks); the Workspace itself takes plain arguments.
-Everything is optional: a missing file means the defaults written by ``gitpatch init``.
-``git config gitpatch.protected`` wins over the file's ``protected`` (a bare remote has no
-file, and its ``pre-receive`` hook must agree with the people pushing to it).
+Read by the front ends (CLI, MCP server, hooks) for the mode and the tool rules, and by
+``Workspace.open`` itself for the protected branches: ``protected_names`` is the ONE resolver,
+so Python, the CLI, the MCP server and the hooks always agree. Everything is optional: a
+missing file means the defaults written by ``gitpatch init``. ``git config
+gitpatch.protected`` wins over the file's ``protected`` (a bare remote has no file, and its
+``pre-receive`` hook must agree with the people pushing to it).
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from typing import Any
 from gitpatch.errors import InvalidArguments
 from gitpatch.store import Store
 from gitpatch.workspace.results import Mode
-from gitpatch.workspace.sessions import DEFAULT_PROTECTED
 
-__all__ = ["FILENAME", "TEMPLATE", "Config", "load"]
+__all__ = ["DEFAULT_PROTECTED", "FILENAME", "TEMPLATE", "Config", "load", "protected_names"]
 
 FILENAME = ".gitpatch.toml"
+#: The protected branches when neither git config nor the file names any.
+DEFAULT_PROTECTED = ("main", "master")
 
 TEMPLATE = """\
 # gitpatch configuration (written by `gitpatch init`; every value shown is the default).
@@ -61,14 +64,27 @@ class Config:
 
     def protected_for(self, store: Store) -> list[str]:
         """Protected branch names: git config, else this file, else main and master."""
-        names = [
-            part.strip()
-            for value in store.config_values("gitpatch.protected")
-            for part in value.split(",")
-        ]
-        if any(names):
-            return [n for n in names if n]
-        return list(self.protected if self.protected is not None else DEFAULT_PROTECTED)
+        return _protected(store, self.protected)
+
+
+def protected_names(store: Store) -> list[str]:
+    """The repository's protected branch names: git config ``gitpatch.protected``
+    (multi-valued or comma-separated), else ``.gitpatch.toml`` at the working tree's root,
+    else main and master. A bare repository has no file."""
+    named = _git_config_names(store)
+    return named or _protected(store, load(store.workdir).protected)
+
+
+def _git_config_names(store: Store) -> list[str]:
+    values = store.config_values("gitpatch.protected")
+    return [name for value in values for part in value.split(",") if (name := part.strip())]
+
+
+def _protected(store: Store, from_file: tuple[str, ...] | None) -> list[str]:
+    """Git config's names, else ``from_file`` (the file's list), else the defaults; the file
+    is read only when git config names none (a bare remote's hooks never need it)."""
+    named = _git_config_names(store)
+    return named or list(from_file if from_file is not None else DEFAULT_PROTECTED)
 
 
 def _strings(table: dict[str, Any], key: str, where: Path) -> tuple[str, ...] | None:

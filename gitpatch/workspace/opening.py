@@ -31,14 +31,12 @@ def repository_config(directory: str | Path) -> Config:
 def open_workspace(
     directory: str | Path, mode: Mode | None = None, config: Config | None = None, **kw: Any
 ) -> Workspace:
-    """A Workspace on the repository at ``directory`` in ``mode`` (default: the config's),
-    with the protected branches of git config, else the config file, else main and master."""
+    """A Workspace on the repository at ``directory`` in ``mode`` (default: the config's);
+    the protected branches are the Workspace's own (``config.protected_names``)."""
     from gitpatch.workspace.api import Workspace
 
     cfg = config if config is not None else repository_config(directory)
-    store = Store.open(directory)
-    protected = cfg.protected_for(store)
-    return Workspace.open(directory, mode=mode or cfg.mode, protected=protected, **kw)
+    return Workspace.open(directory, mode=mode or cfg.mode, **kw)
 
 
 def is_open(ws: Workspace, info: ProposalInfo) -> bool:

@@ -1,9 +1,10 @@
 """Branch names gitpatch owns, protected branches, and session branches.
 
-Agents never commit to a protected branch (git config ``gitpatch.protected``, default main and
-master). In auto mode on such a branch, their commits land on ``gitpatch/session/<name>``,
-started at the protected head; switching to it keeps the working tree and index exactly as
-``git switch -c`` does, and a person later merges the session with ``approve(<name>)``.
+Agents never commit to a protected branch (git config ``gitpatch.protected``, else
+``.gitpatch.toml``, default main and master: ``config.protected_names``). In auto mode on such
+a branch, their commits land on ``gitpatch/session/<name>``, started at the protected head;
+switching to it keeps the working tree and index exactly as ``git switch -c`` does, and a
+person later merges the session with ``approve(<name>)``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from gitpatch.core.retry import retry
 from gitpatch.errors import ConcurrentUpdate, DirtyWorktree, InvalidArguments, RepositoryError
 from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.store import Store
+from gitpatch.workspace.config import DEFAULT_PROTECTED, protected_names
 
 __all__ = [
     "DEFAULT_PROTECTED",
@@ -36,7 +38,6 @@ __all__ = [
 PROPOSAL_PREFIX = "refs/heads/gitpatch/"
 SESSION_PREFIX = "refs/heads/gitpatch/session/"
 REJECTED_PREFIX = "refs/gitpatch/rejected/"
-DEFAULT_PROTECTED = ("main", "master")
 # Where a session remembers the protected branch it came from (read by approve).
 _SESSION_CONFIG = "gitpatch-session.{name}.target"
 _SWITCH_ATTEMPTS = 30
@@ -60,14 +61,9 @@ def branch_ref(name: str) -> str:
 
 
 def protected_branches(store: Store, override: Sequence[str] | None = None) -> frozenset[str]:
-    """Full refs of the protected branches: ``override``, else git config ``gitpatch.protected``
-    (multi-valued or comma-separated), else main and master."""
-    names: list[str] = list(override) if override is not None else []
-    if override is None:
-        for value in store.config_values("gitpatch.protected"):
-            names.extend(part.strip() for part in value.split(","))
-        if not names:
-            names = list(DEFAULT_PROTECTED)
+    """Full refs of the protected branches: ``override``, else the repository's setting
+    (``config.protected_names``: git config, else ``.gitpatch.toml``, else main and master)."""
+    names = list(override) if override is not None else protected_names(store)
     return frozenset(branch_ref(n) for n in names if n.strip())
 
 

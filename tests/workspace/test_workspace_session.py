@@ -8,6 +8,7 @@ import pytest
 
 from gitpatch.errors import GitpatchError
 from gitpatch.workspace.api import Workspace, protected_branches, session_target
+from tests.doors.cli.clikit import gp_json
 from tests.gitkit import git, head, make_repo, status_porcelain
 from tests.workspace.workspace_kit import commit_on, sr, state
 
@@ -129,3 +130,27 @@ def test_empty_repository_on_main_starts_an_unborn_session(tmp_path: Path) -> No
     assert res.branch == SESSION and head(root, SESSION) == res.version
     assert git(root, "rev-parse", "--verify", "-q", "refs/heads/main", check=False) == ""
     assert (root / "hello.txt").read_text() == "hi\n" and status_porcelain(root) == ""
+
+
+def test_open_honours_the_config_file_like_the_cli(repo: Path) -> None:
+    # One resolver (config.protected_names): Python and the CLI agree on what is protected.
+    git(repo, "switch", "-q", "-c", "dev")
+    (repo / ".gitpatch.toml").write_text('[review]\nprotected = ["dev"]\n')
+    ws = Workspace.open(repo)
+    assert protected_branches(ws.store) == {"refs/heads/dev"}
+    assert ws.target == "refs/heads/dev" and ws.branch == SESSION
+    git(repo, "switch", "-q", "dev")
+    patch = "*** Begin Patch\n*** Update File: b.txt\n@@\n-one\n+two\n*** End Patch\n"
+    out = gp_json(repo, "apply-patch", "-", input=patch)
+    assert out["branch"] == SESSION and out["target"] == "refs/heads/dev"
+    git(repo, "config", "gitpatch.protected", "release")  # git config wins over the file
+    assert protected_branches(Workspace.open(repo, mode="review").store) == {"refs/heads/release"}
+
+
+def test_a_broken_config_file_refuses_to_open_and_changes_nothing(repo: Path) -> None:
+    (repo / ".gitpatch.toml").write_text("[review]\nprotected = 'main'\n")
+    before = state(repo)
+    with pytest.raises(GitpatchError) as err:
+        Workspace.open(repo)
+    assert err.value.code == "invalid_arguments" and "list of strings" in err.value.message
+    assert state(repo) == before
