@@ -1,41 +1,28 @@
 """Writing working-tree files for ``gitpatch.checkout.worktree``: temp file, fsync, rename.
 
-A file is replaced by a temp file next to it (``.<name>.<pid>.<ns>.gitpatch-tmp``), written,
-fsynced and renamed over it, so a reader sees the old or the new content, never a truncated
-file; a kill leaves at most a temp file, which the next land removes.
+A file is replaced by a temp file next to it (``.<name>.<pid>.<ns>.gitpatch-tmp``, written by
+``safety.atomic``), fsynced and renamed over it, so a reader sees the old or the new content,
+never a truncated file; a kill leaves at most a temp file, which the next land removes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from gitpatch.checkout._modes import file_mode
+from gitpatch.safety import atomic
+from gitpatch.safety.atomic import TMP_SUFFIX
 
 __all__ = ["TMP_SUFFIX", "remove_temp_files", "temp_file"]
 
-TMP_SUFFIX = ".gitpatch-tmp"
-
 
 def temp_file(full: Path, data: bytes, mode: int) -> Path:
-    """A fsynced temp file next to ``full`` holding ``data`` with git ``mode``'s permissions."""
-    tmp = full.parent / f".{full.name}.{os.getpid()}.{time.monotonic_ns()}{TMP_SUFFIX}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, file_mode(mode))
-    try:
-        with os.fdopen(fd, "wb", closefd=False) as fh:
-            fh.write(data)
-            fh.flush()
-        os.fchmod(fd, file_mode(mode))
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        tmp.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    return tmp
+    """A fsynced temp file next to ``full`` holding ``data`` with git ``mode``'s permissions
+    (``safety.atomic``, the one atomic write)."""
+    return atomic.temp_file(full, data, file_mode(mode))
 
 
 def remove_temp_files(root: Path, paths: Iterable[str]) -> None:

@@ -170,7 +170,7 @@ class WorkingTree:
             return False
         with self._land_lock():
             for name in os.listdir(self.state_dir):
-                if name.startswith("journal.") and name.endswith(TMP_SUFFIX):
+                if name.startswith(".journal.json.") and name.endswith(TMP_SUFFIX):
                     (self.state_dir / name).unlink(missing_ok=True)
             return self._recover_locked()
 

@@ -9,14 +9,13 @@ or objects, since the ref it guards is fsynced then too and must never be ahead 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Journal", "fsync_dir"]
+from gitpatch.safety.atomic import fsync_dir, write_atomic
 
-_TMP_SUFFIX = ".gitpatch-tmp"
+__all__ = ["Journal", "fsync_dir"]
 
 
 @dataclass(frozen=True)
@@ -67,28 +66,4 @@ class Journal:
 
     def write(self, path: Path, *, durable: bool) -> None:
         """Write to ``path`` by temp file and rename (fsynced with its directory if durable)."""
-        tmp = path.parent / f"{path.stem}.{os.getpid()}{_TMP_SUFFIX}"
-        view = memoryview(self.to_json().encode())
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            while view:
-                view = view[os.write(fd, view) :]
-            if durable:
-                os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            tmp.unlink(missing_ok=True)
-            raise
-        os.close(fd)
-        os.replace(tmp, path)
-        if durable:
-            fsync_dir(path.parent)
-
-
-def fsync_dir(folder: Path) -> None:
-    """fsync a directory, so a rename or unlink in it survives a power loss."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        write_atomic(path, self.to_json().encode(), durable=durable)

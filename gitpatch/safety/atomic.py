@@ -1,0 +1,63 @@
+"""Atomic file writes: temp file next to the target, written, fsynced, renamed over it.
+
+The one way gitpatch replaces a file it owns: working-tree files (``checkout.files``), the
+land journal (``safety.journal``) and the hosted service's credentials file. A reader sees the
+old content or the new, never a truncated file; a kill leaves at most a temp file named
+``.<name>.<pid>.<ns>.gitpatch-tmp`` beside the target, which its owner's recovery removes.
+
+What this does not do: decide whether the directory must be fsynced too (``durable``: the
+caller knows whether git was asked to fsync what the file guards) or retry a failed write.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+__all__ = ["TMP_SUFFIX", "fsync_dir", "temp_file", "write_atomic"]
+
+#: How every temp file gitpatch writes ends (recovery looks for it).
+TMP_SUFFIX = ".gitpatch-tmp"
+
+
+def temp_file(target: Path, data: bytes, perms: int = 0o644, *, fsync: bool = True) -> Path:
+    """A new temp file beside ``target`` holding ``data`` with permissions ``perms`` (fsynced
+    unless ``fsync`` is False); removed again if writing it fails."""
+    tmp = target.parent / f".{target.name}.{os.getpid()}.{time.monotonic_ns()}{TMP_SUFFIX}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, perms)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fchmod(fd, perms)  # the umask narrowed what os.open was given
+        if fsync:
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def write_atomic(target: Path, data: bytes, perms: int = 0o644, *, durable: bool = True) -> None:
+    """Replace ``target`` with ``data`` by temp file and rename; with ``durable`` the file and
+    then its directory are fsynced, so the rename survives a power loss."""
+    tmp = temp_file(target, data, perms, fsync=durable)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if durable:
+        fsync_dir(target.parent)
+
+
+def fsync_dir(folder: Path) -> None:
+    """fsync a directory, so a rename or unlink in it survives a power loss."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
