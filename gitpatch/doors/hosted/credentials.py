@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import re
 import secrets
-import threading
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
+from gitpatch.doors.hosted.watched import WatchedFile
 from gitpatch.errors import InvalidArguments
+from gitpatch.safety.atomic import write_atomic
 
 __all__ = [
     "SCOPES",
@@ -124,8 +124,12 @@ def _credential(table: dict[str, object], where: str) -> Credential:
 def load_credentials(path: Path) -> dict[str, Credential]:
     """Every credential of the file at ``path``, by token hash (ValueError when malformed)."""
     with path.open("rb") as f:
-        data = tomllib.load(f)
-    tables = data.get("credential", [])
+        return _parse(tomllib.load(f), path)
+
+
+def _parse(data: dict[str, object] | None, path: Path) -> dict[str, Credential]:
+    """The credentials of a parsed file by token hash; no file (None) holds none."""
+    tables = [] if data is None else data.get("credential", [])
     if not isinstance(tables, list):
         raise ValueError(f"{path}: [[credential]] must be an array of tables")
     found: dict[str, Credential] = {}
@@ -136,21 +140,11 @@ def load_credentials(path: Path) -> dict[str, Credential]:
 
 
 class CredentialFile:
-    """The credentials of one file, re-read whenever the file changes."""
+    """The credentials of one file, re-read whenever the file changes (``WatchedFile``)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock = threading.Lock()
-        self._seen: tuple[int, int, int] | None = None
-        self._known: dict[str, Credential] = load_credentials(path)
-        self._seen = self._stamp()
-
-    def _stamp(self) -> tuple[int, int, int] | None:
-        try:
-            st = self.path.stat()
-        except FileNotFoundError:
-            return None
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
+        self._file = WatchedFile(path, lambda data: _parse(data, path), required=True)
 
     def lookup(self, token: str) -> Credential | None:
         """The credential of ``token``, or None (unknown, revoked, or the file is gone).
@@ -158,18 +152,7 @@ class CredentialFile:
         A file that became malformed keeps the last good contents and is retried on the
         next change, so a half-written edit never opens or closes access by accident;
         a deleted file revokes every token."""
-        stamp = self._stamp()
-        with self._lock:
-            if stamp != self._seen:
-                self._seen = stamp
-                if stamp is None:
-                    self._known = {}
-                else:
-                    try:
-                        self._known = load_credentials(self.path)
-                    except (OSError, ValueError, tomllib.TOMLDecodeError):
-                        self._seen = None  # retry on the next lookup
-            return self._known.get(hash_token(token))
+        return self._file.get().get(hash_token(token))
 
 
 def _toml_string(value: str) -> str:
@@ -220,11 +203,5 @@ def add_credential(
         cred = _credential(parsed["credential"][-1], str(path))
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise InvalidArguments(str(exc), hint="Fix the options (or the file) and retry.") from exc
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        f.write(new)
-        f.flush()
-        os.fsync(f.fileno())
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    write_atomic(path, new.encode("utf-8"), 0o600)  # tokens' hashes: the owner's alone
     return token, cred

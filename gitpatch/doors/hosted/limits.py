@@ -18,12 +18,11 @@ shares between versions).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import threading
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
+
+from gitpatch.doors.hosted.watched import WatchedFile
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -67,43 +66,26 @@ class SpacesConfig:
     def __init__(self, path: Path, overrides: SpaceSettings | None = None) -> None:
         self.path = path
         self.base = overrides or SpaceSettings()
-        self._lock = threading.Lock()
-        self._seen: tuple[int, int, int] | None = None
-        self._defaults = self.base
-        self._spaces: dict[str, SpaceSettings] = {}
-        self._reload()
+        self._file = WatchedFile(path, self._parse)
 
-    def _stamp(self) -> tuple[int, int, int] | None:
-        try:
-            st = self.path.stat()
-        except FileNotFoundError:
-            return None
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-    def _reload(self) -> None:
-        stamp = self._stamp()
-        if stamp == self._seen and self._seen is not None:
-            return
-        defaults, spaces = self.base, {}
-        if stamp is not None:
-            with self.path.open("rb") as f:
-                data = tomllib.load(f)
-            defaults = _settings(data.get("defaults", {}), self.base, "[defaults]")
-            for name, table in dict(data.get("space", {})).items():
-                spaces[name] = _settings(table, defaults, f'[space."{name}"]')
-        self._defaults, self._spaces, self._seen = defaults, spaces, stamp
+    def _parse(self, data: dict[str, Any] | None) -> tuple[SpaceSettings, dict[str, SpaceSettings]]:
+        """(the defaults, each named space's settings) of a parsed file (None: no file)."""
+        if data is None:
+            return self.base, {}
+        defaults = _settings(data.get("defaults", {}), self.base, "[defaults]")
+        spaces = {
+            name: _settings(table, defaults, f'[space."{name}"]')
+            for name, table in dict(data.get("space", {})).items()
+        }
+        return defaults, spaces
 
     def settings(self, space: str) -> SpaceSettings:
         """The settings of ``space`` (``users/ada``, ``teams/web``); a malformed file keeps
         the last good settings."""
-        with self._lock:
-            with contextlib.suppress(OSError, ValueError, tomllib.TOMLDecodeError):
-                self._reload()
-            return self._spaces.get(space, self._defaults)
+        defaults, spaces = self._file.get()
+        return spaces.get(space, defaults)
 
     def largest_file_limit(self) -> int:
         """The largest per-file limit of any space (it bounds an HTTP request's body)."""
-        with self._lock:
-            return max(
-                [self._defaults.max_file_bytes, *(s.max_file_bytes for s in self._spaces.values())]
-            )
+        defaults, spaces = self._file.peek()
+        return max([defaults.max_file_bytes, *(s.max_file_bytes for s in spaces.values())])

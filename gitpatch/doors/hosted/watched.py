@@ -1,0 +1,70 @@
+"""A TOML file the hosted service re-reads whenever it changes (credentials, space limits).
+
+The file's (mtime, size, inode) is checked on every use, which costs one ``stat``; when it
+changed, the file is parsed again. A file that became malformed keeps the last good value and
+is retried on the next use, so a half-written edit never changes what the service does; a
+deleted file is parsed as ``None`` (the owner decides what that means).
+"""
+
+from __future__ import annotations
+
+import threading
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+__all__ = ["WatchedFile"]
+
+_T = TypeVar("_T")
+_Stamp = tuple[int, int, int]
+
+
+class WatchedFile(Generic[_T]):
+    """``parse(table)`` of the TOML file at ``path``, kept current (``table`` None: no file).
+
+    The first read happens here and its errors propagate (a bad file stops the service at
+    start); with ``required``, a missing file is an error then too (``FileNotFoundError``).
+    """
+
+    def __init__(
+        self, path: Path, parse: Callable[[dict[str, Any] | None], _T], *, required: bool = False
+    ) -> None:
+        self.path = path
+        self._parse = parse
+        self._lock = threading.Lock()
+        self._seen = self._stamp()
+        if required and self._seen is None:
+            raise FileNotFoundError(f"no such file: {path}")
+        self._value = parse(self._table())
+
+    def _stamp(self) -> _Stamp | None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    def _table(self) -> dict[str, Any] | None:
+        try:
+            with self.path.open("rb") as f:
+                return tomllib.load(f)
+        except FileNotFoundError:
+            return None
+
+    def get(self) -> _T:
+        """The value of the file as it is now (the last good one while it is malformed)."""
+        stamp = self._stamp()
+        with self._lock:
+            if stamp != self._seen:
+                try:
+                    self._value = self._parse(None if stamp is None else self._table())
+                    self._seen = stamp
+                except (OSError, ValueError, tomllib.TOMLDecodeError):
+                    pass  # keep the last good value; retried on the next use
+            return self._value
+
+    def peek(self) -> _T:
+        """The value last read, without checking the file."""
+        with self._lock:
+            return self._value
