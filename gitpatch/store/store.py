@@ -22,7 +22,7 @@ import pygit2
 from gitpatch.core.model import FileChange
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, NotATextResource, RepositoryError
 from gitpatch.safety import durability, owners
-from gitpatch.store import diffs, history, notes, refs, treediff, trees
+from gitpatch.store import diffs, entries, history, notes, refs, treediff, trees
 from gitpatch.store._errors import git_errors
 
 __all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "HISTORY_DEPTH", "CommitInfo", "Store", "TreeEntry"]
@@ -241,11 +241,7 @@ class Store:
 
     def _object_at(self, commit: pygit2.Oid, path: str) -> pygit2.Object | None:
         with git_errors(f"look up {path!r} in {commit}"):
-            tree = self.repo[commit].peel(pygit2.Tree)
-            try:
-                return tree[path]
-            except KeyError:
-                return None
+            return entries.object_at(self.repo[commit].peel(pygit2.Tree), path)
 
     def entry(self, commit: pygit2.Oid, path: str) -> TreeEntry | None:
         """The tree entry (file, directory, link or submodule) at ``path`` in ``commit``."""

@@ -31,6 +31,7 @@ from gitpatch.errors import (
     UnsafePath,
 )
 from gitpatch.store import Store
+from gitpatch.store.entries import file_id
 from gitpatch.store.trees import MODE_LINK, MODE_SUBMODULE, MODE_TREE
 
 __all__ = [
@@ -330,14 +331,6 @@ def _deleted_since(
         if len(gone) == len(present):
             break
         for path in present:
-            if path not in gone and _file_in(commit.tree, path) is None:
+            if path not in gone and file_id(commit.tree, path) is None:
                 gone.add(path)
     return gone
-
-
-def _file_in(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
-    try:
-        obj = tree[path]
-    except KeyError:
-        return None
-    return None if obj.filemode == MODE_TREE else obj.id

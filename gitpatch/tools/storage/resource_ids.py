@@ -15,18 +15,10 @@ import threading
 import pygit2
 
 from gitpatch.store import Store
-from gitpatch.store.trees import MODE_TREE
+from gitpatch.store.entries import file_id
 from gitpatch.workspace.guards import blob
 
 __all__ = ["resource_id", "uuid_like"]
-
-
-def _file(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
-    try:
-        obj = tree[path]
-    except KeyError:
-        return None
-    return None if obj.filemode == MODE_TREE else obj.id
 
 
 def _moved_from(
@@ -36,8 +28,8 @@ def _moved_from(
     # costs what the commit changed; libgit2's tree diff (for its rename detection) walks every
     # entry of both trees (27 ms on a 20,000-file tree for a commit that adds one file).
     changed = store.changed_paths(parent.id, commit.id)
-    gone = [p for p in changed if _file(commit.tree, p) is None]
-    if not any(_file(parent.tree, p) is not None for p in gone):
+    gone = [p for p in changed if file_id(commit.tree, p) is None]
+    if not any(file_id(parent.tree, p) is not None for p in gone):
         return None
     diff = parent.tree.diff_to_tree(commit.tree)
     diff.find_similar()
@@ -79,7 +71,7 @@ def resource_id(store: Store, head: pygit2.Oid | None, path: str) -> str | None:
         if not commit.parents:
             break
         parent = commit.parents[0]
-        if _file(parent.tree, path) is not None:
+        if file_id(parent.tree, path) is not None:
             continue
         source = _moved_from(store, parent, commit, path)
         if source is None:
