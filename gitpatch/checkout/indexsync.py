@@ -30,7 +30,6 @@ from gitpatch.safety.locks import retry_locked
 
 __all__ = ["check_writable", "index_path", "needs_git", "plain_entries", "recorded_blob", "sync"]
 
-_CONVERSIONS = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
 _SETTINGS = {"link": "core.splitIndex", "sdir": "index.sparse"}
 _NULL_ID = "0" * 40
 
@@ -73,6 +72,7 @@ def sync(
     landed: Sequence[str],
     kept: Sequence[str],
     written: Mapping[str, os.stat_result],
+    converts: Callable[[str], bool],
 ) -> None:
     """Point the index entries of ``landed`` (on disk as in ``new``) and ``kept`` (on disk with
     someone else's content) at ``new``; only ``landed`` entries get fresh stat data.
@@ -80,10 +80,12 @@ def sync(
     ``index()`` gives libgit2's index, up to date with the file. ``written``: the ``fstat``
     of the files the land wrote, taken before their rename; a file whose inode, size or mtime
     differ afterwards was changed by someone else since, and is not patched in place.
+    ``converts(path)``: whether git may convert the path (``Filters.converts``); such paths
+    are never patched in place.
     """
     if needs_git(repo):
         _with_git(repo, new, landed, kept)
-    elif kept or not _patch(repo, old, new, landed, written):
+    elif kept or not _patch(repo, old, new, landed, written, converts):
         _with_libgit2(index(), new, landed, kept)
 
 
@@ -109,10 +111,13 @@ def _with_libgit2(
     retry_locked(index.write)
 
 
-def recorded_blob(repo: pygit2.Repository, path: str, st: os.stat_result) -> str | None:
+def recorded_blob(
+    repo: pygit2.Repository, path: str, st: os.stat_result, converts: Callable[[str], bool]
+) -> str | None:
     """The blob id (hex) the index records for ``path`` when the file's stat data ``st`` is
     exactly the entry's and the entry is not racy, as git decides a file is unchanged without
-    reading it; None when the content must be read (also whenever git may convert it)."""
+    reading it; None when the content must be read (also whenever git may convert it, as
+    ``converts``, the working tree's ``Filters.converts``, tells)."""
     try:
         with open(index_path(repo), "rb") as fh:
             index_mtime = os.fstat(fh.fileno()).st_mtime_ns
@@ -123,7 +128,7 @@ def recorded_blob(repo: pygit2.Repository, path: str, st: os.stat_result) -> str
         oid = indexfile.stat_matches(data, indexfile.find_entry(data, where, path), st, index_mtime)
     except (OSError, indexfile.Unsupported):
         return None
-    if oid is None or _converts(repo, [path]):
+    if oid is None or converts(path):
         return None
     return oid.hex()
 
@@ -157,8 +162,9 @@ def _patch(
     new: pygit2.Tree | None,
     paths: Sequence[str],
     written: Mapping[str, os.stat_result],
+    converts: Callable[[str], bool],
 ) -> bool:
-    if old is None or new is None or not paths or _converts(repo, paths):
+    if old is None or new is None or not paths or any(converts(p) for p in paths):
         return False
     root = repo.workdir
     updates: dict[str, indexfile.EntryUpdate] = {}
@@ -190,14 +196,6 @@ def _patch(
     except (indexfile.Unsupported, FileNotFoundError):
         return False
     return True
-
-
-def _converts(repo: pygit2.Repository, paths: Sequence[str]) -> bool:
-    """True when git may convert between the disk bytes and the blob of one of ``paths``."""
-    config = repo.config
-    if "core.autocrlf" in config and str(config["core.autocrlf"]).lower() in ("true", "input"):
-        return True
-    return any(repo.get_attr(p, a) not in (None, False) for p in paths for a in _CONVERSIONS)
 
 
 def _blob(tree: pygit2.Tree, path: str) -> pygit2.Object | None:

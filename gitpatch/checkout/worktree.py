@@ -361,7 +361,10 @@ class WorkingTree:
         if cached and cached[:4] == key and cached[4] - st.st_mtime_ns > _RACY_NS:
             return cached[5]
         # a large file is not read when git's index vouches for it (stat data, not racy)
-        recorded = indexsync.recorded_blob(self.repo, path, st) if st.st_size >= 1 << 20 else None
+        large = st.st_size >= 1 << 20
+        recorded = (
+            indexsync.recorded_blob(self.repo, path, st, self.filters.converts) if large else None
+        )
         try:
             blob = recorded or self.filters.hash_file(path, full)
         except OSError as exc:
@@ -401,7 +404,16 @@ class WorkingTree:
         if not landed and not kept:
             return
         with holding(str(self.gitdir), [str(self.gitdir / "index.lock")]):
-            indexsync.sync(self.repo, lambda: self.index, old, tree, landed, kept, written)
+            indexsync.sync(
+                self.repo,
+                lambda: self.index,
+                old,
+                tree,
+                landed,
+                kept,
+                written,
+                self.filters.converts,
+            )
         crashpoint("index.written")
 
     def _content(self, path: str, oid: pygit2.Oid) -> bytes:
