@@ -6,6 +6,7 @@ proofs) can import it cheaply.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from collections.abc import Mapping
@@ -81,3 +82,35 @@ def head(repo: Path, ref: str = "HEAD") -> str:
 def status_porcelain(repo: Path) -> str:
     """``git status --porcelain`` (untracked files included)."""
     return git(repo, "status", "--porcelain", "--untracked-files=all")
+
+
+def repo_state(repo: Path) -> dict[str, str]:
+    """Everything a refused call must leave exactly as it was, as one comparable value: every
+    ref (notes included) with its target, HEAD, the index file, ``git status``, gitpatch's land
+    journal, and every file of the working tree (a digest of its bytes, a link's target)."""
+    gitdir = Path(repo, git(repo, "rev-parse", "--git-dir").strip())
+    index = gitdir / "index"
+    out = {
+        "refs": git(repo, "for-each-ref", "--format=%(refname) %(objectname)"),
+        "HEAD": git(repo, "symbolic-ref", "-q", "HEAD", check=False),
+        "index": _digest(index.read_bytes()) if index.exists() else "",
+        # --no-optional-locks: reading the status must not refresh (rewrite) the index; a
+        # failing filter makes git status fail, and that is part of the state too
+        "status": git(repo, "--no-optional-locks", "status", "--porcelain", "-uall", check=False),
+        "journal": str((gitdir / "gitpatch" / "journal.json").exists()),
+    }
+    for path in sorted(Path(repo).rglob("*")):
+        rel = path.relative_to(repo).as_posix()
+        if rel == ".git" or rel.startswith(".git/"):
+            continue
+        if path.is_symlink():
+            out[rel] = "link:" + str(path.readlink())
+        elif path.is_file():
+            out[rel] = _digest(path.read_bytes())
+        else:
+            out[rel] = "dir"
+    return out
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

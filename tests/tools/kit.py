@@ -6,7 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from gitpatch import MountedFilesystem, Workspace
-from tests.gitkit import git, make_repo
+from tests.gitkit import make_repo, repo_state
+
+#: What a failed call must leave alone (``tests.gitkit.repo_state``).
+state = repo_state
 
 
 def sr(search: str, replace: str) -> str:
@@ -21,15 +24,3 @@ def mounted(
     repo = make_repo(root, files)
     ws = Workspace.open(repo, **open_kw)  # type: ignore[arg-type]
     return repo, ws, MountedFilesystem({"/workspace": ws})
-
-
-def state(repo: Path) -> tuple[str, str, dict[str, bytes]]:
-    """Everything a failed call must leave alone: refs, status, files on disk."""
-    refs = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
-    status = git(repo, "status", "--porcelain", "--untracked-files=all")
-    files = {
-        p.relative_to(repo).as_posix(): p.read_bytes()
-        for p in repo.rglob("*")
-        if p.is_file() and ".git" not in p.relative_to(repo).parts
-    }
-    return refs, status, files

@@ -26,6 +26,7 @@ from gitpatch.errors import (
 from gitpatch.workspace import review
 from gitpatch.workspace.api import Workspace
 from tests.gitkit import git, head, make_repo
+from tests.gitkit import repo_state as snapshot
 from tests.workspace.workspace_kit import edit
 
 WORK = "refs/heads/work"
@@ -55,21 +56,6 @@ def note(repo: Path, commit: str) -> dict[str, object]:
     data = json.loads(git(repo, "notes", "--ref", "gitpatch", "show", commit))
     assert isinstance(data, dict)
     return data
-
-
-def snapshot(repo: Path) -> dict[str, object]:
-    """Refs (notes included), HEAD, index bytes and every file: what a refusal must not change."""
-    files = {
-        p.relative_to(repo).as_posix(): p.read_bytes()
-        for p in repo.rglob("*")
-        if p.is_file() and ".git" not in p.relative_to(repo).parts
-    }
-    return {
-        "refs": git(repo, "for-each-ref", "--format=%(refname) %(objectname)"),
-        "head": git(repo, "symbolic-ref", "-q", "HEAD", check=False),
-        "index": (repo / ".git" / "index").read_bytes(),
-        "files": files,
-    }
 
 
 def assert_sound(repo: Path, *, worktree: bool = True) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from gitpatch.core.model import Proposal, Replace, UpdateFile
-from tests.gitkit import git, head
+from tests.gitkit import git, head, repo_state
+
+#: Everything an error must leave untouched (``tests.gitkit.repo_state``).
+state = repo_state
 
 
 def commit_on(root: Path, files: dict[str, str | None], message: str = "person") -> str:
@@ -25,31 +27,6 @@ def commit_on(root: Path, files: dict[str, str | None], message: str = "person")
 def note(root: Path, commit: str) -> str:
     """The gitpatch note on ``commit`` ('' when none)."""
     return git(root, "notes", "--ref", "gitpatch", "show", commit, check=False)
-
-
-def state(root: Path) -> dict[str, str]:
-    """Everything an error must leave untouched: refs, HEAD, index, files, gitpatch state."""
-    out = {
-        "refs": git(root, "for-each-ref", "--format=%(refname) %(objectname)"),
-        "HEAD": git(root, "symbolic-ref", "-q", "HEAD", check=False),
-        "index": _digest((root / ".git" / "index").read_bytes()),
-        "journal": str((root / ".git" / "gitpatch" / "journal.json").exists()),
-    }
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if rel == ".git" or rel.startswith(".git/"):
-            continue
-        if path.is_symlink():
-            out[rel] = "link:" + str(path.readlink())
-        elif path.is_file():
-            out[rel] = _digest(path.read_bytes())
-        else:
-            out[rel] = "dir"
-    return out
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def sr(search: str, replace: str) -> str:

@@ -14,6 +14,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.gitkit import GIT_ENV
+from tests.gitkit import repo_state as repo_state  # the one helper
 
 T = TypeVar("T")
 
@@ -57,18 +58,3 @@ def run(repo: Path, scenario: Callable[[ClientSession], Awaitable[T]], *extra: s
 def text_of(result: Any) -> str:
     """The text content of a tool result."""
     return "".join(getattr(block, "text", "") for block in result.content)
-
-
-def repo_state(repo: Path) -> tuple[str, str, dict[str, bytes]]:
-    """Every ref with its target, ``git status``, and every file's bytes: what a refused call
-    must leave exactly as it was."""
-    from tests.gitkit import git
-
-    refs = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
-    status = git(repo, "status", "--porcelain", "--untracked-files=all")
-    files = {
-        str(p.relative_to(repo)): p.read_bytes()
-        for p in sorted(repo.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(repo).parts
-    }
-    return refs, status, files

@@ -8,7 +8,10 @@ from starlette.testclient import TestClient
 
 from gitpatch import Workspace
 from gitpatch.doors.web import Access, create_app
-from tests.gitkit import git, make_repo
+from tests.gitkit import git, make_repo, repo_state
+
+#: What a refused request must keep (``tests.gitkit.repo_state``).
+snapshot = repo_state
 
 #: The port the in-process tests pretend to serve on (nothing listens there).
 PORT = 8765
@@ -66,14 +69,6 @@ def browser_post(web: TestClient, access: Access, url: str, body: dict[str, str]
     """A POST as the page's own JavaScript sends it (cookie, Origin, CSRF token): its status."""
     headers = {"Origin": ORIGIN, "X-CSRF-Token": access.csrf, "Sec-Fetch-Site": "same-origin"}
     return web.post(url, json=body, headers=headers).status_code
-
-
-def snapshot(repo: Path) -> str:
-    """Every ref (notes included), the index and the status: what a refused request must keep."""
-    refs = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
-    status = git(repo, "status", "--porcelain", "--untracked-files=all")
-    index = git(repo, "ls-files", "--stage")
-    return f"{refs}\n--\n{status}\n--\n{index}"
 
 
 def note(repo: Path, commit: str) -> str:
