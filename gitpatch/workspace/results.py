@@ -27,6 +27,7 @@ __all__ = [
     "ProposalResult",
     "ProposalStatus",
     "ReadResult",
+    "RecordedWork",
     "edit_results",
     "file_results",
     "iso",
@@ -115,12 +116,23 @@ class ProposalInfo(_Result):
     commit: str = ""
 
 
+class RecordedWork(_Result):
+    """One commit of a person's uncommitted work, recorded before an agent's edit: its id,
+    when it was recorded (ISO 8601 UTC), its own unified diff and the files it touches."""
+
+    commit: str
+    time: str
+    diff: str
+    files: list[str] = Field(default_factory=list)
+
+
 class ProposalDetail(_Result):
     """One proposal with its diff text and stats (``files``, ``insertions``, ``deletions``).
 
     ``recorded`` is the part approval would also commit that is NOT the agent's: the person's
     own uncommitted changes to the touched files, recorded before the agent's edit (a unified
-    diff, with ``recorded_files``); ``diff`` shows the agent's change on top of them.
+    diff, with ``recorded_files``); ``records`` is the same, one entry per record commit,
+    oldest first; ``diff`` shows the agent's change on top of them.
     """
 
     info: ProposalInfo
@@ -128,6 +140,7 @@ class ProposalDetail(_Result):
     stats: dict[str, int] = Field(default_factory=dict)
     recorded: str = ""
     recorded_files: list[str] = Field(default_factory=list)
+    records: list[RecordedWork] = Field(default_factory=list)
 
 
 class LogEntry(_Result):

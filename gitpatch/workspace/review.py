@@ -55,6 +55,7 @@ from gitpatch.workspace.results import (
     ProposalDetail,
     ProposalInfo,
     ProposalResult,
+    RecordedWork,
     iso,
     now_iso,
 )
@@ -140,32 +141,42 @@ def show(ctx: Context, proposal_id: str) -> ProposalDetail:
             info=closed_info(ctx.store, commit, note, now), diff=text, stats=stats
         )
     text, stats = ctx.store.diff(sub.base, sub.tip)
-    recorded, files = _recorded(ctx.store, sub)
+    records = _recorded(ctx.store, sub)
+    files: list[str] = []
+    for record in records:
+        files.extend(p for p in record.files if p not in files)
     return ProposalDetail(
         info=info(ctx.store, sub, now),
         diff=text,
         stats=stats,
-        recorded=recorded,
+        recorded="".join(
+            "# Recorded from the working tree before the agent's edit (the person's own "
+            f"uncommitted work, commit {r.commit[:12]}):\n{r.diff}"
+            for r in records
+        ),
         recorded_files=files,
+        records=records,
     )
 
 
-def _recorded(store: Store, sub: Subject) -> tuple[str, list[str]]:
+def _recorded(store: Store, sub: Subject) -> list[RecordedWork]:
     """The person's uncommitted work approval would land with the proposal: each record
-    commit's own diff, marked as such, and the files it touches."""
-    parts: list[str] = []
-    files: list[str] = []
+    commit with its own diff, oldest first."""
+    out: list[RecordedWork] = []
     for commit in reversed(sub.commits):
         if commit not in sub.records:
             continue
         parent = first_parent(store, commit)
         text, _stats = store.diff(parent, commit)
-        parts.append(
-            f"# Recorded from the working tree before the agent's edit (the person's own "
-            f"uncommitted work, commit {str(commit)[:12]}):\n{text}"
+        out.append(
+            RecordedWork(
+                commit=str(commit),
+                time=iso(store.info(commit).time),
+                diff=text,
+                files=store.changed_paths(parent, commit),
+            )
         )
-        files.extend(p for p in store.changed_paths(parent, commit) if p not in files)
-    return "".join(parts), files
+    return out
 
 
 def undo(ctx: Context) -> ProposalResult:

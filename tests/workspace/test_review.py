@@ -439,6 +439,10 @@ def test_recorded_local_changes_are_approved_with_the_proposal(repo: Path, ws: W
     res = ws.propose(edit("a.txt", "local\n", "LOCAL\n"))
     record = git(repo, "rev-parse", f"{res.version}^").strip()
     assert "Gitpatch-Record" in git(repo, "log", "-1", "--format=%B", record)
+    shown = ws.show(res.proposal_id)  # the one account of it (the web page shows this too)
+    assert [(r.commit, r.files) for r in shown.records] == [(record, ["a.txt"])]
+    assert "+local" in shown.records[0].diff and shown.recorded_files == ["a.txt"]
+    assert shown.recorded.endswith(shown.records[0].diff)
     ws.approve(res.proposal_id, by="Alice")
     got = note(repo, record)
     assert got["status"] == "approved" and got["tool"] == "record"

@@ -19,7 +19,7 @@ from gitpatch.doors.web.diffview import FileDiff, parse_diff
 from gitpatch.store import NOTES_REF, Store
 from gitpatch.workspace.api import Workspace
 from gitpatch.workspace.opening import is_open
-from gitpatch.workspace.results import ProposalDetail, ProposalInfo, iso
+from gitpatch.workspace.results import ProposalDetail, ProposalInfo
 
 __all__ = [
     "Detail",
@@ -31,9 +31,6 @@ __all__ = [
     "rows",
     "stamp",
 ]
-
-#: How many commits back from a proposal's base the page looks for recorded local work.
-_RECORD_DEPTH = 50
 
 
 @dataclass
@@ -155,7 +152,9 @@ def detail(ws: Workspace, pid: str) -> Detail:
         files=parse_diff(shown.diff),
         message=store.info(tip).message,
         note=store.read_note(tip) or {},
-        records=_records(store, info) if opened else [],
+        records=[Record(r.commit, r.time, parse_diff(r.diff)) for r in shown.records]
+        if opened
+        else [],
         preview=preview(store, info) if opened else None,
     )
 
@@ -185,27 +184,6 @@ def preview(store: Store, info: ProposalInfo) -> Preview:
         why=f"{target} changed the same lines since. Ask the agent to redo the change on "
         f"the current {target} (or merge it by hand with git), then reject this one.",
     )
-
-
-def _records(store: Store, info: ProposalInfo) -> list[Record]:
-    """The ``Gitpatch-Record`` commits approving would bring: a person's work, not the agent's.
-
-    They sit on the first-parent line between the target's head and the proposal (a proposal's
-    base is one when the agent edited a file the person had changed).
-    """
-    head = store.ref_target(info.target)
-    out: list[Record] = []
-    commit: pygit2.Oid | None = pygit2.Oid(hex=info.commit)
-    for _ in range(_RECORD_DEPTH):
-        if commit is None or (head is not None and store.is_ancestor(commit, head)):
-            break
-        found = store.info(commit)
-        parent = found.parents[0] if found.parents else None
-        if "Gitpatch-Record" in found.trailers:
-            text, _stats = store.diff(parent, commit)
-            out.append(Record(str(commit), iso(found.time), parse_diff(text)))
-        commit = parent
-    return out
 
 
 def identity(ws: Workspace) -> str:
