@@ -127,7 +127,8 @@ def _review_handlers(repo: _Repository) -> dict[str, Handler]:
         info = detail.info
         files = ", ".join(info.files)
         head = f"proposal {info.id}: {info.status}, target {info.target}, files {files}"
-        data = detail.model_dump(mode="json")
+        # the published output keeps ``recorded`` (one text); ``records`` is for the web page
+        data = detail.model_dump(mode="json", exclude={"records"})
         return Reply(True, f"{head}\n\n{detail.diff}{detail.recorded}", data=data)
 
     return {"list_proposals": list_proposals, "show_proposal": show_proposal}
