@@ -58,7 +58,7 @@ class _CallState:
         self.cancelled = False
         self.writing = False
 
-    def gate(self) -> None:
+    def before_write(self) -> None:
         """Called right before the writer opens: stop if cancelled, else mark the write."""
         with self._lock:
             if self.cancelled:
@@ -134,7 +134,7 @@ class Tool:
             raise
 
     def _call(self, arguments: dict[str, Any], state: _CallState | None) -> ToolResult:
-        gate = state.gate if state is not None else None
+        before_write = state.before_write if state is not None else None
         try:
             self._signature().bind(**arguments)
         except TypeError as exc:
@@ -143,7 +143,7 @@ class Tool:
         try:
             with self._lock:
                 self._shown = shown
-                return self.run(gate=gate, **arguments)
+                return self.run(before_write=before_write, **arguments)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
@@ -157,7 +157,7 @@ class Tool:
         return sig
 
     def run(self, *args: Any, **arguments: Any) -> ToolResult:
-        """Do the work (``gate`` plus the tool's arguments); may raise (``__call__`` maps
+        """Do the work (``before_write`` plus the tool's arguments); may raise (``__call__`` maps
         errors)."""
         raise NotImplementedError
 
@@ -201,7 +201,7 @@ class Tool:
         self,
         proposal: Proposal,
         checks: Sequence[tuple[ToolOperation, Target]],
-        gate: Callable[[], None] | None,
+        before_write: Callable[[], None] | None,
         expected_version: str | int | None = None,
         checked: bool | None = None,
     ) -> Applied:
@@ -222,12 +222,16 @@ class Tool:
             asks = [checks[0][1].shown] if checked else []
         (storage,) = storages.values()
         if not asks:
-            return storage.apply(proposal, expected_version=expected_version, gate=gate)
+            return storage.apply(
+                proposal, expected_version=expected_version, before_write=before_write
+            )
         error = self.approval(asks[0])
         scratch = any(t.address is not None for _, t in checks)
         if not isinstance(storage, WorkspaceStorage) or scratch:
             raise error  # nothing can hold the change for a person: nothing is kept
-        kept = storage.apply(proposal, expected_version=expected_version, review=True, gate=gate)
+        kept = storage.apply(
+            proposal, expected_version=expected_version, review=True, before_write=before_write
+        )
         raise ApprovalPending(error, kept)
 
 

@@ -36,7 +36,7 @@ WRITE_FAILURE = (
 
 
 class Cancelled(Exception):
-    """Raised at the write gate when an async call was cancelled before writing."""
+    """Raised right before writing when an async call was cancelled before writing."""
 
 
 # patch_resource's spec names fewer codes than the library has; these are folded into them.

@@ -32,13 +32,15 @@ class PatchTool(Tool):
 
     name = "patch"
 
-    def run(self, gate: Callable[[], None] | None = None, *, path: str, edits: str) -> ToolResult:
+    def run(
+        self, before_write: Callable[[], None] | None = None, *, path: str, edits: str
+    ) -> ToolResult:
         """Check MODIFY_FILE, parse ``edits``, apply them all or none."""
         target = self.resolve(path)
         checks = [(ToolOperation.MODIFY_FILE, target)]
         ask = self.authorize(*checks[0])  # before parsing anything, as the spec requires
         proposal = dataclasses.replace(search_replace.parse(edits, target.key), tool="patch")
-        applied = self.submit(proposal, checks, gate, checked=ask)
+        applied = self.submit(proposal, checks, before_write, checked=ask)
         count = _edit_count(proposal)
         first = f"Applied {plural(count, 'edit')} to {target.shown}."
         data: dict[str, Any] = {
@@ -58,7 +60,7 @@ class ApplyPatchTool(Tool):
 
     name = "apply_patch"
 
-    def run(self, gate: Callable[[], None] | None = None, *, patch: str) -> ToolResult:
+    def run(self, before_write: Callable[[], None] | None = None, *, patch: str) -> ToolResult:
         """Parse ``patch``, check every source and destination, apply atomically."""
         proposal = apply_patch_format.parse(patch)
         targets: dict[str, Target] = {}
@@ -78,7 +80,7 @@ class ApplyPatchTool(Tool):
                 checks.append((ToolOperation.MODIFY_FILE, target))
             ops.append(dataclasses.replace(op, path=target.key))
         local = dataclasses.replace(proposal, operations=tuple(ops), tool="apply_patch")
-        applied = self.submit(local, checks, gate)
+        applied = self.submit(local, checks, before_write)
         shown = {t.key: t.shown for t in targets.values()}
         return _patch_result(applied, lambda k: shown.get(k, k))
 

@@ -34,7 +34,7 @@ class ReadTool(Tool):
 
     def run(
         self,
-        gate: Callable[[], None] | None = None,
+        before_write: Callable[[], None] | None = None,
         *,
         path: str,
         offset: int | None = None,

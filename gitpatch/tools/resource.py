@@ -43,7 +43,7 @@ class PatchResourceTool(Tool):
 
     def run(
         self,
-        gate: Callable[[], None] | None = None,
+        before_write: Callable[[], None] | None = None,
         *,
         path: str,
         edits: list[dict[str, Any]],
@@ -59,7 +59,7 @@ class PatchResourceTool(Tool):
         proposal = dataclasses.replace(proposal, tool="patch_resource")
         if self.max_file_bytes is not None:
             self._check_size(target, proposal)
-        applied = self.submit(proposal, checks, gate, expected_version, checked=ask)
+        applied = self.submit(proposal, checks, before_write, expected_version, checked=ask)
         data: dict[str, Any] = {
             "path": target.shown,
             "id": applied.ids.get(target.key),

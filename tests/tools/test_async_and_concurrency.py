@@ -40,8 +40,8 @@ class SlowWriter(MemoryStorage):
 
 
 class GateSpy:
-    """Any storage, with the write gate reported and held: after the tool's gate let the
-    write start, ``passed`` is set and the write waits for ``release``."""
+    """Any storage, with the before-write callback reported and held: after the tool's
+    callback let the write start, ``passed`` is set and the write waits for ``release``."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -66,14 +66,16 @@ class GateSpy:
     def list(self, prefix: str = "") -> list[str]:
         return list(self.inner.list(prefix))
 
-    def apply(self, proposal: Any, *, gate: Callable[[], None] | None = None, **kw: Any) -> Applied:
+    def apply(
+        self, proposal: Any, *, before_write: Callable[[], None] | None = None, **kw: Any
+    ) -> Applied:
         def held() -> None:
-            if gate is not None:
-                gate()
+            if before_write is not None:
+                before_write()
             self.passed.set()
             assert self.release.wait(30)
 
-        applied: Applied = self.inner.apply(proposal, gate=held, **kw)
+        applied: Applied = self.inner.apply(proposal, before_write=held, **kw)
         return applied
 
 

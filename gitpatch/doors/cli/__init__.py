@@ -23,8 +23,8 @@ from gitpatch import __version__
 from gitpatch.doors.cli._admin import hooks, init, schema, serve
 from gitpatch.doors.cli._common import Env, wants_color
 from gitpatch.doors.cli._edit import apply, apply_patch, edit, patch, read
+from gitpatch.doors.cli._hosted import credentials, push
 from gitpatch.doors.cli._review import approve, log, proposals, reject, show, undo
-from gitpatch.doors.cli._service import credentials, push
 from gitpatch.doors.cli._web import web
 from gitpatch.errors import GitpatchError
 

@@ -65,7 +65,7 @@ def serve(
     read_file, list_proposals, show_proposal; no approve or reject); with --http, the
     resource service over spaces (see the README, "Running the service")."""
     if listen is not None:
-        from gitpatch.doors.cli._service import run_http
+        from gitpatch.doors.cli._hosted import run_http
 
         run_http(listen, data, creds, push)
         return

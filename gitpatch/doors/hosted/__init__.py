@@ -8,8 +8,8 @@
 - ``remote``: pushing proposal branches and notes to a git remote;
 - ``listen``: the ``--http HOST:PORT`` address (loopback by default).
 
-No MCP, HTTP or click here: ``gitpatch.doors.mcp.serve_http`` (with its ``_service``) and
-``gitpatch.doors.cli._service`` are the front ends.
+No MCP, HTTP or click here: ``gitpatch.doors.mcp.serve_http`` (with its ``_hosted_http``) and
+``gitpatch.doors.cli._hosted`` are the front ends.
 """
 
 from __future__ import annotations

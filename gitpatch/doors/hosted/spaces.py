@@ -36,8 +36,8 @@ from gitpatch.errors import (
 from gitpatch.store import Store
 from gitpatch.tools.storage.base import (
     Applied,
+    BeforeWrite,
     FileRead,
-    Gate,
     Stat,
     Target,
     Version,
@@ -230,7 +230,7 @@ class SpaceStorage:
         *,
         expected_version: Version | None = None,
         review: bool = False,
-        gate: Gate | None = None,
+        before_write: BeforeWrite | None = None,
     ) -> Applied:
         """Check the limits, then apply through the Workspace; versions are integers. A
         space is created only for a change that passed every check."""
@@ -243,7 +243,7 @@ class SpaceStorage:
         expected = self._expected(head, expected_version)
         try:
             applied = self._inner().apply(
-                proposal, expected_version=expected, review=review, gate=gate
+                proposal, expected_version=expected, review=review, before_write=before_write
             )
         except (ResourceConflict, ResourceNotFound) as exc:
             raise self._in_versions(exc, expected_version) from exc

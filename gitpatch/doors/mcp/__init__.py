@@ -5,7 +5,7 @@ same construction serves stdio (``gitpatch serve``) and, later, streamable HTTP.
 are ``patch``, ``apply_patch``, ``patch_resource``, ``read_file``, ``list_proposals`` and
 ``show_proposal``; there is deliberately no approve or reject tool: only people approve.
 
-How outcomes reach the client (``_to_result`` and ``_ArgumentGate``, the one place):
+How outcomes reach the client (``_to_result`` and ``_ArgumentValidator``, the one place):
 - success: a result with the text the model reads and ``structuredContent`` matching the
   tool's ``outputSchema``;
 - a domain refusal (any gitpatch error code): ``isError: true``, text ``<code>: <message>``
@@ -164,7 +164,7 @@ def _invalid_params(tool: str, exc: ValidationError) -> MCPError:
     return MCPError(INVALID_PARAMS, f"invalid arguments for {tool}: {fields}", data=errors)
 
 
-class _ArgumentGate:
+class _ArgumentValidator:
     """Middleware: ``tools/call`` arguments are validated against the tool's model first, so
     a malformed call is JSON-RPC invalid_params (-32602), never an isError result."""
 
@@ -239,7 +239,7 @@ def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: 
         name,
         version=__version__,
         instructions=toolset.instructions or None,
-        middleware=[_ArgumentGate({t.name: t.args for t in served})],
+        middleware=[_ArgumentValidator({t.name: t.args for t in served})],
         **server_options,
     )
     for tool in served:
@@ -280,7 +280,7 @@ def serve_http(
     ready: Callable[[str], None] | None = None,
 ) -> None:
     """Serve the resource service for the spaces under ``data`` at ``http://host:port/mcp``
-    until interrupted (see ``_service``); port 0 takes a free one, and ``ready(url)`` is
+    until interrupted (see ``_hosted_http``); port 0 takes a free one, and ``ready(url)`` is
     called once the socket listens. Request bodies over the largest per-file limit (as
     base64, plus room for the envelope) get HTTP 413 before they are parsed."""
     import socket
@@ -289,7 +289,7 @@ def serve_http(
     import uvicorn
 
     from gitpatch.doors.hosted import ResourceService, Spaces
-    from gitpatch.doors.mcp._service import auth_options, service_toolset
+    from gitpatch.doors.mcp._hosted_http import auth_options, service_toolset
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)

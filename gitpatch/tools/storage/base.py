@@ -43,7 +43,7 @@ from gitpatch.workspace.results import FileResult, file_results
 __all__ = [
     "Applied",
     "FileRead",
-    "Gate",
+    "BeforeWrite",
     "MemoryStorage",
     "Namespace",
     "Stat",
@@ -90,7 +90,7 @@ class Applied:
 
 
 #: Called by a storage right before its writer opens; raising there aborts with no change.
-Gate = Callable[[], None]
+BeforeWrite = Callable[[], None]
 
 
 @runtime_checkable
@@ -119,7 +119,7 @@ class Storage(Protocol):
         *,
         expected_version: Version | None = None,
         review: bool = False,
-        gate: Gate | None = None,
+        before_write: BeforeWrite | None = None,
     ) -> Applied:
         """Apply ``proposal`` all or nothing; ``review`` keeps it for approval instead."""
         ...
@@ -238,7 +238,7 @@ class MemoryStorage:
         *,
         expected_version: Version | None = None,
         review: bool = False,
-        gate: Gate | None = None,
+        before_write: BeforeWrite | None = None,
     ) -> Applied:
         """See ``Storage.apply``; ``review`` is refused (nothing here can hold a proposal)."""
         if review:
@@ -254,8 +254,8 @@ class MemoryStorage:
             if expected_version is not None:
                 self._check_version(proposal.paths[0], expected_version)
             changeset = engine.apply(proposal, _Snapshot(self._files))
-            if gate is not None:
-                gate()
+            if before_write is not None:
+                before_write()
             existed = set(self._files)
             moves = {c.path: c.source for c in changeset.changes if c.source is not None}
             with self.writer() as staged:

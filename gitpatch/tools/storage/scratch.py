@@ -134,7 +134,7 @@ def propose_across(
     proposal: Proposal,
     groups: Sequence[Address | None],
     review: bool,
-    gate: Callable[[], None] | None,
+    before_write: Callable[[], None] | None,
 ) -> Applied:
     """Build one commit per ref and move them all in one transaction (see the module doc);
     ``holder(root)`` gives the Workspace on a family root's ref."""
@@ -144,14 +144,14 @@ def propose_across(
             hint="Split the call: scratch addresses in one, reviewed paths in another.",
         )
     parts = _split(main, holder, proposal, groups, secrets.token_hex(6))
-    gated: list[bool] = []
+    called: list[bool] = []
 
     def attempt() -> Applied:
         for part in parts:
             part.attempt.build()
-        if gate is not None and not gated:
-            gate()
-            gated.append(True)
+        if before_write is not None and not called:
+            before_write()
+            called.append(True)
         _publish(main, parts, proposal.tool)
         return _applied(parts)
 

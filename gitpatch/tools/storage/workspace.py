@@ -33,8 +33,8 @@ from gitpatch.tools.policy import RulePolicy, rules_from_config
 from gitpatch.tools.storage import scratch as families
 from gitpatch.tools.storage.base import (
     Applied,
+    BeforeWrite,
     FileRead,
-    Gate,
     Stat,
     Target,
     Version,
@@ -167,7 +167,7 @@ class WorkspaceStorage:
         *,
         expected_version: Version | None = None,
         review: bool = False,
-        gate: Gate | None = None,
+        before_write: BeforeWrite | None = None,
     ) -> Applied:
         """See ``Storage.apply``: one proposal commit per ref touched, all refs in one ref
         transaction; ``review`` keeps the change on ``refs/heads/gitpatch/<id>``."""
@@ -175,14 +175,14 @@ class WorkspaceStorage:
         with self.workspace.exclusive():
             if len(roots) > 1:
                 return families.propose_across(
-                    self.workspace, self.family, proposal, roots, review, gate
+                    self.workspace, self.family, proposal, roots, review, before_write
                 )
             (root,) = roots
             ws = self._holder(root, review)
             local = families.strip(proposal, root)
             expected = self._expected(ws, local, expected_version)
-            if gate is not None:
-                gate()
+            if before_write is not None:
+                before_write()
             result = ws.propose(local, expected_version=expected)
             return self._applied(ws, result, root)
 

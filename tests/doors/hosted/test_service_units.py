@@ -153,7 +153,7 @@ def test_a_change_made_while_preparing_is_a_conflict(tmp_path: Path) -> None:
         _write(other, "users/ada", "a.txt", b"theirs\n")
 
     with pytest.raises(GitpatchError) as caught:
-        _write(mine, "users/ada", "a.txt", b"mine\n", gate=meanwhile)
+        _write(mine, "users/ada", "a.txt", b"mine\n", before_write=meanwhile)
     assert caught.value.code == "resource_conflict"
     assert git(tmp_path / "users" / "ada.git", "show", "main:a.txt") == "theirs\n"
     assert git(tmp_path / "users" / "ada.git", "rev-parse", "main~1") == before
@@ -169,7 +169,7 @@ def test_deleted_and_recreated_while_preparing_is_not_found(tmp_path: Path) -> N
         _write(other, "users/ada", "a.txt", b"replacement\n", create=True)
 
     with pytest.raises(GitpatchError) as caught:
-        _write(mine, "users/ada", "a.txt", b"mine\n", gate=meanwhile)
+        _write(mine, "users/ada", "a.txt", b"mine\n", before_write=meanwhile)
     assert caught.value.code == "resource_not_found"
     assert git(tmp_path / "users" / "ada.git", "show", "main:a.txt") == "replacement\n"
 
