@@ -424,7 +424,9 @@ class Store:
             )
 
     def set_head(self, ref: str) -> None:
-        """Point HEAD at the branch ``ref``; ``ConcurrentUpdate`` while HEAD.lock is held."""
+        """Point HEAD at the branch ``ref``; ``ConcurrentUpdate`` (reason ``locked``) while
+        HEAD.lock is held by another process (announced in an owner record first, so recovery
+        can remove the lock if this process is killed holding it)."""
         with owners.holding(self.repo.path, [os.path.join(self.repo.path, "HEAD.lock")]):
             try:
                 self.repo.references.create("HEAD", ref, force=True)
@@ -433,17 +435,21 @@ class Store:
 
     @contextlib.contextmanager
     def operation(self) -> Iterator[None]:
-        """One gitpatch operation: an owner record (``owners``), fsync as git config asks."""
+        """Run one gitpatch operation under an owner record (see ``gitpatch.safety.owners``),
+        with libgit2's fsync set as this repository's git config asks (``durability``)."""
         durability.apply(self._durable)
         with owners.operation(self.repo.path):
             yield
 
     def durable(self) -> bool:
-        """Whether git config asks to fsync objects, refs or the index (``durability``)."""
+        """Whether git config (``core.fsync`` and friends) asks to fsync objects, refs or the
+        index; read once, when the Store is made (see ``gitpatch.safety.durability``)."""
         return self._durable
 
     def recover(self, *, sweep: bool = False) -> list[str]:
-        """Settle what killed gitpatch processes left (``recovery``); the locks removed."""
+        """Finish or undo what killed gitpatch processes left; the lock files removed (with
+        ``sweep``, also libgit2's half-written object files no live process owns; see
+        ``gitpatch.safety.recovery``). Returns the lock files removed."""
         with git_errors("recover what a killed gitpatch process left"):
             return refs.recover(self.repo, sweep=sweep)
 
