@@ -30,7 +30,7 @@ bench: $(STAMP)
 	$(PY) bench/run.py
 
 docs: $(STAMP)
-	$(PY) -m gitpatch.doors.cli.docs docs/cli.md
+	$(PY) -m gitpatch.doors.cli.docs docs/cli.md docs/errors.md
 
 demo: $(STAMP)
 	$(PY) -m gitpatch.doors.demo

@@ -1,16 +1,22 @@
-"""``docs/cli.md``, generated from the commands' ``--help``: ``python -m gitpatch.doors.cli.docs``.
+"""The generated references: ``docs/cli.md`` from the commands' ``--help`` and
+``docs/errors.md`` from the error classes of ``gitpatch.errors`` (``make docs`` runs
+``python -m gitpatch.doors.cli.docs``).
 
-A test compares the file with ``render()``, so the reference cannot drift from the code.
+Tests compare the files with ``render()`` and ``render_errors()``, so neither reference can
+drift from the code.
 """
 
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
 
 import click
 
-__all__ = ["render", "write"]
+from gitpatch import errors
+
+__all__ = ["render", "render_errors", "write", "write_errors"]
 
 #: Help is wrapped at a fixed width so the output does not depend on the terminal.
 WIDTH = 100
@@ -55,10 +61,86 @@ def render() -> str:
 
 
 def write(target: Path) -> None:
-    """Write the reference to ``target``."""
+    """Write the command reference to ``target``."""
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(render(), encoding="utf-8")
 
 
+_ERRORS_HEADER = """\
+# Errors
+
+Generated from `gitpatch/errors.py` by `make docs` (`python -m gitpatch.doors.cli.docs`); a test
+fails when this file is out of date. Every refusal has a stable lowercase code (the specs' codes
+keep the specs' spelling), a message that says what failed, often a hint that says how to fix the
+next call, and machine-readable details (paths, line numbers, versions). A refused call changes
+nothing: no file, ref, note or index entry.
+
+{media}
+
+A malformed edit (text or edit object) is `invalid_patch`; arguments that miss or break the tool's
+schema are `invalid_arguments`.
+"""
+
+#: Where a refusal reaches the caller, and how it looks there (the header's table).
+_MEDIA = (
+    (
+        "Python",
+        "a `GitpatchError` subclass with `.code`, `.message`, `.hint`, `.details`; catch a "
+        "group below to catch its codes",
+    ),
+    ("library tools (`gitpatch.tools`)", "a result with `ok` false, `code`, and the text"),
+    (
+        "CLI",
+        "exit status 1, `CODE: message` then `hint: ...` on stderr; with `--json`, "
+        '`{"error": {"code", "message", "hint", "details"}}` (usage errors exit 2)',
+    ),
+    (
+        "MCP (stdio and HTTP)",
+        "a tool result with `isError: true`, text `CODE: message` and the hint, the code in "
+        "`_meta.code`; `invalid_arguments` is JSON-RPC `invalid_params` (-32602), "
+        "`internal_error` a JSON-RPC internal error with no internals",
+    ),
+)
+
+
+def _classes() -> list[type[errors.GitpatchError]]:
+    """Every public error class below the base, in the order ``errors.py`` defines them."""
+    found = [getattr(errors, name) for name in errors.__all__]
+    classes = [c for c in found if isinstance(c, type) and issubclass(c, errors.GitpatchError)]
+    return sorted(
+        (c for c in classes if c is not errors.GitpatchError),
+        key=lambda c: inspect.getsourcelines(c)[1],
+    )
+
+
+def _summary(cls: type) -> str:
+    doc = inspect.getdoc(cls) or ""
+    return " ".join(doc.split("\n\n", 1)[0].split()).replace("|", "\\|")
+
+
+def render_errors() -> str:
+    """The error reference as markdown: one table per group of the error tree (a class with
+    no code of its own, for ``except`` clauses), a leaf outside any group on its own."""
+    classes = _classes()
+    groups = [c for c in classes if c.__dict__.get("abstract")]
+    media = "\n".join(f"| {where} | {what} |" for where, what in _MEDIA)
+    table = "| where | what a refusal looks like |\n| --- | --- |\n" + media
+    out = [_ERRORS_HEADER.format(media=table)]
+    for top in [c for c in classes if c in groups or not set(c.__bases__) & set(groups)]:
+        leaves = [c for c in classes if top in c.__bases__] if top in groups else [top]
+        title = f"{top.__name__} (`except errors.{top.__name__}`)" if top in groups else top.code
+        out.append(f"## {title}\n\n{_summary(top)}\n\n| code | class | when |\n| --- | --- | --- |")
+        out += [f"| `{c.code}` | `{c.__name__}` | {_summary(c)} |" for c in leaves]
+        out.append("")
+    return "\n".join(out)
+
+
+def write_errors(target: Path) -> None:
+    """Write the error reference to ``target``."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(render_errors(), encoding="utf-8")
+
+
 if __name__ == "__main__":
     write(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("docs/cli.md"))
+    write_errors(Path(sys.argv[2]) if len(sys.argv) > 2 else Path("docs/errors.md"))

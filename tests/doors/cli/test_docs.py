@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitpatch.doors.cli.docs import render
+from gitpatch.doors.cli.docs import render, render_errors
+from gitpatch.errors import CODES
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "cli.md"
 
@@ -33,3 +34,17 @@ def test_every_visible_command_is_documented() -> None:
         "init",
     ):
         assert f"## `gitpatch {command}`" in text
+
+
+ERRORS = DOC.with_name("errors.md")
+
+
+def test_docs_errors_md_is_up_to_date() -> None:
+    text = ERRORS.read_text(encoding="utf-8")
+    assert text == render_errors(), "docs/errors.md is stale: run `make docs`"
+
+
+def test_every_error_code_is_documented_once() -> None:
+    text = ERRORS.read_text(encoding="utf-8")
+    for code in CODES:
+        assert text.count(f"| `{code}` |") == 1, code
