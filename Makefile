@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint bench demo clean format docs screenshot
+.PHONY: install test test-fast lint bench demo clean format docs screenshot
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,10 @@ install: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# everything but the kill, load and browser tests (marked slow): the edit-test loop
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider -m "not slow"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check gitpatch tests bench

@@ -10,6 +10,8 @@ import multiprocessing
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.compat import workers
 from tests.compat.proofkit import (
     assert_fsck_clean,
@@ -19,6 +21,9 @@ from tests.compat.proofkit import (
     tree_files,
 )
 from tests.gitkit import git, head, make_repo
+
+#: eight processes at once (load): `make test-fast` leaves these out (`-m "not slow"`).
+pytestmark = pytest.mark.slow
 
 WORKERS = 8
 PER_WORKER = 50

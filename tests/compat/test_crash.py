@@ -24,6 +24,9 @@ from tests.compat.proofkit import disk_files, fsck_problems
 from tests.gitkit import git, head, make_repo, status_porcelain
 from tests.ownerkit import killed_holding
 
+#: SIGKILLs: `make test-fast` leaves these out (`-m "not slow"`).
+pytestmark = pytest.mark.slow
+
 TRIALS = 110
 SEED = 20261130
 BRANCH = "refs/heads/work"

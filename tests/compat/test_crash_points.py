@@ -34,6 +34,9 @@ from gitpatch.workspace.api import Workspace
 from tests.compat.proofkit import disk_files, fsck_problems, tree_files
 from tests.gitkit import git, make_repo, status_porcelain
 
+#: a forked kill at every crash point: `make test-fast` leaves these out (`-m "not slow"`).
+pytestmark = pytest.mark.slow
+
 FILES = {
     "a.txt": "alpha\nbeta\n",
     "b.txt": "bravo\n",

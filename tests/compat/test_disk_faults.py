@@ -28,6 +28,9 @@ from gitpatch.workspace.api import Workspace
 from tests.compat.proofkit import assert_fsck_clean, disk_files, refs_snapshot, tree_files
 from tests.gitkit import git, make_repo, status_porcelain
 
+#: full disks and refused writes in forked children: `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 
 def _state(repo: Path) -> tuple[str, dict[str, bytes], str]:
     return refs_snapshot(repo), disk_files(repo), status_porcelain(repo)

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench.killtrials import run_trials
+
+#: random SIGKILLs: `make test-fast` leaves these out (`-m "not slow"`).
+pytestmark = pytest.mark.slow
 
 TRIALS = 40
 SEED = 20261201

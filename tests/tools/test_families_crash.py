@@ -20,6 +20,9 @@ from gitpatch import MountedFilesystem, Workspace, apply_patch_tool, read_tool
 from tests.gitkit import git, make_repo, status_porcelain
 from tests.tools import tool_workers
 
+#: SIGKILLs: `make test-fast` leaves these out (`-m "not slow"`).
+pytestmark = pytest.mark.slow
+
 
 def _steps(repo: Path) -> tuple[int, int]:
     """(branch step, scratch step) as the refs say."""

@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import multiprocessing
 
+import pytest
+
 from tests.gitkit import git, make_repo, status_porcelain
 from tests.tools import tool_workers
+
+#: processes racing (load): `make test-fast` leaves these out (`-m "not slow"`).
+pytestmark = pytest.mark.slow
 
 WORKERS = 3
 PER_WORKER = 6

@@ -15,6 +15,9 @@ from tests.doors.hosted.loadkit import Outcome, load, replay, resource_name, set
 from tests.doors.hosted.svckit import Server, call, make_credentials
 from tests.gitkit import git
 
+#: load and a SIGKILLed server: `make test-fast` leaves these out (`-m "not slow"`).
+pytestmark = pytest.mark.slow
+
 CLIENTS, CALLS, RESOURCES = 8, 20, 8
 
 

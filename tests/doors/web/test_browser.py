@@ -22,6 +22,9 @@ from tests.doors.web.browser import chromium, running, serve_command, wait_for
 from tests.doors.web.webkit import note, propose
 from tests.gitkit import git, head
 
+#: a real browser: `make test-fast` leaves these out (`-m "not slow"`).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
