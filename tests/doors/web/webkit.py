@@ -7,7 +7,7 @@ from pathlib import Path
 from starlette.testclient import TestClient
 
 from gitpatch import Workspace
-from gitpatch.doors.web import Access, create_app
+from gitpatch.doors.web import Access, create_app, demo
 from tests.gitkit import git, make_repo, repo_state
 
 #: What a refused request must keep (``tests.gitkit.repo_state``).
@@ -17,18 +17,8 @@ snapshot = repo_state
 PORT = 8765
 ORIGIN = f"http://127.0.0.1:{PORT}"
 
-APP = '''\
-"""A small service."""
-
-MAX_RETRIES = 1
-
-
-def fetch(url: str) -> bytes:
-    """Fetch ``url``, retrying on failure."""
-    for attempt in range(MAX_RETRIES):
-        print("try", attempt, url)
-    return b""
-'''
+#: The demo's small service: the same file the demo page reviews.
+APP = demo.APP
 
 FILES = {
     "app.py": APP,
