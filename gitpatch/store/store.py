@@ -102,7 +102,9 @@ class Store:
     def __init__(self, repo: pygit2.Repository) -> None:
         self.repo = repo
         self._identity: tuple[str, str] | None = None
-        self.fresh_blobs: dict[pygit2.Oid, bytes] = {}  # large blobs just written: trees.build
+        #: The last few large blobs ``build_tree`` wrote, id -> content (see ``trees.build``):
+        #: a land takes its blob from here instead of reading it back (``WorkingTree``).
+        self.fresh_blobs: dict[pygit2.Oid, bytes] = {}
         self._durable = durability.wanted(self.config_get)
 
     @classmethod
