@@ -17,7 +17,8 @@ install: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
 
-# everything but the kill, load and browser tests (marked slow): the edit-test loop
+# the edit-test loop: everything but the tests marked slow (kill, load, browser, and those that
+# start servers, console scripts or hooks in processes of their own)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider -m "not slow"
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import gitpatch
 
 
@@ -46,6 +48,7 @@ def test_workspace_and_error_are_exported() -> None:
     assert issubclass(gitpatch.GitpatchError, Exception)
 
 
+@pytest.mark.slow  # a gitpatch serve process and the CLI, end to end
 def test_demo_runs_an_agent_over_mcp_then_a_review_by_cli() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "gitpatch.doors.demo"], capture_output=True, text=True, check=False

@@ -9,11 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
+import pytest
 
 from gitpatch.core.model import FileChange
 from gitpatch.errors import ConcurrentUpdate
 from gitpatch.store import NOTES_REF, Store
 from tests.gitkit import git
+
+#: processes racing (load): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
 
 REF = "refs/heads/counter"
 TWIN = "refs/heads/twin"

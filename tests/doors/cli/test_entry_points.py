@@ -15,6 +15,9 @@ from tests.doors.cli.clikit import gp_json
 from tests.doors.mcp.mcpkit import console_script
 from tests.gitkit import git_env, make_repo
 
+#: every console script in a process of its own: `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 ANSI = "\x1b["
 
 

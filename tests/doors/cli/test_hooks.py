@@ -11,6 +11,9 @@ from gitpatch.workspace import gate
 from tests.doors.cli.clikit import PATCH_A, git_run, gp, gp_ok, propose
 from tests.gitkit import git, head, make_repo
 
+#: the real git running the installed hook scripts: `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[3]
 
 

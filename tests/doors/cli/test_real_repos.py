@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.doors.cli.clikit import PATCH_A, gp, gp_json, gp_ok
 from tests.gitkit import git, make_repo
+
+#: the console script in a process per call: `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
 
 
 def test_linked_worktree_read_apply_and_proposals(tmp_path: Path) -> None:

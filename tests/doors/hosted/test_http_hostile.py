@@ -23,6 +23,9 @@ from mcp_types import INVALID_PARAMS, PARSE_ERROR
 from tests.doors.hosted.svckit import Server, call, make_credentials, space_refs, text_of, unwrap
 from tests.gitkit import git
 
+#: a gitpatch serve --http process: `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:

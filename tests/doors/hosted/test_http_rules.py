@@ -27,6 +27,9 @@ from tests.doors.hosted.svckit import (
 )
 from tests.gitkit import git
 
+#: a gitpatch serve --http process: `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 PEOPLE["rita"] = {"user": "rita", "organization": "acme", "teams": ["docs"], "manage": ["docs"]}
 SPACES_TOML = """
 [space."users/bob"]

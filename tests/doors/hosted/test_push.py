@@ -13,10 +13,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from gitpatch import Workspace
 from tests.doors.cli.clikit import gp, gp_ok
 from tests.doors.hosted.svckit import PEOPLE, Server, call, make_credentials, text_of
 from tests.gitkit import git, git_env
+
+#: a git daemon and pushes: `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
 
 
 def _free_port() -> int:

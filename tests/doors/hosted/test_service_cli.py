@@ -13,6 +13,9 @@ from gitpatch.doors.hosted.listen import parse_listen
 from gitpatch.errors import InvalidArguments
 from tests.doors.mcp.mcpkit import console_script
 
+#: the console script in a process per call: `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 
 def gitpatch(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

@@ -10,7 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.gitkit import GIT_ENV, make_repo
+
+#: a fresh interpreter per test: `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
 
 #: Not loaded by importing the package, the CLI and the server module (the repository and the
 #: Workspace come with serving, the matcher with the first edit).

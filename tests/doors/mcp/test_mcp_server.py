@@ -17,6 +17,9 @@ from tests.doors.cli.clikit import gp_json, gp_ok
 from tests.doors.mcp.mcpkit import console_script, repo_state, run, text_of
 from tests.gitkit import git, make_repo
 
+#: a gitpatch serve process per test: `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 CONFIG = "MAX_RETRIES = 1\nTIMEOUT = 10\n"
 
 

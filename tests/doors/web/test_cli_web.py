@@ -19,6 +19,9 @@ from tests.doors.web.browser import running
 from tests.doors.web.webkit import propose, review_repo
 from tests.gitkit import head
 
+#: gitpatch web in a process of its own: `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 
 def _script() -> str:
     path = Path(sys.executable).with_name("gitpatch")
