@@ -3,10 +3,13 @@
 - ``api``: ``Workspace`` (open, read, propose, review), read-only properties over a ``Context``;
 - ``context``: what one call works on; ``sessions``: branches gitpatch owns, protected branches;
 - ``guards``, ``versions``, ``build``: the checks, versions and commit of one proposal;
+- ``propose``: the one attempt loop (build on the head, rebuild after a lost race) that
+  ``Workspace.propose`` and the scratch families share, and the one dry run (``preview``);
 - ``publisher``: the one way refs, notes and the disk move together;
 - ``lookup`` and ``review``: finding proposals; approve, reject, undo, log;
-- ``results``: the pydantic models handed back; ``config`` and ``opening``: ``.gitpatch.toml``
-  and opening a repository as it says; ``gate``: the approval rule the git hooks apply too.
+- ``results``: the pydantic models handed back; ``config``: ``.gitpatch.toml`` and the one
+  resolver of protected branches; ``opening``: opening a repository as its config says;
+  ``gate``: the approval rule the git hooks apply too.
 
 ``from gitpatch.workspace import Workspace`` keeps working (imported on first use).
 """

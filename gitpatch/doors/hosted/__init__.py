@@ -2,6 +2,7 @@
 
 - ``credentials``: the TOML credentials file (token hashes), re-read when it changes;
 - ``limits``: per-space size limits and review mode (``DIR/spaces.toml``);
+- ``watched``: the one way both files are re-read when they change;
 - ``spaces``: one bare repository per user or team, integer versions, limit checks;
 - ``access``: which space a call addresses and whether the credential may (the spec's rules);
 - ``resources``: the six resource tools for one caller;
