@@ -323,6 +323,26 @@ def test_linked_worktree(tmp_path) -> None:
     assert status_porcelain(tmp_path / "side") == ""
 
 
+def test_mixed_families_in_a_linked_worktree_keep_staged_work(tmp_path) -> None:
+    # The one attempt loop on a linked worktree: its own branch, disk and index move with the
+    # scratch ref; a person's staged file elsewhere stays staged, the main checkout is untouched.
+    repo = make_repo(tmp_path / "r", {"a.txt": "a\n", "b.txt": "b\n"})
+    side = tmp_path / "side"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(side))
+    (side / "b.txt").write_text("staged\n")
+    git(side, "add", "b.txt")
+    fs = MountedFilesystem({"/workspace": Workspace.open(side)})
+    res = apply_patch_tool(fs, fs)(
+        patch="*** Begin Patch\n*** Add File: work://s1/plan.md\n+plan\n"
+        "*** Update File: a.txt\n@@\n-a\n+A\n*** End Patch"
+    )
+    assert res.ok, str(res)
+    assert (side / "a.txt").read_text() == "A\n" and git(side, "show", "side:a.txt") == "A\n"
+    assert git(side, "show", "refs/gitpatch/work/s1:plan.md") == "plan\n"
+    assert status_porcelain(side) == "M  b.txt\n"
+    assert (repo / "a.txt").read_text() == "a\n" and status_porcelain(repo) == ""
+
+
 def test_staged_work_stays_staged(tmp_path) -> None:
     repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\n", "b.txt": "b\n"})
     (repo / "b.txt").write_text("staged\n")
@@ -346,6 +366,23 @@ def test_sparse_checkout_outside_the_cone(tmp_path) -> None:
     else:
         assert res.code == "resource_not_found", str(res)
         assert head(repo) == before and git(repo, "show", "HEAD:out/b.txt") == "b\n"
+
+
+def test_mixed_families_on_a_sparse_checkout(tmp_path) -> None:
+    # Outside the cone the ordinary file is edited in the commit and the index only, as any
+    # proposal is; the scratch ref moves in the same transaction.
+    repo = make_repo(tmp_path / "r", {"in/a.txt": "a\n", "out/b.txt": "b\n"})
+    git(repo, "sparse-checkout", "set", "in")
+    fs = MountedFilesystem({"/workspace": Workspace.open(repo)})
+    res = apply_patch_tool(fs, fs)(
+        patch="*** Begin Patch\n*** Add File: work://s1/plan.md\n+plan\n"
+        "*** Update File: out/b.txt\n@@\n-b\n+B\n*** End Patch"
+    )
+    assert res.ok, str(res)
+    assert not (repo / "out" / "b.txt").exists()
+    assert git(repo, "show", "HEAD:out/b.txt") == "B\n"
+    assert git(repo, "show", "refs/gitpatch/work/s1:plan.md") == "plan\n"
+    assert status_porcelain(repo) == ""
 
 
 def test_crlf_files_keep_their_endings(tmp_path) -> None:
