@@ -1,0 +1,155 @@
+"""What `gitpatch hooks install` costs a person's git: `python -m bench.bench_hooks`.
+
+Two fresh repositories of the same 500 files, one with the hooks installed and one without;
+the same `git commit -a` of a one-line change is made in each, alternately, so load on the
+machine hits both alike. Rows, each a ratio against plain git in the same run:
+
+- unprotected branch: a commit on ``topic``. Target: <= 1.3.
+- protected branch, no agent commit in the range: a commit on ``main``. Target: <= 80 ms
+  (the ratio is printed too).
+- protected branch, an agent commit in the range: ``git merge --ff-only`` of a branch holding
+  one unapproved agent commit, refused by the gate; the only case that starts Python. Shown
+  against the fast-forward of a person's commit in the plain repository (no target).
+
+Options: ``--runs N`` (default 30), ``--files N`` (default 500), ``--dir PATH``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bench._common import GIT_ENV, git, make_repo
+
+TARGET_RATIO, TARGET_PROTECTED_MS = 1.3, 80.0
+AGENT_MESSAGE = "agent edit\n\nGitpatch-Proposal: bench0001\nGitpatch-Tool: bench\n"
+
+
+def _run(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        ["git", "-c", "gc.auto=0", *args], cwd=repo, env=GIT_ENV, capture_output=True, check=False
+    )
+
+
+def _setup(root: Path, files: int, hooked: bool | None) -> Path:
+    """A repository of ``files`` files on ``main`` (and ``topic``): gitpatch's hooks when
+    ``hooked``, none when False, an empty reference-transaction hook when None."""
+    where = root / f"{hooked}_{files}"
+    where.mkdir()
+    repo, _ = make_repo(where, files)
+    git(repo, "branch", "-m", "main")
+    (repo / "src" / "note.txt").write_text("note\n")
+    git(repo, "add", "src/note.txt")
+    git(repo, "commit", "-q", "-m", "a file people edit")
+    git(repo, "branch", "topic")
+    if hooked:
+        subprocess.run(
+            [sys.executable, "-m", "gitpatch", "-C", str(repo), "hooks", "install"],
+            env=GIT_ENV,
+            check=True,
+            capture_output=True,
+        )
+    if hooked is None:
+        hook = repo / ".git" / "hooks" / "reference-transaction"
+        hook.parent.mkdir(exist_ok=True)
+        hook.write_text("#!/bin/sh\nexit 0\n")
+        hook.chmod(0o755)
+    return repo
+
+
+def _committer(repo: Path, branch: str) -> Callable[[int], object]:
+    git(repo, "switch", "-q", branch)
+    target = repo / "src" / "note.txt"
+
+    def commit(k: int) -> None:
+        target.write_text(f"{branch} {k}\n")
+        _run(repo, "commit", "-q", "-a", "-m", f"person {k}")
+
+    return commit
+
+
+def _alternate(
+    first: Callable[[int], object], second: Callable[[int], object], runs: int
+) -> tuple[float, float]:
+    """Median wall ms of ``first(k)`` and ``second(k)``, called alternately after a warm-up."""
+    times: tuple[list[float], list[float]] = ([], [])
+    for k in range(runs + 3):
+        for side, fn in enumerate((first, second)):
+            start = time.perf_counter()
+            fn(k)
+            if k >= 3:
+                times[side].append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
+def _agent_branch(repo: Path) -> None:
+    """``agent`` = main plus one commit carrying a Gitpatch-Proposal trailer."""
+    git(repo, "switch", "-q", "-c", "agent", "main")
+    (repo / "agent.txt").write_text("agent\n")
+    git(repo, "add", "agent.txt")
+    git(repo, "commit", "-q", "-m", AGENT_MESSAGE)
+    git(repo, "switch", "-q", "main")
+
+
+def _merge_attempt(repo: Path) -> Callable[[int], object]:
+    base = _run(repo, "rev-parse", "main").stdout.decode().strip()
+
+    def merge(_k: int) -> None:
+        _run(repo, "merge", "-q", "--ff-only", "agent")
+        _run(repo, "reset", "-q", "--hard", base)  # undo it where it was allowed
+
+    return merge
+
+
+def _row(name: str, ours: float, plain: float, target: str) -> None:
+    print(f"{name:<46} {ours:8.1f} ms vs git {plain:6.1f} ms  x{ours / plain:5.2f}  {target}")
+
+
+def _sizes(root: Path, files: int, runs: int) -> tuple[float, float]:
+    """Print the commit rows at ``files`` files; (unprotected ratio, protected ms)."""
+    hooked, plain, empty = (_setup(root, files, kind) for kind in (True, False, None))
+    ours, theirs = _alternate(_committer(empty, "topic"), _committer(plain, "topic"), runs)
+    _row(f"{files} files: any reference-transaction hook", ours, theirs, "(the floor: git")
+    print(" " * 49 + "starts the hook twice per commit)")
+    ours, theirs = _alternate(_committer(hooked, "topic"), _committer(plain, "topic"), runs)
+    unprotected = ours / theirs
+    _row(f"{files} files: git commit, unprotected", ours, theirs, f"target <= x{TARGET_RATIO}")
+    ours, theirs = _alternate(_committer(hooked, "main"), _committer(plain, "main"), runs)
+    _row(
+        f"{files} files: git commit, protected", ours, theirs, f"target <= {TARGET_PROTECTED_MS} ms"
+    )
+    return unprotected, ours
+
+
+def main() -> int:
+    """Print the rows; the exit status says whether the targets held."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--files", default="500,20000", help="repository sizes, comma-separated")
+    parser.add_argument("--dir", default=None)
+    args = parser.parse_args()
+    held = True
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        for files in (int(n) for n in args.files.split(",")):
+            ratio, protected_ms = _sizes(Path(tmp), files, args.runs)
+            held = held and ratio <= TARGET_RATIO and protected_ms <= TARGET_PROTECTED_MS
+        hooked, plain = (
+            Path(tmp) / f"True_{files}" / f"repo_{files}",
+            Path(tmp) / f"False_{files}" / f"repo_{files}",
+        )
+        for repo in (hooked, plain):
+            _agent_branch(repo)
+        ours, theirs = _alternate(_merge_attempt(hooked), _merge_attempt(plain), args.runs // 3)
+        _row("git merge of an agent commit into main", ours, theirs, "(refused; Python runs)")
+    print("targets held" if held else "target missed")
+    return 0 if held else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
