@@ -4,6 +4,7 @@ protected branch. Every test runs the real ``git`` binary over the installed shi
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -196,3 +197,15 @@ def test_hooks_installed_before_the_layout_move_still_gate_and_install_refreshes
 
     assert "reference-transaction: updated" in gp_ok(repo, "hooks", "install")
     assert hook.read_text() == gate.hook_script("reference-transaction", sys.executable)
+
+
+def test_the_gate_imports_neither_pydantic_nor_the_checkout() -> None:
+    # What the gate needs is the store and the rule; the results' models and the working tree
+    # are most of a start it would pay on every agent range a person moves.
+    code = (
+        "import sys, gitpatch.workspace.gate; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic' "
+        "or m.startswith(('gitpatch.checkout', 'gitpatch.tools', 'gitpatch.doors'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
