@@ -20,6 +20,7 @@ import hashlib
 import os
 import re
 import struct
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ __all__ = [
     "layout",
     "mandatory_extensions",
     "patch",
+    "read_index",
     "read_mandatory_extensions",
     "rewrite_locked",
 ]
@@ -234,6 +236,16 @@ def _extensions(data: bytes, end: int) -> Iterator[Extension]:
 def find_entry(data: bytes, where: Layout, path: str) -> int:
     """The offset of the plain stage-0 entry for ``path``: no flags but the name length (so
     not conflicted, assume-valid, skip-worktree or intent-to-add); else ``Unsupported``."""
+    # Bytes read_index holds stay alive there, so identity names the very same index.
+    found = next((r[2] for r in _READS.values() if r[1] is data), None)
+    if found is None:
+        return _scan(data, where, path)
+    if path not in found:
+        found[path] = _scan(data, where, path)
+    return found[path]
+
+
+def _scan(data: bytes, where: Layout, path: str) -> int:
     if where.version == 4:
         raise Unsupported("index version 4 (prefix-compressed names)")
     name = path.encode("utf-8")
@@ -432,3 +444,37 @@ def rewrite_locked(index_path: str, change: Callable[[bytes], bytes | bytearray]
         with contextlib.suppress(OSError):
             os.unlink(lock)
         raise
+
+
+# index path -> (stat key, bytes, path -> entry offset found in them) of its last settled
+# read; see read_index. The offsets spare a repeated scan of an index that has not changed.
+_READS: dict[str, tuple[tuple[int, ...], bytes, dict[str, int]]] = {}
+#: How long ago a file must have changed for its stat data to tell it from its next version:
+#: file times come from a coarse clock, so two writes within a tick may share them.
+_SETTLED_NS = 100_000_000
+
+
+def _key(st: os.stat_result) -> tuple[int, ...]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def read_index(index_path: str) -> tuple[bytes, int]:
+    """The bytes of the index file at ``index_path`` and its mtime (ns).
+
+    A call reads it once, however many checks look at it: the bytes of the last read are
+    reused while the file's stat data is exactly what it was then and the file had already
+    settled then (changed over ``_SETTLED_NS`` before), as git trusts a file's stat. Git and
+    libgit2 always replace the index (a new inode), so any later version has another key.
+    """
+    st = os.stat(index_path)
+    hit = _READS.get(index_path)
+    if hit is not None and hit[0] == _key(st):
+        return hit[1], st.st_mtime_ns
+    with open(index_path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        data = fh.read()
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _SETTLED_NS:
+        _READS[index_path] = (_key(st), data, {})
+    else:
+        _READS.pop(index_path, None)
+    return data, st.st_mtime_ns
