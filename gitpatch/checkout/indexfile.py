@@ -429,15 +429,17 @@ def rewrite_locked(index_path: str, change: Callable[[bytes], bytes | bytearray]
     fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with open(index_path, "rb") as fh:
-            os.fchmod(fd, os.fstat(fh.fileno()).st_mode & 0o7777)
-            data = fh.read()
-        new = change(data)
+            st = os.fstat(fh.fileno())
+            os.fchmod(fd, st.st_mode & 0o7777)
+            data = _kept(index_path, st) or fh.read()
+        new = bytes(change(data))
         view = memoryview(new)
         while view:
             view = view[os.write(fd, view) :]
         os.close(fd)
         fd = -1
         os.replace(lock, index_path)
+        _keep(index_path, os.stat(index_path), new)  # the next call's checks read this
     except BaseException:
         if fd >= 0:
             os.close(fd)
@@ -446,11 +448,11 @@ def rewrite_locked(index_path: str, change: Callable[[bytes], bytes | bytearray]
         raise
 
 
-# index path -> (stat key, bytes, path -> entry offset found in them) of its last settled
-# read; see read_index. The offsets spare a repeated scan of an index that has not changed.
-_READS: dict[str, tuple[tuple[int, ...], bytes, dict[str, int]]] = {}
-#: How long ago a file must have changed for its stat data to tell it from its next version:
-#: file times come from a coarse clock, so two writes within a tick may share them.
+# index path -> (stat key, bytes, path -> entry offset found in them, settled) of its last
+# read or write; see read_index. The offsets spare a repeated scan of an unchanged index.
+_READS: dict[str, tuple[tuple[int, ...], bytes, dict[str, int], bool]] = {}
+#: How long ago a file must have changed for its stat data alone to tell it from its next
+#: version: file times come from a coarse clock, so two writes within a tick may share them.
 _SETTLED_NS = 100_000_000
 
 
@@ -458,23 +460,48 @@ def _key(st: os.stat_result) -> tuple[int, ...]:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
+def _kept(index_path: str, st: os.stat_result) -> bytes | None:
+    """The bytes kept for ``index_path`` when they are still the file's: the same stat data
+    and the same trailing checksum (a SHA-1 of all the rest), or, for an index written without
+    one (``index.skipHash``), the same stat data of a file that had settled when it was read."""
+    kept = _READS.get(index_path)
+    if kept is None or kept[0] != _key(st):
+        return None
+    tail = kept[1][-_HASH:]
+    if not any(tail):
+        return kept[1] if kept[3] else None
+    try:
+        fd = os.open(index_path, os.O_RDONLY)
+        try:
+            same = os.pread(fd, _HASH, st.st_size - _HASH) == tail
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    return kept[1] if same else None
+
+
+def _keep(index_path: str, st: os.stat_result, data: bytes) -> None:
+    settled = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _SETTLED_NS
+    if settled or any(data[-_HASH:]):
+        _READS[index_path] = (_key(st), data, {}, settled)
+    else:
+        _READS.pop(index_path, None)
+
+
 def read_index(index_path: str) -> tuple[bytes, int]:
     """The bytes of the index file at ``index_path`` and its mtime (ns).
 
-    A call reads it once, however many checks look at it: the bytes of the last read are
-    reused while the file's stat data is exactly what it was then and the file had already
-    settled then (changed over ``_SETTLED_NS`` before), as git trusts a file's stat. Git and
-    libgit2 always replace the index (a new inode), so any later version has another key.
+    A call reads it once, however many checks look at it: the bytes of the last read (or of
+    gitpatch's own last write) are reused while they are provably still the file's (see
+    ``_kept``). Git and libgit2 always replace the index with a new file.
     """
     st = os.stat(index_path)
-    hit = _READS.get(index_path)
-    if hit is not None and hit[0] == _key(st):
-        return hit[1], st.st_mtime_ns
+    data = _kept(index_path, st)
+    if data is not None:
+        return data, st.st_mtime_ns
     with open(index_path, "rb") as fh:
         st = os.fstat(fh.fileno())
         data = fh.read()
-    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _SETTLED_NS:
-        _READS[index_path] = (_key(st), data, {})
-    else:
-        _READS.pop(index_path, None)
+    _keep(index_path, st, data)
     return data, st.st_mtime_ns

@@ -45,14 +45,48 @@ def test_a_new_index_is_read_again_even_with_the_old_one_s_times(tmp_path: Path)
     assert after["a.txt"][0] == git(repo, "rev-parse", ":a.txt").strip() != before["a.txt"][0]
 
 
-def test_a_fresh_index_is_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Written within the clock's tick, the next version could share its stat data exactly.
-    monkeypatch.setattr(indexfile, "_SETTLED_NS", 10**18)  # nothing has settled yet
+def test_kept_bytes_are_checked_against_the_file_s_checksum(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Written within the clock's tick, the next version could share its stat data exactly:
+    # the trailing checksum (a SHA-1 of the whole content) tells them apart.
+    monkeypatch.setattr(indexfile, "_SETTLED_NS", 10**18)  # nothing has settled
+    repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
+    index = str(repo / ".git" / "index")
+    first, _ = indexfile.read_index(index)
+    assert indexfile.read_index(index)[0] is first  # kept: its checksum is the file's
+    (repo / "a.txt").write_text("b\n")
+    git(repo, "add", "a.txt")
+    key = indexfile._key(os.stat(index))
+    indexfile._READS[index] = (key, first, {}, False)  # as if the new file had the old stat
+    again, _ = indexfile.read_index(index)
+    assert again != first and again == Path(index).read_bytes()
+
+
+def test_an_index_without_checksum_is_kept_only_once_settled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
     index = repo / ".git" / "index"
+    data = index.read_bytes()
+    index.write_bytes(data[:-20] + bytes(20))  # what index.skipHash (git 2.40+) writes
+    monkeypatch.setattr(indexfile, "_SETTLED_NS", 10**18)
     first, _ = indexfile.read_index(str(index))
-    again, _ = indexfile.read_index(str(index))
-    assert again == first and again is not first
+    assert indexfile.read_index(str(index))[0] is not first
+    monkeypatch.setattr(indexfile, "_SETTLED_NS", -(10**18))
+    first, _ = indexfile.read_index(str(index))
+    assert indexfile.read_index(str(index))[0] is first
+
+
+def test_gitpatch_s_own_index_write_is_kept_for_the_next_call(tmp_path: Path) -> None:
+    from gitpatch.workspace.api import Workspace
+    from tests.workspace.workspace_kit import edit
+
+    repo = make_repo(tmp_path / "r", {"a.txt": "a\n", "b.txt": "b\n"})
+    Workspace.open(repo, mode="auto").propose(edit("a.txt", "a", "z"))
+    index = str(repo / ".git" / "index")
+    assert indexfile._READS[index][1] == Path(index).read_bytes()
+    assert git(repo, "status", "--porcelain") == ""
 
 
 def test_a_missing_index_is_an_os_error_as_before(tmp_path: Path) -> None:
