@@ -93,3 +93,19 @@ def test_a_missing_index_is_an_os_error_as_before(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
     (repo / ".git" / "index").unlink()
     assert indexsync.plain_entries(str(repo / ".git" / "index"), ["a.txt"]) is None
+
+
+@pytest.mark.usefixtures("settled")
+def test_each_linked_worktree_s_index_is_kept_apart(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(linked))
+    (linked / "a.txt").write_text("side\n")
+    git(linked, "add", "a.txt")
+    main_index = str(repo / ".git" / "index")
+    side_index = str(repo / ".git" / "worktrees" / "linked" / "index")
+    ours = indexsync.plain_entries(main_index, ["a.txt"])
+    theirs = indexsync.plain_entries(side_index, ["a.txt"])
+    assert ours is not None and theirs is not None
+    assert ours["a.txt"][0] == git(repo, "rev-parse", ":a.txt").strip()
+    assert theirs["a.txt"][0] == git(linked, "rev-parse", ":a.txt").strip() != ours["a.txt"][0]
