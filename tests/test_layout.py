@@ -79,6 +79,7 @@ LAYERS = [
     "gitpatch.tools",
     "gitpatch.doors",
     "gitpatch.__main__",
+    "gitpatch.gate",
 ]
 
 

@@ -20,6 +20,7 @@ import hashlib
 import os
 import re
 import struct
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ __all__ = [
     "layout",
     "mandatory_extensions",
     "patch",
+    "read_index",
     "read_mandatory_extensions",
     "rewrite_locked",
 ]
@@ -234,6 +236,16 @@ def _extensions(data: bytes, end: int) -> Iterator[Extension]:
 def find_entry(data: bytes, where: Layout, path: str) -> int:
     """The offset of the plain stage-0 entry for ``path``: no flags but the name length (so
     not conflicted, assume-valid, skip-worktree or intent-to-add); else ``Unsupported``."""
+    # Bytes read_index holds stay alive there, so identity names the very same index.
+    found = next((r[2] for r in _READS.values() if r[1] is data), None)
+    if found is None:
+        return _scan(data, where, path)
+    if path not in found:
+        found[path] = _scan(data, where, path)
+    return found[path]
+
+
+def _scan(data: bytes, where: Layout, path: str) -> int:
     if where.version == 4:
         raise Unsupported("index version 4 (prefix-compressed names)")
     name = path.encode("utf-8")
@@ -417,18 +429,79 @@ def rewrite_locked(index_path: str, change: Callable[[bytes], bytes | bytearray]
     fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with open(index_path, "rb") as fh:
-            os.fchmod(fd, os.fstat(fh.fileno()).st_mode & 0o7777)
-            data = fh.read()
-        new = change(data)
+            st = os.fstat(fh.fileno())
+            os.fchmod(fd, st.st_mode & 0o7777)
+            data = _kept(index_path, st) or fh.read()
+        new = bytes(change(data))
         view = memoryview(new)
         while view:
             view = view[os.write(fd, view) :]
         os.close(fd)
         fd = -1
         os.replace(lock, index_path)
+        _keep(index_path, os.stat(index_path), new)  # the next call's checks read this
     except BaseException:
         if fd >= 0:
             os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(lock)
         raise
+
+
+# index path -> (stat key, bytes, path -> entry offset found in them, settled) of its last
+# read or write; see read_index. The offsets spare a repeated scan of an unchanged index.
+_READS: dict[str, tuple[tuple[int, ...], bytes, dict[str, int], bool]] = {}
+#: How long ago a file must have changed for its stat data alone to tell it from its next
+#: version: file times come from a coarse clock, so two writes within a tick may share them.
+_SETTLED_NS = 100_000_000
+
+
+def _key(st: os.stat_result) -> tuple[int, ...]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _kept(index_path: str, st: os.stat_result) -> bytes | None:
+    """The bytes kept for ``index_path`` when they are still the file's: the same stat data
+    and the same trailing checksum (a SHA-1 of all the rest), or, for an index written without
+    one (``index.skipHash``), the same stat data of a file that had settled when it was read."""
+    kept = _READS.get(index_path)
+    if kept is None or kept[0] != _key(st):
+        return None
+    tail = kept[1][-_HASH:]
+    if not any(tail):
+        return kept[1] if kept[3] else None
+    try:
+        fd = os.open(index_path, os.O_RDONLY)
+        try:
+            same = os.pread(fd, _HASH, st.st_size - _HASH) == tail
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    return kept[1] if same else None
+
+
+def _keep(index_path: str, st: os.stat_result, data: bytes) -> None:
+    settled = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _SETTLED_NS
+    if settled or any(data[-_HASH:]):
+        _READS[index_path] = (_key(st), data, {}, settled)
+    else:
+        _READS.pop(index_path, None)
+
+
+def read_index(index_path: str) -> tuple[bytes, int]:
+    """The bytes of the index file at ``index_path`` and its mtime (ns).
+
+    A call reads it once, however many checks look at it: the bytes of the last read (or of
+    gitpatch's own last write) are reused while they are provably still the file's (see
+    ``_kept``). Git and libgit2 always replace the index with a new file.
+    """
+    st = os.stat(index_path)
+    data = _kept(index_path, st)
+    if data is not None:
+        return data, st.st_mtime_ns
+    with open(index_path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        data = fh.read()
+    _keep(index_path, st, data)
+    return data, st.st_mtime_ns

@@ -119,9 +119,7 @@ def recorded_blob(
     reading it; None when the content must be read (also whenever git may convert it, as
     ``converts``, the working tree's ``Filters.converts``, tells)."""
     try:
-        with open(index_path(repo), "rb") as fh:
-            index_mtime = os.fstat(fh.fileno()).st_mtime_ns
-            data = fh.read()
+        data, index_mtime = indexfile.read_index(index_path(repo))
         where = indexfile.layout(data)
         if where.extensions and any(not e.signature[:1].isupper() for e in where.extensions):
             return None
@@ -138,8 +136,7 @@ def plain_entries(path: str, paths: Sequence[str]) -> dict[str, tuple[str, int]]
     index file at ``path`` (looked up in its bytes, no whole-index parse); None when one is
     not (absent, conflicted, flagged) or the index is in a shape this cannot read."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data, _mtime = indexfile.read_index(path)
         where = indexfile.layout(data)
         if any(not e.signature[:1].isupper() for e in where.extensions):
             return None

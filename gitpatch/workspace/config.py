@@ -13,11 +13,13 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitpatch.errors import InvalidArguments
 from gitpatch.store import Store
-from gitpatch.workspace.results import Mode
+
+if TYPE_CHECKING:  # the results' pydantic models cost the hooks' gate 80 ms to import
+    from gitpatch.workspace.results import Mode
 
 __all__ = ["DEFAULT_PROTECTED", "FILENAME", "TEMPLATE", "Config", "load", "protected_names"]
 

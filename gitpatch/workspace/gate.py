@@ -26,7 +26,12 @@ from gitpatch.errors import ApprovalRequired, GitpatchError, InvalidArguments
 from gitpatch.store import NOTES_REF, Store
 from gitpatch.store.notes import decode, note_path
 from gitpatch.workspace import config
-from gitpatch.workspace.sessions import SESSION_PREFIX, protected_branches, short
+from gitpatch.workspace.sessions import (
+    DEFAULT_PROTECTED,
+    SESSION_PREFIX,
+    protected_branches,
+    short,
+)
 
 __all__ = [
     "HOOKS",
@@ -266,30 +271,95 @@ _SCRIPT = """\
 {marker} approval gate. Agent commits (Gitpatch-Proposal trailer) reach a protected branch
 # only with a person's approval note on refs/notes/gitpatch. Installed by `gitpatch hooks install`;
 # a hook that was here before is kept as {name}.local and runs first.
+# Every git command a person runs pays for this hook, so the shell passes what cannot need the
+# gate (a deletion, an unprotected ref, a range with no Gitpatch-Proposal line) with one `git
+# rev-list` or `git config` per ref in the common cases, and starts Python only for the rest.
 python="${{GITPATCH_PYTHON:-{python}}}"
-input=$(cat)
-local_hook="$(dirname "$0")/{name}.local"
-if [ -x "$local_hook" ]; then
-    if [ -n "$input" ]; then printf '%s\\n' "$input"; fi | "$local_hook" "$@" || exit $?
+case $0 in */*) here=${{0%/*}} ;; *) here=. ;; esac
+local_hook="$here/{name}.local"
+[ -x "$local_hook" ] || local_hook=
+{early}input=
+while IFS= read -r line || [ -n "$line" ]; do
+    input="$input$line
+"
+done
+if [ -n "$local_hook" ]; then
+    printf '%s' "$input" | "$local_hook" "$@" || exit $?
 fi
-{only}if [ -n "$input" ]; then printf '%s\\n' "$input"; fi | "$python" -m {module} {name} "$@"
+{late}guarded=
+protected() {{
+    if [ -z "$guarded" ]; then
+        set -f
+        saved_ifs=$IFS
+        IFS=",$IFS"
+        guarded=" "
+        for name in $(git config --get-all gitpatch.protected </dev/null); do
+            case $name in refs/*) ;; *) name="refs/heads/$name" ;; esac
+            guarded="$guarded$name "
+        done
+        IFS=$saved_ifs
+        set +f
+        if [ "$guarded" = " " ]; then
+            # .gitpatch.toml may name other branches: only Python reads it.
+            guarded=" {defaults} "
+            [ ! -f .gitpatch.toml ] || guarded=any
+        fi
+    fi
+    case $guarded in any | *" $1 "*) return 0 ;; esac
+    return 1
+}}
+agent_commit() {{
+    not=
+    case $1 in *[!0]*) not="^$1" ;; esac
+    # A superset of the trailer: any line so starting. A failure (say, an old id this
+    # repository lacks) leaves the decision to Python.
+    found=$(git rev-list -n 1 --grep='^Gitpatch-Proposal[[:space:]]*:' "$2" $not \
+        </dev/null 2>/dev/null) || return 0
+    [ -n "$found" ]
+}}
+needed=
+while read -r {fields}; do
+    case $new in *[!0]*) ;; *) continue ;; esac
+    case $ref in refs/*) ;; *) continue ;; esac
+    # Cheaper test first: a range is a few commits, a new ref's history may be all of it.
+    case $old in
+    *[!0]*) agent_commit "$old" "$new" && protected "$ref" || continue ;;
+    *) protected "$ref" && agent_commit "$old" "$new" || continue ;;
+    esac
+    needed=1
+    break
+done <<EOF
+$input
+EOF
+[ -n "$needed" ] || exit 0
+printf '%s' "$input" | "$python" -m {module} {name} "$@"
 """
+
+#: How each hook's stdin lines read: the ref, its old value and its new one.
+_FIELDS = {
+    "pre-receive": "old new ref rest",
+    "reference-transaction": "old new ref rest",
+    "pre-push": "local_ref new ref old rest",
+}
 
 
 def hook_script(name: str, python: str = "python3") -> str:
-    """The shell shim for git hook ``name``, running ``python -m gitpatch.workspace.gate``."""
+    """The shell shim for git hook ``name``: it settles in the shell every update that cannot
+    need the gate and runs ``python -m gitpatch.workspace.gate`` for the rest."""
     if name not in HOOKS:
         raise InvalidArguments(f"unknown hook {name!r}", hint=f"Use one of {', '.join(HOOKS)}.")
-    # reference-transaction runs for every ref git moves: only branches in the prepared state
-    # can need the check, and starting Python for the rest would slow every git command.
-    only = (
-        '[ "$1" = prepared ] || exit 0\n'
-        "printf '%s\\n' \"$input\" | grep -q ' refs/heads/' || exit 0\n"
-        if name == "reference-transaction"
-        else ""
-    )
+    # reference-transaction runs for every ref git moves, in three states: only "prepared" can
+    # refuse, so the others exit before reading stdin unless a chained hook wants it.
+    refs_only = name == "reference-transaction"
     return _SCRIPT.format(
-        marker=MARKER, name=name, python=python, only=only, module="gitpatch.workspace.gate"
+        marker=MARKER,
+        name=name,
+        python=python,
+        early='[ -n "$local_hook" ] || [ "$1" = prepared ] || exit 0\n' if refs_only else "",
+        late='[ "$1" = prepared ] || exit 0\n' if refs_only else "",
+        defaults=" ".join(f"refs/heads/{n}" for n in DEFAULT_PROTECTED),
+        fields=_FIELDS[name],
+        module="gitpatch.workspace.gate",
     )
 
 

@@ -90,7 +90,9 @@ class Snapshot(Mapping[str, bytes]):
             self._cache[path] = None
             if self._commit is not None and path in self:
                 data = self._store.read(self._commit, path)
-                if data is not None and self._filters is not None:
+                # Only a converting path differs from its blob: reading the blob a second
+                # time costs a large file its whole inflate again.
+                if data is not None and self._filters is not None and self._filters.converts(path):
                     found = blob(self._store, self._commit, path)
                     assert found is not None
                     data = self._filters.checkout_bytes(path, found)

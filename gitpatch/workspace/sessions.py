@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pygit2
 
-from gitpatch.checkout import preflight as checkout
-from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.retry import retry
 from gitpatch.errors import ConcurrentUpdate, DirtyWorktree, InvalidArguments, RepositoryError
 from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.store import Store
 from gitpatch.workspace.config import DEFAULT_PROTECTED, protected_names
+
+if TYPE_CHECKING:  # the hooks' gate imports this module and needs no working tree
+    from gitpatch.checkout.worktree import WorkingTree
 
 __all__ = [
     "DEFAULT_PROTECTED",
@@ -110,6 +112,8 @@ def start_session(store: Store, worktree: WorkingTree | None, target: str, name:
         )
     ref = branch_ref(SESSION_PREFIX + name)
     if worktree is not None and store.head_branch() == target:
+        from gitpatch.checkout import preflight as checkout
+
         # `git merge --continue` and friends would then commit on the session
         checkout.refuse_operation_here(worktree.gitdir, target, worktree.root)
     head = store.ref_target(target)
