@@ -126,6 +126,8 @@ def _locked_transaction(
     with repo.transaction() as txn:
         for name, _new, _old in updates:
             txn.lock_ref(name)
+            # libgit2 took the lock and holds it: prove it ours, so recovery may free it
+            owners.prove_lock(recovery.lock_paths(repo, [name], False)[0])
         crashpoint("refs.locked")
         # Re-read under the locks: nobody can move these refs until the transaction ends.
         for name, _new, old in updates:

@@ -109,6 +109,7 @@ def record_dirty(
     A path with unmerged index entries (a conflict waiting for a person) is refused first.
     """
     checkout.check_unmerged(worktree, paths)
+    checkout.check_assumed(worktree, paths)  # local changes git hides are never recorded
     modified = worktree.modified(str(head) if head else None, paths)
     if not modified:
         return head, []
