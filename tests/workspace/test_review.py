@@ -16,8 +16,8 @@ import pytest
 
 from gitpatch.core.model import AddFile, DeleteFile, Proposal
 from gitpatch.errors import (
-    GitpatchError,
     DirtyWorktree,
+    GitpatchError,
     InvalidArguments,
     MergeConflict,
     ProposalClosed,
