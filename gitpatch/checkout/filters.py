@@ -31,7 +31,7 @@ from pathlib import Path
 import pygit2
 
 from gitpatch.checkout import gitbin
-from gitpatch.errors import FilterFailed
+from gitpatch.errors import FilterFailed, NotATextResource
 
 __all__ = ["ATTRIBUTES", "Filters"]
 
@@ -128,6 +128,29 @@ class Filters:
             )
         return True
 
+    def encoding(self, path: str) -> str | None:
+        """The ``working-tree-encoding`` of ``path`` (the disk's encoding), None without one."""
+        try:
+            value = self._repo.get_attr(path, "working-tree-encoding")
+        except pygit2.GitError:
+            return None
+        return value if isinstance(value, str) and value else None
+
+    def refuse_encoded(self, path: str, data: bytes) -> None:
+        """``not_a_text_resource`` naming the attribute when ``path`` has a
+        ``working-tree-encoding`` and its checked-out ``data`` is not UTF-8 text: gitpatch
+        edits files as checked out, and those bytes are in another encoding."""
+        encoding = self.encoding(path)
+        if encoding is None or _utf8_text(data):
+            return
+        raise NotATextResource(
+            f"{path} is checked out as {encoding} (working-tree-encoding={encoding}); "
+            "gitpatch edits UTF-8 text files as they are on disk, so it does not edit this one",
+            hint="Replace the file whole, or drop the working-tree-encoding attribute and "
+            "store it as UTF-8. Nothing was changed.",
+            details={"path": path, "encoding": encoding, "attribute": "working-tree-encoding"},
+        )
+
     def _autocrlf(self) -> str:
         with_value = "core.autocrlf" in self._config
         return str(self._config["core.autocrlf"]).lower() if with_value else ""
@@ -183,6 +206,16 @@ class Filters:
 
 
 _EXTRA = ("filter", "ident", "working-tree-encoding")
+
+
+def _utf8_text(data: bytes) -> bool:
+    if b"\0" in data:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _automatic_eol(attrs: dict[str, str], autocrlf: str) -> bool:

@@ -358,6 +358,7 @@ class Workspace:
                     proposal.paths,
                     since_version=since,
                     branch=self.branch,
+                    read=read_as if read_as != expected else None,
                 )
                 base, recorded = self._record_dirty(head, proposal.paths, pid)
             filters = self.worktree.filters if self.worktree is not None else None

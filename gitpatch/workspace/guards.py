@@ -93,6 +93,7 @@ class Snapshot(Mapping[str, bytes]):
                     found = blob(self._store, self._commit, path)
                     assert found is not None
                     data = self._filters.checkout_bytes(path, found)
+                    self._filters.refuse_encoded(path, data)
                 self._cache[path] = data
         return self._cache[path]
 
@@ -281,14 +282,18 @@ def check_unchanged(
     *,
     since_version: bool,
     branch: str,
+    read: pygit2.Oid | None = None,
 ) -> None:
     """``resource_conflict`` when a path's content at ``head`` is not the one at ``reference``;
     with ``since_version``, ``resource_not_found`` when it was deleted (maybe re-created) since.
 
     Only the touched paths count: other files changing since ``reference`` is no conflict.
+    ``read``: the pin the caller read (uncommitted content on top of ``reference``): a person
+    committing exactly that content is no conflict, the content read is the content now.
     """
     if reference == head:
         return
+    paths = [p for p in paths if read is None or blob(store, read, p) != blob(store, head, p)]
     what = f"version {str(reference)[:12]}" if since_version else "the proposal was prepared"
     gone = _deleted_since(store, reference, head, paths) if since_version else set()
     for path in paths:
