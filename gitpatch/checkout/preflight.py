@@ -51,6 +51,7 @@ __all__ = [
     "operation",
     "preflight",
     "preflight_paths",
+    "refuse_detached",
     "refuse_operation_here",
 ]
 
@@ -92,6 +93,16 @@ def refuse_operation_here(gitdir: Path, ref: str, root: Path) -> None:
     doing = operation(gitdir)
     if doing is not None:
         _refuse_operation(doing, ref, root)
+
+
+def refuse_detached(gitdir: Path, root: Path | None) -> None:
+    """``operation_in_progress`` when HEAD is detached because git is rebasing or bisecting
+    a branch here (or any operation waits): say what is under way, not "check out a branch"."""
+    doing = operation(gitdir)
+    if doing is None:
+        return
+    busy = {what: ref for ref, what in _busy_branches(gitdir).items()}
+    _refuse_operation(doing, busy.get(doing, "HEAD"), root)
 
 
 def common_dir(gitdir: Path) -> Path:

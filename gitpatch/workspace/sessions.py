@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from pathlib import Path
 
 import pygit2
 
@@ -86,9 +87,12 @@ def pick_target(
     """
     ref = branch_ref(branch) if branch else store.head_branch()
     if ref is None:
+        workdir = store.workdir
+        checkout.refuse_detached(store.git_dir, Path(workdir) if workdir else None)
         raise RepositoryError(
             "HEAD is detached: there is no branch to work on",
             hint="Check out a branch, or pass branch='name' to Workspace.open.",
+            details={"reason": "detached_head"},
         )
     if ref.startswith(SESSION_PREFIX):
         name = ref.removeprefix(SESSION_PREFIX)

@@ -26,6 +26,7 @@ from gitpatch.doors.cli._edit import apply, apply_patch, edit, patch, read
 from gitpatch.doors.cli._review import approve, log, proposals, reject, show, undo
 from gitpatch.doors.cli._service import credentials, push
 from gitpatch.doors.cli._web import web
+from gitpatch.doors.terms import in_terms
 from gitpatch.errors import GitpatchError
 
 __all__ = ["EXIT_REFUSED", "EXIT_USAGE", "GitpatchGroup", "main"]
@@ -38,14 +39,18 @@ _log = logging.getLogger("gitpatch.doors.cli")
 
 def report_error(exc: GitpatchError, as_json: bool) -> None:
     """An error on stderr: its code first, then the message and the hint (or JSON)."""
+    data = exc.to_dict()
+    for key in ("message", "hint"):  # in the CLI's own terms (gitpatch.doors.terms)
+        if isinstance(data.get(key), str):
+            data[key] = in_terms(data[key], "cli")
     if as_json:
         import json
 
-        click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), err=True)
+        click.echo(json.dumps({"error": data}, ensure_ascii=False), err=True)
         return
-    click.echo(f"{exc.code}: {exc.message}", err=True)
-    if exc.hint:
-        click.echo(f"hint: {exc.hint}", err=True)
+    click.echo(f"{exc.code}: {data['message']}", err=True)
+    if data.get("hint"):
+        click.echo(f"hint: {data['hint']}", err=True)
 
 
 class GitpatchGroup(click.Group):

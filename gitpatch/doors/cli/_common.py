@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 from pydantic import BaseModel
 
+from gitpatch.doors.terms import in_terms
 from gitpatch.errors import InvalidArguments
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ class Env:
         if self.json:
             self.echo(json.dumps(to_jsonable(data), indent=2, ensure_ascii=False))
         else:
-            self.echo(text)
+            self.echo(in_terms(text, "cli"))  # the library's Python words as commands
 
     def status(self, text: str) -> None:
         """A progress line on stderr, only when stderr is a terminal and not with ``--json``."""
