@@ -348,7 +348,7 @@ class Workspace:
                 head = self.store.ref_target(self.branch)
                 if not first:
                     first.append(head)
-                    self._check_paths(head, proposal.paths)
+                    self._check_paths(head, proposal.paths, proposal)
                     versions.check_disk(self.store, self._disk(), read_as, proposal.paths)
                 reference, since = (expected, True) if expected is not None else (first[0], False)
                 guards.check_unchanged(
@@ -441,10 +441,23 @@ class Workspace:
         """The working tree when it shows the branch (its content is then the base)."""
         return self.worktree if self._tracks_disk() else None
 
-    def _check_paths(self, head: pygit2.Oid | None, paths: Sequence[str]) -> None:
+    def _check_paths(
+        self, head: pygit2.Oid | None, paths: Sequence[str], proposal: Proposal | None = None
+    ) -> None:
         disk = self.worktree.root if self.worktree is not None and self._tracks_disk() else None
         check_ignored = self.worktree is not None and not self.allow_ignored
-        guards.check_paths(self.store, head, paths, disk=disk, check_ignored=check_ignored)
+        replaced: set[str] = set()
+        if proposal is not None:  # a directory it empties may become a file
+            replaced, kept = guards.replaced_directories(self.store, head, proposal)
+            guards.refuse_half_replaced(kept)
+        guards.check_paths(
+            self.store,
+            head,
+            paths,
+            disk=disk,
+            check_ignored=check_ignored,
+            replaced=replaced,
+        )
 
     def _normalize(self, path: str) -> str:
         return normalize(through_root(path, self._root()), self._root())

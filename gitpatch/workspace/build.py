@@ -145,6 +145,23 @@ def proposal_files(store: Store, base: pygit2.Oid | None, changeset: Changeset) 
     return file_results(changeset, lambda p: guards.blob(store, base, p) is not None)
 
 
+def _replacements(files: Sequence[FileResult]) -> str:
+    """Words for a directory replaced by a file, or a file by a directory, in one change."""
+    added = [f.path for f in files if f.action != "delete"]
+    deleted = [f.path for f in files if f.action == "delete"]
+    said = [
+        f" The directory {p}/ is replaced by the file {p}."
+        for p in added
+        if any(d.startswith(p + "/") for d in deleted)
+    ]
+    said += [
+        f" The file {p} is replaced by the directory {p}/."
+        for p in deleted
+        if any(a.startswith(p + "/") for a in added)
+    ]
+    return "".join(said)
+
+
 def proposal_result(ctx: Context, built: Built, pid: str) -> ProposalResult:
     """What ``propose`` returns once ``built`` is published in ``ctx``'s mode."""
     holder = ctx.branch if ctx.mode == "auto" else PROPOSAL_PREFIX + pid
@@ -162,6 +179,7 @@ def proposal_result(ctx: Context, built: Built, pid: str) -> ProposalResult:
         )
     else:
         message = f"Applied {names} on {holder}."
+    message += _replacements(files)
     return ProposalResult(
         proposal_id=pid,
         version=str(built.commit),

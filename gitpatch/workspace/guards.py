@@ -12,13 +12,13 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
 
 from gitpatch.checkout.filters import Filters
-from gitpatch.core.model import Changeset
+from gitpatch.core.model import AddFile, Changeset, DeleteFile, Proposal, UpdateFile
 from gitpatch.errors import (
     FilesystemError,
     InvalidArguments,
@@ -136,14 +136,20 @@ def check_paths(
     *,
     disk: Path | None,
     check_ignored: bool,
+    replaced: Collection[str] = (),
 ) -> None:
     """Refuse symlinks, submodules and directories on the branch and (``disk``) in the working
-    tree, and with ``check_ignored`` untracked paths that .gitignore ignores."""
+    tree, and with ``check_ignored`` untracked paths that .gitignore ignores. ``replaced``:
+    directories the same change empties and writes a file at (a directory replaced by a file,
+    as a commit can do): those are no refusal here (untracked files left in one on disk are
+    refused by the landing's pre-flight)."""
     for path in paths:
         parts = path.split("/")
         for depth in range(1, len(parts) + 1):
             prefix = "/".join(parts[:depth])
             last = depth == len(parts)
+            if last and path in replaced:
+                continue
             found = None if head is None else store.entry(head, prefix)
             if found is not None:
                 _refuse_mode(path, prefix, found.mode, last)
@@ -159,6 +165,50 @@ def check_paths(
             hint="Edit a tracked file, or set git config gitpatch.allowIgnored true.",
             details={"paths": ignored},
         )
+
+
+def replaced_directories(
+    store: Store, head: pygit2.Oid | None, proposal: Proposal
+) -> tuple[set[str], dict[str, list[str]]]:
+    """(directories at ``head`` that ``proposal`` empties and writes a file at, directory ->
+    the files it leaves in one it writes a file at without emptying it)."""
+    targets = [op.path for op in proposal.operations if isinstance(op, AddFile)]
+    targets += [
+        op.move_to for op in proposal.operations if isinstance(op, UpdateFile) and op.move_to
+    ]
+    found = [t for t in targets if head is not None and _is_tree(store, head, t)]
+    if not found or head is None:
+        return set(), {}
+    gone = {op.path for op in proposal.operations if isinstance(op, DeleteFile)}
+    gone |= {op.path for op in proposal.operations if isinstance(op, UpdateFile) and op.move_to}
+    files = list(store.files(head))
+    replaced, kept = set(), {}
+    for folder in found:
+        left = [f for f in files if f.startswith(folder + "/") and f not in gone]
+        if left:
+            kept[folder] = left
+        else:
+            replaced.add(folder)
+    return replaced, kept
+
+
+def refuse_half_replaced(kept: Mapping[str, list[str]]) -> None:
+    """``not_a_text_resource`` for a file written where a directory stays: say which files the
+    change leaves in it, and how to replace the directory by a file."""
+    for folder, left in kept.items():
+        shown = ", ".join(left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
+        raise NotATextResource(
+            f"cannot replace the directory {folder} by a file: this change writes a file at "
+            f"{folder} but leaves {shown} in it",
+            hint=f"To replace the directory by a file, delete every file inside {folder}/ in "
+            "the same change; otherwise choose another name for the file. Nothing was changed.",
+            details={"path": folder, "kept": left},
+        )
+
+
+def _is_tree(store: Store, head: pygit2.Oid, path: str) -> bool:
+    found = store.entry(head, path)
+    return found is not None and found.mode == MODE_TREE
 
 
 def _ignored(store: Store, head: pygit2.Oid | None, path: str) -> bool:
