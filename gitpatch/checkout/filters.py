@@ -18,6 +18,10 @@ attribute and index answers; the file then needs no conversion at all (with anot
 conversion on the same path, a filter driver, ``ident`` or ``working-tree-encoding``, it is
 refused: gitpatch could not reproduce git's combination exactly).
 
+A change that edits a ``.gitattributes`` file converts the files it writes under the NEW
+attributes, as a fresh checkout of its commit would (``under``): git runs in a scratch working
+tree holding only the commit's attribute files, so it reads those instead of the ones on disk.
+
 Paths without any of those settings never start a process: the cost stays on the repositories
 that use conversions. A conversion git refuses (a ``required`` filter that fails,
 ``core.safecrlf``) is ``filter_failed``, and nothing is written.
@@ -25,7 +29,11 @@ that use conversions. A conversion git refuses (a ``required`` filter that fails
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pygit2
@@ -33,7 +41,7 @@ import pygit2
 from gitpatch.checkout import gitbin
 from gitpatch.errors import FilterFailed, NotATextResource
 
-__all__ = ["ATTRIBUTES", "Filters"]
+__all__ = ["ATTRIBUTES", "ATTRIBUTES_FILE", "Filters", "changes_attributes"]
 
 #: Attributes under which the disk bytes may differ from the blob's.
 ATTRIBUTES = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
@@ -42,15 +50,33 @@ ATTRIBUTES = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
 class Filters:
     """The conversions of one working tree (``repo`` must have one)."""
 
-    def __init__(self, repo: pygit2.Repository) -> None:
+    def __init__(self, repo: pygit2.Repository, attributes_root: str | None = None) -> None:
         self._repo = repo
         self._gitdir = repo.path
-        self._root = str(repo.workdir)
+        self._root = attributes_root or str(repo.workdir)
+        # a scratch tree holding other attribute files (``under``): git decides every path
+        self._scratch = attributes_root is not None
         # libgit2 re-reads a repository's config files when they change: one object will do
         # (making one per lookup costs ~0.3 ms)
         self._config = repo.config
         self._known: dict[str, tuple[tuple[object, ...], bool]] = {}
         self._keeps: dict[str, tuple[tuple[object, ...], bool]] = {}
+
+    @contextlib.contextmanager
+    def under(self, attributes: Mapping[str, bytes]) -> Iterator[Filters]:
+        """These conversions as the attribute files ``attributes`` (path of each
+        ``.gitattributes`` -> content, empty for one that goes) would make them: for the
+        blobs and checkout bytes of a change that edits them (``clean``, ``to_blob``,
+        ``checkout_bytes``; never ``disk_blob``, the disk is not there)."""
+        scratch = tempfile.mkdtemp(prefix="attributes-", dir=self._gitdir)
+        try:
+            for path, data in attributes.items():
+                target = Path(scratch, *path.split("/"))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            yield Filters(self._repo, scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def converts(self, path: str) -> bool:
         """True when git may convert between the blob and the file at ``path``.
@@ -58,6 +84,8 @@ class Filters:
         Remembered until one of the files its answer comes from changes (the repository's
         attribute files on the way to ``path``, ``info/attributes``, the index, the config).
         """
+        if self._scratch:
+            return True
         stamp = self._stamp(path)
         known = self._known.get(path)
         if known is not None and known[0] == stamp:
@@ -206,6 +234,12 @@ class Filters:
 
 
 _EXTRA = ("filter", "ident", "working-tree-encoding")
+ATTRIBUTES_FILE = ".gitattributes"
+
+
+def changes_attributes(paths: Iterator[str] | list[str] | tuple[str, ...]) -> bool:
+    """True when one of ``paths`` is a ``.gitattributes`` file."""
+    return any(p.rsplit("/", 1)[-1] == ATTRIBUTES_FILE for p in paths)
 
 
 def _utf8_text(data: bytes) -> bool:

@@ -15,7 +15,7 @@ import pygit2
 
 from gitpatch import engine
 from gitpatch.checkout import preflight as checkout
-from gitpatch.checkout.filters import Filters
+from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attributes
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Changeset, FileChange, Proposal
 from gitpatch.errors import DirtyWorktree, ProposalRejected
@@ -62,7 +62,11 @@ def build(
     checkout writes it, and the result is stored as ``git add`` would store it.
     """
     changeset = engine.apply(proposal, guards.Snapshot(store, base, filters))
-    if filters is not None:
+    if filters is not None and changes_attributes(changeset.paths):
+        # stored as `git add` would store them once the new attribute files are in place
+        with filters.under(_attributes_after(store, base, changeset)) as after:
+            changeset = _cleaned(changeset, after)
+    elif filters is not None:
         changeset = _cleaned(changeset, filters)
     guards.check_gitmodules(changeset)
     print_ = guards.fingerprint(changeset)
@@ -84,6 +88,23 @@ def build(
     )
     land = tuple(dict.fromkeys([*recorded, *changeset.paths]))
     return Built(commit, base, changeset, print_, land)
+
+
+def _attributes_after(
+    store: Store, base: pygit2.Oid | None, changeset: Changeset
+) -> dict[str, bytes]:
+    """Every ``.gitattributes`` file once ``changeset`` is applied on ``base`` (empty for one
+    it deletes, so git does not fall back to the index's copy)."""
+    names = [p for p in (store.files(base) if base is not None else ()) if _is_attributes(p)]
+    out = {p: store.read(base, p) or b"" for p in names} if base is not None else {}
+    for change in changeset.changes:
+        if _is_attributes(change.path):
+            out[change.path] = change.content or b""
+    return out
+
+
+def _is_attributes(path: str) -> bool:
+    return path.rsplit("/", 1)[-1] == ATTRIBUTES_FILE
 
 
 def _cleaned(changeset: Changeset, filters: Filters) -> Changeset:
