@@ -450,6 +450,7 @@ class Workspace:
         if proposal is not None:  # a directory it empties may become a file
             replaced, kept = guards.replaced_directories(self.store, head, proposal)
             guards.refuse_half_replaced(kept)
+            guards.refuse_case_twins(self.store, head, proposal)
         guards.check_paths(
             self.store,
             head,

@@ -206,6 +206,32 @@ def refuse_half_replaced(kept: Mapping[str, list[str]]) -> None:
         )
 
 
+def refuse_case_twins(store: Store, head: pygit2.Oid | None, proposal: Proposal) -> None:
+    """With ``core.ignorecase=true``, git takes ``A.txt`` and a tracked ``a.txt`` for one file
+    (``git add A.txt`` updates ``a.txt``): a new path differing from a tracked one only in case
+    is ``resource_exists``, naming the tracked one."""
+    if head is None or not store.config_bool("core.ignorecase"):
+        return
+    new = [op.path for op in proposal.operations if isinstance(op, AddFile)]
+    new += [op.move_to for op in proposal.operations if isinstance(op, UpdateFile) and op.move_to]
+    new = [p for p in new if store.entry(head, p) is None]
+    if not new:
+        return
+    # a case-only rename too: libgit2's index then holds one entry for both names
+    gone = {op.path for op in proposal.operations if isinstance(op, DeleteFile)}
+    folded = {f.casefold(): f for f in store.files(head) if f not in gone}
+    for path in new:
+        twin = folded.get(path.casefold())
+        if twin is not None:
+            raise ResourceExists(
+                f"cannot create {path}: core.ignorecase is true and {twin} is tracked, so git "
+                "takes the two for the same file",
+                hint=f"Edit {twin} itself; to change only the case of its name, use `git mv` "
+                "(with core.ignorecase true, gitpatch does not). Nothing was changed.",
+                details={"path": path, "existing": twin, "reason": "ignorecase"},
+            )
+
+
 def _is_tree(store: Store, head: pygit2.Oid, path: str) -> bool:
     found = store.entry(head, path)
     return found is not None and found.mode == MODE_TREE
