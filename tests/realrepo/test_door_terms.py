@@ -90,3 +90,20 @@ def test_mcp_texts_name_tools_and_commands_not_python(repo: Path) -> None:
     assert missing.is_error and "list_proposals" in text_of(missing)
     for result in (edited, missing):
         assert not PYTHON.search(text_of(result)), text_of(result)
+
+
+def test_file_content_is_never_rewritten(repo: Path) -> None:
+    """The mapping applies to gitpatch's own words, never to a file's content."""
+    code = "items = ws.proposals()\nws.approve('agent')\n"
+    (repo / "b.txt").write_text(code)
+    git(repo, "commit", "-q", "-am", "code that looks like the API")
+    out = cli(repo, "read", "b.txt")
+    assert out.exit_code == 0 and "ws.proposals()" in out.stdout
+    assert "approve('agent')" in out.stdout
+
+    async def scenario(client: ClientSession) -> Any:
+        return await client.call_tool("read_file", {"path": "b.txt"})
+
+    read = run(repo, scenario)
+    assert not read.is_error and "ws.proposals()" in text_of(read)
+    assert "approve('agent')" in text_of(read)

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 from pydantic import BaseModel
 
-from gitpatch.doors.terms import in_terms
 from gitpatch.errors import InvalidArguments
 
 if TYPE_CHECKING:
@@ -101,7 +100,7 @@ class Env:
         if self.json:
             self.echo(json.dumps(to_jsonable(data), indent=2, ensure_ascii=False))
         else:
-            self.echo(in_terms(text, "cli"))  # the library's Python words as commands
+            self.echo(text)
 
     def status(self, text: str) -> None:
         """A progress line on stderr, only when stderr is a terminal and not with ``--json``."""

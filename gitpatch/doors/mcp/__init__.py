@@ -143,10 +143,11 @@ def _to_result(
     """A reply or a gitpatch error as an MCP tool result (or a JSON-RPC error)."""
     if isinstance(outcome, GitpatchError):
         outcome = Reply(False, outcome.message, outcome.code, hint=outcome.hint)
-    # the library's Python words as this door's tools and commands (gitpatch.doors.terms)
-    hint = in_terms(outcome.hint, "mcp") if outcome.hint else outcome.hint
-    outcome = dataclasses.replace(outcome, text=in_terms(outcome.text, "mcp"), hint=hint)
     if not outcome.ok:
+        # the library's Python words as this door's tools and commands (gitpatch.doors.terms);
+        # never on a success, whose text may be a file's content
+        hint = in_terms(outcome.hint, "mcp") if outcome.hint else outcome.hint
+        outcome = dataclasses.replace(outcome, text=in_terms(outcome.text, "mcp"), hint=hint)
         code = outcome.code or "internal_error"
         if code == "invalid_arguments":  # the spec: malformed arguments are protocol errors
             raise MCPError(INVALID_PARAMS, f"invalid_arguments: {outcome.text}", data=outcome.hint)
