@@ -1,8 +1,8 @@
 """Real dead and live lock holders for the recovery tests: forked processes, no fakes.
 
 ``killed_holding`` forks a process that does what a gitpatch operation does before it is
-killed (announce the lock files in its owner record, then take them, empty as libgit2 leaves
-them) and dies; ``LiveHolder`` does the same and stays alive until closed.
+killed (announce the lock files in its owner record, then take them with their proofs, as
+gitpatch does) and dies; ``LiveHolder`` does the same and stays alive until closed.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any
 def _take(gitdir: str, locks: Sequence[str], take: bool = True) -> None:
     from gitpatch.safety.owners import Record
 
-    Record.create(gitdir).announce(list(locks))
+    record = Record.create(gitdir)
+    record.announce(list(locks))
     for lock in locks if take else ():
         Path(lock).parent.mkdir(parents=True, exist_ok=True)
-        with open(lock, "x"):
-            pass
+        os.close(record.take(lock))  # as gitpatch takes a lock: proved its own
 
 
 def _take_and_die(gitdir: str, locks: Sequence[str]) -> None:

@@ -10,6 +10,18 @@ exactly git's, external clean/smudge drivers included (libgit2 runs none of thos
 - ``disk_blob(path)``: the blob id the file on disk would get (``git hash-object``);
 - ``smudge(path, blob)``: the bytes checkout would write (``git cat-file --filters``).
 
+``git hash-object --path`` misses one rule of ``git add``: under an *automatic* end-of-line
+conversion (``text=auto``, or ``core.autocrlf`` with no ``text``/``eol`` attribute) a file
+whose index blob already holds CRLF is stored as it is (convert.c, "has CRLF in index"), so
+``git status`` calls such a file clean. ``keeps_crlf`` applies that rule, from git's own
+attribute and index answers; the file then needs no conversion at all (with another
+conversion on the same path, a filter driver, ``ident`` or ``working-tree-encoding``, it is
+refused: gitpatch could not reproduce git's combination exactly).
+
+A change that edits a ``.gitattributes`` file converts the files it writes under the NEW
+attributes, as a fresh checkout of its commit would (``under``): git runs in a scratch working
+tree holding only the commit's attribute files, so it reads those instead of the ones on disk.
+
 Paths without any of those settings never start a process: the cost stays on the repositories
 that use conversions. A conversion git refuses (a ``required`` filter that fails,
 ``core.safecrlf``) is ``filter_failed``, and nothing is written.
@@ -17,15 +29,19 @@ that use conversions. A conversion git refuses (a ``required`` filter that fails
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pygit2
 
 from gitpatch.checkout import gitbin
-from gitpatch.errors import FilterFailed
+from gitpatch.errors import FilterFailed, NotATextResource
 
-__all__ = ["ATTRIBUTES", "Filters"]
+__all__ = ["ATTRIBUTES", "ATTRIBUTES_FILE", "Filters", "changes_attributes"]
 
 #: Attributes under which the disk bytes may differ from the blob's.
 ATTRIBUTES = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
@@ -34,14 +50,33 @@ ATTRIBUTES = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
 class Filters:
     """The conversions of one working tree (``repo`` must have one)."""
 
-    def __init__(self, repo: pygit2.Repository) -> None:
+    def __init__(self, repo: pygit2.Repository, attributes_root: str | None = None) -> None:
         self._repo = repo
         self._gitdir = repo.path
-        self._root = str(repo.workdir)
+        self._root = attributes_root or str(repo.workdir)
+        # a scratch tree holding other attribute files (``under``): git decides every path
+        self._scratch = attributes_root is not None
         # libgit2 re-reads a repository's config files when they change: one object will do
         # (making one per lookup costs ~0.3 ms)
         self._config = repo.config
         self._known: dict[str, tuple[tuple[object, ...], bool]] = {}
+        self._keeps: dict[str, tuple[tuple[object, ...], bool]] = {}
+
+    @contextlib.contextmanager
+    def under(self, attributes: Mapping[str, bytes]) -> Iterator[Filters]:
+        """These conversions as the attribute files ``attributes`` (path of each
+        ``.gitattributes`` -> content, empty for one that goes) would make them: for the
+        blobs and checkout bytes of a change that edits them (``clean``, ``to_blob``,
+        ``checkout_bytes``; never ``disk_blob``, the disk is not there)."""
+        scratch = tempfile.mkdtemp(prefix="attributes-", dir=self._gitdir)
+        try:
+            for path, data in attributes.items():
+                target = Path(scratch, *path.split("/"))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            yield Filters(self._repo, scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def converts(self, path: str) -> bool:
         """True when git may convert between the blob and the file at ``path``.
@@ -49,6 +84,8 @@ class Filters:
         Remembered until one of the files its answer comes from changes (the repository's
         attribute files on the way to ``path``, ``info/attributes``, the index, the config).
         """
+        if self._scratch:
+            return True
         stamp = self._stamp(path)
         known = self._known.get(path)
         if known is not None and known[0] == stamp:
@@ -82,11 +119,85 @@ class Filters:
 
     def to_blob(self, path: str, data: bytes) -> bytes:
         """``data`` (as on disk at ``path``) as the blob ``git add`` would store."""
-        return self.clean(path, data) if self.converts(path) else data
+        if not self.converts(path) or self.keeps_crlf(path):
+            return data
+        return self.clean(path, data)
 
     def hash_file(self, path: str, full: Path) -> str:
         """The blob id (hex) ``git add`` would give the file ``full`` at ``path``."""
-        return self.disk_blob(path) if self.converts(path) else str(pygit2.hashfile(str(full)))
+        if not self.converts(path) or self.keeps_crlf(path):
+            return str(pygit2.hashfile(str(full)))
+        return self.disk_blob(path)
+
+    def keeps_crlf(self, path: str) -> bool:
+        """True when ``git add`` stores ``path`` without conversion because its end-of-line
+        conversion is automatic and its index blob already has CRLF (module doc).
+
+        Remembered like ``converts`` (the index is one of the files its answer comes from)."""
+        stamp = self._stamp(path)
+        known = self._keeps.get(path)
+        if known is None or known[0] != stamp:
+            known = self._keeps[path] = (stamp, self._keeps_crlf(path))
+        return known[1]
+
+    def _keeps_crlf(self, path: str) -> bool:
+        attrs = self._attributes(path)
+        if not _automatic_eol(attrs, self._autocrlf()) or not self._crlf_in_index(path):
+            return False
+        extra = [a for a in ("filter", "ident", "working-tree-encoding") if attrs.get(a)]
+        if extra:
+            raise FilterFailed(
+                f"{path} keeps the CRLF its index blob has (automatic end-of-line conversion) "
+                f"and also has {', '.join(extra)}: gitpatch cannot reproduce that combination "
+                "of git's conversions exactly",
+                hint="Commit the file with LF line endings (`git add --renormalize`), or set "
+                "`text` or `-text` for it in .gitattributes. Nothing was changed.",
+                details={"path": path, "attributes": extra},
+            )
+        return True
+
+    def encoding(self, path: str) -> str | None:
+        """The ``working-tree-encoding`` of ``path`` (the disk's encoding), None without one."""
+        try:
+            value = self._repo.get_attr(path, "working-tree-encoding")
+        except pygit2.GitError:
+            return None
+        return value if isinstance(value, str) and value else None
+
+    def refuse_encoded(self, path: str, data: bytes) -> None:
+        """``not_a_text_resource`` naming the attribute when ``path`` has a
+        ``working-tree-encoding`` and its checked-out ``data`` is not UTF-8 text: gitpatch
+        edits files as checked out, and those bytes are in another encoding."""
+        encoding = self.encoding(path)
+        if encoding is None or _utf8_text(data):
+            return
+        raise NotATextResource(
+            f"{path} is checked out as {encoding} (working-tree-encoding={encoding}); "
+            "gitpatch edits UTF-8 text files as they are on disk, so it does not edit this one",
+            hint="Replace the file whole, or drop the working-tree-encoding attribute and "
+            "store it as UTF-8. Nothing was changed.",
+            details={"path": path, "encoding": encoding, "attribute": "working-tree-encoding"},
+        )
+
+    def _autocrlf(self) -> str:
+        with_value = "core.autocrlf" in self._config
+        return str(self._config["core.autocrlf"]).lower() if with_value else ""
+
+    def _attributes(self, path: str) -> dict[str, str]:
+        """git's own answer (``git check-attr``): attribute -> ``set``, ``unset``, a value."""
+        out = self._git(path, ["check-attr", "-z", "text", "eol", "crlf", *_EXTRA, "--", path])
+        fields = out.decode("utf-8", "surrogateescape").split("\0")
+        found = dict(zip(fields[1::3], fields[2::3], strict=False))
+        return {k: v for k, v in found.items() if v != "unspecified"}
+
+    def _crlf_in_index(self, path: str) -> bool:
+        """The stage-0 index blob of ``path`` has CRLF and is text, as convert.c counts."""
+        out = self._git(path, ["--literal-pathspecs", "ls-files", "-s", "-z", "--", path])
+        row = out.decode("utf-8", "surrogateescape").split("\0")[0]
+        meta = row.split("\t", 1)[0].split()
+        if len(meta) != 3 or meta[2] != "0" or meta[0] == "160000":
+            return False
+        return _text_with_crlf(bytes(self._repo[meta[1]].peel(pygit2.Blob).data))
 
     def checkout_bytes(self, path: str, blob: pygit2.Oid) -> bytes:
         """What ``git checkout`` writes at ``path`` for ``blob``."""
@@ -120,6 +231,51 @@ class Filters:
                 "changes nothing.",
                 details={"path": path},
             ) from exc
+
+
+_EXTRA = ("filter", "ident", "working-tree-encoding")
+ATTRIBUTES_FILE = ".gitattributes"
+
+
+def changes_attributes(paths: Iterator[str] | list[str] | tuple[str, ...]) -> bool:
+    """True when one of ``paths`` is a ``.gitattributes`` file."""
+    return any(p.rsplit("/", 1)[-1] == ATTRIBUTES_FILE for p in paths)
+
+
+def _utf8_text(data: bytes) -> bool:
+    if b"\0" in data:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _automatic_eol(attrs: dict[str, str], autocrlf: str) -> bool:
+    """git's CRLF_AUTO family: ``text=auto``, or ``core.autocrlf`` true/input with neither
+    ``text``, ``eol`` nor the old ``crlf`` attribute saying otherwise."""
+    if "text" in attrs:
+        return attrs["text"] == "auto"
+    if "eol" in attrs or "crlf" in attrs:
+        return False
+    return autocrlf in ("true", "input", "1", "yes", "on")
+
+
+def _text_with_crlf(data: bytes) -> bool:
+    """convert.c's stats: some CRLF, and text (no NUL, no lone CR, few non-printables; LF and
+    CR counted apart, a final DOS end-of-file byte forgiven)."""
+    if b"\r\n" not in data or b"\0" in data or data.count(b"\r") != data.count(b"\r\n"):
+        return False
+    nonprintable = len(data.translate(None, _PRINTABLE))
+    if data.endswith(b"\x1a"):
+        nonprintable -= 1
+    printable = len(data) - nonprintable - data.count(b"\n") - data.count(b"\r")
+    return (printable >> 7) >= nonprintable
+
+
+#: Bytes convert.c counts as printable (deleted to count the others); LF and CR go apart.
+_PRINTABLE = bytes([8, 9, 10, 12, 13, 27, *range(32, 127), *range(128, 256)])
 
 
 def _stat(path: str) -> tuple[int, int, int] | None:

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gitpatch.safety.owners import take_lock
+
 __all__ = [
     "EntryUpdate",
     "Layout",
@@ -426,7 +428,7 @@ def rewrite_locked(index_path: str, change: Callable[[bytes], bytes | bytearray]
     permissions (``core.sharedRepository`` may have widened them).
     """
     lock = index_path + ".lock"
-    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = take_lock(lock)  # proved as this process's, so recovery may remove it after a kill
     try:
         with open(index_path, "rb") as fh:
             st = os.fstat(fh.fileno())

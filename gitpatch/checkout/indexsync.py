@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pygit2
 
-from gitpatch.checkout import gitbin, indexfile
+from gitpatch.checkout import gitbin, indexfile, sparse
 from gitpatch.errors import RepositoryError
 from gitpatch.safety.locks import retry_locked
 
@@ -249,7 +249,9 @@ def _with_git(
         landed = [p for p in landed if have.get(p) != want[p].rstrip("\0") and p in want]
     fix = [want[p] for p in dict.fromkeys([*landed, *kept])]
     if fix:
-        _git(repo, ["update-index", "-z", "--index-info"], "".join(fix))
+        # expanded first: --index-info does not expand a sparse directory (see ``sparse``)
+        info = [*sparse.expanding(repo.path), "update-index", "-z", "--index-info"]
+        _git(repo, info, "".join(fix))
 
 
 def _index_line(new: pygit2.Tree | None, path: str) -> str:
@@ -266,5 +268,5 @@ def _git(repo: pygit2.Repository, args: list[str], stdin: str) -> str:
     try:
         out = gitbin.run(repo.path, repo.workdir, args, stdin.encode("utf-8", "surrogateescape"))
     except gitbin.GitFailed as exc:
-        raise OSError(f"git {args[0]} failed: {exc.stderr}") from exc
+        raise OSError(f"git {' '.join(args)} failed: {exc.stderr}") from exc
     return out.decode("utf-8", "surrogateescape")

@@ -5,7 +5,10 @@
 - ``check_landing``: before a change is written to this working tree, no merge, cherry-pick,
   revert, rebase, ``am`` or bisect may be under way here, no path it writes may have staged
   changes or unmerged entries, and every path must be writable as it stands on disk (an
-  untracked file where a directory must go, a read-only directory, a name too long).
+  untracked file where a directory must go, a read-only directory, a name too long);
+- ``check_assumed``: a file marked ``--assume-unchanged`` whose disk content differs from its
+  index entry holds local changes git hides on purpose (``git commit -a`` never commits them,
+  ``git checkout`` refuses to overwrite them): gitpatch neither records nor overwrites them.
 
 It reads; it never changes the repository. Everything it refuses leaves nothing changed.
 """
@@ -26,6 +29,7 @@ from gitpatch.checkout import gitbin, indexsync, sparse
 from gitpatch.errors import (
     BranchCheckedOut,
     ConcurrentUpdate,
+    DirtyWorktree,
     FilesystemError,
     OperationInProgress,
     ResourceExists,
@@ -39,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INDEX_LOCK_WAIT_SECONDS",
+    "check_assumed",
     "check_landing",
     "check_unmerged",
     "check_refs",
@@ -46,6 +51,7 @@ __all__ = [
     "operation",
     "preflight",
     "preflight_paths",
+    "refuse_detached",
     "refuse_operation_here",
 ]
 
@@ -87,6 +93,16 @@ def refuse_operation_here(gitdir: Path, ref: str, root: Path) -> None:
     doing = operation(gitdir)
     if doing is not None:
         _refuse_operation(doing, ref, root)
+
+
+def refuse_detached(gitdir: Path, root: Path | None) -> None:
+    """``operation_in_progress`` when HEAD is detached because git is rebasing or bisecting
+    a branch here (or any operation waits): say what is under way, not "check out a branch"."""
+    doing = operation(gitdir)
+    if doing is None:
+        return
+    busy = {what: ref for ref, what in _busy_branches(gitdir).items()}
+    _refuse_operation(doing, busy.get(doing, "HEAD"), root)
 
 
 def common_dir(gitdir: Path) -> Path:
@@ -222,6 +238,7 @@ def preflight(
 
         return entry
 
+    check_assumed(worktree, paths)
     check_landing(
         index,
         worktree.root,
@@ -259,6 +276,33 @@ def check_landing(
 def check_unmerged(worktree: WorkingTree, paths: Sequence[str]) -> None:
     """Refuse touching a path with unmerged index entries (a conflict waiting for a person)."""
     _check_unmerged(index_view(worktree, paths), paths, operation(worktree.gitdir))
+
+
+def check_assumed(worktree: WorkingTree, paths: Sequence[str]) -> None:
+    """Refuse (``dirty_worktree``, reason ``assume_unchanged``) touching a path marked
+    assume-unchanged whose file on disk differs from its index entry (see the module doc).
+    A marked file without local changes is landed as git checks it out (the mark goes)."""
+    if not paths or indexsync.plain_entries(str(worktree.gitdir / "index"), paths) is not None:
+        return  # every entry is plain: no flag at all, so no assume-unchanged mark
+    args = ["--literal-pathspecs", "ls-files", "-v", "-s", "-z", "--", *paths]
+    out = gitbin.run(str(worktree.gitdir), str(worktree.root), args)
+    hidden = []
+    for row in out.decode("utf-8", "surrogateescape").split("\0"):
+        if "\t" not in row or not row[:1].islower():
+            continue  # an upper-case tag: not assume-unchanged
+        meta, path = row.split("\t", 1)
+        if worktree.disk_blob(path) not in (meta.split()[2], None):
+            hidden.append(path)
+    if hidden:
+        names = ", ".join(hidden)
+        raise DirtyWorktree(
+            f"{names} is marked assume-unchanged and has local changes git does not show "
+            "(`git update-index --assume-unchanged`); gitpatch neither commits nor "
+            "overwrites them",
+            hint=f"Commit them (`git update-index --no-assume-unchanged {hidden[0]}` first) or "
+            "discard them, then retry. Nothing was changed.",
+            details={"paths": hidden, "reason": "assume_unchanged"},
+        )
 
 
 def _wait_for_index_lock(gitdir: Path) -> None:

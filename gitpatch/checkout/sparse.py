@@ -4,6 +4,14 @@ git takes such a file's content from the index, never from the disk (it is usual
 so gitpatch reads it from the commit, never records it as deleted, and lands a change to it
 in the index only, keeping the bit, without writing the disk. libgit2 drops the bit of an
 entry it replaces, so the entries are updated with ``git update-index``.
+
+A sparse index (``index.sparse``) holds a whole directory outside the cone as one entry.
+``git update-index --index-info`` adds a file entry inside such a directory WITHOUT expanding
+it (git 2.39): the index would then list both ``b/`` and ``b/g.txt``, and the person's next
+commit would record a tree with duplicate entries. Every ``--index-info`` therefore runs with
+``index.sparse=false`` when the index is sparse (``expanding``): git expands the index as any
+command that is not sparse-aware does, and the next write with the person's setting collapses
+what can be collapsed again.
 """
 
 from __future__ import annotations
@@ -14,9 +22,9 @@ from pathlib import Path
 
 import pygit2
 
-from gitpatch.checkout import gitbin
+from gitpatch.checkout import gitbin, indexfile
 
-__all__ = ["skipped", "update_entries"]
+__all__ = ["expanding", "skipped", "update_entries"]
 
 _NULL = "0" * 40
 
@@ -76,10 +84,21 @@ def update_entries(
             lines.append(f"{int(obj.filemode):o} {obj.id}\t{path}\0")
             kept.append(path)
     run = gitbin.run
-    run(str(gitdir), str(root), ["update-index", "-z", "--index-info"], _bytes("".join(lines)))
+    info = [*expanding(gitdir), "update-index", "-z", "--index-info"]
+    run(str(gitdir), str(root), info, _bytes("".join(lines)))
     if kept:
         stdin = _bytes("".join(f"{p}\0" for p in kept))
         run(str(gitdir), str(root), ["update-index", "-z", "--skip-worktree", "--stdin"], stdin)
+
+
+def expanding(gitdir: Path | str) -> list[str]:
+    """git options that make an index-writing command expand a sparse index first (empty
+    for any other index): see the module docstring."""
+    try:
+        sparse_index = "sdir" in indexfile.read_mandatory_extensions(os.path.join(gitdir, "index"))
+    except (OSError, indexfile.Unsupported):
+        sparse_index = False
+    return ["-c", "index.sparse=false"] if sparse_index else []
 
 
 def _bytes(text: str) -> bytes:

@@ -31,7 +31,7 @@ import pygit2
 from gitpatch.checkout import indexsync, sparse
 from gitpatch.checkout._modes import disk_mode
 from gitpatch.checkout.files import TMP_SUFFIX, remove_temp_files, temp_file
-from gitpatch.checkout.filters import Filters
+from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attributes
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
 from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.safety.journal import Journal, fsync_dir
@@ -47,6 +47,18 @@ __all__ = ["Journal", "WorkingTree"]
 # A stat-cache entry is trusted only once the file's mtime is this far behind the moment the
 # entry was recorded: a write within the same clock tick could otherwise go unseen.
 _RACY_NS = 2_000_000_000
+
+
+def _attribute_files(tree: pygit2.Tree | None, prefix: str = "") -> dict[str, bytes]:
+    """Every ``.gitattributes`` file of ``tree`` (path -> content)."""
+    out: dict[str, bytes] = {}
+    for item in tree or ():
+        path = f"{prefix}{item.name}"
+        if item.type == pygit2.enums.ObjectType.TREE:
+            out.update(_attribute_files(item.peel(pygit2.Tree), f"{path}/"))
+        elif item.name == ATTRIBUTES_FILE and item.type == pygit2.enums.ObjectType.BLOB:
+            out[path] = bytes(item.peel(pygit2.Blob).data)
+    return out
 
 
 def _replace_with(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
@@ -81,6 +93,8 @@ class WorkingTree:
         self.durable = store.durable()
         self._index: pygit2.Index | None = None
         self.filters = Filters(repo)  # git's conversions (autocrlf, eol, filter drivers)
+        # the conversions of a land that changes attribute files: its commit's (``_converting``)
+        self._landing: Filters | None = None
         self._exec_bit = store.config_get("core.filemode") is None or store.config_bool(
             "core.filemode"
         )
@@ -143,15 +157,16 @@ class WorkingTree:
                 raise refused("the land journal", exc) from exc
             crashpoint("journal.written")
             staged: dict[str, Path] = {}
-            try:
-                staged = self._stage(journal)
-                crashpoint("files.staged")
-                move_ref()
-            except BaseException:
-                self._drop_staged(staged)
-                self._remove_journal()
-                raise
-            self._apply_or_explain(journal, only_if_old=False, staged=staged)
+            with self._converting(journal):
+                try:
+                    staged = self._stage(journal)
+                    crashpoint("files.staged")
+                    move_ref()
+                except BaseException:
+                    self._drop_staged(staged)
+                    self._remove_journal()
+                    raise
+                self._apply_or_explain(journal, only_if_old=False, staged=staged)
             self._remove_journal()
             crashpoint("journal.dropped")
 
@@ -183,7 +198,8 @@ class WorkingTree:
             moved = self._ref_target(journal.ref) == journal.new
             self._mend_notes(journal, moved)
             if moved:
-                self._apply_or_explain(journal, only_if_old=True)
+                with self._converting(journal):
+                    self._apply_or_explain(journal, only_if_old=True)
         self._remove_journal()
         return True
 
@@ -419,10 +435,27 @@ class WorkingTree:
     def _content(self, path: str, oid: pygit2.Oid) -> bytes:
         """What checkout writes at ``path`` for ``oid``: a large blob just stored is taken from
         memory (``Store.fresh_blobs``) unless git converts the path."""
+        filters = self._landing or self.filters
         data = self._blobs.pop(oid, None)
-        if data is None or self.filters.converts(path):
-            data = self.filters.checkout_bytes(path, oid)
+        if data is None or filters.converts(path):
+            data = filters.checkout_bytes(path, oid)
         return data
+
+    @contextlib.contextmanager
+    def _converting(self, journal: Journal) -> Iterator[None]:
+        """While a land that changes ``.gitattributes`` files writes, convert under the
+        attribute files of its commit, as a fresh checkout of it would (``Filters.under``)."""
+        if not changes_attributes(journal.paths):
+            yield
+            return
+        files = _attribute_files(self._tree(journal.old))
+        files = {path: b"" for path in files} | _attribute_files(self._tree(journal.new))
+        with self.filters.under(files) as landing:
+            self._landing = landing
+            try:
+                yield
+            finally:
+                self._landing = None
 
     # -- files -------------------------------------------------------------------------------
 

@@ -117,6 +117,15 @@ def normalize(path: str, root: str | None = None) -> str:
         raise UnsafePath(
             "path contains a NUL byte", hint="Pass a plain file path.", details={"path": path}
         )
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError as exc:  # bytes a file system gave back undecoded (surrogates)
+        shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise UnsafePath(
+            f'path "{shown}" is not valid UTF-8; gitpatch names files in UTF-8 only',
+            hint="Rename the file to a UTF-8 name with git (`git mv`), then edit it.",
+            details={"path": shown, "reason": "not_utf8"},
+        ) from exc
     raw = path.strip()
     check_portable(raw)
     if raw.startswith("/"):

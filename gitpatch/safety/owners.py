@@ -9,6 +9,18 @@ taken. An owner is provably dead when it ran on this host and its boot is over, 
 or the pid now belongs to a process started at another time. A record of another host, or of a
 live process, is never touched.
 
+Announcing a lock proves nothing about who took it: a process killed after announcing and
+before taking leaves a record that names a lock file a person's ``git commit`` may hold a
+moment later. A lock file is provably an owner's only through its *proof*: a hard link
+``<record>.<hash of the lock path>.proof`` next to the record, to the lock file's inode. A lock
+gitpatch takes itself (``take_lock``) is made as the proof first and linked to the lock name
+(as atomic as git's ``O_EXCL``), so no moment exists where it is taken and unproved; a lock
+libgit2 takes inside a call that returns holding it (a ref transaction's ``lock_ref``) is
+proved right after (``prove_lock``). The link pins the inode, so no later file can reuse it.
+A lock taken and released inside one libgit2 call (a whole-index write, ``set_head``, a config
+write, ``packed-refs`` in a commit) is never proved: a kill inside that call leaves it behind,
+exactly as a killed git does, and gitpatch refuses clearly rather than remove it.
+
 ``gitpatch.safety.recovery`` uses the records to finish or undo what a dead owner left and to
 remove exactly the lock files it had taken.
 """
@@ -17,7 +29,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import fcntl
+import hashlib
 import itertools
 import json
 import os
@@ -43,6 +57,8 @@ __all__ = [
     "flocked",
     "operation",
     "owners_dir",
+    "prove_lock",
+    "take_lock",
     "read_records",
     "record_owners",
 ]
@@ -185,10 +201,66 @@ class Record:
         self._write(json.dumps(self.plan))
 
     def clear(self) -> None:
-        """Nothing is held any more (the locks are released)."""
+        """Nothing is held any more (the locks are released, their proofs go)."""
         if self.plan.keys() - {"active"}:
+            for lock in self.plan.get("locks", ()):
+                with contextlib.suppress(OSError):
+                    os.unlink(self.proof(lock))
             self.plan = {"active": True}
             self._write(json.dumps(self.plan))
+
+    def proof(self, lock: str) -> Path:
+        """The hard link that proves this owner took the lock file ``lock`` (module doc)."""
+        digest = hashlib.sha1(lock.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        return self.path.with_name(f"{self.path.stem}.{digest}.proof")
+
+    def proofs(self) -> list[Path]:
+        """Every proof file of this record (a dead owner's are removed with its record)."""
+        prefix = f"{self.path.stem}."
+        try:
+            names = os.listdir(self.path.parent)
+        except FileNotFoundError:
+            return []
+        return [
+            self.path.with_name(n) for n in names if n.startswith(prefix) and n.endswith(".proof")
+        ]
+
+    def owns(self, lock: str) -> bool:
+        """True when the lock file ``lock`` is the very file this owner proved it took."""
+        try:
+            return os.path.samefile(lock, self.proof(lock))
+        except OSError:
+            return False
+
+    def take(self, lock: str) -> int:
+        """Take the lock file ``lock`` (``FileExistsError`` when it is held), proved from the
+        first moment: the proof is created, then linked to the lock's name. A file system
+        without hard links gets a plain ``O_EXCL`` lock, never proved. Returns a write fd."""
+        proof = self.proof(lock)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(proof)  # a proof of an earlier lock of the same path, released
+        fd = os.open(proof, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            os.link(proof, lock)
+        except FileExistsError:
+            os.close(fd)
+            os.unlink(proof)
+            raise
+        except OSError as exc:
+            os.close(fd)
+            os.unlink(proof)
+            if exc.errno not in (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP):
+                raise
+            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        return fd
+
+    def prove(self, lock: str) -> None:
+        """Prove a lock file libgit2 just took for this owner (and still holds)."""
+        proof = self.proof(lock)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(proof)
+        with contextlib.suppress(OSError):  # no hard links: the lock stays unproved
+            os.link(lock, proof)
 
     def _write(self, text: str) -> None:
         # In place, never truncated (freeing a block costs a synchronous discard on some disks):
@@ -252,6 +324,22 @@ def current() -> Record | None:
 
 
 _mine: list[Record] = []
+
+
+def take_lock(lock: str) -> int:
+    """Take the lock file ``lock`` proved in this thread's record (``Record.take``); a plain
+    ``O_EXCL`` lock outside an operation. Returns a write fd."""
+    record = current()
+    if record is None:
+        return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    return record.take(lock)
+
+
+def prove_lock(lock: str) -> None:
+    """Prove, in this thread's record, the lock file ``lock`` libgit2 just took for it."""
+    record = current()
+    if record is not None:
+        record.prove(lock)
 
 
 @contextlib.contextmanager

@@ -6,12 +6,14 @@ is provably dead on this host:
 - a ref transaction it was committing is finished when any ref it moved to a new commit got
   there (libgit2 renames one lock file at a time, so a kill can land in between), and is
   otherwise left undone;
-- exactly the lock files it had taken are removed: those its record listed before taking them,
-  created after the record was written and before any live owner announced them (an owner
-  announces before it takes) and, for a ref lock, still empty (libgit2 writes a ref lock only
-  when it commits it; git writes the new value as soon as it takes one, so a person's git lock
-  is never empty);
-- its record goes.
+- exactly the lock files it provably took are removed: those its record listed AND whose
+  proof (a hard link next to the record, ``gitpatch.safety.owners``) is the lock file itself,
+  or, for a ref lock a kill caught inside libgit2's ``lock_ref`` before the proof, one made
+  after the record and still empty (libgit2 writes a ref lock only when it commits it; git
+  writes the new value as soon as it takes one). Any other lock it only announced may be a
+  person's git, taken after the kill: it stays, whatever its age, and the next call that
+  needs it refuses and names it;
+- its record and its proofs go.
 
 libgit2's half-written object files (``objects/tmp_object_git2_*``) are removed when no live
 gitpatch operation is active that could be writing one. Recovery runs under an ``flock`` so two
@@ -64,10 +66,9 @@ def recover_dead(repo: pygit2.Repository, move: Mover, *, sweep: bool = False) -
             scan_ns = time.time_ns()
             records = list(read_records(gitdir))  # again, under the lock
             live = [r for r in records if not r.owner.dead()]
-            claims = _claims(live)
             for record in records:
                 if record.owner.dead():
-                    removed += _finish(repo, record, claims, move)
+                    removed += _finish(repo, record, move)
                     record.drop()
             mine = current()
             active = [
@@ -83,52 +84,40 @@ def recover_dead(repo: pygit2.Repository, move: Mover, *, sweep: bool = False) -
 _local = threading.local()
 
 
-def _claims(live: Sequence[Record]) -> dict[str, int]:
-    """Lock path -> the earliest time a live owner announced it: a lock file made before that
-    cannot be that owner's (it announces before it takes)."""
-    out: dict[str, int] = {}
-    for record in live:
-        try:
-            since = record.written_ns()
-        except FileNotFoundError:
-            continue
-        for lock in record.plan.get("locks", ()):
-            out[lock] = min(out.get(lock, since), since)
-    return out
-
-
-def _finish(
-    repo: pygit2.Repository, record: Record, claims: dict[str, int], move: Mover
-) -> list[str]:
+def _finish(repo: pygit2.Repository, record: Record, move: Mover) -> list[str]:
     """Settle one dead owner's record: roll its refs forward or leave them, free its locks."""
     plan = record.plan
-    try:
-        since = record.written_ns()
-    except FileNotFoundError:
-        return []
     refs = [(str(n), _oid(o), _oid(w)) for n, o, w in plan.get("refs", ())]
     pending: list[RefMove] = []
     if any(new is not None and _target(repo, name) == new for name, _old, new in refs):
         pending = [(n, new, old) for n, old, new in refs if _target(repo, n) == old != new]
-    removed = [p for p in plan.get("locks", ()) if _taken_by_dead(p, since, claims)]
+    # Proved, or left alone: a lock only announced may be a person's git, taken after the kill.
+    removed = [p for p in plan.get("locks", ()) if record.owns(p) or _unwritten_ref_lock(p, record)]
     for path in removed:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
+    for proof in record.proofs():
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(proof)
     if pending:
         move(pending, "gitpatch: finish the transaction of a killed process")
     return removed
 
 
-def _taken_by_dead(path: str, since: int, claims: dict[str, int]) -> bool:
-    """Whether the lock file ``path`` is provably the dead owner's (see the module doc)."""
+def _unwritten_ref_lock(path: str, record: Record) -> bool:
+    """A ref lock (``refs/...``, ``HEAD``) a kill caught inside libgit2's locking call, before
+    it could be proved: libgit2 leaves a ref lock empty until it commits, git writes the new
+    value the moment it takes one, so an empty ref lock made after the announcement is the
+    dead owner's. No such rule exists for index, config or packed-refs locks."""
+    name = os.path.basename(path)
+    if f"{os.sep}refs{os.sep}" not in path and name != "HEAD.lock":
+        return False
     try:
         st = os.lstat(path)
+        since = record.written_ns()
     except FileNotFoundError:
         return False
-    if st.st_mtime_ns < since or st.st_mtime_ns >= claims.get(path, st.st_mtime_ns + 1):
-        return False
-    is_ref_lock = f"{os.sep}refs{os.sep}" in path
-    return not is_ref_lock or st.st_size == 0
+    return st.st_size == 0 and st.st_mtime_ns >= since
 
 
 def remove_object_temps(gitdir: str, before_ns: int) -> list[str]:

@@ -11,8 +11,10 @@ holder, in the ``ConcurrentUpdate``.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import pygit2
 
@@ -123,9 +125,12 @@ def _transaction(repo: pygit2.Repository, updates: Sequence[RefUpdate], message:
 def _locked_transaction(
     repo: pygit2.Repository, updates: Sequence[RefUpdate], message: str
 ) -> None:
-    with repo.transaction() as txn:
+    _refuse_packing(repo, updates)
+    with _freed(repo.transaction()) as txn:
         for name, _new, _old in updates:
             txn.lock_ref(name)
+            # libgit2 took the lock and holds it: prove it ours, so recovery may free it
+            owners.prove_lock(recovery.lock_paths(repo, [name], False)[0])
         crashpoint("refs.locked")
         # Re-read under the locks: nobody can move these refs until the transaction ends.
         for name, _new, old in updates:
@@ -140,7 +145,56 @@ def _locked_transaction(
         for point in ("refs.partial", "refs.partial.last"):
             if crash_requested(point):
                 _commit_one_and_die(repo, updates, point)
+    _check_applied(repo, updates)
     crashpoint("refs.moved")
+
+
+def _refuse_packing(repo: pygit2.Repository, updates: Sequence[RefUpdate]) -> None:
+    """A delete rewrites ``packed-refs``: while ``git pack-refs`` / ``gc`` / ``maintenance``
+    holds its lock, libgit2 may commit the other refs and report success without deleting
+    the packed one. Wait for it (``locked``, retried) instead of moving anything."""
+    if all(new is not None for _name, new, _old in updates):
+        return
+    lock = recovery.lock_paths(repo, [], True)[0]
+    if os.path.exists(lock):
+        raise ConcurrentUpdate(
+            f"{lock} is held (git pack-refs, gc or maintenance is rewriting packed-refs)",
+            hint="Retry when that git command has finished. Nothing was changed.",
+            details={"path": lock},
+            reason="locked",
+        )
+
+
+def _check_applied(repo: pygit2.Repository, updates: Sequence[RefUpdate]) -> None:
+    """A ref the committed transaction deleted is gone: libgit2 may report success for a
+    packed ref it could not delete (``packed-refs`` being rewritten meanwhile), and that must
+    be said, not taken for done. (Only deletes: a ref set may already have moved on, by a
+    writer that came after this transaction; a deleted one still at its old id did not.)"""
+    wrong = [
+        name
+        for name, new, old in updates
+        if new is None and old is not None and current_target(repo, name) == old
+    ]
+    if wrong:
+        raise RepositoryError(
+            f"git applied only part of a reference update: {', '.join(wrong)} did not move "
+            "(another git command was rewriting the references)",
+            hint="Run the call again once that git command has finished; it settles the rest.",
+            details={"refs": wrong},
+        )
+
+
+@contextlib.contextmanager
+def _freed(txn: pygit2.transaction.ReferenceTransaction) -> Iterator[Any]:
+    """``txn`` committed at the end of the block, and freed whatever happens: pygit2's own
+    ``with`` skips the free when the commit fails (a ``packed-refs.lock`` held by a running
+    ``git pack-refs`` or ``gc``), leaving every ref lock taken in place until the object is
+    collected, which blocks the retries and outlives the process."""
+    try:
+        yield txn
+        txn.commit()
+    finally:
+        txn.__exit__(BaseException, None, None)  # with an exception: frees, commits nothing
 
 
 def _commit_one_and_die(repo: pygit2.Repository, updates: Sequence[RefUpdate], point: str) -> None:

@@ -15,7 +15,7 @@ import pygit2
 
 from gitpatch import engine
 from gitpatch.checkout import preflight as checkout
-from gitpatch.checkout.filters import Filters
+from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attributes
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Changeset, FileChange, Proposal
 from gitpatch.errors import DirtyWorktree, ProposalRejected
@@ -62,7 +62,11 @@ def build(
     checkout writes it, and the result is stored as ``git add`` would store it.
     """
     changeset = engine.apply(proposal, guards.Snapshot(store, base, filters))
-    if filters is not None:
+    if filters is not None and changes_attributes(changeset.paths):
+        # stored as `git add` would store them once the new attribute files are in place
+        with filters.under(_attributes_after(store, base, changeset)) as after:
+            changeset = _cleaned(changeset, after)
+    elif filters is not None:
         changeset = _cleaned(changeset, filters)
     guards.check_gitmodules(changeset)
     print_ = guards.fingerprint(changeset)
@@ -84,6 +88,23 @@ def build(
     )
     land = tuple(dict.fromkeys([*recorded, *changeset.paths]))
     return Built(commit, base, changeset, print_, land)
+
+
+def _attributes_after(
+    store: Store, base: pygit2.Oid | None, changeset: Changeset
+) -> dict[str, bytes]:
+    """Every ``.gitattributes`` file once ``changeset`` is applied on ``base`` (empty for one
+    it deletes, so git does not fall back to the index's copy)."""
+    names = [p for p in (store.files(base) if base is not None else ()) if _is_attributes(p)]
+    out = {p: store.read(base, p) or b"" for p in names} if base is not None else {}
+    for change in changeset.changes:
+        if _is_attributes(change.path):
+            out[change.path] = change.content or b""
+    return out
+
+
+def _is_attributes(path: str) -> bool:
+    return path.rsplit("/", 1)[-1] == ATTRIBUTES_FILE
 
 
 def _cleaned(changeset: Changeset, filters: Filters) -> Changeset:
@@ -109,6 +130,7 @@ def record_dirty(
     A path with unmerged index entries (a conflict waiting for a person) is refused first.
     """
     checkout.check_unmerged(worktree, paths)
+    checkout.check_assumed(worktree, paths)  # local changes git hides are never recorded
     modified = worktree.modified(str(head) if head else None, paths)
     if not modified:
         return head, []
@@ -144,6 +166,23 @@ def proposal_files(store: Store, base: pygit2.Oid | None, changeset: Changeset) 
     return file_results(changeset, lambda p: guards.blob(store, base, p) is not None)
 
 
+def _replacements(files: Sequence[FileResult]) -> str:
+    """Words for a directory replaced by a file, or a file by a directory, in one change."""
+    added = [f.path for f in files if f.action != "delete"]
+    deleted = [f.path for f in files if f.action == "delete"]
+    said = [
+        f" The directory {p}/ is replaced by the file {p}."
+        for p in added
+        if any(d.startswith(p + "/") for d in deleted)
+    ]
+    said += [
+        f" The file {p} is replaced by the directory {p}/."
+        for p in deleted
+        if any(a.startswith(p + "/") for a in added)
+    ]
+    return "".join(said)
+
+
 def proposal_result(ctx: Context, built: Built, pid: str) -> ProposalResult:
     """What ``propose`` returns once ``built`` is published in ``ctx``'s mode."""
     holder = ctx.branch if ctx.mode == "auto" else PROPOSAL_PREFIX + pid
@@ -161,6 +200,7 @@ def proposal_result(ctx: Context, built: Built, pid: str) -> ProposalResult:
         )
     else:
         message = f"Applied {names} on {holder}."
+    message += _replacements(files)
     return ProposalResult(
         proposal_id=pid,
         version=str(built.commit),

@@ -12,13 +12,13 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pygit2
 
 from gitpatch.checkout.filters import Filters
-from gitpatch.core.model import Changeset
+from gitpatch.core.model import AddFile, Changeset, DeleteFile, Proposal, UpdateFile
 from gitpatch.errors import (
     FilesystemError,
     InvalidArguments,
@@ -96,6 +96,7 @@ class Snapshot(Mapping[str, bytes]):
                     found = blob(self._store, self._commit, path)
                     assert found is not None
                     data = self._filters.checkout_bytes(path, found)
+                    self._filters.refuse_encoded(path, data)
                 self._cache[path] = data
         return self._cache[path]
 
@@ -138,14 +139,20 @@ def check_paths(
     *,
     disk: Path | None,
     check_ignored: bool,
+    replaced: Collection[str] = (),
 ) -> None:
     """Refuse symlinks, submodules and directories on the branch and (``disk``) in the working
-    tree, and with ``check_ignored`` untracked paths that .gitignore ignores."""
+    tree, and with ``check_ignored`` untracked paths that .gitignore ignores. ``replaced``:
+    directories the same change empties and writes a file at (a directory replaced by a file,
+    as a commit can do): those are no refusal here (untracked files left in one on disk are
+    refused by the landing's pre-flight)."""
     for path in paths:
         parts = path.split("/")
         for depth in range(1, len(parts) + 1):
             prefix = "/".join(parts[:depth])
             last = depth == len(parts)
+            if last and path in replaced:
+                continue
             found = None if head is None else store.entry(head, prefix)
             if found is not None:
                 _refuse_mode(path, prefix, found.mode, last)
@@ -161,6 +168,76 @@ def check_paths(
             hint="Edit a tracked file, or set git config gitpatch.allowIgnored true.",
             details={"paths": ignored},
         )
+
+
+def replaced_directories(
+    store: Store, head: pygit2.Oid | None, proposal: Proposal
+) -> tuple[set[str], dict[str, list[str]]]:
+    """(directories at ``head`` that ``proposal`` empties and writes a file at, directory ->
+    the files it leaves in one it writes a file at without emptying it)."""
+    targets = [op.path for op in proposal.operations if isinstance(op, AddFile)]
+    targets += [
+        op.move_to for op in proposal.operations if isinstance(op, UpdateFile) and op.move_to
+    ]
+    found = [t for t in targets if head is not None and _is_tree(store, head, t)]
+    if not found or head is None:
+        return set(), {}
+    gone = {op.path for op in proposal.operations if isinstance(op, DeleteFile)}
+    gone |= {op.path for op in proposal.operations if isinstance(op, UpdateFile) and op.move_to}
+    files = list(store.files(head))
+    replaced, kept = set(), {}
+    for folder in found:
+        left = [f for f in files if f.startswith(folder + "/") and f not in gone]
+        if left:
+            kept[folder] = left
+        else:
+            replaced.add(folder)
+    return replaced, kept
+
+
+def refuse_half_replaced(kept: Mapping[str, list[str]]) -> None:
+    """``not_a_text_resource`` for a file written where a directory stays: say which files the
+    change leaves in it, and how to replace the directory by a file."""
+    for folder, left in kept.items():
+        shown = ", ".join(left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
+        raise NotATextResource(
+            f"cannot replace the directory {folder} by a file: this change writes a file at "
+            f"{folder} but leaves {shown} in it",
+            hint=f"To replace the directory by a file, delete every file inside {folder}/ in "
+            "the same change; otherwise choose another name for the file. Nothing was changed.",
+            details={"path": folder, "kept": left},
+        )
+
+
+def refuse_case_twins(store: Store, head: pygit2.Oid | None, proposal: Proposal) -> None:
+    """With ``core.ignorecase=true``, git takes ``A.txt`` and a tracked ``a.txt`` for one file
+    (``git add A.txt`` updates ``a.txt``): a new path differing from a tracked one only in case
+    is ``resource_exists``, naming the tracked one."""
+    if head is None or not store.config_bool("core.ignorecase"):
+        return
+    new = [op.path for op in proposal.operations if isinstance(op, AddFile)]
+    new += [op.move_to for op in proposal.operations if isinstance(op, UpdateFile) and op.move_to]
+    new = [p for p in new if store.entry(head, p) is None]
+    if not new:
+        return
+    # a case-only rename too: libgit2's index then holds one entry for both names
+    gone = {op.path for op in proposal.operations if isinstance(op, DeleteFile)}
+    folded = {f.casefold(): f for f in store.files(head) if f not in gone}
+    for path in new:
+        twin = folded.get(path.casefold())
+        if twin is not None:
+            raise ResourceExists(
+                f"cannot create {path}: core.ignorecase is true and {twin} is tracked, so git "
+                "takes the two for the same file",
+                hint=f"Edit {twin} itself; to change only the case of its name, use `git mv` "
+                "(with core.ignorecase true, gitpatch does not). Nothing was changed.",
+                details={"path": path, "existing": twin, "reason": "ignorecase"},
+            )
+
+
+def _is_tree(store: Store, head: pygit2.Oid, path: str) -> bool:
+    found = store.entry(head, path)
+    return found is not None and found.mode == MODE_TREE
 
 
 def _ignored(store: Store, head: pygit2.Oid | None, path: str) -> bool:
@@ -284,14 +361,18 @@ def check_unchanged(
     *,
     since_version: bool,
     branch: str,
+    read: pygit2.Oid | None = None,
 ) -> None:
     """``resource_conflict`` when a path's content at ``head`` is not the one at ``reference``;
     with ``since_version``, ``resource_not_found`` when it was deleted (maybe re-created) since.
 
     Only the touched paths count: other files changing since ``reference`` is no conflict.
+    ``read``: the pin the caller read (uncommitted content on top of ``reference``): a person
+    committing exactly that content is no conflict, the content read is the content now.
     """
     if reference == head:
         return
+    paths = [p for p in paths if read is None or blob(store, read, p) != blob(store, head, p)]
     what = f"version {str(reference)[:12]}" if since_version else "the proposal was prepared"
     gone = _deleted_since(store, reference, head, paths) if since_version else set()
     for path in paths:

@@ -84,12 +84,18 @@ class Attempt:
             head = ctx.store.ref_target(ctx.branch)
             if not self.started:
                 self.started, self.first = True, head
-                check_paths(ctx, head, paths)
+                check_paths(ctx, head, paths, self.proposal)
                 versions.check_disk(ctx.store, disk(ctx), self.read_as, paths)
             since = self.expected is not None
             reference = self.expected if since else self.first
             guards.check_unchanged(
-                ctx.store, reference, head, paths, since_version=since, branch=ctx.branch
+                ctx.store,
+                reference,
+                head,
+                paths,
+                since_version=since,
+                branch=ctx.branch,
+                read=self.read_as if self.read_as != self.expected else None,
             )
             base, recorded = _record_dirty(ctx, head, paths, self.pid)
         filters = ctx.worktree.filters if ctx.worktree is not None else None
@@ -135,12 +141,27 @@ def disk(ctx: Context) -> WorkingTree | None:
     return ctx.worktree if ctx.tracks_disk() else None
 
 
-def check_paths(ctx: Context, head: pygit2.Oid | None, paths: Sequence[str]) -> None:
-    """Refuse unsafe or ignored paths, and paths whose parent is a file (``guards``)."""
+def check_paths(
+    ctx: Context,
+    head: pygit2.Oid | None,
+    paths: Sequence[str],
+    proposal: Proposal | None = None,
+) -> None:
+    """Refuse unsafe or ignored paths, and paths whose parent is a file (``guards``). With
+    ``proposal``: a directory it empties may become a file, one it leaves files in may not,
+    and with core.ignorecase a new path that differs from a tracked one only in case is
+    refused."""
     tree = disk(ctx)
     check_ignored = ctx.worktree is not None and not ctx.allow_ignored
     root = tree.root if tree is not None else None
-    guards.check_paths(ctx.store, head, paths, disk=root, check_ignored=check_ignored)
+    replaced: set[str] = set()
+    if proposal is not None:  # a directory it empties may become a file
+        replaced, kept = guards.replaced_directories(ctx.store, head, proposal)
+        guards.refuse_half_replaced(kept)
+        guards.refuse_case_twins(ctx.store, head, proposal)
+    guards.check_paths(
+        ctx.store, head, paths, disk=root, check_ignored=check_ignored, replaced=replaced
+    )
 
 
 def _record_dirty(
@@ -186,7 +207,7 @@ def preview(ctx: Context | None, proposal: Proposal) -> Preview:
     if ctx is not None:
         with consistent_view(ctx):
             head = ctx.store.ref_target(ctx.branch)
-            check_paths(ctx, head, proposal.paths)
+            check_paths(ctx, head, proposal.paths, proposal)
             tree = disk(ctx)
             for path in proposal.paths:
                 data = tree.read(path) if tree is not None else None

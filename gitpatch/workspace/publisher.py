@@ -22,7 +22,7 @@ import pygit2
 
 from gitpatch.checkout import preflight as checkout
 from gitpatch.core.retry import retry
-from gitpatch.errors import ConcurrentUpdate, MergeConflict, SigningRequired
+from gitpatch.errors import ConcurrentUpdate, DirtyWorktree, SigningRequired
 from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.store import NOTES_REF, RefUpdate, Store
 from gitpatch.store.notes import NoteChange, notes_update
@@ -169,14 +169,19 @@ def _refuse_local_changes(
 ) -> bool:
     """Refuse paths whose disk content is none of old, new or keep; True if all are at old."""
     assert ctx.worktree is not None
+    checkout.check_assumed(ctx.worktree, paths)  # hidden local changes: say so
     local = ctx.worktree.modified(str(old) if old is not None else None, paths)
     at_old = not local
     for fine in (new, *keep):
         if not local:
             return at_old
         local = ctx.worktree.modified(str(fine), local)
+    # a directory of untracked files where a file goes is no local change: the pre-flight
+    # refuses it as resource_exists, naming the directory
+    local = [p for p in local if ctx.worktree.disk_blob(p) != "<directory>"]
     if local:
-        raise MergeConflict(
+        # the person's edit, not two commits clashing: dirty_worktree, as for a proposal
+        raise DirtyWorktree(
             f"{short(branch)} is checked out and {', '.join(local)} has local changes that "
             "are not committed; landing this change would overwrite them",
             hint="Commit, stash or discard your changes to those files, then try again. "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pygit2
@@ -84,9 +85,14 @@ def pick_target(
     """
     ref = branch_ref(branch) if branch else store.head_branch()
     if ref is None:
+        from gitpatch.checkout import preflight as checkout
+
+        workdir = store.workdir
+        checkout.refuse_detached(store.git_dir, Path(workdir) if workdir else None)
         raise RepositoryError(
             "HEAD is detached: there is no branch to work on",
             hint="Check out a branch, or pass branch='name' to Workspace.open.",
+            details={"reason": "detached_head"},
         )
     if ref.startswith(SESSION_PREFIX):
         name = ref.removeprefix(SESSION_PREFIX)

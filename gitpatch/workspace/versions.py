@@ -46,6 +46,8 @@ def read(
     filters = disk.filters if disk is not None else filters
     if disk is not None and not sparse.skipped(disk.gitdir, disk.root, [path]):
         data = disk.read(path)
+        if data is not None:
+            disk.filters.refuse_encoded(path, data)
         if data is None or disk.disk_blob(path) == str(guards.blob(store, head, path)):
             return data, head
         return data, pin(store, head, path, disk.filters.to_blob(path, data))

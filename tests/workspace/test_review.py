@@ -16,6 +16,7 @@ import pytest
 
 from gitpatch.core.model import AddFile, DeleteFile, Proposal
 from gitpatch.errors import (
+    DirtyWorktree,
     GitpatchError,
     InvalidArguments,
     MergeConflict,
@@ -132,7 +133,7 @@ def test_local_changes_on_disk_refuse_approval_until_resolved(repo: Path, ws: Wo
     (repo / "a.txt").write_text("alpha\nbeta\ngamma\nmine\n")
     (repo / "b.txt").write_text("unrelated local edit\n")
     before = snapshot(repo)
-    with pytest.raises(MergeConflict) as err:
+    with pytest.raises(DirtyWorktree) as err:
         ws.approve(res.proposal_id, by="Alice")
     assert err.value.details["paths"] == ["a.txt"] and "a.txt" in err.value.message
     assert snapshot(repo) == before
@@ -387,7 +388,7 @@ def test_undo_refuses_over_local_changes_and_on_conflicts(repo: Path) -> None:
     ws.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
     (repo / "a.txt").write_text("local\n")
     before = snapshot(repo)
-    with pytest.raises(MergeConflict):
+    with pytest.raises(DirtyWorktree):
         ws.undo()
     assert snapshot(repo) == before
     git(repo, "checkout", "--", "a.txt")

@@ -26,6 +26,7 @@ from gitpatch.doors.cli._edit import apply, apply_patch, edit, patch, read
 from gitpatch.doors.cli._hosted import credentials, push
 from gitpatch.doors.cli._review import approve, log, proposals, reject, show, undo
 from gitpatch.doors.cli._web import web
+from gitpatch.doors.terms import in_terms
 from gitpatch.errors import GitpatchError
 
 __all__ = ["EXIT_REFUSED", "EXIT_USAGE", "GitpatchGroup", "main"]
@@ -38,14 +39,18 @@ _log = logging.getLogger("gitpatch.doors.cli")
 
 def report_error(exc: GitpatchError, as_json: bool) -> None:
     """An error on stderr: its code first, then the message and the hint (or JSON)."""
+    data = exc.to_dict()
+    for key in ("message", "hint"):  # in the CLI's own terms (gitpatch.doors.terms)
+        if isinstance(data.get(key), str):
+            data[key] = in_terms(data[key], "cli")
     if as_json:
         import json
 
-        click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), err=True)
+        click.echo(json.dumps({"error": data}, ensure_ascii=False), err=True)
         return
-    click.echo(f"{exc.code}: {exc.message}", err=True)
-    if exc.hint:
-        click.echo(f"hint: {exc.hint}", err=True)
+    click.echo(f"{exc.code}: {data['message']}", err=True)
+    if data.get("hint"):
+        click.echo(f"hint: {data['hint']}", err=True)
 
 
 class GitpatchGroup(click.Group):
@@ -106,7 +111,43 @@ def main(ctx: click.Context, directory: Path | None, json_output: bool) -> None:
     where = directory if directory is not None else Path.cwd()
     if directory is not None and not directory.is_dir():
         raise click.BadParameter(f"{directory} is not a directory", param_hint="-C")
-    ctx.obj = Env(directory=where, json=json_output, color=wants_color(json_output))
+    env = Env(directory=where, json=json_output, color=wants_color(json_output))
+    if os.environ.get("GIT_DIR"):
+        try:
+            env = _git_environment(env, os.environ["GIT_DIR"], os.environ.get("GIT_WORK_TREE"))
+        except GitpatchError as exc:
+            report_error(exc, json_output)
+            ctx.exit(1)
+    ctx.obj = env
+
+
+def _git_environment(env: Env, git_dir: str, work_tree: str | None) -> Env:
+    """``GIT_DIR`` (and ``GIT_WORK_TREE``) as git reads them, relative to ``-C``'s directory:
+    the repository is opened at that git directory. Its working tree must be the one git
+    would use (``GIT_WORK_TREE``, else ``core.worktree``, else the current directory);
+    where libgit2 would pick another one, ``repository_error`` (reason ``work_tree``)."""
+    from gitpatch.errors import RepositoryError
+    from gitpatch.store import Store
+
+    here = env.directory
+    gitdir = (here / git_dir).resolve()
+    store = Store.open(gitdir)
+    root = Path(store.workdir).resolve() if store.workdir else None
+    if work_tree:
+        wanted: Path | None = (here / work_tree).resolve()
+    elif store.config_get("core.worktree") is not None or root is None:
+        wanted = root
+    else:
+        wanted = here.resolve()
+    if wanted != root:
+        raise RepositoryError(
+            f"GIT_DIR={git_dir} names a repository whose working tree is "
+            f"{root or 'none (bare)'}, but git would use {wanted} here",
+            hint=f"Set it for good with `git --git-dir={gitdir} config core.worktree {wanted}`"
+            ", or run gitpatch with -C in the working tree. Nothing was changed.",
+            details={"reason": "work_tree", "git_dir": str(gitdir), "work_tree": str(wanted)},
+        )
+    return Env(directory=gitdir, json=env.json, color=env.color, here=here)
 
 
 for _command in (

@@ -46,6 +46,8 @@ class Env:
     directory: Path
     json: bool = False
     color: bool = False
+    #: where relative paths start when ``directory`` is a git directory (``GIT_DIR``)
+    here: Path | None = None
     _config: Config | None = field(default=None, repr=False)
 
     # -- the repository ------------------------------------------------------------------------
@@ -76,7 +78,7 @@ class Env:
         root = self.root()
         if root is None or os.path.isabs(path):
             return path
-        here = self.directory.resolve()
+        here = (self.here or self.directory).resolve()
         try:
             prefix = here.relative_to(root.resolve()).as_posix()
         except ValueError:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gitpatch.doors.cli._common import Env, pass_env, read_input
+from gitpatch.doors.terms import in_terms
 from gitpatch.errors import InvalidArguments
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def _run(env: Env, proposal: Proposal, review: bool, dry_run: bool, **kw: Any) -
 
 
 def _print_result(env: Env, result: ProposalResult) -> None:
-    text = result.message
+    text = in_terms(result.message, "cli")  # the library's Python words as commands
     if not env.json:
         text += f"\n{env.style('version', fg='yellow')} {result.version}"
         if result.mode == "review":

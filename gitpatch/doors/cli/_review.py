@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gitpatch.doors.cli._common import Env, pass_env
+from gitpatch.doors.terms import in_terms
 from gitpatch.errors import InvalidArguments
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ def approve(env: Env, id: str | None, by: str | None, rev_range: str | None) -> 
         return
     env.status(f"approving {id} ...")
     result = ws.approve(id or "", by=who)
-    env.emit(result, result.message)
+    env.emit(result, in_terms(result.message, "cli"))
 
 
 def _approve_range(env: Env, ws: Workspace, rev_range: str, who: str) -> None:
@@ -198,7 +199,7 @@ def reject(env: Env, id: str, reason: str, by: str | None) -> None:
     """Reject a proposal: its branch is deleted and the reason noted."""
     ws = env.workspace("review")
     result = ws.reject(id, by=_person(env, ws, by), reason=reason)
-    env.emit(result, result.message)
+    env.emit(result, in_terms(result.message, "cli"))
 
 
 @click.command("undo")
@@ -206,7 +207,7 @@ def reject(env: Env, id: str, reason: str, by: str | None) -> None:
 def undo(env: Env) -> None:
     """Revert the newest gitpatch change on the current branch with a new commit."""
     result = env.workspace("review").undo()
-    env.emit(result, result.message)
+    env.emit(result, in_terms(result.message, "cli"))
 
 
 @click.command("log")

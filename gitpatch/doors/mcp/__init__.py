@@ -19,6 +19,7 @@ How outcomes reach the client (``_to_result`` and ``_ArgumentValidator``, the on
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -31,6 +32,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextConten
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gitpatch.doors.mcp._reply import Handler, Reply, ToolSet
+from gitpatch.doors.terms import in_terms
 from gitpatch.errors import GitpatchError
 from gitpatch.tools import definitions as tooldefs
 
@@ -142,6 +144,10 @@ def _to_result(
     if isinstance(outcome, GitpatchError):
         outcome = Reply(False, outcome.message, outcome.code, hint=outcome.hint)
     if not outcome.ok:
+        # the library's Python words as this door's tools and commands (gitpatch.doors.terms);
+        # never on a success, whose text may be a file's content
+        hint = in_terms(outcome.hint, "mcp") if outcome.hint else outcome.hint
+        outcome = dataclasses.replace(outcome, text=in_terms(outcome.text, "mcp"), hint=hint)
         code = outcome.code or "internal_error"
         if code == "invalid_arguments":  # the spec: malformed arguments are protocol errors
             raise MCPError(INVALID_PARAMS, f"invalid_arguments: {outcome.text}", data=outcome.hint)
