@@ -6,7 +6,8 @@ of the touched files, so the agent's edit applies to what it saw), then:
 
 - ``auto``: moves the branch by compare-and-swap and writes only the changed paths to disk
   through ``WorkingTree.land``; a protected branch is never moved, the change lands on a
-  session branch ``gitpatch/session/<name>`` started at its head instead;
+  session branch ``gitpatch/session/<name>`` started at its head instead, checked out in the
+  session's own linked worktree;
 - ``review``: creates ``refs/heads/gitpatch/<id>`` and leaves the working tree alone.
 
 Losing the compare-and-swap to another writer re-reads the head: if a touched file changed,
@@ -45,8 +46,8 @@ from gitpatch.errors import (
 )
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
 from gitpatch.store import Store
-from gitpatch.workspace import guards, review, versions
-from gitpatch.workspace.build import Built, Dirty, build, proposal_result, record_dirty
+from gitpatch.workspace import guards, review, sessiontrees, versions
+from gitpatch.workspace.build import Built, Dirty, build, carried, proposal_result, record_dirty
 from gitpatch.workspace.context import Context
 from gitpatch.workspace.publisher import Transition, publish
 from gitpatch.workspace.results import (
@@ -178,23 +179,35 @@ class Workspace:
         mode: Mode = "auto",
         branch: str | None = None,
         *,
-        dirty: Dirty = "record",
+        dirty: Dirty | None = None,
         session: str | None = None,
         protected: Sequence[str] | None = None,
         author: str | None = None,
         allow_ignored: bool | None = None,
+        agent: str | None = None,
     ) -> Workspace:
         """Open the repository at ``path`` (with a working tree or bare).
 
+        ``dirty`` (default: git config ``gitpatch.uncommitted``, else ``carry``) is what a
+        change does to a person's uncommitted work in the files it touches: ``carry`` merges
+        the change into it and never commits it, ``record`` commits it first (the result and
+        the review say so), ``refuse`` refuses. ``agent`` names the agent (its MCP client)
+        as the author of its commits.
+
         ``branch`` defaults to the checked-out one. In auto mode a protected target (git config
         ``gitpatch.protected``, default main and master), or an explicit ``session`` name,
-        starts or resumes ``gitpatch/session/<name>`` and, when the target is checked out,
-        switches to it keeping the working tree as ``git switch -c`` does.
+        starts or resumes ``gitpatch/session/<name>`` in a linked worktree of its own (see
+        ``sessiontrees``): the person's HEAD, index and files are never touched.
         """
-        _check_options(mode, dirty)
         store = Store.open(path)
+        dirty = dirty or store.config_get("gitpatch.uncommitted") or "carry"  # type: ignore[assignment]
+        _check_options(mode, str(dirty))
+        assert dirty is not None
         with store.operation():
-            return cls._open(store, mode, branch, dirty, session, protected, author, allow_ignored)
+            ws = cls._open(store, mode, branch, dirty, session, protected, author, allow_ignored)
+        if agent:
+            ws._ctx = dataclasses.replace(ws._ctx, agent=agent)
+        return ws
 
     @classmethod
     def _open(
@@ -222,7 +235,8 @@ class Workspace:
         on = target
         if mode == "auto" and (session is not None or target in guarded):
             session = session or "agent"
-            on = start_session(store, worktree, target, session)
+            on = start_session(store, target, session)
+            store, worktree = _session_checkout(store, worktree, on, session)
         else:
             session = None
         sig = store.signature()
@@ -361,9 +375,14 @@ class Workspace:
                 )
                 base, recorded = self._record_dirty(head, proposal.paths, pid)
             filters = self.worktree.filters if self.worktree is not None else None
-            built = build(self.store, proposal, base, recorded, pid, revision, filters)
-            self._publish(built, head, pid, proposal.tool, revision)
-            return proposal_result(self._ctx, built, pid)
+            by = (self._ctx.agent_signature(), self._ctx.session_label())
+            built = build(self.store, proposal, base, recorded, pid, revision, filters, by)
+            kept: list[str] = []  # the person's files the change was carried onto
+            if recorded and self.dirty == "carry":
+                built = carried(self.store, proposal, built, head, pid, by)
+                kept, recorded = recorded, []
+            self._publish(built, head, pid, proposal.tool, revision, checked=not kept)
+            return proposal_result(self._ctx, built, pid, recorded=recorded, carried=kept)
 
         return retry(
             attempt,
@@ -397,11 +416,19 @@ class Workspace:
         return record_dirty(self.store, self.worktree, head, paths, pid, self.dirty)
 
     def _publish(
-        self, built: Built, head: pygit2.Oid | None, pid: str, tool: str, revision: bool
+        self,
+        built: Built,
+        head: pygit2.Oid | None,
+        pid: str,
+        tool: str,
+        revision: bool,
+        *,
+        checked: bool = True,
     ) -> None:
         """Move the branch (auto) or create the proposal ref (review) together with the note,
         in one ref transaction: a proposal never exists without its note, nor a note without
-        its proposal. In auto mode the disk follows when the branch is checked out."""
+        its proposal. In auto mode the disk follows when the branch is checked out; unless
+        ``checked`` (disk matches the base), the person's work there gets the change merged in."""
         if self.mode == "auto" and self.branch in self.protected:
             raise InternalError("refusing to land an agent commit on a protected branch")
         auto = self.mode == "auto"
@@ -413,7 +440,7 @@ class Workspace:
             message=f"gitpatch: {tool or 'propose'} {pid}",
             checkout=(self.branch, built.base, built.commit) if auto else None,
             paths=built.land_paths,
-            disk_checked=True,
+            disk_checked=checked,
         )
         publish(self._ctx, step)
 
@@ -488,10 +515,28 @@ class Workspace:
         return review.log(self._ctx, limit)
 
 
+def _session_checkout(
+    store: Store, worktree: WorkingTree | None, ref: str, name: str
+) -> tuple[Store, WorkingTree | None]:
+    """The store and working tree a session works in: the person's checkout only when it
+    already has the session branch checked out, else the session's own linked worktree
+    (``sessiontrees``); a bare repository, or a session with no commit yet, has none."""
+    if worktree is None or store.head_branch() == ref:
+        return store, worktree
+    if store.ref_target(ref) is None:
+        return store, None  # an unborn session: git cannot check it out anywhere yet
+    linked = Store.open(sessiontrees.ensure(store, name, ref))
+    tree = WorkingTree.of(linked)
+    if tree is not None:
+        tree.recover()
+    return linked, tree
+
+
 def _check_options(mode: str, dirty: str) -> None:
     if mode not in ("auto", "review"):
         raise InvalidArguments(f"unknown mode {mode!r}", hint="Use mode='auto' or mode='review'.")
-    if dirty not in ("record", "refuse"):
+    if dirty not in ("carry", "record", "refuse"):
         raise InvalidArguments(
-            f"unknown dirty policy {dirty!r}", hint="Use dirty='record' or dirty='refuse'."
+            f"unknown dirty policy {dirty!r} (git config gitpatch.uncommitted or dirty=...)",
+            hint="Use dirty='carry' (the default), 'record' or 'refuse'.",
         )

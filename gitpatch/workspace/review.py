@@ -30,7 +30,7 @@ from gitpatch.errors import (
     ProposalNotFound,
 )
 from gitpatch.store import RefUpdate, Store
-from gitpatch.workspace import guards
+from gitpatch.workspace import guards, sessiontrees
 from gitpatch.workspace.lookup import (
     BOOKKEEPING_TOOLS,
     Subject,
@@ -233,7 +233,8 @@ def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
     if new not in (sub.tip, head):
         notes[new] = _stamped(sub, {**stamp, "tool": "approve"}, fresh=True)
     refs: list[RefUpdate] = [] if new == head else [(sub.target, new, head)]
-    refs.append((sub.ref, new if sub.session else None, sub.tip))
+    if not (sub.session and _in_other_worktree(ctx, sub.ref)):
+        refs.append((sub.ref, new if sub.session else None, sub.tip))
     on_session = sub.session and store.head_branch() == sub.ref
     checkout = (sub.ref, sub.tip, new) if on_session else (sub.target, head, new)
     step = Transition(
@@ -249,6 +250,15 @@ def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
         status="approved",
         message=f"Approved {what} by {by}: {how} {short(sub.target)} at {str(new)[:12]}.",
     )
+
+
+def _in_other_worktree(ctx: Context, ref: str) -> bool:
+    """True when ``ref`` (a session branch) is checked out in a worktree other than this
+    Workspace's, its session's own: it then stays where it is, its worktree in step with it,
+    and the agent's next commits are merged on top of what was approved."""
+    where = sessiontrees.checked_out(ctx.store, ref) if ctx.store.workdir else None
+    here = ctx.worktree.root.resolve() if ctx.worktree is not None else None
+    return where is not None and where.resolve() != here
 
 
 def _reject_once(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:

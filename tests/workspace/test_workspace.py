@@ -180,12 +180,12 @@ class RacingWorkspace(Workspace):
     race: dict[str, str | None] = {}
     raced = False
 
-    def _publish(self, *args):  # type: ignore[no-untyped-def]
+    def _publish(self, *args, **kw):  # type: ignore[no-untyped-def]
         if not self.raced:
             self.raced = True
             assert self.worktree is not None
             commit_on(self.worktree.root, self.race)
-        super()._publish(*args)
+        super()._publish(*args, **kw)
 
 
 def test_lost_race_on_other_file_rebuilds_on_new_head(repo: Path) -> None:
@@ -300,16 +300,16 @@ class DiskRacingWorkspace(Workspace):
 
     raced = False
 
-    def _publish(self, *args):  # type: ignore[no-untyped-def]
+    def _publish(self, *args, **kw):  # type: ignore[no-untyped-def]
         if not self.raced:
             self.raced = True
             assert self.worktree is not None
             (self.worktree.root / "a.txt").write_text("alpha\nbeta\ngamma\nperson\n")
-        super()._publish(*args)
+        super()._publish(*args, **kw)
 
 
 def test_disk_edit_during_prepare_is_recorded_on_retry(repo: Path) -> None:
-    ws = DiskRacingWorkspace.open(repo)
+    ws = DiskRacingWorkspace.open(repo, dirty="record")
     res = ws.propose(edit("a.txt", "beta", "BETA"))
     assert (repo / "a.txt").read_text() == "alpha\nBETA\ngamma\nperson\n"
     assert git(repo, "show", f"{res.base}:a.txt") == "alpha\nbeta\ngamma\nperson\n"
