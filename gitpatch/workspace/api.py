@@ -26,6 +26,7 @@ import dataclasses
 import functools
 import secrets
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
@@ -455,6 +456,7 @@ class Workspace:
             "fingerprint": built.fingerprint,
             "author": self.author,
             "created_at": now_iso(),
+            "created_ns": time.time_ns(),  # orders calls made within one second
             "revision": revision,
         }
 
@@ -505,9 +507,10 @@ class Workspace:
         return review.show(self._ctx, proposal_id)
 
     @_serialized
-    def undo(self) -> ProposalResult:
-        """Revert the last gitpatch commit with a new commit; see ``gitpatch.workspace.review``."""
-        return review.undo(self._ctx)
+    def undo(self, proposal_id: str | None = None) -> ProposalResult:
+        """Revert the last gitpatch commit (or proposal ``proposal_id``'s) with a new commit;
+        see ``gitpatch.workspace.review``."""
+        return review.undo(self._ctx, proposal_id)
 
     @_serialized
     def log(self, limit: int = 50) -> list[LogEntry]:

@@ -202,10 +202,12 @@ def reject(env: Env, id: str, reason: str, by: str | None) -> None:
 
 
 @click.command("undo")
+@click.argument("id", required=False)
 @pass_env
-def undo(env: Env) -> None:
-    """Revert the newest gitpatch change on the current branch with a new commit."""
-    result = env.workspace("review").undo()
+def undo(env: Env, id: str | None) -> None:
+    """Revert the newest gitpatch change on the current branch (or proposal ID's, see `gitpatch
+    log`) with a new commit."""
+    result = env.workspace("review").undo(id)
     env.emit(result, result.message)
 
 

@@ -257,11 +257,11 @@ def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: 
     return server
 
 
-def serve_stdio(path: str, mode: str | None = None) -> None:
+def serve_stdio(path: str, mode: str | None = None, session: str | None = None) -> None:
     """Serve the repository at ``path`` over stdio until the client disconnects."""
     from gitpatch.doors.mcp._tools import workspace_toolset
 
-    toolset = workspace_toolset(path, mode)
+    toolset = workspace_toolset(path, mode, session)
     server = build_server(toolset)
     try:
         server.run("stdio")

@@ -28,9 +28,10 @@ __all__ = ["workspace_toolset"]
 class _Repository:
     """Opens the Workspace once (lazily) for one repository and mode."""
 
-    def __init__(self, path: str, mode: str | None) -> None:
+    def __init__(self, path: str, mode: str | None, session: str | None = None) -> None:
         self.path = path
         self.mode = mode
+        self.session = session
         self._ws: Workspace | None = None
         self._lock = threading.Lock()
 
@@ -38,7 +39,8 @@ class _Repository:
         with self._lock:
             if self._ws is None:
                 mode: Any = self.mode
-                self._ws = open_workspace(self.path, mode)
+                extra: dict[str, Any] = {"session": self.session} if self.session else {}
+                self._ws = open_workspace(self.path, mode, **extra)
             return self._ws
 
     def policy(self) -> ToolPermissionPolicy | None:
@@ -133,9 +135,10 @@ def _review_handlers(repo: _Repository) -> dict[str, Handler]:
     return {"list_proposals": list_proposals, "show_proposal": show_proposal}
 
 
-def workspace_toolset(path: str, mode: str | None = None) -> ToolSet:
-    """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's)."""
-    repo = _Repository(path, mode)
+def workspace_toolset(path: str, mode: str | None = None, session: str | None = None) -> ToolSet:
+    """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
+    ``session``: the name auto mode's commits go under, default ``agent``)."""
+    repo = _Repository(path, mode, session)
     edits = _EditAdapter(repo)
     handlers: dict[str, Handler] = {
         "patch": edits.patch,  # type: ignore[dict-item]
