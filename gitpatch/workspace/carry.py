@@ -78,14 +78,21 @@ def onto_disk(
     old: pygit2.Oid | None,
     new: pygit2.Oid,
     paths: Sequence[str],
+    keep: Sequence[pygit2.Oid] = (),
 ) -> tuple[str, str, str] | None:
     """The carry trees (disk before, disk after, index after) for landing ``old`` -> ``new``
     on ``paths`` in a checkout where some of them hold the person's uncommitted work; None
-    when none does. Refuses where the person's lines and the change overlap."""
+    when none does. Refuses where the person's lines and the change overlap. A file whose
+    disk content is the one at a ``keep`` commit (work recorded under the change, which
+    ``new`` holds) simply takes its content at ``new``."""
     local = worktree.modified(str(old) if old is not None else None, paths)
     local = [p for p in local if worktree.modified(str(new), [p])]  # already as new: fine
-    if not local:
-        return None
+    recorded = set(local)
+    for commit in keep:
+        recorded &= set(worktree.modified(str(commit), sorted(recorded)))
+    recorded = set(local) - recorded
+    if not local or recorded == set(local):
+        return None  # nothing of the person's but what the change itself records
     before: list[FileChange] = []
     after: list[FileChange] = []
     for path in local:
@@ -93,6 +100,10 @@ def onto_disk(
         disk = worktree.filters.to_blob(path, data) if data is not None else None
         then = store.read(old, path) if old is not None else None
         now = store.read(new, path)
+        if path in recorded:
+            before.append(FileChange(path, disk, mode=worktree.disk_mode(path)))
+            after.append(FileChange(path, now))
+            continue
         if disk is None or now is None:
             who = "the person deleted" if disk is None else "the change deletes"
             raise DirtyWorktree(

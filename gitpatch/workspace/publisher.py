@@ -89,7 +89,7 @@ def publish(ctx: Context, step: Transition) -> None:
         # what the land refuses anyway (staged work on a path, an operation in progress)
         # is refused as such, before the person's work is merged with anything
         checkout.preflight(store, worktree, branch, new, paths)
-        plan = carry.onto_disk(store, worktree, old, new, paths)
+        plan = carry.onto_disk(store, worktree, old, new, paths, step.keep)
     verify = (
         step.disk_checked
         or plan is not None

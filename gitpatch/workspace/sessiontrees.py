@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gitpatch.checkout import gitbin, preflight
 from gitpatch.errors import RepositoryError
+from gitpatch.safety.locks import land_lock
 from gitpatch.store import Store
 
 __all__ = ["WORKTREES_SETTING", "checked_out", "common_dir", "ensure", "place"]
@@ -66,16 +67,17 @@ def ensure(store: Store, name: str, ref: str) -> Path:
     found = checked_out(store, ref)
     if found is not None:
         return found
-    where = place(store, name)
-    _exclude(store, where)
-    _git(store, ["worktree", "prune"])  # a folder removed by hand leaves its record behind
-    try:
+    state = common_dir(store) / "gitpatch"
+    state.mkdir(parents=True, exist_ok=True)
+    # processes opening the same session at once: one adds the worktree, the others find it
+    with land_lock(state):
+        found = checked_out(store, ref)
+        if found is not None:
+            return found
+        where = place(store, name)
+        _exclude(store, where)
+        _git(store, ["worktree", "prune"])  # a folder removed by hand leaves its record
         _git(store, ["worktree", "add", "--quiet", str(where), ref.removeprefix("refs/heads/")])
-    except RepositoryError:
-        found = checked_out(store, ref)  # another process made it meanwhile
-        if found is None:
-            raise
-        return found
     return where
 
 
