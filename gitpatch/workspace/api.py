@@ -252,6 +252,7 @@ class Workspace:
             author=author or f"{sig.name} <{sig.email}>",
             dirty=dirty,
             allow_ignored=allow_ignored,
+            proposer=author or "",
         )
         return cls(context)
 
@@ -454,7 +455,7 @@ class Workspace:
             "branch": self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid,
             "base": str(built.base) if built.base is not None else None,
             "fingerprint": built.fingerprint,
-            "author": self.author,
+            "author": self._ctx.proposed_by(),
             "created_at": now_iso(),
             "created_ns": time.time_ns(),  # orders calls made within one second
             "revision": revision,

@@ -40,6 +40,16 @@ class Context:
     allow_ignored: bool = False
     #: Who the agent is (the MCP client's name, else ``agent``): agent commits' author.
     agent: str = "agent"
+    #: Who the notes name as the proposals' author, when not the agent (``author=`` given).
+    proposer: str = ""
+
+    def proposed_by(self) -> str:
+        """``Name <email>`` of whoever makes the proposals: the ``author`` the Workspace was
+        opened with, else the agent (as its commits' author), never the person by default."""
+        if self.proposer:
+            return self.proposer
+        sig = self.agent_signature()
+        return f"{sig.name} <{sig.email}>"
 
     def agent_signature(self) -> pygit2.Signature:
         """The author of the agent's commits: the agent and its session, so ``git log``

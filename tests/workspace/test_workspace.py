@@ -43,7 +43,8 @@ def test_auto_patch_lands_commit_file_index_and_note(repo: Path) -> None:
     assert data["id"] == res.proposal_id and data["status"] == "applied"
     assert data["tool"] == "patch" and data["base"] == base
     assert data["target"] == "refs/heads/work" and data["revision"] is False
-    assert data["author"] == "Test Person <person@example.com>"
+    # the proposal is the agent's: its note and its commit name the agent, not the person
+    assert data["author"] == "agent (gitpatch session agent) <agent@gitpatch.invalid>"
     assert data["created_at"].endswith("Z") and len(data["fingerprint"]) == 64
     assert len(res.proposal_id) == 12 and int(res.proposal_id, 16) >= 0
     notes_paths = git(repo, "ls-tree", "-r", "--name-only", "refs/notes/gitpatch").split()

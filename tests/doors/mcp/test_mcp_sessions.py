@@ -125,3 +125,51 @@ def test_two_sessions_on_protected_main_leave_the_person_alone(tmp_path: Path) -
     assert git(repo, "show", ":staged.txt") == "s\nstaged\n"
     fsck = git(repo, "fsck", "--strict", "--no-dangling", "--no-progress")
     assert "error" not in fsck and "missing" not in fsck
+
+
+def test_the_persons_uncommitted_work_stays_theirs_over_mcp(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"app.py": APP, "notes.txt": "mine\n"}, branch="work")
+    (repo / "app.py").write_text(APP.replace("value_1 = 1\n", "value_1 = 'the person'\n"))
+    (repo / "notes.txt").write_text("mine\nnot committed\n")
+
+    async def scenario(client: ClientSession) -> list[Any]:
+        edit = patch("value_15 = 15\n", "value_15 = 'agent'\n")
+        gone = "*** Begin Patch\n*** Delete File: notes.txt\n*** End Patch\n"
+        clash = patch("value_1 = 'the person'\nvalue_2 = 2\n", "value_1 = 1\nvalue_2 = 'x'\n")
+        return [
+            await client.call_tool("patch", {"path": "app.py", "edits": edit}),
+            await client.call_tool("apply_patch", {"patch": gone}),
+            await client.call_tool("patch", {"path": "app.py", "edits": clash}),
+        ]
+
+    async def main() -> list[Any]:
+        with anyio.fail_after(60):
+            async with session(repo, "--mode", "auto") as client:
+                return await scenario(client)
+
+    done, deleted, clashed = anyio.run(main)
+    assert not done.is_error, text_of(done)
+    assert "app.py had the person's uncommitted changes: they stay uncommitted" in text_of(done)
+    assert git(repo, "show", "HEAD:app.py") == APP.replace("value_15 = 15", "value_15 = 'agent'")
+    assert "Record uncommitted" not in git(repo, "log", "--format=%s")
+    assert git(repo, "status", "--porcelain") == " M app.py\n M notes.txt\n"
+    assert "value_1 = 'the person'" in (repo / "app.py").read_text()
+    assert deleted.is_error and text_of(deleted).startswith("dirty_worktree")
+    assert (repo / "notes.txt").read_text() == "mine\nnot committed\n"
+    assert clashed.is_error and "line 1" in text_of(clashed), text_of(clashed)
+
+
+def test_review_mode_results_say_proposed_over_mcp(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"app.py": APP}, branch="work")
+
+    async def main() -> Any:
+        with anyio.fail_after(60):
+            async with session(repo, "--mode", "review") as client:
+                edit = patch("value_3 = 3\n", "value_3 = 'three'\n")
+                return await client.call_tool("patch", {"path": "app.py", "edits": edit})
+
+    result = anyio.run(main)
+    assert not result.is_error
+    assert text_of(result).startswith("Proposed 1 edit to app.py."), text_of(result)
+    assert result.structured_content["status"] == "proposed"
+    assert (repo / "app.py").read_text() == APP
