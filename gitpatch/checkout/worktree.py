@@ -315,14 +315,25 @@ class WorkingTree:
             crashpoint("file.renamed")
         kept = [p for p in journal.paths if p not in landed and p not in skipped]
         if carry is not None:
-            # the disk holds the person's work with the change carried in; the index gets
-            # its own tree, so what they staged stays staged and the rest shows as unstaged
-            index_tree = self._tree(carry[2])
-            same = [p for p in landed if _entry(index_tree, p) == _entry(new_tree, p)]
-            kept = [p for p in [*landed, *kept] if p not in same]
-            landed, new_tree, old_tree = same, index_tree, self._tree(journal.old)
+            new_tree, old_tree, landed, kept = self._carried_index(journal, new_tree, landed, kept)
         self._update_index(new_tree, landed, kept, old_tree)
         sparse.update_entries(self.gitdir, self.root, new_tree, sorted(skipped))
+
+    def _carried_index(
+        self,
+        journal: Journal,
+        disk_tree: pygit2.Tree | None,
+        landed: Sequence[str],
+        kept: Sequence[str],
+    ) -> tuple[pygit2.Tree | None, pygit2.Tree | None, list[str], list[str]]:
+        """(index tree, old tree, landed, kept) of a carrying land: the disk holds the
+        person's work with the change merged in, the index follows the branch, so ``git
+        status`` shows their work as unstaged; only paths whose disk is the index's land."""
+        assert journal.carry is not None
+        index_tree = self._tree(journal.carry[2])
+        same = [p for p in landed if _entry(index_tree, p) == _entry(disk_tree, p)]
+        rest = [p for p in [*landed, *kept] if p not in same]
+        return index_tree, self._tree(journal.old), same, rest
 
     # -- disk state --------------------------------------------------------------------------
 

@@ -336,7 +336,7 @@ def test_proposals_lists_open_then_closed(repo: Path, ws: Workspace) -> None:
     open_one = by_id[kept.proposal_id]
     assert open_one.target == WORK and open_one.files == ["a.txt"]
     assert open_one.branch == kept.branch and open_one.commit == kept.version
-    assert "Test Person" in open_one.author and open_one.age_seconds >= 0
+    assert "gitpatch session" in open_one.author and open_one.age_seconds >= 0
     assert open_one.created_at.endswith("Z") and open_one.tool == "test"
     assert len(listed) == 3, "an approval merge or undo commit is no proposal of its own"
 
