@@ -162,3 +162,14 @@ def test_a_disk_edit_while_preparing_is_carried_on_the_retry(repo: Path) -> None
     assert res.carried == ["a.txt"]
     assert (repo / "a.txt").read_text() == mine().replace("line 9", "LINE 9")
     assert git(repo, "show", "HEAD:a.txt") == TEXT.replace("line 9", "LINE 9")
+
+
+def test_undo_carries_onto_the_persons_edits_too(repo: Path) -> None:
+    ws = Workspace.open(repo)
+    ws.propose(edit("a.txt", "line 9", "LINE 9"))
+    (repo / "a.txt").write_text(mine(TEXT.replace("line 9", "LINE 9")))
+    ws.undo()
+    assert git(repo, "show", "HEAD:a.txt") == TEXT
+    assert (repo / "a.txt").read_text() == mine()
+    assert status(repo) == " M a.txt\n"
+    fsck(repo)
