@@ -32,6 +32,7 @@ class _Repository:
         self.path = path
         self.mode = mode
         self.session = session
+        self.agent: str | None = None
         self._ws: Workspace | None = None
         self._lock = threading.Lock()
 
@@ -40,8 +41,16 @@ class _Repository:
             if self._ws is None:
                 mode: Any = self.mode
                 extra: dict[str, Any] = {"session": self.session} if self.session else {}
+                if self.agent:
+                    extra["agent"] = self.agent
                 self._ws = open_workspace(self.path, mode, **extra)
             return self._ws
+
+    def introduce(self, client: str) -> None:
+        """The MCP client's name: it authors the agent commits (when known before opening)."""
+        with self._lock:
+            if self.agent is None and client.strip():
+                self.agent = client.strip()
 
     def policy(self) -> ToolPermissionPolicy | None:
         """The ``[policy]`` of ``.gitpatch.toml`` with the git config rules (strictest wins);
@@ -152,4 +161,4 @@ def workspace_toolset(path: str, mode: str | None = None, session: str | None = 
         "with read_file. Every edit is one commit; in review mode it waits for a person "
         "(see list_proposals / show_proposal). You cannot approve or reject proposals."
     )
-    return ToolSet(handlers, instructions)
+    return ToolSet(handlers, instructions, introduce=repo.introduce)

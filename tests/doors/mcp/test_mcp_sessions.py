@@ -4,18 +4,40 @@ untouched throughout, and approving carries the agents' changes into the person'
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import ClientSession
+from mcp import ClientSession, types
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.doors.mcp.mcpkit import console_script, session, text_of
 from tests.gitkit import GIT_ENV, git, make_repo
 
 APP = "".join(f"value_{i} = {i}\n" for i in range(1, 21))
+
+
+@contextlib.asynccontextmanager
+async def named(repo: Path, client: str, *extra: str) -> AsyncIterator[ClientSession]:
+    """A client session that introduces itself as ``client`` (its ``clientInfo`` name)."""
+    params = StdioServerParameters(
+        command=console_script(),
+        args=["-C", str(repo), "serve", *extra],
+        env={**GIT_ENV, "HOME": str(repo), "PATH": os.environ.get("PATH", "")},
+        cwd=str(repo),
+    )
+    info = types.Implementation(name=client, version="1.0")
+    with open(os.devnull, "w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write, client_info=info) as connected,
+        ):
+            await connected.initialize()
+            yield connected
 
 
 def person_state(repo: Path) -> dict[str, Any]:
@@ -90,7 +112,8 @@ def test_two_sessions_on_protected_main_leave_the_person_alone(tmp_path: Path) -
 
     async def main() -> None:
         async def run(name: str, line: int) -> None:
-            async with session(repo, "--mode", "auto", "--session", name) as client:
+            client_name = f"harness-{name}"
+            async with named(repo, client_name, "--mode", "auto", "--session", name) as client:
                 results[name] = await agent(client, name, line, repo, before)
 
         with anyio.fail_after(120):
@@ -109,7 +132,8 @@ def test_two_sessions_on_protected_main_leave_the_person_alone(tmp_path: Path) -
         assert (place / f"{name}.txt").read_text() == f"by {name}\n"
         assert git(place, "status", "--porcelain") == ""
         log = git(repo, "log", "-1", "--format=%an|%cn|%B", f"gitpatch/session/{name}")
-        assert log.startswith(f"agent (gitpatch session {name})|Test Person|")
+        # authored by the agent (its client's name and session), committed by the person
+        assert log.startswith(f"harness-{name} (gitpatch session {name})|Test Person|")
         assert f"Gitpatch-Session: {name}" in log
     assert "value_12 = 12" in (repo / ".git/gitpatch/worktrees/one/app.py").read_text()
 
