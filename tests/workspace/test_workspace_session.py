@@ -164,3 +164,33 @@ def test_empty_repository_on_main_starts_an_unborn_session(tmp_path: Path) -> No
     assert not (root / "hello.txt").exists()  # git cannot check out an unborn session yet
     again = Workspace.open(root)
     assert again.worktree is not None and (again.worktree.root / "hello.txt").read_text() == "hi\n"
+
+
+def test_a_person_in_a_linked_worktree_keeps_it(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "root", FILES, branch="base")
+    side = tmp_path / "side"
+    git(root, "worktree", "add", "-q", "-b", "main", str(side))
+    (side / "b.txt").write_text("one\nmine\n")
+    index = git(side, "rev-parse", "--git-path", "index").strip()
+    before = (side / index).read_bytes()  # an absolute index path replaces side
+    ws = Workspace.open(side)
+    assert ws.worktree is not None
+    assert ws.worktree.root.resolve() == (root / ".git/gitpatch/worktrees/agent").resolve()
+    ws.patch("a.txt", sr("beta\n", "BETA\n"))
+    assert git(side, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
+    assert status_porcelain(side) == " M b.txt\n" and (side / "a.txt").read_text() == FILES["a.txt"]
+    after = (side / index).read_bytes()
+    assert after == before
+    assert (ws.worktree.root / "a.txt").read_text() == "alpha\nBETA\n"
+
+
+def test_a_session_worktree_converts_line_endings_as_git_does(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "crlf", FILES, branch="main")
+    git(root, "config", "core.autocrlf", "true")
+    ws = Workspace.open(root)
+    assert ws.worktree is not None
+    assert (ws.worktree.root / "a.txt").read_bytes() == b"alpha\r\nbeta\r\n"
+    ws.patch("a.txt", sr("beta\n", "BETA\n"))
+    assert (ws.worktree.root / "a.txt").read_bytes() == b"alpha\r\nBETA\r\n"
+    assert git(root, "show", "gitpatch/session/agent:a.txt") == "alpha\nBETA\n"
+    assert git(ws.worktree.root, "status", "--porcelain") == "" and status_porcelain(root) == ""
