@@ -27,6 +27,7 @@ import functools
 import secrets
 import threading
 import time
+import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
@@ -201,11 +202,9 @@ class Workspace:
         ``sessiontrees``): the person's HEAD, index and files are never touched.
         """
         store = Store.open(path)
-        dirty = dirty or store.config_get("gitpatch.uncommitted") or "carry"  # type: ignore[assignment]
-        _check_options(mode, str(dirty))
-        assert dirty is not None
+        policy = _dirty_policy(mode, dirty or store.config_get("gitpatch.uncommitted") or "carry")
         with store.operation():
-            ws = cls._open(store, mode, branch, dirty, session, protected, author, allow_ignored)
+            ws = cls._open(store, mode, branch, policy, session, protected, author, allow_ignored)
         if agent:
             ws._ctx = dataclasses.replace(ws._ctx, agent=agent)
         return ws
@@ -536,11 +535,14 @@ def _session_checkout(
     return linked, tree
 
 
-def _check_options(mode: str, dirty: str) -> None:
+def _dirty_policy(mode: str, dirty: str) -> Dirty:
+    """``dirty`` as a policy, once ``mode`` and it are known values."""
     if mode not in ("auto", "review"):
         raise InvalidArguments(f"unknown mode {mode!r}", hint="Use mode='auto' or mode='review'.")
-    if dirty not in ("carry", "record", "refuse"):
-        raise InvalidArguments(
-            f"unknown dirty policy {dirty!r} (git config gitpatch.uncommitted or dirty=...)",
-            hint="Use dirty='carry' (the default), 'record' or 'refuse'.",
-        )
+    for policy in typing.get_args(Dirty):
+        if dirty == policy:
+            return policy  # type: ignore[no-any-return]
+    raise InvalidArguments(
+        f"unknown dirty policy {dirty!r} (git config gitpatch.uncommitted or dirty=...)",
+        hint="Use dirty='carry' (the default), 'record' or 'refuse'.",
+    )
