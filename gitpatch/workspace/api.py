@@ -42,6 +42,7 @@ from gitpatch.core.retry import lost_race, retry
 from gitpatch.core.text import Document
 from gitpatch.errors import (
     ConcurrentUpdate,
+    GitpatchError,
     InternalError,
     InvalidArguments,
     ResourceNotFound,
@@ -235,8 +236,10 @@ class Workspace:
         on = target
         if mode == "auto" and (session is not None or target in guarded):
             session = session or "agent"
+            ref = SESSION_PREFIX + session
+            fresh = not pygit2.reference_is_valid_name(ref) or store.ref_target(ref) is None
             on = start_session(store, target, session)
-            store, worktree = _session_checkout(store, worktree, on, session)
+            store, worktree = _session_checkout(store, worktree, on, session, fresh=fresh)
         else:
             session = None
         sig = store.signature()
@@ -519,16 +522,24 @@ class Workspace:
 
 
 def _session_checkout(
-    store: Store, worktree: WorkingTree | None, ref: str, name: str
+    store: Store, worktree: WorkingTree | None, ref: str, name: str, *, fresh: bool
 ) -> tuple[Store, WorkingTree | None]:
     """The store and working tree a session works in: the person's checkout only when it
     already has the session branch checked out, else the session's own linked worktree
-    (``sessiontrees``); a bare repository, or a session with no commit yet, has none."""
+    (``sessiontrees``); a bare repository, or a session with no commit yet, has none.
+    ``fresh``: the session branch was just started, and goes again if its worktree fails."""
     if worktree is None or store.head_branch() == ref:
         return store, worktree
-    if store.ref_target(ref) is None:
+    start = store.ref_target(ref)
+    if start is None:
         return store, None  # an unborn session: git cannot check it out anywhere yet
-    linked = Store.open(sessiontrees.ensure(store, name, ref))
+    try:
+        linked = Store.open(sessiontrees.ensure(store, name, ref))
+    except GitpatchError:
+        if fresh:  # a refused open leaves no branch behind (CAS: unless someone used it)
+            with contextlib.suppress(GitpatchError):
+                store.update_ref(ref, None, start, "gitpatch: session worktree refused")
+        raise
     tree = WorkingTree.of(linked)
     if tree is not None:
         tree.recover()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gitpatch.errors import GitpatchError
 from gitpatch.workspace.api import Workspace, protected_branches, session_target
 from tests.gitkit import git, head, make_repo, status_porcelain
 from tests.workspace.workspace_kit import commit_on, sr
@@ -194,3 +195,16 @@ def test_a_session_worktree_converts_line_endings_as_git_does(tmp_path: Path) ->
     assert (ws.worktree.root / "a.txt").read_bytes() == b"alpha\r\nBETA\r\n"
     assert git(root, "show", "gitpatch/session/agent:a.txt") == "alpha\nBETA\n"
     assert git(ws.worktree.root, "status", "--porcelain") == "" and status_porcelain(root) == ""
+
+
+def test_a_worktree_git_cannot_make_is_refused_leaving_no_branch(repo: Path) -> None:
+    (repo / "blocker").write_text("a file where the worktrees folder would go\n")
+    git(repo, "config", "gitpatch.worktrees", "blocker")
+    before = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
+    with pytest.raises(GitpatchError) as err:
+        Workspace.open(repo)
+    assert err.value.code == "repository_error" and "worktree" in err.value.message
+    assert "gitpatch.worktrees" in (err.value.hint or "")
+    assert git(repo, "for-each-ref", "--format=%(refname) %(objectname)") == before
+    assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
+    assert status_porcelain(repo) == "?? blocker\n"
