@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from gitpatch.tools.storage.base import Applied
 
-__all__ = ["change_lines", "done", "plural"]
+__all__ = ["change_lines", "done", "plural", "where_data"]
 
 
 def done(applied: Applied) -> str:
@@ -18,6 +18,19 @@ def done(applied: Applied) -> str:
 def plural(count: int, word: str) -> str:
     """``1 edit``, ``2 edits``."""
     return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def where_data(applied: Applied, show: Callable[[str], str]) -> dict[str, object]:
+    """The structured twins of the lines about where the change is on disk and what became
+    of the person's uncommitted work; empty when there is nothing to say."""
+    data: dict[str, object] = {}
+    if applied.worktree:
+        data["worktree"] = applied.worktree
+    if applied.recorded:
+        data["recorded"] = [show(p) for p in applied.recorded]
+    if applied.carried:
+        data["carried"] = [show(p) for p in applied.carried]
+    return data
 
 
 def change_lines(applied: Applied, show: Callable[[str], str]) -> list[str]:

@@ -11,7 +11,7 @@ from gitpatch.formats import apply_patch as apply_patch_format
 from gitpatch.formats import search_replace
 from gitpatch.tools._base import Tool
 from gitpatch.tools._result import ToolResult
-from gitpatch.tools._texts import change_lines, done, plural
+from gitpatch.tools._texts import change_lines, done, plural, where_data
 from gitpatch.tools.policy import ToolOperation
 from gitpatch.tools.storage.base import Applied, Target
 
@@ -49,6 +49,7 @@ class PatchTool(Tool):
             "matches": [dataclasses.asdict(e) | {"path": target.shown} for e in applied.edits],
         }
         _review_data(data, applied)
+        data |= where_data(applied, lambda _k: target.shown)
         lines = [first, *change_lines(applied, lambda _k: target.shown)]
         return ToolResult("\n".join(lines), ok=True, data=data)
 
@@ -114,6 +115,7 @@ def _patch_result(applied: Applied, show: Callable[[str], str]) -> ToolResult:
     if applied.versions:
         data["versions"] = dict(applied.versions)
     _review_data(data, applied)
+    data |= where_data(applied, show)
     lines = [first, *rows, *change_lines(applied, show)]
     return ToolResult("\n".join(lines), ok=True, data=data)
 

@@ -109,12 +109,20 @@ def test_two_sessions_on_protected_main_leave_the_person_alone(tmp_path: Path) -
     (repo / "app.py").write_text(APP + "# the person's own line\n")
     before = person_state(repo)
     results: dict[str, list[str]] = {}
+    structured: dict[str, dict[str, Any]] = {}
 
     async def main() -> None:
         async def run(name: str, line: int) -> None:
             client_name = f"harness-{name}"
             async with named(repo, client_name, "--mode", "auto", "--session", name) as client:
                 results[name] = await agent(client, name, line, repo, before)
+                read = await client.call_tool("read_file", {"path": f"{name}.txt"})
+                assert text_of(read).count(f"by {name}") == 1
+                again = await client.call_tool(
+                    "patch", {"path": f"{name}.txt", "edits": patch(f"by {name}\n", "made\n")}
+                )
+                assert not again.is_error, text_of(again)
+                structured[name] = again.structured_content or {}
 
         with anyio.fail_after(120):
             async with anyio.create_task_group() as group:
@@ -129,7 +137,8 @@ def test_two_sessions_on_protected_main_leave_the_person_alone(tmp_path: Path) -
         assert first.startswith("Applied 1 edit to app.py."), first
         assert f"gitpatch/session/{name} (main is protected)" in first
         assert f"The session's files are in {place}" in first
-        assert (place / f"{name}.txt").read_text() == f"by {name}\n"
+        assert structured[name]["worktree"] == str(place)
+        assert (place / f"{name}.txt").read_text() == "made\n"
         assert git(place, "status", "--porcelain") == ""
         log = git(repo, "log", "-1", "--format=%an|%cn|%B", f"gitpatch/session/{name}")
         # authored by the agent (its client's name and session), committed by the person
@@ -178,6 +187,7 @@ def test_the_persons_uncommitted_work_stays_theirs_over_mcp(tmp_path: Path) -> N
     assert "Record uncommitted" not in git(repo, "log", "--format=%s")
     assert git(repo, "status", "--porcelain") == " M app.py\n M notes.txt\n"
     assert "value_1 = 'the person'" in (repo / "app.py").read_text()
+    assert (done.structured_content or {})["carried"] == ["app.py"]
     assert deleted.is_error and text_of(deleted).startswith("dirty_worktree")
     assert (repo / "notes.txt").read_text() == "mine\nnot committed\n"
     assert clashed.is_error and "line 1" in text_of(clashed), text_of(clashed)
