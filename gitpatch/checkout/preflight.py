@@ -16,6 +16,7 @@ It reads; it never changes the repository. Everything it refuses leaves nothing 
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 import time
@@ -45,6 +46,7 @@ __all__ = [
     "INDEX_LOCK_WAIT_SECONDS",
     "check_assumed",
     "check_landing",
+    "check_staged",
     "check_unmerged",
     "check_refs",
     "common_dir",
@@ -228,15 +230,7 @@ def preflight(
     ``new``; run under the land lock, when no other land is half done."""
     index = index_view(worktree, paths)
     now = store.ref_target(branch)  # the index must agree with it (if it moved, the move fails)
-
-    def at(commit: pygit2.Oid | None) -> Callable[[str], tuple[str, int] | None]:
-        def entry(path: str) -> tuple[str, int] | None:
-            found = None if commit is None else store.entry(commit, path)
-            if found is None or found.mode == MODE_TREE:
-                return None  # a submodule's gitlink is an index entry like a file's
-            return str(found.oid), int(found.mode)
-
-        return entry
+    at = functools.partial(_entries_at, store)
 
     check_assumed(worktree, paths)
     check_landing(
@@ -249,6 +243,24 @@ def preflight(
         paths,
         sparse.skipped(worktree.gitdir, worktree.root, paths),
     )
+
+
+def _entries_at(store: Store, commit: pygit2.Oid | None) -> Entries:
+    def entry(path: str) -> tuple[str, int] | None:
+        found = None if commit is None else store.entry(commit, path)
+        if found is None or found.mode == MODE_TREE:
+            return None  # a submodule's gitlink is an index entry like a file's
+        return str(found.oid), int(found.mode)
+
+    return entry
+
+
+def check_staged(
+    store: Store, worktree: WorkingTree, head: pygit2.Oid | None, paths: Sequence[str]
+) -> None:
+    """``staged_changes`` (or an unmerged refusal) when a path's index entry is not its entry
+    at ``head``: what the land would refuse, refused before any merge is tried."""
+    _check_index(index_view(worktree, paths), _entries_at(store, head), paths)
 
 
 def check_landing(

@@ -124,6 +124,7 @@ class WorkingTree:
         verify: bool = False,
         notes: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any]]] | None = None,
         preflight: Callable[[], object] = lambda: None,
+        carry: tuple[str, str, str] | None = None,
     ) -> None:
         """Move a branch with ``move_ref()`` (the CAS) and bring ``paths`` on disk to ``new``.
 
@@ -132,18 +133,20 @@ class WorkingTree:
         propagates. With ``verify``, a path whose disk content is no longer the one at ``old``
         (someone wrote it since it was read) raises ``ConcurrentUpdate`` before anything moves.
         ``notes`` (commit hex -> (note before, note after)) are the notes ``move_ref`` writes
-        with the ref, mended by recovery if a kill separated them from it.
+        with the ref, mended by recovery if a kill separated them from it. ``carry`` (trees:
+        disk before, disk after, index after) lands onto a person's uncommitted work: the
+        paths go from the first to the second on disk and their index entries to the third.
         """
         kept = tuple(
             (c, json.dumps(before, sort_keys=True), json.dumps(after, sort_keys=True))
             for c, (before, after) in (notes or {}).items()
         )
-        journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept, Owner.me().tag())
+        journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept, Owner.me().tag(), carry)
         with self._land_lock():
             self._recover_locked()
             preflight()  # under the lock: no other land is half done
             self.check_index_writable()
-            changed = self.modified(old, journal.paths) if verify else []
+            changed = self.modified(carry[0] if carry else old, journal.paths) if verify else []
             if changed:
                 raise ConcurrentUpdate(
                     f"{', '.join(changed)} changed on disk while the proposal was prepared",
@@ -230,7 +233,7 @@ class WorkingTree:
         BEFORE the ref moves: a full or read-only disk then refuses the land with nothing
         moved. Paths whose folder does not exist yet are written after the move. Also checks
         that the index can be rewritten (free space for a copy of it)."""
-        new_tree = self._tree(journal.new)
+        new_tree = self._tree(journal.carry[1] if journal.carry else journal.new)
         skipped = sparse.skipped(self.gitdir, self.root, journal.paths)  # not on disk
         staged: dict[str, Path] = {}
         try:
@@ -293,8 +296,9 @@ class WorkingTree:
         the one at ``old``: a person may have edited it since, and their edit wins (its index
         entry still follows the branch, so ``git status`` shows their edit as unstaged).
         """
-        new_tree = self._tree(journal.new)
-        old_tree = self._tree(journal.old)
+        carry = journal.carry
+        new_tree = self._tree(carry[1] if carry else journal.new)
+        old_tree = self._tree(carry[0] if carry else journal.old)
         skipped = sparse.skipped(self.gitdir, self.root, journal.paths)
         if not staged:
             remove_temp_files(self.root, journal.paths)
@@ -324,8 +328,26 @@ class WorkingTree:
             self._write(path, oid, mode, staged.get(path))
             crashpoint("file.renamed")
         kept = [p for p in journal.paths if p not in landed and p not in skipped]
+        if carry is not None:
+            new_tree, old_tree, landed, kept = self._carried_index(journal, new_tree, landed, kept)
         self._update_index(new_tree, landed, kept, old_tree)
         sparse.update_entries(self.gitdir, self.root, new_tree, sorted(skipped))
+
+    def _carried_index(
+        self,
+        journal: Journal,
+        disk_tree: pygit2.Tree | None,
+        landed: Sequence[str],
+        kept: Sequence[str],
+    ) -> tuple[pygit2.Tree | None, pygit2.Tree | None, list[str], list[str]]:
+        """(index tree, old tree, landed, kept) of a carrying land: the disk holds the
+        person's work with the change merged in, the index follows the branch, so ``git
+        status`` shows their work as unstaged; only paths whose disk is the index's land."""
+        assert journal.carry is not None
+        index_tree = self._tree(journal.carry[2])
+        same = [p for p in landed if _entry(index_tree, p) == _entry(disk_tree, p)]
+        rest = [p for p in [*landed, *kept] if p not in same]
+        return index_tree, self._tree(journal.old), same, rest
 
     # -- disk state --------------------------------------------------------------------------
 
@@ -344,10 +366,21 @@ class WorkingTree:
             if have == "<directory>" and is_dir(tree, path):
                 continue  # a directory then and now: its files are paths of their own
             if have != (str(want[0]) if want else None):
-                out.append(path)
+                if not (want is not None and self._as_checked_out(path, want[0])):
+                    out.append(path)
             elif want is not None and self.disk_mode(path) not in (None, want[1]):
                 out.append(path)  # `chmod +x` is a change, as git sees it
         return out
+
+    def _as_checked_out(self, path: str, oid: pygit2.Oid) -> bool:
+        """True when the file is byte for byte what checkout writes for ``oid``: git status
+        calls it clean (a blob holding CRLF under autocrlf hashes differently from disk)."""
+        if not self.filters.converts(path):
+            return False
+        try:
+            return self.filters.checkout_bytes(path, oid) == (self.root / path).read_bytes()
+        except OSError:
+            return False
 
     def disk_mode(self, path: str) -> int | None:
         """The mode ``git add`` would record for the file at ``path`` (see ``_modes``)."""
@@ -393,6 +426,14 @@ class WorkingTree:
     def check_index_writable(self) -> None:
         """Refuse an index only git can read or write when there is no git (``indexsync``)."""
         indexsync.check_writable(self.repo)
+
+    def index_entry(self, path: str) -> tuple[pygit2.Oid, int] | None:
+        """The blob id and mode the index records for ``path`` (stage 0), None if none."""
+        try:
+            found = self.index[path]
+        except (KeyError, ValueError):
+            return None
+        return found.id, int(found.mode)
 
     @property
     def index(self) -> pygit2.Index:

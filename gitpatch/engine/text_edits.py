@@ -29,6 +29,7 @@ from gitpatch.errors import (
     MatchNotFound,
 )
 from gitpatch.match import find_substring, seek
+from gitpatch.match.messages import region_text
 
 __all__ = ["apply_text_edits"]
 
@@ -154,8 +155,11 @@ def _not_found_hint(doc_text: str, old: str) -> str:
         m = seek(split_lines(doc_text), pattern, profile="search_replace")
     except GitpatchError as exc:
         return f"{base}\n{exc.hint}" if exc.hint else base
-    shown = "\n".join(split_lines(doc_text)[m.start : m.end][:8])
-    return f"{base}\nThe file has similar text at lines {m.start + 1}-{m.end} ({m.level}):\n{shown}"
+    shown = region_text(split_lines(doc_text), m.start, m.end)
+    return (
+        f"{base}\nThe file has similar text at lines {m.start + 1}-{m.end} ({m.level}), as "
+        f"it is in the file:\n{shown}"
+    )
 
 
 def _replace(state: _State, edit: Replace, number: int) -> tuple[int, int]:

@@ -11,7 +11,28 @@ from collections.abc import Sequence
 
 from gitpatch.errors import MatchAmbiguous, MatchNotFound
 
-__all__ = ["ambiguous", "anchor_not_found", "not_found"]
+__all__ = ["REGION_LINES", "ambiguous", "anchor_not_found", "not_found", "region_text"]
+
+#: The most lines of a closest region a hint shows; a longer one keeps its first and last
+#: halves and names the lines it leaves out.
+REGION_LINES = 60
+
+
+def region_text(lines: Sequence[str], start: int, end: int) -> str:
+    """Lines ``start`` to ``end`` (0-based, end exclusive) of a file, each ``N | text`` with
+    its 1-based number: the one form every not-found hint shows a region in. A region longer
+    than ``REGION_LINES`` says how many lines it leaves out, and which."""
+    numbers = list(range(start, end))
+    if len(numbers) > REGION_LINES:
+        half = REGION_LINES // 2
+        cut = numbers[half:-half]
+        rows = [f"{n + 1:>6} | {lines[n]}" for n in numbers[:half]]
+        rows.append(
+            f"{'...':>6} | ({len(cut)} lines left out here: lines {cut[0] + 1}-{cut[-1] + 1})"
+        )
+        rows += [f"{n + 1:>6} | {lines[n]}" for n in numbers[-half:]]
+        return "\n".join(rows)
+    return "\n".join(f"{n + 1:>6} | {lines[n]}" for n in numbers)
 
 
 def ambiguous(where: list[int], level: str, pat: Sequence[str]) -> MatchAmbiguous:
@@ -72,7 +93,7 @@ def _region_diff(pat: Sequence[str], region: Sequence[str], first: int) -> list[
         out.extend(f"- {'':>5} | {pat[i]}" for i in range(i1, i2))
         out.extend(f"+ {first + j:>5} | {region[j]}" for j in range(j1, j2))
     if len(out) > 16:
-        out = [*out[:16], f"  ... ({len(out) - 16} more lines)"]
+        out = [*out[:16], f"  ... ({len(out) - 16} more diff lines; the region above has them)"]
     return out
 
 
@@ -104,8 +125,9 @@ def not_found(
     details["closest"] = {"start_line": s + 1, "end_line": e, "similarity": round(score, 1)}
     diff = _region_diff(pat, lines[s:e], s + 1)
     hint = (
-        f"The closest region is lines {s + 1}-{e} ({score:.1f}% similar); "
-        "'-' lines were sent but differ, '+' lines are what the file has (with line numbers):\n"
+        f"The closest region is lines {s + 1}-{e} ({score:.1f}% similar), as the file has it:\n"
+        + region_text(lines, s, e)
+        + "\nWhere it differs: '-' lines were sent, '+' lines are the file's:\n"
         + "\n".join(diff)
         + "\nCopy the old text exactly from the file (re-read it if it changed) and retry."
     )

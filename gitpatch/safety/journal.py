@@ -34,6 +34,10 @@ class Journal:
     paths: tuple[str, ...]
     notes: tuple[tuple[str, str, str], ...] = ()
     owner: str = ""
+    #: A land that carries onto a person's uncommitted work: (tree on disk before, tree on
+    #: disk after, tree the index entries get), each a hex id; None when disk and index
+    #: simply go from ``old`` to ``new``.
+    carry: tuple[str, str, str] | None = None
 
     def to_json(self) -> str:
         """Serialise for ``.git/gitpatch/journal.json``."""
@@ -45,6 +49,7 @@ class Journal:
                 "paths": list(self.paths),
                 "notes": [list(n) for n in self.notes],
                 "owner": self.owner,
+                "carry": list(self.carry) if self.carry else None,
             }
         )
 
@@ -55,6 +60,7 @@ class Journal:
         if not isinstance(data, dict) or not isinstance(data.get("new"), str):
             raise ValueError("not a gitpatch journal")
         notes = data.get("notes") or []
+        carry = data.get("carry")
         return cls(
             str(data["ref"]),
             data.get("old"),
@@ -62,6 +68,7 @@ class Journal:
             tuple(data.get("paths", ())),
             tuple((str(c), str(b), str(a)) for c, b, a in notes),
             str(data.get("owner") or ""),
+            (str(carry[0]), str(carry[1]), str(carry[2])) if carry else None,
         )
 
     def write(self, path: Path, *, durable: bool) -> None:

@@ -3,12 +3,14 @@
 libgit2's tree-to-tree diff walks every entry of both trees (about 25 ms for a one-file change
 among 100,000 files here), so the store finds the changed entries itself (``file_changes``,
 which skips identical subtrees by id) and asks libgit2 only for the per-file patches. Exact
-moves (same blob and mode) are shown as renames, as ``git diff`` does; the text is accepted by
-``git apply``.
+moves (same blob and mode) and moves with changes (content at least half alike, as ``git diff
+-M`` finds them) are shown as renames, so a move with a one-line change reads as one line;
+the text is accepted by ``git apply``.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 
 import pygit2
@@ -23,8 +25,9 @@ _INDEX_LINE = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+) 100644$", re.MULTIL
 _Item = tuple[str, str, Side, Side]  # old path, new path, old side, new side
 
 
-def _pair_moves(changes: list[tuple[str, Side, Side]]) -> list[_Item]:
-    """Turn a deletion and an addition of the very same blob and mode into one move."""
+def _pair_moves(repo: pygit2.Repository, changes: list[tuple[str, Side, Side]]) -> list[_Item]:
+    """Turn a deletion and an addition into one move: of the very same blob and mode, or (as
+    ``git diff -M`` does) of content at least ``SIMILARITY`` alike."""
     gone: dict[tuple[pygit2.Oid, int], list[str]] = {}
     for path, a, b in changes:
         if a is not None and b is None:
@@ -33,15 +36,64 @@ def _pair_moves(changes: list[tuple[str, Side, Side]]) -> list[_Item]:
     for path, a, b in changes:
         if a is None and b is not None and gone.get(b):
             moved_from[path] = gone[b].pop(0)
+    before = {path: a for path, a, b in changes if a is not None and b is None}
+    moved_from |= _similar(repo, changes, moved_from, before)
     sources = set(moved_from.values())
     items: list[_Item] = []
     for path, a, b in changes:
         if path in sources and b is None:
             continue
         old_path = moved_from.get(path, path)
-        side_a = a if old_path == path else b
+        side_a = before.get(old_path) if old_path != path else a
         items.append((old_path, path, side_a, b))
     return items
+
+
+#: How alike (0-1, lines in common) a deleted and an added file must be to show as a move.
+SIMILARITY = 0.5
+#: Candidate pairs scored at most (each costs a line diff); beyond, only exact moves pair.
+_MAX_PAIRS = 400
+_MAX_BYTES = 1 << 20
+
+
+def _similar(
+    repo: pygit2.Repository,
+    changes: list[tuple[str, Side, Side]],
+    paired: dict[str, str],
+    before: dict[str, tuple[pygit2.Oid, int]],
+) -> dict[str, str]:
+    """Added path -> deleted path for inexact moves, best score first (each used once)."""
+    taken = set(paired.values())
+    sources = [(p, side) for p, side in before.items() if p not in taken]
+    targets = [(p, b) for p, a, b in changes if a is None and b is not None and p not in paired]
+    if not sources or not targets or len(sources) * len(targets) > _MAX_PAIRS:
+        return {}
+    scored = []
+    for new_path, b in targets:
+        for old_path, a in sources:
+            score = _likeness(repo, a, b)
+            if score >= SIMILARITY:
+                scored.append((score, new_path, old_path))
+    out: dict[str, str] = {}
+    for _score, new_path, old_path in sorted(scored, reverse=True):
+        if new_path not in out and old_path not in out.values():
+            out[new_path] = old_path
+    return out
+
+
+def _likeness(
+    repo: pygit2.Repository, a: tuple[pygit2.Oid, int], b: tuple[pygit2.Oid, int]
+) -> float:
+    if MODE_SUBMODULE in (a[1], b[1]):
+        return 0.0
+    old, new = repo[a[0]], repo[b[0]]
+    assert isinstance(old, pygit2.Blob) and isinstance(new, pygit2.Blob)
+    if old.size > _MAX_BYTES or new.size > _MAX_BYTES or old.is_binary or new.is_binary:
+        return 0.0
+    one, two = old.data.splitlines(), new.data.splitlines()
+    if not one or not two:
+        return 0.0
+    return difflib.SequenceMatcher(None, one, two, autojunk=False).ratio()
 
 
 def _submodule_patch(old_path: str, new_path: str, a: Side, b: Side) -> tuple[str, int, int]:
@@ -103,6 +155,13 @@ def _file_patch(repo: pygit2.Repository, item: _Item) -> tuple[str, int, int]:
     patch = pygit2.Patch.create_from(old_blob, new_blob, old_as_path=old_path, new_as_path=new_path)
     _context, added, removed = patch.line_stats
     text = patch.text or ""
+    if old_path != new_path and text:
+        head, _, rest = text.partition("\n")
+        score = round(100 * _likeness(repo, a, b)) if a is not None and b is not None else 0
+        text = (
+            f"{head}\nsimilarity index {score}%\nrename from {old_path}\n"
+            f"rename to {new_path}\n{rest}"
+        )
     if not text and a is not None and b is not None:  # same bytes, new mode
         return (
             (f"diff --git a/{old_path} b/{new_path}\nold mode {a[1]:o}\nnew mode {b[1]:o}\n"),
@@ -117,7 +176,7 @@ def diff_trees(
     repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid | None
 ) -> tuple[str, dict[str, int]]:
     """Patch text from tree ``old`` to tree ``new`` (None: empty) and its stats."""
-    items = _pair_moves(list(file_changes(repo, old, new)))
+    items = _pair_moves(repo, list(file_changes(repo, old, new)))
     items.sort(key=lambda item: item[1])
     pieces: list[str] = []
     insertions = deletions = 0

@@ -19,7 +19,7 @@ from gitpatch.errors import GitpatchError
 from gitpatch.store.treediff import Side, file_changes
 from gitpatch.store.trees import MODE_BLOB, MODE_EXEC, build_entries
 
-__all__ = ["merge_trees"]
+__all__ = ["merge_blobs", "merge_trees"]
 
 _REGULAR = (MODE_BLOB, MODE_EXEC)
 
@@ -56,6 +56,26 @@ def _merge_file(
     if result is None or isinstance(result, str) or not result.automergeable:
         return None
     return repo.create_blob(result.contents.encode("utf-8")), ours[1]
+
+
+def merge_blobs(
+    repo: pygit2.Repository, path: str, base: bytes | None, ours: bytes, theirs: bytes
+) -> bytes | None:
+    """One file's contents merged over ``base`` (None: both added it), None on a conflict or
+    when a side is not UTF-8 text."""
+    sides = [b"" if base is None else base, ours, theirs]
+    for data in sides:
+        if b"\x00" in data:
+            return None
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    a, o, t = (pygit2.IndexEntry(path, repo.create_blob(d), FileMode.BLOB) for d in sides)
+    result = repo.merge_file_from_index(a, o, t)
+    if result is None or isinstance(result, str) or not result.automergeable:
+        return None
+    return result.contents.encode("utf-8")
 
 
 def _may_rename(changes: dict[str, tuple[Side, Side]]) -> bool:

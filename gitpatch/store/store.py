@@ -22,7 +22,7 @@ import pygit2
 from gitpatch.core.model import FileChange
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, NotATextResource, RepositoryError
 from gitpatch.safety import durability, owners
-from gitpatch.store import diffs, entries, history, notes, refs, treediff, trees
+from gitpatch.store import diffs, entries, history, merging, notes, refs, treediff, trees
 from gitpatch.store._errors import git_errors
 
 __all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "HISTORY_DEPTH", "CommitInfo", "Store", "TreeEntry"]
@@ -312,6 +312,17 @@ class Store:
         with git_errors(f"merge {theirs} into {ours}"):
             tree = history.merge_tree(self.repo, ours, theirs)
         return self.commit(tree, [ours, theirs], message, trailers)
+
+    def merge_file(self, path: str, base: bytes | None, ours: bytes, theirs: bytes) -> bytes | None:
+        """One file's 3-way merge (git's line merge); None when it conflicts or is not
+        UTF-8 text (pygit2 hands merged content back as str)."""
+        with git_errors(f"merge the versions of {path!r}"):
+            return merging.merge_blobs(self.repo, path, base, ours, theirs)
+
+    def tree_of(self, commit: pygit2.Oid) -> pygit2.Oid:
+        """The id of ``commit``'s tree."""
+        with git_errors(f"read the tree of {commit}"):
+            return self.repo[commit].peel(pygit2.Tree).id
 
     def merge_conflicts(self, ours: pygit2.Oid, theirs: pygit2.Oid) -> list[str]:
         """The paths merging ``theirs`` into ``ours`` would conflict in ([]: it merges cleanly).

@@ -6,12 +6,31 @@ from collections.abc import Callable
 
 from gitpatch.tools.storage.base import Applied
 
-__all__ = ["change_lines", "plural"]
+__all__ = ["change_lines", "done", "plural", "where_data"]
+
+
+def done(applied: Applied) -> str:
+    """The first word of a success text: ``Applied``, or ``Proposed`` when the change waits
+    for a person's review (nothing was applied yet)."""
+    return "Proposed" if applied.review else "Applied"
 
 
 def plural(count: int, word: str) -> str:
     """``1 edit``, ``2 edits``."""
     return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def where_data(applied: Applied, show: Callable[[str], str]) -> dict[str, object]:
+    """The structured twins of the lines about where the change is on disk and what became
+    of the person's uncommitted work; empty when there is nothing to say."""
+    data: dict[str, object] = {}
+    if applied.worktree:
+        data["worktree"] = applied.worktree
+    if applied.recorded:
+        data["recorded"] = [show(p) for p in applied.recorded]
+    if applied.carried:
+        data["carried"] = [show(p) for p in applied.carried]
+    return data
 
 
 def change_lines(applied: Applied, show: Callable[[str], str]) -> list[str]:
@@ -32,4 +51,19 @@ def change_lines(applied: Applied, show: Callable[[str], str]) -> list[str]:
         )
     elif branch and target and branch != target:
         lines.append(f"It landed on session branch {branch} ({target} is protected).")
+    if applied.worktree:
+        lines.append(f"The session's files are in {applied.worktree}: run your tests there.")
+    if applied.recorded:
+        lines.append(
+            f"The person's uncommitted changes to {', '.join(map(show, applied.recorded))} "
+            "were recorded in a commit of their own first."
+        )
+    if applied.carried:
+        lines.append(
+            f"{', '.join(map(show, applied.carried))} had the person's uncommitted changes: "
+            "they stay uncommitted, with this change merged in."
+            if not applied.review
+            else f"{', '.join(map(show, applied.carried))} has the person's uncommitted "
+            "changes: the proposal holds only yours; approval merges it into their work."
+        )
     return lines

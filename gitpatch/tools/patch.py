@@ -11,7 +11,7 @@ from gitpatch.formats import apply_patch as apply_patch_format
 from gitpatch.formats import search_replace
 from gitpatch.tools._base import Tool
 from gitpatch.tools._result import ToolResult
-from gitpatch.tools._texts import change_lines, plural
+from gitpatch.tools._texts import change_lines, done, plural, where_data
 from gitpatch.tools.policy import ToolOperation
 from gitpatch.tools.storage.base import Applied, Target
 
@@ -42,7 +42,7 @@ class PatchTool(Tool):
         proposal = dataclasses.replace(search_replace.parse(edits, target.key), tool="patch")
         applied = self.submit(proposal, checks, before_write, checked=ask)
         count = _edit_count(proposal)
-        first = f"Applied {plural(count, 'edit')} to {target.shown}."
+        first = f"{done(applied)} {plural(count, 'edit')} to {target.shown}."
         data: dict[str, Any] = {
             "path": target.shown,
             "edits": count,
@@ -51,6 +51,7 @@ class PatchTool(Tool):
             "matches": [dataclasses.asdict(e) | {"path": target.shown} for e in applied.edits],
         }
         _review_data(data, applied)
+        data |= where_data(applied, lambda _k: target.shown)
         lines = [first, *change_lines(applied, lambda _k: target.shown)]
         return ToolResult("\n".join(lines), ok=True, data=data)
 
@@ -109,13 +110,14 @@ def _patch_result(applied: Applied, show: Callable[[str], str]) -> ToolResult:
             }
         )
     summary = ", ".join(f"{n} {verb}" for verb, n in counts.items() if n)
-    first = f"Applied patch to {plural(len(applied.files), 'file')} ({summary}):"
+    first = f"{done(applied)} patch to {plural(len(applied.files), 'file')} ({summary}):"
     data: dict[str, Any] = {"files": files, "version": applied.version} | {
         k: [x["path"] for x in files if x["action"] == k] for k in _VERBS.values()
     }
     if applied.versions:
         data["versions"] = dict(applied.versions)
     _review_data(data, applied)
+    data |= where_data(applied, show)
     lines = [first, *rows, *change_lines(applied, show)]
     return ToolResult("\n".join(lines), ok=True, data=data)
 

@@ -12,7 +12,7 @@ from gitpatch.errors import PayloadTooLarge, TeamNotFound
 from gitpatch.formats import patch_resource as edit_objects
 from gitpatch.tools._base import Tool
 from gitpatch.tools._result import ToolResult
-from gitpatch.tools._texts import change_lines, plural
+from gitpatch.tools._texts import change_lines, done, plural, where_data
 from gitpatch.tools.policy import ToolOperation
 from gitpatch.tools.storage.base import Namespace, Target
 from gitpatch.tools.storage.mounts import namespace_of
@@ -66,10 +66,11 @@ class PatchResourceTool(Tool):
             "version": applied.version,
         }
         count = len(proposal.operations[0].edits)  # type: ignore[union-attr]
-        first = f"Applied {plural(count, 'edit')} to {target.shown}."
+        first = f"{done(applied)} {plural(count, 'edit')} to {target.shown}."
         lines = [first, f"id: {data['id']}", *change_lines(applied, lambda _k: target.shown)]
         if applied.review:
             data["proposal_id"] = applied.proposal_id
+        data |= where_data(applied, lambda _k: target.shown)
         return ToolResult("\n".join(lines), ok=True, data=data)
 
     def _check_size(self, target: Target, proposal: Proposal) -> None:

@@ -6,7 +6,8 @@ of the touched files, so the agent's edit applies to what it saw), then:
 
 - ``auto``: moves the branch by compare-and-swap and writes only the changed paths to disk
   through ``WorkingTree.land``; a protected branch is never moved, the change lands on a
-  session branch ``gitpatch/session/<name>`` started at its head instead;
+  session branch ``gitpatch/session/<name>`` started at its head instead, checked out in the
+  session's own linked worktree;
 - ``review``: creates ``refs/heads/gitpatch/<id>`` and leaves the working tree alone.
 
 Losing the compare-and-swap to another writer re-reads the head: if a touched file changed,
@@ -25,6 +26,7 @@ import dataclasses
 import functools
 import secrets
 import threading
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
@@ -37,13 +39,14 @@ from gitpatch.core.model import Proposal
 from gitpatch.core.paths import normalize, normalize_proposal
 from gitpatch.core.text import Document
 from gitpatch.errors import (
+    GitpatchError,
     InternalError,
     InvalidArguments,
     ResourceNotFound,
 )
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
 from gitpatch.store import Store
-from gitpatch.workspace import guards, review, versions
+from gitpatch.workspace import guards, review, sessiontrees, versions
 from gitpatch.workspace.build import Dirty, proposal_result
 from gitpatch.workspace.context import Context
 from gitpatch.workspace.propose import (
@@ -180,24 +183,34 @@ class Workspace:
         mode: Mode = "auto",
         branch: str | None = None,
         *,
-        dirty: Dirty = "record",
+        dirty: Dirty | None = None,
         session: str | None = None,
         protected: Sequence[str] | None = None,
         author: str | None = None,
         allow_ignored: bool | None = None,
+        agent: str | None = None,
     ) -> Workspace:
         """Open the repository at ``path`` (with a working tree or bare).
+
+        ``dirty`` (default: git config ``gitpatch.uncommitted``, else ``carry``) is what a
+        change does to a person's uncommitted work in the files it touches: ``carry`` merges
+        the change into it and never commits it, ``record`` commits it first (the result and
+        the review say so), ``refuse`` refuses. ``agent`` names the agent (its MCP client)
+        as the author of its commits.
 
         ``branch`` defaults to the checked-out one. In auto mode a protected target
         (``protected``, else git config ``gitpatch.protected``, else ``.gitpatch.toml``'s
         ``protected``, default main and master), or an explicit ``session`` name,
-        starts or resumes ``gitpatch/session/<name>`` and, when the target is checked out,
-        switches to it keeping the working tree as ``git switch -c`` does.
+        starts or resumes ``gitpatch/session/<name>`` in a linked worktree of its own (see
+        ``sessiontrees``): the person's HEAD, index and files are never touched.
         """
-        _check_options(mode, dirty)
         store = Store.open(path)
+        policy = _dirty_policy(mode, dirty or store.config_get("gitpatch.uncommitted") or "carry")
         with store.operation():
-            return cls._open(store, mode, branch, dirty, session, protected, author, allow_ignored)
+            ws = cls._open(store, mode, branch, policy, session, protected, author, allow_ignored)
+        if agent:
+            ws._ctx = dataclasses.replace(ws._ctx, agent=agent)
+        return ws
 
     @classmethod
     def _open(
@@ -225,7 +238,10 @@ class Workspace:
         on = target
         if mode == "auto" and (session is not None or target in guarded):
             session = session or "agent"
-            on = start_session(store, worktree, target, session)
+            ref = SESSION_PREFIX + session
+            fresh = not pygit2.reference_is_valid_name(ref) or store.ref_target(ref) is None
+            on = start_session(store, target, session)
+            store, worktree = _session_checkout(store, worktree, on, session, fresh=fresh)
         else:
             session = None
         sig = store.signature()
@@ -240,6 +256,7 @@ class Workspace:
             author=author or f"{sig.name} <{sig.email}>",
             dirty=dirty,
             allow_ignored=allow_ignored,
+            proposer=author or "",
         )
         return cls(context)
 
@@ -349,14 +366,17 @@ class Workspace:
             one.build()
             self._publish(one, proposal.tool)
             assert one.built is not None
-            return proposal_result(self._ctx, one.built, one.pid)
+            return proposal_result(
+                self._ctx, one.built, one.pid, recorded=one.recorded, carried=one.kept
+            )
 
         return retried(attempt, self.branch)
 
     def _publish(self, one: Attempt, tool: str) -> None:
         """Move the branch (auto) or create the proposal ref (review) together with the note,
         in one ref transaction: a proposal never exists without its note, nor a note without
-        its proposal. In auto mode the disk follows when the branch is checked out."""
+        its proposal. In auto mode the disk follows when the branch is checked out; when the
+        change was carried onto the person's uncommitted work, that work gets it merged in."""
         if self.mode == "auto" and self.branch in self.protected:
             raise InternalError("refusing to land an agent commit on a protected branch")
         built = one.built
@@ -370,7 +390,7 @@ class Workspace:
             message=f"gitpatch: {tool or 'propose'} {one.pid}",
             checkout=(self.branch, built.base, built.commit) if auto else None,
             paths=built.land_paths,
-            disk_checked=True,
+            disk_checked=not one.kept,
         )
         publish(self._ctx, step)
 
@@ -434,9 +454,10 @@ class Workspace:
         return review.show(self._ctx, proposal_id)
 
     @_serialized
-    def undo(self) -> ProposalResult:
-        """Revert the last gitpatch commit with a new commit; see ``gitpatch.workspace.review``."""
-        return review.undo(self._ctx)
+    def undo(self, proposal_id: str | None = None) -> ProposalResult:
+        """Revert the last gitpatch commit (or proposal ``proposal_id``'s) with a new commit;
+        see ``gitpatch.workspace.review``."""
+        return review.undo(self._ctx, proposal_id)
 
     @_serialized
     def log(self, limit: int = 50) -> list[LogEntry]:
@@ -444,10 +465,39 @@ class Workspace:
         return review.log(self._ctx, limit)
 
 
-def _check_options(mode: str, dirty: str) -> None:
+def _session_checkout(
+    store: Store, worktree: WorkingTree | None, ref: str, name: str, *, fresh: bool
+) -> tuple[Store, WorkingTree | None]:
+    """The store and working tree a session works in: the person's checkout only when it
+    already has the session branch checked out, else the session's own linked worktree
+    (``sessiontrees``); a bare repository, or a session with no commit yet, has none.
+    ``fresh``: the session branch was just started, and goes again if its worktree fails."""
+    if worktree is None or store.head_branch() == ref:
+        return store, worktree
+    start = store.ref_target(ref)
+    if start is None:
+        return store, None  # an unborn session: git cannot check it out anywhere yet
+    try:
+        linked = Store.open(sessiontrees.ensure(store, name, ref))
+    except GitpatchError:
+        if fresh:  # a refused open leaves no branch behind (CAS: unless someone used it)
+            with contextlib.suppress(GitpatchError):
+                store.update_ref(ref, None, start, "gitpatch: session worktree refused")
+        raise
+    tree = WorkingTree.of(linked)
+    if tree is not None:
+        tree.recover()
+    return linked, tree
+
+
+def _dirty_policy(mode: str, dirty: str) -> Dirty:
+    """``dirty`` as a policy, once ``mode`` and it are known values."""
     if mode not in ("auto", "review"):
         raise InvalidArguments(f"unknown mode {mode!r}", hint="Use mode='auto' or mode='review'.")
-    if dirty not in ("record", "refuse"):
-        raise InvalidArguments(
-            f"unknown dirty policy {dirty!r}", hint="Use dirty='record' or dirty='refuse'."
-        )
+    for policy in typing.get_args(Dirty):
+        if dirty == policy:
+            return policy  # type: ignore[no-any-return]
+    raise InvalidArguments(
+        f"unknown dirty policy {dirty!r} (git config gitpatch.uncommitted or dirty=...)",
+        hint="Use dirty='carry' (the default), 'record' or 'refuse'.",
+    )

@@ -20,7 +20,7 @@ from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Changeset, FileChange, Proposal
 from gitpatch.errors import DirtyWorktree, ProposalRejected
 from gitpatch.store import Store
-from gitpatch.workspace import guards
+from gitpatch.workspace import carry, guards
 from gitpatch.workspace.context import Context, Dirty
 from gitpatch.workspace.results import (
     FileResult,
@@ -31,9 +31,15 @@ from gitpatch.workspace.results import (
 )
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX, REJECTED_PREFIX
 
-__all__ = ["Built", "Dirty", "build", "proposal_files", "proposal_result", "record_dirty"]
-
-#: What to do with uncommitted changes to the files a proposal touches.
+__all__ = [
+    "Built",
+    "Dirty",
+    "build",
+    "carried",
+    "proposal_files",
+    "proposal_result",
+    "record_dirty",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,11 +61,13 @@ def build(
     pid: str,
     revision: bool,
     filters: Filters | None = None,
+    by: tuple[pygit2.Signature, str] | None = None,
 ) -> Built:
     """Apply the proposal on ``base``, build its commit; move no ref.
 
     With ``filters`` (a working tree's conversions) the edits apply to each converted file as
-    checkout writes it, and the result is stored as ``git add`` would store it.
+    checkout writes it, and the result is stored as ``git add`` would store it. ``by`` (the
+    agent's signature, its session) authors the commit and names the session in a trailer.
     """
     changeset = engine.apply(proposal, guards.Snapshot(store, base, filters))
     if filters is not None and changes_attributes(changeset.paths):
@@ -79,15 +87,49 @@ def build(
             details={"fingerprint": print_},
         )
     tree = store.build_tree(base, changeset.changes)
+    commit = _commit(store, proposal, base, tree, changeset, pid, by)
+    land = tuple(dict.fromkeys([*recorded, *changeset.paths]))
+    return Built(commit, base, changeset, print_, land)
+
+
+def _commit(
+    store: Store,
+    proposal: Proposal,
+    base: pygit2.Oid | None,
+    tree: pygit2.Oid,
+    changeset: Changeset,
+    pid: str,
+    by: tuple[pygit2.Signature, str] | None,
+) -> pygit2.Oid:
     tool = proposal.tool or "propose"
-    commit = store.commit(
+    trailers = {"Gitpatch-Proposal": pid, "Gitpatch-Tool": tool}
+    if by is not None:
+        trailers["Gitpatch-Session"] = by[1]
+    return store.commit(
         tree,
         [base] if base is not None else [],
         proposal.message or summary(tool, proposal_files(store, base, changeset)),
-        {"Gitpatch-Proposal": pid, "Gitpatch-Tool": tool},
+        trailers,
+        author=by[0] if by is not None else None,
     )
-    land = tuple(dict.fromkeys([*recorded, *changeset.paths]))
-    return Built(commit, base, changeset, print_, land)
+
+
+def carried(
+    store: Store,
+    proposal: Proposal,
+    built: Built,
+    head: pygit2.Oid | None,
+    pid: str,
+    by: tuple[pygit2.Signature, str] | None,
+) -> Built:
+    """``built`` (made on the disk content the agent saw) as a commit on ``head`` holding only
+    the agent's change, carried by 3-way merges (``carry.onto_branch``); its land then merges
+    it into the person's uncommitted work on disk."""
+    assert built.base is not None  # a recorded base exists whenever something was carried
+    changes = carry.onto_branch(store, built.base, head, built.changeset)
+    tree = store.build_tree(head, changes)
+    commit = _commit(store, proposal, head, tree, built.changeset, pid, by)
+    return Built(commit, head, built.changeset, built.fingerprint, built.changeset.paths)
 
 
 def _attributes_after(
@@ -134,11 +176,13 @@ def record_dirty(
     modified = worktree.modified(str(head) if head else None, paths)
     if not modified:
         return head, []
+    if dirty == "carry":
+        checkout.check_staged(store, worktree, head, modified)
     if dirty == "refuse":
         raise DirtyWorktree(
             f"{', '.join(modified)} has uncommitted changes on disk",
             hint="Commit or discard those changes first, or open the Workspace with "
-            "dirty='record' to have them recorded in a commit of their own.",
+            "dirty='carry' to have the change merged into them.",
             details={"paths": modified},
         )
     changes = []
@@ -183,11 +227,21 @@ def _replacements(files: Sequence[FileResult]) -> str:
     return "".join(said)
 
 
-def proposal_result(ctx: Context, built: Built, pid: str) -> ProposalResult:
-    """What ``propose`` returns once ``built`` is published in ``ctx``'s mode."""
+def proposal_result(
+    ctx: Context,
+    built: Built,
+    pid: str,
+    *,
+    recorded: Sequence[str] = (),
+    carried: Sequence[str] = (),
+) -> ProposalResult:
+    """What ``propose`` returns once ``built`` is published in ``ctx``'s mode; ``recorded``
+    and ``carried`` are the person's files whose uncommitted work was committed first, or
+    had the change merged in and stays uncommitted."""
     holder = ctx.branch if ctx.mode == "auto" else PROPOSAL_PREFIX + pid
     files = proposal_files(ctx.store, built.base, built.changeset)
     names = ", ".join(f.path for f in files)
+    where = str(ctx.worktree.root) if ctx.session and ctx.worktree is not None else ""
     if ctx.mode == "review":
         message = (
             f"Proposed {names} on {holder} for {ctx.target}; nothing on disk changes "
@@ -198,9 +252,12 @@ def proposal_result(ctx: Context, built: Built, pid: str) -> ProposalResult:
             f"Applied {names} on session branch {holder} ({ctx.target} is protected: a "
             f"person merges the session with approve('{ctx.session}'))."
         )
+        if where:
+            message += f" The session's worktree is {where}: run your tests there."
     else:
         message = f"Applied {names} on {holder}."
     message += _replacements(files)
+    message += _uncommitted_note(recorded, carried, ctx.mode == "review")
     return ProposalResult(
         proposal_id=pid,
         version=str(built.commit),
@@ -212,4 +269,27 @@ def proposal_result(ctx: Context, built: Built, pid: str) -> ProposalResult:
         files=files,
         edits=edit_results(built.changeset),
         message=message,
+        worktree=where,
+        recorded=list(recorded),
+        carried=list(carried),
     )
+
+
+def _uncommitted_note(recorded: Sequence[str], carried: Sequence[str], review: bool) -> str:
+    """The sentence that tells what happened to the person's uncommitted work, if any."""
+    if carried and review:
+        return (
+            f" {', '.join(carried)} had uncommitted changes: the proposal holds only this "
+            "change; approving it merges it into the person's work, which stays uncommitted."
+        )
+    if recorded:
+        return (
+            f" The person's uncommitted changes to {', '.join(recorded)} were first recorded "
+            "in a commit of their own (dirty='record')."
+        )
+    if carried:
+        return (
+            f" {', '.join(carried)} had uncommitted changes: the commit holds only this "
+            "change, and the person's work stays uncommitted on disk with it merged in."
+        )
+    return ""

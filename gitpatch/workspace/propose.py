@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -30,7 +31,7 @@ from gitpatch.core.model import Changeset, Proposal
 from gitpatch.core.retry import lost_race, retry
 from gitpatch.errors import ConcurrentUpdate
 from gitpatch.workspace import guards, versions
-from gitpatch.workspace.build import Built, build, record_dirty
+from gitpatch.workspace.build import Built, build, carried, record_dirty
 from gitpatch.workspace.context import Context
 from gitpatch.workspace.results import now_iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX, short
@@ -72,6 +73,10 @@ class Attempt:
     started: bool = False
     head: pygit2.Oid | None = None
     built: Built | None = None
+    #: The person's files whose uncommitted work was committed first (``record``), or that get
+    #: the change merged in and stay uncommitted (``carry``), in the latest attempt.
+    recorded: list[str] = dataclasses.field(default_factory=list)
+    kept: list[str] = dataclasses.field(default_factory=list)
 
     def build(self) -> Built:
         """Build the proposal's commit on the branch's current head (no ref moves).
@@ -99,8 +104,15 @@ class Attempt:
             )
             base, recorded = _record_dirty(ctx, head, paths, self.pid)
         filters = ctx.worktree.filters if ctx.worktree is not None else None
-        built = build(ctx.store, self.proposal, base, recorded, self.pid, self.revision, filters)
-        self.head, self.built = head, built
+        by = (ctx.agent_signature(), ctx.session_label())
+        built = build(
+            ctx.store, self.proposal, base, recorded, self.pid, self.revision, filters, by
+        )
+        kept: list[str] = []
+        if recorded and ctx.dirty == "carry":
+            built = carried(ctx.store, self.proposal, built, head, self.pid, by)
+            kept, recorded = recorded, []
+        self.head, self.built, self.recorded, self.kept = head, built, recorded, kept
         return built
 
     def note(self, tool: str) -> dict[str, Any]:
@@ -185,8 +197,9 @@ def note(ctx: Context, built: Built, pid: str, tool: str, revision: bool) -> dic
         "branch": ctx.branch if auto else PROPOSAL_PREFIX + pid,
         "base": str(built.base) if built.base is not None else None,
         "fingerprint": built.fingerprint,
-        "author": ctx.author,
+        "author": ctx.proposed_by(),
         "created_at": now_iso(),
+        "created_ns": time.time_ns(),  # orders calls made within one second
         "revision": revision,
     }
 

@@ -26,7 +26,7 @@ from gitpatch.errors import ConcurrentUpdate, DirtyWorktree, SigningRequired
 from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.store import NOTES_REF, RefUpdate, Store
 from gitpatch.store.notes import NoteChange, notes_update
-from gitpatch.workspace import gate
+from gitpatch.workspace import carry, gate
 from gitpatch.workspace.sessions import short
 
 if TYPE_CHECKING:
@@ -48,7 +48,8 @@ class Transition:
     ``checkout`` is (branch, old, new): if that branch is checked out, the working tree moves
     from ``old`` to ``new`` for ``paths`` (default: every path that differs between them). A
     path whose disk content is neither its content at ``old``, at ``new`` nor at one of
-    ``keep`` is a local change and refuses the whole step; ``disk_checked`` says the caller
+    ``keep`` is a local change: with ``dirty='carry'`` the change is merged into it (see
+    ``carry``), else it refuses the whole step; ``disk_checked`` says the caller
     has just made disk match ``old`` (a proposal records local changes first), so only the
     land's own re-check under its lock runs.
     """
@@ -83,7 +84,17 @@ def publish(ctx: Context, step: Transition) -> None:
     assert worktree is not None
     branch, old, new = landing
     paths = list(step.paths) if step.paths is not None else store.changed_paths(old, new)
-    verify = step.disk_checked or _refuse_local_changes(ctx, branch, old, new, paths, step.keep)
+    plan = None
+    if not step.disk_checked and ctx.dirty == "carry":
+        # what the land refuses anyway (staged work on a path, an operation in progress)
+        # is refused as such, before the person's work is merged with anything
+        checkout.preflight(store, worktree, branch, new, paths)
+        plan = carry.onto_disk(store, worktree, old, new, paths, step.keep)
+    verify = (
+        step.disk_checked
+        or plan is not None
+        or _refuse_local_changes(ctx, branch, old, new, paths, step.keep)
+    )
     # Read only on this path: the journal needs them to mend notes a kill separates from the ref.
     before = {commit: store.read_note(commit) for commit in written}
     # verify: re-checked under the land lock, so an edit made since the check above is never
@@ -97,6 +108,7 @@ def publish(ctx: Context, step: Transition) -> None:
         verify=verify,
         notes={str(c): (before[c], note) for c, note in written.items()},
         preflight=lambda: checkout.preflight(store, worktree, branch, new, paths),
+        carry=plan,
     )
 
 

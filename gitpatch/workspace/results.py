@@ -87,6 +87,13 @@ class ProposalResult(_Result):
     files: list[FileResult] = Field(default_factory=list)
     edits: list[EditResult] = Field(default_factory=list)
     message: str = ""
+    #: The session's own linked worktree, where its commits are on disk (auto mode sessions).
+    worktree: str = ""
+    #: Files whose uncommitted disk content was committed ahead of the change (``record``).
+    recorded: list[str] = Field(default_factory=list)
+    #: Files the person had changed: the change was carried onto their uncommitted work,
+    #: which stays uncommitted on disk (``carry``, the default).
+    carried: list[str] = Field(default_factory=list)
 
 
 class ReadResult(_Result):

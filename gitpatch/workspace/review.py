@@ -30,7 +30,7 @@ from gitpatch.errors import (
     ProposalNotFound,
 )
 from gitpatch.store import RefUpdate, Store
-from gitpatch.workspace import guards
+from gitpatch.workspace import guards, sessiontrees
 from gitpatch.workspace.lookup import (
     BOOKKEEPING_TOOLS,
     Subject,
@@ -98,32 +98,44 @@ def reject(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResu
 
 
 def proposals(ctx: Context) -> list[ProposalInfo]:
-    """Open proposals and sessions first, then up to ``RECENT_CLOSED`` closed ones, newest first.
+    """Open proposals and sessions first, then up to ``RECENT_CLOSED`` closed ones, each part
+    newest first (by creation time).
 
     A session is listed (status ``applied``) while it holds commits its target lacks.
     """
     now = datetime.now(UTC)
-    out = [info(ctx.store, find(ctx, pid), now) for pid in open_ids(ctx.store)]
+    subjects = [find(ctx, pid) for pid in open_ids(ctx.store)]
     for name in session_names(ctx.store):
         try:
             sub = find(ctx, name)
         except GitpatchError:
             continue  # a session whose origin is unknown cannot be reviewed from here
         if sub.commits:
-            out.append(info(ctx.store, sub, now))
+            subjects.append(sub)
+    # newest first, by when they were made (ids are random: their order says nothing)
+    subjects.sort(key=lambda sub: _made(sub.note, ctx.store.info(sub.tip).time), reverse=True)
+    out = [info(ctx.store, sub, now) for sub in subjects]
     seen = {item.id for item in out}
-    closed: list[tuple[str, pygit2.Oid, dict[str, Any]]] = []
+    closed: list[tuple[tuple[str, int], pygit2.Oid, dict[str, Any]]] = []
     for commit, note in ctx.store.iter_notes():
         pid = str(note.get("id", ""))
         if not pid or pid in seen or note.get("tool") in BOOKKEEPING_TOOLS:
             continue
         if note.get("status") == "proposed":
             continue  # its ref is gone without a verdict: deleted by hand, nothing to review
-        closed.append((str(note.get("created_at") or ""), commit, note))
+        closed.append((_made(note), commit, note))
     # Describing a proposal diffs two trees: do it only for the ones that will be listed.
     closed.sort(key=lambda item: item[0], reverse=True)
     recent = closed[:RECENT_CLOSED]
     return out + [closed_info(ctx.store, commit, note, now) for _at, commit, note in recent]
+
+
+def _made(note: Mapping[str, Any], fallback: int = 0) -> tuple[str, int]:
+    """When a proposal was made, as a sort key: its note's time, to the second, then the
+    nanosecond clock reading the note also keeps (two calls in one second stay in order)."""
+    at = str(note.get("created_at") or "") or iso(fallback)
+    nanos = note.get("created_ns")
+    return at, nanos if isinstance(nanos, int) else fallback * 10**9
 
 
 def show(ctx: Context, proposal_id: str) -> ProposalDetail:
@@ -179,15 +191,17 @@ def _recorded(store: Store, sub: Subject) -> list[RecordedWork]:
     return out
 
 
-def undo(ctx: Context) -> ProposalResult:
-    """Revert the last gitpatch commit on the workspace's branch with a new commit.
+def undo(ctx: Context, proposal_id: str | None = None) -> ProposalResult:
+    """Revert the last gitpatch commit on the workspace's branch (or the one of proposal
+    ``proposal_id``, anywhere in its history) with a new commit.
 
     History is never rewritten. Commits already undone, undo commits themselves and commits
     recording a person's uncommitted changes are skipped; an approval merge is undone as a
     whole. The working tree follows when the branch is checked out; local changes to the
     files it would write refuse the undo.
     """
-    return _retried(lambda: _undo_once(ctx))
+    wanted = None if proposal_id is None else clean_id(proposal_id)
+    return _retried(lambda: _undo_once(ctx, wanted))
 
 
 def log(ctx: Context, limit: int = 50) -> list[LogEntry]:
@@ -244,7 +258,8 @@ def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
     if new not in (sub.tip, head):
         notes[new] = _stamped(sub, {**stamp, "tool": "approve"}, fresh=True)
     refs: list[RefUpdate] = [] if new == head else [(sub.target, new, head)]
-    refs.append((sub.ref, new if sub.session else None, sub.tip))
+    if not (sub.session and _in_other_worktree(ctx, sub.ref)):
+        refs.append((sub.ref, new if sub.session else None, sub.tip))
     on_session = sub.session and store.head_branch() == sub.ref
     checkout = (sub.ref, sub.tip, new) if on_session else (sub.target, head, new)
     step = Transition(
@@ -260,6 +275,15 @@ def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
         status="approved",
         message=f"Approved {what} by {by}: {how} {short(sub.target)} at {str(new)[:12]}.",
     )
+
+
+def _in_other_worktree(ctx: Context, ref: str) -> bool:
+    """True when ``ref`` (a session branch) is checked out in a worktree other than this
+    Workspace's, its session's own: it then stays where it is, its worktree in step with it,
+    and the agent's next commits are merged on top of what was approved."""
+    where = sessiontrees.checked_out(ctx.store, ref) if ctx.store.workdir else None
+    here = ctx.worktree.root.resolve() if ctx.worktree is not None else None
+    return where is not None and where.resolve() != here
 
 
 def _reject_once(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
@@ -293,10 +317,10 @@ def _reject_once(ctx: Context, proposal_id: str, by: str, reason: str) -> Propos
     )
 
 
-def _undo_once(ctx: Context) -> ProposalResult:
+def _undo_once(ctx: Context, wanted: str | None) -> ProposalResult:
     store = ctx.store
     head = store.ref_target(ctx.branch)
-    victim, pid = _last_undoable(store, ctx.branch, head)
+    victim, pid = _last_undoable(store, ctx.branch, head, wanted)
     assert head is not None  # _last_undoable refuses an empty branch
     summary = store.info(victim).summary
     revert = _revert(store, victim, head, pid, summary, _as_proposed(store, victim, pid))
@@ -359,29 +383,41 @@ def _undo_notes(
     return notes
 
 
-def _last_undoable(store: Store, branch: str, head: pygit2.Oid | None) -> tuple[pygit2.Oid, str]:
-    """The newest gitpatch commit in ``branch``'s history that a person can still undo.
+def _last_undoable(
+    store: Store, branch: str, head: pygit2.Oid | None, wanted: str | None = None
+) -> tuple[pygit2.Oid, str]:
+    """The newest gitpatch commit in ``branch``'s history that a person can still undo (of
+    proposal ``wanted``, when given).
 
     Undo commits, the commits they reverted and commits whose note says ``undone`` (including
     what an undone approval merge brought) are skipped; so are a person's own commits.
     """
     reverted: set[str] = set()
-    if head is not None:
-        for commit in walk(store, head, first_parent=False):
-            trailers = dict(commit.message_trailers)
-            if trailers.get("Gitpatch-Tool") == "undo":
-                reverted.add(trailers.get("Gitpatch-Reverts", ""))
-                continue
-            pid = trailers.get("Gitpatch-Proposal")
-            if not pid or str(commit.id) in reverted:
-                continue
-            note = store.read_note(commit.id) or {}
-            if note.get("status") != "undone":
-                return commit.id, pid
+    for commit in walk(store, head, first_parent=False) if head is not None else ():
+        trailers = dict(commit.message_trailers)
+        if trailers.get("Gitpatch-Tool") == "undo":
+            reverted.add(trailers.get("Gitpatch-Reverts", ""))
+            continue
+        pid = trailers.get("Gitpatch-Proposal")
+        if not pid or (wanted is not None and pid.removeprefix("session/") != wanted):
+            continue
+        undone = str(commit.id) in reverted or (
+            (store.read_note(commit.id) or {}).get("status") == "undone"
+        )
+        if not undone:
+            return commit.id, pid
+        if wanted is not None:
+            raise ProposalClosed(
+                f"proposal {wanted} is already undone on {short(branch)}",
+                hint="See log() for what is left to undo.",
+                details={"id": wanted, "branch": branch},
+            )
+    what = f"no commit of proposal {wanted}" if wanted else "no gitpatch commit"
     raise ProposalNotFound(
-        f"nothing to undo: no gitpatch commit on {short(branch)} is left to revert",
-        hint="Only changes gitpatch made can be undone; see log() for what it did.",
-        details={"branch": branch},
+        f"nothing to undo: {what} on {short(branch)} is left to revert",
+        hint="Only changes gitpatch made can be undone; see log() for what it did and the "
+        "ids to pass.",
+        details={"branch": branch, **({"id": wanted} if wanted else {})},
     )
 
 

@@ -2,9 +2,9 @@
 
 Agents never commit to a protected branch (git config ``gitpatch.protected``, else
 ``.gitpatch.toml``, default main and master: ``config.protected_names``). In auto mode on such
-a branch, their commits land on ``gitpatch/session/<name>``, started at the protected head;
-switching to it keeps the working tree and index exactly as ``git switch -c`` does, and a
-person later merges the session with ``approve(<name>)``.
+a branch, their commits land on ``gitpatch/session/<name>``, started at the protected head and
+checked out in a linked worktree of its own (see ``sessiontrees``), never in the person's
+checkout; a person later merges the session with ``approve(<name>)``.
 """
 
 from __future__ import annotations
@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from gitpatch.core.retry import retry
-from gitpatch.errors import ConcurrentUpdate, DirtyWorktree, InvalidArguments, RepositoryError
+from gitpatch.errors import ConcurrentUpdate, InvalidArguments, RepositoryError
 from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.store import Store
 from gitpatch.workspace.config import DEFAULT_PROTECTED, protected_names
 
 if TYPE_CHECKING:  # the hooks' gate imports this module and needs no working tree
-    from gitpatch.checkout.worktree import WorkingTree
+    pass
 
 __all__ = [
     "DEFAULT_PROTECTED",
@@ -43,7 +42,6 @@ SESSION_PREFIX = "refs/heads/gitpatch/session/"
 REJECTED_PREFIX = "refs/gitpatch/rejected/"
 # Where a session remembers the protected branch it came from (read by approve).
 _SESSION_CONFIG = "gitpatch-session.{name}.target"
-_SWITCH_ATTEMPTS = 30
 
 
 def short(ref: str) -> str:
@@ -104,12 +102,11 @@ def pick_target(
     return ref, None
 
 
-def start_session(store: Store, worktree: WorkingTree | None, target: str, name: str) -> str:
+def start_session(store: Store, target: str, name: str) -> str:
     """Start (or resume) session ``name`` for ``target``; return its full ref.
 
-    When ``target`` is checked out, HEAD moves to the session, keeping local changes; resuming
-    a session that is ahead rewrites only the files it changed, and refuses (changing nothing)
-    when one of them has local changes.
+    Only the session branch (started at ``target``'s head) and its origin are written: HEAD
+    never moves. Where the session's commits go on disk is ``sessiontrees``' business.
     """
     if not name or "/" in name:
         raise InvalidArguments(
@@ -117,73 +114,14 @@ def start_session(store: Store, worktree: WorkingTree | None, target: str, name:
             hint="Use a short name without slashes, such as 'agent'.",
         )
     ref = branch_ref(SESSION_PREFIX + name)
-    if worktree is not None and store.head_branch() == target:
-        from gitpatch.checkout import preflight as checkout
-
-        # `git merge --continue` and friends would then commit on the session
-        checkout.refuse_operation_here(worktree.gitdir, target, worktree.root)
     head = store.ref_target(target)
     if store.ref_target(ref) is None and head is not None:
         with contextlib.suppress(ConcurrentUpdate):  # another process started it: resume it
             store.update_ref(ref, head, None, f"gitpatch: start session at {target}")
     _remember(store, name, target)
     crashpoint("config.written")
-    if worktree is not None:
-        _switch(store, worktree, target, ref)
     return ref
 
 
 def _remember(store: Store, name: str, target: str) -> None:
     store.config_set(_SESSION_CONFIG.format(name=name), target)
-
-
-def _switch(store: Store, worktree: WorkingTree, target: str, ref: str) -> None:
-    """Point HEAD from ``target`` to ``ref``; files the session changed go through land.
-
-    Other processes may be switching (and landing on the session) at the same time: HEAD
-    moves only while it still names ``target``, and a lost race is re-examined from the start.
-    """
-
-    def move_head() -> None:
-        if store.head_branch() != target:
-            raise ConcurrentUpdate("HEAD moved meanwhile", reason="changed")
-        store.set_head(ref)  # HEAD.lock held by another process switching: locked
-        crashpoint("head.moved")
-
-    def once() -> None:
-        with worktree.reading():
-            if store.head_branch() != target:
-                return  # not checked out, or already switched by another process
-            here, there = store.ref_target(target), store.ref_target(ref)
-            paths = store.changed_paths(here, there) if there is not None and here != there else []
-            _refuse_local_changes(worktree, ref, here, paths)
-        if there is None or not paths:
-            with worktree.reading():
-                move_head()
-            return
-        # The journal names HEAD: a crash before HEAD moved leaves the files alone.
-        old = str(here) if here is not None else None
-        worktree.land(old, str(there), paths, move_head, ref="HEAD", verify=True)
-
-    # Another process switching holds HEAD.lock only for a moment: a lock is retried too.
-    retry(
-        once,
-        attempts=_SWITCH_ATTEMPTS,
-        catch=ConcurrentUpdate,
-        exhausted=lambda _exc: ConcurrentUpdate(
-            f"could not switch to {ref}: HEAD kept moving", hint="Open the Workspace again."
-        ),
-    )
-
-
-def _refuse_local_changes(
-    worktree: WorkingTree, ref: str, here: pygit2.Oid | None, paths: Sequence[str]
-) -> None:
-    local = worktree.modified(str(here) if here is not None else None, paths)
-    if local:
-        raise DirtyWorktree(
-            f"cannot switch to {ref}: local changes in {', '.join(local)} would be overwritten "
-            "by the session's commits",
-            hint="Commit or stash those files, then open the Workspace again.",
-            details={"paths": local, "branch": ref},
-        )

@@ -81,15 +81,23 @@ def test_eight_processes_race_to_start_one_session(tmp_path: Path) -> None:
         workers.edit_own_files, lambda w, b, q: (str(repo), w, per_worker, b, q, True)
     )
     session = "refs/heads/gitpatch/session/agent"
-    _check_own_files(repo, base, session, reports, per_worker)
+    place = repo / ".git" / "gitpatch" / "worktrees" / "agent"  # the session's own worktree
+    _check_own_files(repo, base, session, reports, per_worker, disk=place)
     assert head(repo, "refs/heads/main") == base, "an agent commit landed on protected main"
-    assert git(repo, "symbolic-ref", "HEAD").strip() == session
+    assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/main", "HEAD was switched"
+    assert_status_clean(repo)
+    assert git(repo, "worktree", "list", "--porcelain").count("branch " + session) == 1
     sessions = git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/gitpatch/session/")
     assert sessions.split() == [session]
 
 
 def _check_own_files(
-    repo: Path, base: str, branch: str, reports: list[tuple[Any, ...]], per_worker: int
+    repo: Path,
+    base: str,
+    branch: str,
+    reports: list[tuple[Any, ...]],
+    per_worker: int,
+    disk: Path | None = None,
 ) -> None:
     """Every proposal landed once, as one commit changing one file, and all are on disk."""
     errors = [(r[1], e) for r in reports for e in r[3]]
@@ -114,8 +122,9 @@ def _check_own_files(
             else:
                 expected[f"w{w}/new{i:02d}.txt"] = f"added by {w}-{i}\n".encode()
     assert tree_files(repo, branch) == expected, "an update was lost on the branch"
-    assert disk_files(repo) == expected, "the working tree does not hold every change"
-    assert_status_clean(repo)
+    on_disk = {k: v for k, v in disk_files(disk or repo).items() if k != ".git"}
+    assert on_disk == expected, "the working tree does not hold every change"
+    assert_status_clean(disk or repo)
     assert_fsck_clean(repo)
 
 

@@ -210,11 +210,15 @@ def test_auto_mode_on_protected_branch_lands_on_a_session(repo: Path) -> None:
     session = "refs/heads/gitpatch/session/agent"
     assert res.branch == session and session in res.message
     assert head(repo, MAIN) == base, "an agent commit landed on a protected branch"
-    assert git(repo, "symbolic-ref", "HEAD").strip() == session
-    assert (repo / "a.txt").read_bytes() == b"ALPHA\nbeta\ngamma\n"
+    assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/main", "HEAD was switched"
+    assert ws.worktree is not None and ws.worktree.root != repo
+    assert (ws.worktree.root / "a.txt").read_bytes() == b"ALPHA\nbeta\ngamma\n"
+    assert (repo / "a.txt").read_bytes() == b"alpha\nbeta\ngamma\n"
     assert_status_clean(repo)
+    assert_status_clean(ws.worktree.root)
 
-    ws.approve("agent", by="Alice Reviewer")
+    Workspace.open(str(repo), mode="review").approve("agent", by="Alice Reviewer")
+    assert (repo / "a.txt").read_bytes() == b"ALPHA\nbeta\ngamma\n"
     assert tree_files(repo, MAIN)["a.txt"] == b"ALPHA\nbeta\ngamma\n"
     assert git(repo, "merge-base", "--is-ancestor", res.version, MAIN) == ""
     assert_status_clean(repo)
@@ -252,7 +256,7 @@ def test_uncommitted_edit_is_recorded_before_the_agent_edit(tmp_path: Path) -> N
     base = head(repo)
     person = b"alpha\nbeta (person)\ngamma\n"
     write_files(repo, {"a.txt": person})
-    ws = Workspace.open(str(repo))
+    ws = Workspace.open(str(repo), dirty="record")
     res = ws.propose(_edit("a.txt", "gamma\n", "GAMMA\n"))
 
     record = git(repo, "rev-parse", f"{res.version}^").strip()

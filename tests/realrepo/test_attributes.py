@@ -71,9 +71,20 @@ def test_added_files_get_crlf_on_disk(crlf_repo: Path) -> None:
     fsck(crlf_repo)
 
 
+def test_carried_onto_a_local_edit_with_crlf_on_disk(crlf_repo: Path) -> None:
+    (crlf_repo / "a.txt").write_bytes(b"one\r\ntwo\r\nthree\r\nlocal\r\n")
+    res = Workspace.open(crlf_repo).propose(edit("a.txt", "one", "ONE"))
+    assert res.carried == ["a.txt"] and "stays uncommitted" in res.message
+    assert blob(crlf_repo, "a.txt") == b"ONE\ntwo\nthree\n"  # only the agent's change
+    assert (crlf_repo / "a.txt").read_bytes() == b"ONE\r\ntwo\r\nthree\r\nlocal\r\n"
+    assert status(crlf_repo) == " M a.txt\n"
+    assert run_git(crlf_repo, "diff").stdout.count(b"\n+local") == 1
+    fsck(crlf_repo)
+
+
 def test_recorded_local_edit_is_stored_as_git_add_would(crlf_repo: Path) -> None:
     (crlf_repo / "a.txt").write_bytes(b"one\r\ntwo\r\nthree\r\nlocal\r\n")
-    ws = Workspace.open(crlf_repo)
+    ws = Workspace.open(crlf_repo, dirty="record")
     ws.propose(edit("a.txt", "one", "ONE"))
     assert blob(crlf_repo, "a.txt") == b"ONE\ntwo\nthree\nlocal\n"
     assert run_git(crlf_repo, "show", "HEAD~1:a.txt").stdout == b"one\ntwo\nthree\nlocal\n"

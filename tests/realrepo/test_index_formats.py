@@ -164,7 +164,7 @@ def test_eoie_and_ieot_survive_with_a_true_eoie(tmp_path: Path) -> None:
     # the recorded tree nor the new one, so it is invalidated and the TREE extension shrinks
     (repo / "a/x.txt").write_text("one\nTWO\nthree\nmine\n")
     size = dict((sig, n) for sig, _at, n in extension_table(repo)[1])[b"TREE"]
-    Workspace.open(repo).patch("a/x.txt", sr("one\n", "ONE\n"))
+    Workspace.open(repo, dirty="record").patch("a/x.txt", sr("one\n", "ONE\n"))
     assert dict((sig, n) for sig, _at, n in extension_table(repo)[1])[b"TREE"] < size
     assert cache_tree(repo)["a"] is None
     assert_eoie_true(repo)

@@ -25,7 +25,7 @@ def mode(repo: Path, rev: str, path: str) -> str:
 def test_chmod_x_is_recorded_and_kept(repo: Path) -> None:
     os.chmod(repo / "run.sh", 0o755)
     assert status(repo) == " M run.sh\n"
-    Workspace.open(repo).propose(edit("run.sh", "two", "TWO"))
+    Workspace.open(repo, dirty="record").propose(edit("run.sh", "two", "TWO"))
     assert mode(repo, "HEAD~1", "run.sh") == "100755"  # the recorded chmod
     assert mode(repo, "HEAD", "run.sh") == "100755"
     assert os.stat(repo / "run.sh").st_mode & 0o111
@@ -52,3 +52,13 @@ def test_core_filemode_false_ignores_the_bit(repo: Path) -> None:
     assert mode(repo, "HEAD", "run.sh") == "100644"
     assert git(repo, "log", "--format=%s", "-2").count("Record") == 0
     assert status(repo) == ""
+
+
+def test_chmod_x_stays_the_persons_when_carried(repo: Path) -> None:
+    os.chmod(repo / "run.sh", 0o755)
+    res = Workspace.open(repo).propose(edit("run.sh", "two", "TWO"))
+    assert res.carried == ["run.sh"]
+    assert mode(repo, "HEAD", "run.sh") == "100644"  # the agent's commit has no chmod
+    assert os.stat(repo / "run.sh").st_mode & 0o111
+    assert (repo / "run.sh").read_text() == "echo one\necho TWO\n"
+    assert status(repo) == " M run.sh\n"

@@ -12,8 +12,9 @@ from tests.realrepo.kit import edit, fsck, make_repo, status
 def test_show_marks_the_recorded_part_and_approval_lands_exactly_that(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"a.txt": "one\ntwo\n", "b.txt": "bee\n"})
     (repo / "a.txt").write_text("one\ntwo\nperson's line\n")
-    ws = Workspace.open(repo, "review")
+    ws = Workspace.open(repo, "review", dirty="record")
     res = ws.propose(edit("a.txt", "one", "ONE"))
+    assert res.recorded == ["a.txt"] and "recorded in a commit of their own" in res.message
     shown = ws.show(res.proposal_id)
     assert shown.recorded_files == ["a.txt"]
     assert "+person's line" in shown.recorded and "uncommitted work" in shown.recorded

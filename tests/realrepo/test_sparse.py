@@ -102,3 +102,20 @@ def test_hidden_local_file_with_skip_worktree_is_never_overwritten(tmp_path: Pat
     assert "S conf.ini" in git(repo, "ls-files", "-t")
     assert status(repo) == ""
     fsck(repo)
+
+
+def test_a_session_worktree_of_a_sparse_checkout_keeps_its_sparse_set(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "m", FILES, branch="main")
+    git(root, "sparse-checkout", "set", "a")
+    before = state(root)
+    ws = Workspace.open(root)  # protected main: the session gets a worktree of its own
+    assert ws.worktree is not None and ws.worktree.root != root
+    assert not (ws.worktree.root / "b").exists()
+    ws.propose(edit("b/y.txt", "y one", "Y ONE"))
+    ws.propose(edit("a/x.txt", "x one", "X ONE"))
+    assert (ws.worktree.root / "a/x.txt").read_text() == "X ONE\nx two\n"
+    assert git(root, "show", "gitpatch/session/agent:b/y.txt") == "Y ONE\ny two\n"
+    assert status(ws.worktree.root) == "" and not (ws.worktree.root / "b").exists()
+    after = state(root)
+    assert after.pop("refs") != before.pop("refs") and after == before
+    fsck(root)

@@ -56,5 +56,6 @@ def test_the_version_of_an_uncommitted_read_applies_while_the_disk_is_unchanged(
         expected_version=seen.version,
     )
     assert (repo / "a.txt").read_text() == "l0\nl1\nL2\nl3\n"
-    assert git(repo, "show", "HEAD~1:a.txt") == "l0\n" + TEXT  # the person's line, recorded
-    assert git(repo, "status", "--porcelain") == ""
+    # the commit holds only the agent's line; the person's stays theirs, uncommitted
+    assert git(repo, "show", "HEAD:a.txt") == "l1\nL2\nl3\n"
+    assert git(repo, "status", "--porcelain") == " M a.txt\n"

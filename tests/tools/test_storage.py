@@ -115,22 +115,25 @@ def test_workspace_recreation_is_not_found(tmp_path) -> None:
 
 
 def test_read_version_of_uncommitted_content(tmp_path) -> None:
-    repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\n"})
+    repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\n1\n2\nz\n"})
     assert read_tool(fs)(path="a.txt").data["version"] == head(repo)
-    (repo / "a.txt").write_text("dirty\n")
+    (repo / "a.txt").write_text("dirty\n1\n2\nz\n")
     read = read_tool(fs)(path="a.txt")
     version = read.data["version"]
-    assert version != head(repo) and read.data["content"] == "dirty\n"
-    assert git(repo, "show", f"{version}:a.txt") == "dirty\n"
+    assert version != head(repo) and read.data["content"] == "dirty\n1\n2\nz\n"
+    assert git(repo, "show", f"{version}:a.txt") == "dirty\n1\n2\nz\n"
     assert version not in git(repo, "for-each-ref")  # no ref points at it
     tool = patch_resource_tool(fs, fs)
     res = tool(
         path="a.txt",
-        edits=[{"old_string": "dirty", "new_string": "clean"}],
+        edits=[{"old_string": "z", "new_string": "Z"}],
         expected_version=version,
     )
     assert res.ok, str(res)
-    assert (repo / "a.txt").read_text() == "clean\n" and status_porcelain(repo) == ""
+    assert "they stay uncommitted" in str(res)
+    assert (repo / "a.txt").read_text() == "dirty\n1\n2\nZ\n"
+    assert git(repo, "show", "HEAD:a.txt") == "a\n1\n2\nZ\n"
+    assert status_porcelain(repo) == " M a.txt\n"
     # Read again, then someone changes the disk: the old version is a conflict.
     (repo / "a.txt").write_text("mine\n")
     version = read_tool(fs)(path="a.txt").data["version"]

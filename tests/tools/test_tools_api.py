@@ -243,7 +243,9 @@ def test_protected_branch_lands_on_a_session(tmp_path) -> None:
     res = patch_tool(ws, ws)(path="a.txt", edits=sr("a\n", "b\n"))
     assert res.ok, str(res)
     assert "It landed on session branch gitpatch/session/agent (main is protected)." in str(res)
-    assert git(repo, "show", "main:a.txt") == "a\n" and (repo / "a.txt").read_text() == "b\n"
+    assert ws.worktree is not None and f"files are in {ws.worktree.root}" in str(res)
+    assert git(repo, "show", "main:a.txt") == "a\n" and (repo / "a.txt").read_text() == "a\n"
+    assert (ws.worktree.root / "a.txt").read_text() == "b\n"
 
 
 def test_read_edges() -> None:

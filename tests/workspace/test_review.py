@@ -128,7 +128,19 @@ def test_approve_conflict_refuses_and_changes_nothing(repo: Path, ws: Workspace)
     assert_sound(repo)
 
 
-def test_local_changes_on_disk_refuse_approval_until_resolved(repo: Path, ws: Workspace) -> None:
+def test_approval_carries_the_change_onto_local_changes(repo: Path, ws: Workspace) -> None:
+    res = ws.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
+    (repo / "a.txt").write_text("alpha\nbeta\ngamma\nmine\n")
+    ws.approve(res.proposal_id, by="Alice")
+    assert (repo / "a.txt").read_text() == "ALPHA\nbeta\ngamma\nmine\n"
+    assert git(repo, "show", "HEAD:a.txt") == "ALPHA\nbeta\ngamma\n"
+    assert git(repo, "status", "--porcelain") == " M a.txt\n"
+    assert git(repo, "diff").count("\n+mine") == 1
+    assert_sound(repo, worktree=False)
+
+
+def test_local_changes_on_disk_refuse_approval_until_resolved(repo: Path) -> None:
+    ws = Workspace.open(repo, mode="review", dirty="refuse")
     res = ws.propose(edit("a.txt", "beta\n", "BETA\n"))
     (repo / "a.txt").write_text("alpha\nbeta\ngamma\nmine\n")
     (repo / "b.txt").write_text("unrelated local edit\n")
@@ -144,7 +156,8 @@ def test_local_changes_on_disk_refuse_approval_until_resolved(repo: Path, ws: Wo
     assert git(repo, "status", "--porcelain") == " M b.txt\n"
 
 
-def test_approve_a_proposal_built_on_recorded_local_changes(repo: Path, ws: Workspace) -> None:
+def test_approve_a_proposal_built_on_recorded_local_changes(repo: Path) -> None:
+    ws = Workspace.open(repo, mode="review", dirty="record")
     (repo / "a.txt").write_text("alpha\nbeta\ngamma\ndelta\n")  # uncommitted, then edited
     res = ws.propose(edit("a.txt", "delta\n", "DELTA\n"))
     assert (repo / "a.txt").read_text() == "alpha\nbeta\ngamma\ndelta\n"
@@ -195,7 +208,7 @@ def test_approving_a_session_merges_it_into_the_protected_branch(tmp_path: Path)
     done = person.approve("agent", by="Alice")
     assert done.branch == MAIN and head(repo, MAIN) == second.version
     assert head(repo, SESSION) == second.version, "the session continues from what was merged"
-    assert git(repo, "symbolic-ref", "HEAD").strip() == SESSION
+    assert git(repo, "symbolic-ref", "HEAD").strip() == MAIN, "the person's HEAD never moved"
     for commit in (first.version, second.version):
         assert note(repo, commit)["status"] == "approved"
     with pytest.raises(ProposalClosed):
@@ -205,24 +218,29 @@ def test_approving_a_session_merges_it_into_the_protected_branch(tmp_path: Path)
     assert_sound(repo)
 
 
-def test_session_merge_after_main_moved_lands_on_the_checked_out_session(tmp_path: Path) -> None:
+def test_session_merge_after_main_moved_keeps_the_session_worktree_in_step(
+    tmp_path: Path,
+) -> None:
     repo = review_repo(tmp_path / "repo", branch="main")
     agent = Workspace.open(repo)
     res = agent.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
-    base = head(repo, MAIN)
-    tree = git(repo, "rev-parse", f"{base}^{{tree}}").strip()
-    person_commit = _commit_beside(repo, base, tree, "b.txt", "one\nperson\nthree\n")
-    git(repo, "update-ref", MAIN, person_commit, base)
+    (repo / "b.txt").write_text("one\nperson\nthree\n")
+    git(repo, "commit", "-q", "-am", "person on main")
+    person_commit = head(repo, MAIN)
 
-    agent.approve("agent", by="Alice")
+    Workspace.open(repo, mode="review").approve("agent", by="Alice")
     merged = head(repo, MAIN)
     assert git(repo, "rev-list", "--parents", "-n1", merged).split()[1:] == [
         person_commit,
         res.version,
     ]
-    assert head(repo, SESSION) == merged
-    assert (repo / "b.txt").read_text() == "one\nperson\nthree\n", "the disk follows the session"
-    assert (repo / "a.txt").read_text() == "ALPHA\nbeta\ngamma\n"
+    # the session branch stays where its worktree is; the agent goes on from there
+    assert head(repo, SESSION) == res.version
+    assert (repo / "b.txt").read_text() == "one\nperson\nthree\n"
+    assert (repo / "a.txt").read_text() == "ALPHA\nbeta\ngamma\n", "the person's disk follows"
+    assert git(repo, "status", "--porcelain") == ""
+    assert agent.worktree is not None
+    assert git(agent.worktree.root, "status", "--porcelain") == ""
     assert_sound(repo)
 
 
@@ -305,7 +323,7 @@ def test_proposals_lists_open_then_closed(repo: Path, ws: Workspace) -> None:
     open_one = by_id[kept.proposal_id]
     assert open_one.target == WORK and open_one.files == ["a.txt"]
     assert open_one.branch == kept.branch and open_one.commit == kept.version
-    assert "Test Person" in open_one.author and open_one.age_seconds >= 0
+    assert "gitpatch session" in open_one.author and open_one.age_seconds >= 0
     assert open_one.created_at.endswith("Z") and open_one.tool == "test"
     assert len(listed) == 3, "an approval merge or undo commit is no proposal of its own"
 
@@ -388,8 +406,9 @@ def test_undo_refuses_over_local_changes_and_on_conflicts(repo: Path) -> None:
     ws.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
     (repo / "a.txt").write_text("local\n")
     before = snapshot(repo)
-    with pytest.raises(DirtyWorktree):
+    with pytest.raises(GitpatchError) as err:
         ws.undo()
+    assert err.value.code == "dirty_worktree" and err.value.details["lines"] == [[1, 1]]
     assert snapshot(repo) == before
     git(repo, "checkout", "--", "a.txt")
     (repo / "a.txt").write_text("ALPHA changed again\nbeta\ngamma\n")
@@ -415,7 +434,7 @@ def test_log_lists_gitpatch_commits_with_tool_and_id(repo: Path) -> None:
 
 
 def test_log_shows_recorded_local_changes(repo: Path) -> None:
-    ws = Workspace.open(repo)
+    ws = Workspace.open(repo, dirty="record")
     (repo / "a.txt").write_text("alpha\nbeta\ngamma\nlocal\n")
     res = ws.propose(edit("a.txt", "local\n", "LOCAL\n"))
     tools = [(e.tool, e.proposal_id) for e in ws.log()]
@@ -435,7 +454,8 @@ def test_approving_twice_says_who_approved(repo: Path, ws: Workspace) -> None:
     assert snapshot(repo) == before
 
 
-def test_recorded_local_changes_are_approved_with_the_proposal(repo: Path, ws: Workspace) -> None:
+def test_recorded_local_changes_are_approved_with_the_proposal(repo: Path) -> None:
+    ws = Workspace.open(repo, mode="review", dirty="record")
     (repo / "a.txt").write_text("alpha\nbeta\ngamma\nlocal\n")
     res = ws.propose(edit("a.txt", "local\n", "LOCAL\n"))
     record = git(repo, "rev-parse", f"{res.version}^").strip()

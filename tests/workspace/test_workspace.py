@@ -43,7 +43,8 @@ def test_auto_patch_lands_commit_file_index_and_note(repo: Path) -> None:
     assert data["id"] == res.proposal_id and data["status"] == "applied"
     assert data["tool"] == "patch" and data["base"] == base
     assert data["target"] == "refs/heads/work" and data["revision"] is False
-    assert data["author"] == "Test Person <person@example.com>"
+    # the proposal is the agent's: its note and its commit name the agent, not the person
+    assert data["author"] == "agent (gitpatch session agent) <agent@gitpatch.invalid>"
     assert data["created_at"].endswith("Z") and len(data["fingerprint"]) == 64
     assert len(res.proposal_id) == 12 and int(res.proposal_id, 16) >= 0
     notes_paths = git(repo, "ls-tree", "-r", "--name-only", "refs/notes/gitpatch").split()
@@ -180,12 +181,12 @@ class RacingWorkspace(Workspace):
     race: dict[str, str | None] = {}
     raced = False
 
-    def _publish(self, *args):  # type: ignore[no-untyped-def]
+    def _publish(self, *args, **kw):  # type: ignore[no-untyped-def]
         if not self.raced:
             self.raced = True
             assert self.worktree is not None
             commit_on(self.worktree.root, self.race)
-        super()._publish(*args)
+        super()._publish(*args, **kw)
 
 
 def test_lost_race_on_other_file_rebuilds_on_new_head(repo: Path) -> None:
@@ -300,16 +301,16 @@ class DiskRacingWorkspace(Workspace):
 
     raced = False
 
-    def _publish(self, *args):  # type: ignore[no-untyped-def]
+    def _publish(self, *args, **kw):  # type: ignore[no-untyped-def]
         if not self.raced:
             self.raced = True
             assert self.worktree is not None
             (self.worktree.root / "a.txt").write_text("alpha\nbeta\ngamma\nperson\n")
-        super()._publish(*args)
+        super()._publish(*args, **kw)
 
 
 def test_disk_edit_during_prepare_is_recorded_on_retry(repo: Path) -> None:
-    ws = DiskRacingWorkspace.open(repo)
+    ws = DiskRacingWorkspace.open(repo, dirty="record")
     res = ws.propose(edit("a.txt", "beta", "BETA"))
     assert (repo / "a.txt").read_text() == "alpha\nBETA\ngamma\nperson\n"
     assert git(repo, "show", f"{res.base}:a.txt") == "alpha\nbeta\ngamma\nperson\n"

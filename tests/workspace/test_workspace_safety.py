@@ -98,7 +98,7 @@ def test_error_changes_nothing(
 def test_dirty_file_recorded_first_then_edited(repo: Path) -> None:
     base = head(repo)
     (repo / "a.txt").write_text("alpha\nbeta\ngamma\nlocal\n")
-    ws = Workspace.open(repo)
+    ws = Workspace.open(repo, dirty="record")
     res = ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
     assert (repo / "a.txt").read_text() == "ALPHA\nbeta\ngamma\nlocal\n"
     record = head(repo, "HEAD~1")
@@ -118,7 +118,7 @@ def test_dirty_file_recorded_first_then_edited(repo: Path) -> None:
 
 def test_untracked_file_recorded_as_add(repo: Path) -> None:
     (repo / "notes.md").write_text("draft\n")
-    ws = Workspace.open(repo)
+    ws = Workspace.open(repo, dirty="record")
     ws.patch("notes.md", sr("draft\n", "final\n"))
     assert git(repo, "show", "HEAD~1:notes.md") == "draft\n"
     assert git(repo, "show", "HEAD:notes.md") == "final\n"
@@ -128,7 +128,7 @@ def test_untracked_file_recorded_as_add(repo: Path) -> None:
 def test_only_touched_paths_are_recorded(repo: Path) -> None:
     (repo / "a.txt").write_text("alpha\nchanged\n")
     (repo / "b.txt").write_text("one\nlocal\n")
-    ws = Workspace.open(repo)
+    ws = Workspace.open(repo, dirty="record")
     res = ws.patch("b.txt", sr("one\n", "ONE\n"))
     assert git(repo, "diff", "--name-only", head(repo, "HEAD~2"), res.version) == "b.txt\n"
     assert status_porcelain(repo) == " M a.txt\n"
@@ -148,7 +148,7 @@ def test_dirty_refuse(repo: Path) -> None:
 
 def test_ignored_file_refused_unless_configured(repo: Path) -> None:
     (repo / "run.log").write_text("x\n")
-    ws = Workspace.open(repo)
+    ws = Workspace.open(repo, dirty="record")
     before = state(repo)
     with pytest.raises(GitpatchError) as err:
         ws.patch("run.log", sr("x\n", "y\n"))
@@ -158,7 +158,7 @@ def test_ignored_file_refused_unless_configured(repo: Path) -> None:
     assert err.value.code == "path_ignored"
     assert state(repo) == before
     git(repo, "config", "gitpatch.allowIgnored", "true")
-    ws = Workspace.open(repo)
+    ws = Workspace.open(repo, dirty="record")
     ws.patch("run.log", sr("x\n", "y\n"))
     assert (repo / "run.log").read_text() == "y\n"
 
@@ -197,7 +197,7 @@ def test_submodule_entry_refused(repo: Path) -> None:
 
 def test_read_returns_disk_content_of_checked_out_branch(repo: Path) -> None:
     (repo / "a.txt").write_text("on disk\n")
-    ws = Workspace.open(repo)
+    ws = Workspace.open(repo, dirty="record")
     seen = ws.read("a.txt")
     # uncommitted content gets a version of its own: a commit pinning it on top of the head
     assert seen.content == "on disk\n" and seen.version != head(repo)
@@ -225,7 +225,7 @@ def test_review_mode_records_dirty_file_in_the_proposal_only(repo: Path) -> None
     base = head(repo)
     (repo / "a.txt").write_text("alpha\nbeta\ngamma\nlocal\n")
     before = state(repo)
-    ws = Workspace.open(repo, mode="review")
+    ws = Workspace.open(repo, mode="review", dirty="record")
     res = ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
     assert head(repo) == base and res.base != base
     assert head(repo, f"{res.version}~1") == res.base

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,22 +22,29 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo", FILES, branch="main")
 
 
-def test_auto_on_main_starts_session_keeping_local_changes(repo: Path) -> None:
+def test_auto_on_main_works_in_a_worktree_of_its_own(repo: Path) -> None:
     base = head(repo)
     (repo / "b.txt").write_text("one\nlocal\n")
     index_before = (repo / ".git/index").read_bytes()
     ws = Workspace.open(repo)
     assert ws.target == "refs/heads/main" and ws.branch == SESSION and ws.session == "agent"
-    assert git(repo, "symbolic-ref", "HEAD").strip() == SESSION
-    assert head(repo, SESSION) == base
-    assert (repo / ".git/index").read_bytes() == index_before
-    assert status_porcelain(repo) == " M b.txt\n"
+    assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
+    assert ws.worktree is not None
+    place = ws.worktree.root
+    assert place == (repo / ".git/gitpatch/worktrees/agent").resolve() or place == (
+        repo / ".git/gitpatch/worktrees/agent"
+    )
+    assert git(place, "symbolic-ref", "HEAD").strip() == SESSION
     res = ws.patch("a.txt", sr("beta\n", "BETA\n"))
     assert res.branch == SESSION and res.target == "refs/heads/main"
     assert SESSION in res.message and "approve('agent')" in res.message
-    assert head(repo, "main") == base
-    assert head(repo, SESSION) == res.version
-    assert (repo / "a.txt").read_text() == "alpha\nBETA\n"
+    assert res.worktree == str(place) and str(place) in res.message
+    assert head(repo, "main") == base and head(repo, SESSION) == res.version
+    assert (place / "a.txt").read_text() == "alpha\nBETA\n"
+    assert git(place, "status", "--porcelain") == ""
+    # the person's checkout: HEAD, index and uncommitted edit untouched
+    assert (repo / "a.txt").read_text() == FILES["a.txt"]
+    assert (repo / ".git/index").read_bytes() == index_before
     assert status_porcelain(repo) == " M b.txt\n"
     assert session_target(ws.store, "agent") == "refs/heads/main"
 
@@ -46,30 +54,55 @@ def test_reopen_resumes_session(repo: Path) -> None:
     first = ws.patch("a.txt", sr("beta\n", "BETA\n"))
     again = Workspace.open(repo)
     assert again.branch == SESSION and again.target == "refs/heads/main"
+    assert again.worktree is not None and ws.worktree is not None
+    assert again.worktree.root == ws.worktree.root
     second = again.patch("b.txt", sr("one\n", "ONE\n"))
     assert second.base == first.version and head(repo, "main") != second.version
 
 
-def test_resume_from_main_switches_files_to_session(repo: Path) -> None:
+def test_a_session_checked_out_by_the_person_is_worked_on_there(repo: Path) -> None:
     ws = Workspace.open(repo)
     res = ws.patch("a.txt", sr("beta\n", "BETA\n"))
-    git(repo, "checkout", "-q", "main")
-    assert (repo / "a.txt").read_text() == FILES["a.txt"]
-    Workspace.open(repo)
-    assert git(repo, "symbolic-ref", "HEAD").strip() == SESSION
-    assert head(repo) == res.version
-    assert (repo / "a.txt").read_text() == "alpha\nBETA\n" and status_porcelain(repo) == ""
+    assert ws.worktree is not None
+    git(repo, "worktree", "remove", str(ws.worktree.root))
+    git(repo, "checkout", "-q", SESSION.removeprefix("refs/heads/"))
+    again = Workspace.open(repo)
+    assert again.worktree is not None and again.worktree.root == repo
+    assert again.branch == SESSION and head(repo) == res.version
 
 
-def test_resume_refused_when_local_changes_would_be_lost(repo: Path) -> None:
-    Workspace.open(repo).patch("a.txt", sr("beta\n", "BETA\n"))
-    git(repo, "checkout", "-q", "main")
-    (repo / "a.txt").write_text("mine\n")
-    before = state(repo)
-    with pytest.raises(GitpatchError) as err:
-        Workspace.open(repo)
-    assert err.value.code == "dirty_worktree" and "a.txt" in err.value.message
-    assert state(repo) == before
+def test_a_removed_session_worktree_is_made_again(repo: Path) -> None:
+    ws = Workspace.open(repo)
+    res = ws.patch("a.txt", sr("beta\n", "BETA\n"))
+    assert ws.worktree is not None
+    shutil.rmtree(ws.worktree.root)  # removed by hand: git still has its record
+    again = Workspace.open(repo)
+    assert again.worktree is not None and (again.worktree.root / "a.txt").read_text() == (
+        "alpha\nBETA\n"
+    )
+    assert head(repo, SESSION) == res.version and status_porcelain(repo) == ""
+
+
+def test_two_sessions_get_two_worktrees(repo: Path) -> None:
+    one = Workspace.open(repo, session="one")
+    two = Workspace.open(repo, session="two")
+    assert one.worktree is not None and two.worktree is not None
+    assert one.worktree.root != two.worktree.root
+    a = one.patch("a.txt", sr("beta\n", "ONE\n"))
+    b = two.patch("a.txt", sr("beta\n", "TWO\n"))
+    assert (one.worktree.root / "a.txt").read_text() == "alpha\nONE\n"
+    assert (two.worktree.root / "a.txt").read_text() == "alpha\nTWO\n"
+    assert a.base == b.base == head(repo, "main")
+    assert status_porcelain(repo) == ""
+
+
+def test_worktrees_setting_places_them_and_keeps_them_ignored(repo: Path) -> None:
+    git(repo, "config", "gitpatch.worktrees", ".agents")
+    ws = Workspace.open(repo)
+    assert ws.worktree is not None and ws.worktree.root.resolve() == (repo / ".agents/agent")
+    ws.patch("a.txt", sr("beta\n", "BETA\n"))
+    assert status_porcelain(repo) == ""  # .agents/ is excluded in .git/info/exclude
+    assert "/.agents/" in (repo / ".git/info/exclude").read_text()
 
 
 def test_named_session_and_review_mode_needs_none(repo: Path) -> None:
@@ -101,11 +134,12 @@ def test_unprotected_by_override_lands_on_main(repo: Path) -> None:
     assert res.branch == "refs/heads/main" and head(repo, "main") == res.version
 
 
-def test_session_branch_follows_person_commits_on_it(repo: Path) -> None:
+def test_person_commits_land_on_their_branch_not_the_session(repo: Path) -> None:
     ws = Workspace.open(repo)
     commit_on(repo, {"b.txt": "one\ntwo\n"})
+    assert git(repo, "log", "-1", "--format=%s", "main").strip() == "person"
     res = ws.patch("a.txt", sr("beta\n", "BETA\n"))
-    assert git(repo, "log", "-1", "--format=%s", res.base).strip() == "person"
+    assert git(repo, "log", "-1", "--format=%s", res.base).strip() != "person"
     assert head(repo, "main") != res.version
 
 
@@ -125,11 +159,13 @@ def test_empty_repository_on_main_starts_an_unborn_session(tmp_path: Path) -> No
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
     ws = Workspace.open(root)
-    assert ws.branch == SESSION and git(root, "symbolic-ref", "HEAD").strip() == SESSION
+    assert ws.branch == SESSION and git(root, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
     res = ws.apply_patch("*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n")
     assert res.branch == SESSION and head(root, SESSION) == res.version
     assert git(root, "rev-parse", "--verify", "-q", "refs/heads/main", check=False) == ""
-    assert (root / "hello.txt").read_text() == "hi\n" and status_porcelain(root) == ""
+    assert not (root / "hello.txt").exists()  # git cannot check out an unborn session yet
+    again = Workspace.open(root)
+    assert again.worktree is not None and (again.worktree.root / "hello.txt").read_text() == "hi\n"
 
 
 def test_open_honours_the_config_file_like_the_cli(repo: Path) -> None:
@@ -154,3 +190,46 @@ def test_a_broken_config_file_refuses_to_open_and_changes_nothing(repo: Path) ->
         Workspace.open(repo)
     assert err.value.code == "invalid_arguments" and "list of strings" in err.value.message
     assert state(repo) == before
+
+
+def test_a_person_in_a_linked_worktree_keeps_it(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "root", FILES, branch="base")
+    side = tmp_path / "side"
+    git(root, "worktree", "add", "-q", "-b", "main", str(side))
+    (side / "b.txt").write_text("one\nmine\n")
+    index = git(side, "rev-parse", "--git-path", "index").strip()
+    before = (side / index).read_bytes()  # an absolute index path replaces side
+    ws = Workspace.open(side)
+    assert ws.worktree is not None
+    assert ws.worktree.root.resolve() == (root / ".git/gitpatch/worktrees/agent").resolve()
+    ws.patch("a.txt", sr("beta\n", "BETA\n"))
+    assert git(side, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
+    assert status_porcelain(side) == " M b.txt\n" and (side / "a.txt").read_text() == FILES["a.txt"]
+    after = (side / index).read_bytes()
+    assert after == before
+    assert (ws.worktree.root / "a.txt").read_text() == "alpha\nBETA\n"
+
+
+def test_a_session_worktree_converts_line_endings_as_git_does(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "crlf", FILES, branch="main")
+    git(root, "config", "core.autocrlf", "true")
+    ws = Workspace.open(root)
+    assert ws.worktree is not None
+    assert (ws.worktree.root / "a.txt").read_bytes() == b"alpha\r\nbeta\r\n"
+    ws.patch("a.txt", sr("beta\n", "BETA\n"))
+    assert (ws.worktree.root / "a.txt").read_bytes() == b"alpha\r\nBETA\r\n"
+    assert git(root, "show", "gitpatch/session/agent:a.txt") == "alpha\nBETA\n"
+    assert git(ws.worktree.root, "status", "--porcelain") == "" and status_porcelain(root) == ""
+
+
+def test_a_worktree_git_cannot_make_is_refused_leaving_no_branch(repo: Path) -> None:
+    (repo / "blocker").write_text("a file where the worktrees folder would go\n")
+    git(repo, "config", "gitpatch.worktrees", "blocker")
+    before = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
+    with pytest.raises(GitpatchError) as err:
+        Workspace.open(repo)
+    assert err.value.code == "repository_error" and "worktree" in err.value.message
+    assert "gitpatch.worktrees" in (err.value.hint or "")
+    assert git(repo, "for-each-ref", "--format=%(refname) %(objectname)") == before
+    assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
+    assert status_porcelain(repo) == "?? blocker\n"

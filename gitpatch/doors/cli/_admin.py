@@ -46,6 +46,12 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     help="With --http: the credentials TOML file.",
 )
 @click.option(
+    "--session",
+    default=None,
+    metavar="NAME",
+    help="Auto mode: land on gitpatch/session/NAME, in its own worktree (default: agent).",
+)
+@click.option(
     "--push",
     default=None,
     metavar="REMOTE",
@@ -59,6 +65,7 @@ def serve(
     listen: str | None,
     data: Path | None,
     creds: Path | None,
+    session: str | None,
     push: str | None,
 ) -> None:
     """Serve the MCP tools over stdio for the repository (patch, apply_patch, patch_resource,
@@ -72,7 +79,7 @@ def serve(
     env.root()  # refuse a directory that is not a repository before the client connects
     from gitpatch.doors.mcp import serve_stdio
 
-    serve_stdio(str(env.directory), mode)
+    serve_stdio(str(env.directory), mode, session)
 
 
 def _hooks_dir(directory: Path) -> Path:

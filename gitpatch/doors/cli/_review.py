@@ -203,10 +203,14 @@ def reject(env: Env, id: str, reason: str, by: str | None) -> None:
 
 
 @click.command("undo")
+@click.argument("id", required=False)
 @pass_env
-def undo(env: Env) -> None:
-    """Revert the newest gitpatch change on the current branch with a new commit."""
-    result = env.workspace("review").undo()
+def undo(env: Env, id: str | None) -> None:
+    """Revert the newest gitpatch change (or proposal ID's) with a new commit.
+
+    ID is a proposal id from `gitpatch log`; without it, the newest change on the current
+    branch is reverted. History is never rewritten."""
+    result = env.workspace("review").undo(id)
     env.emit(result, in_terms(result.message, "cli"))
 
 

@@ -170,6 +170,24 @@ def _invalid_params(tool: str, exc: ValidationError) -> MCPError:
     return MCPError(INVALID_PARAMS, f"invalid arguments for {tool}: {fields}", data=errors)
 
 
+class _Introduction:
+    """Middleware: before a tool call, the toolset learns the client's name (``clientInfo``),
+    so the agent's commits can name it as their author."""
+
+    def __init__(self, introduce: Callable[[str], None]) -> None:
+        self.introduce = introduce
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        if ctx.method == "tools/call":
+            params = ctx.session.client_params
+            name = params.client_info.name if params is not None else ""
+            if name:
+                self.introduce(name)
+        return await call_next(ctx)
+
+
 class _ArgumentValidator:
     """Middleware: ``tools/call`` arguments are validated against the tool's model first, so
     a malformed call is JSON-RPC invalid_params (-32602), never an isError result."""
@@ -245,7 +263,10 @@ def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: 
         name,
         version=__version__,
         instructions=toolset.instructions or None,
-        middleware=[_ArgumentValidator({t.name: t.args for t in served})],
+        middleware=[
+            *([_Introduction(toolset.introduce)] if toolset.introduce else []),
+            _ArgumentValidator({t.name: t.args for t in served}),
+        ],
         **server_options,
     )
     for tool in served:
@@ -263,11 +284,11 @@ def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: 
     return server
 
 
-def serve_stdio(path: str, mode: str | None = None) -> None:
+def serve_stdio(path: str, mode: str | None = None, session: str | None = None) -> None:
     """Serve the repository at ``path`` over stdio until the client disconnects."""
     from gitpatch.doors.mcp._tools import workspace_toolset
 
-    toolset = workspace_toolset(path, mode)
+    toolset = workspace_toolset(path, mode, session)
     server = build_server(toolset)
     try:
         server.run("stdio")

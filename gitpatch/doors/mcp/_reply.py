@@ -42,3 +42,6 @@ class ToolSet:
     tools: tuple[ToolDef, ...] | None = None
     outputs: Mapping[str, type[BaseModel]] | None = None
     describe: Callable[[str], str] | None = None
+    #: Told the connected client's name (its ``clientInfo``) before each tool call: the
+    #: agent the Workspace names as its commits' author.
+    introduce: Callable[[str], None] | None = None

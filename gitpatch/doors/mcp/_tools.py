@@ -28,9 +28,11 @@ __all__ = ["workspace_toolset"]
 class _Repository:
     """Opens the Workspace once (lazily) for one repository and mode."""
 
-    def __init__(self, path: str, mode: str | None) -> None:
+    def __init__(self, path: str, mode: str | None, session: str | None = None) -> None:
         self.path = path
         self.mode = mode
+        self.session = session
+        self.agent: str | None = None
         self._ws: Workspace | None = None
         self._lock = threading.Lock()
 
@@ -38,8 +40,17 @@ class _Repository:
         with self._lock:
             if self._ws is None:
                 mode: Any = self.mode
-                self._ws = open_workspace(self.path, mode)
+                extra: dict[str, Any] = {"session": self.session} if self.session else {}
+                if self.agent:
+                    extra["agent"] = self.agent
+                self._ws = open_workspace(self.path, mode, **extra)
             return self._ws
+
+    def introduce(self, client: str) -> None:
+        """The MCP client's name: it authors the agent commits (when known before opening)."""
+        with self._lock:
+            if self.agent is None and client.strip():
+                self.agent = client.strip()
 
     def policy(self) -> ToolPermissionPolicy | None:
         """The ``[policy]`` of ``.gitpatch.toml`` with the git config rules (strictest wins);
@@ -134,9 +145,10 @@ def _review_handlers(repo: _Repository) -> dict[str, Handler]:
     return {"list_proposals": list_proposals, "show_proposal": show_proposal}
 
 
-def workspace_toolset(path: str, mode: str | None = None) -> ToolSet:
-    """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's)."""
-    repo = _Repository(path, mode)
+def workspace_toolset(path: str, mode: str | None = None, session: str | None = None) -> ToolSet:
+    """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
+    ``session``: the name auto mode's commits go under, default ``agent``)."""
+    repo = _Repository(path, mode, session)
     edits = _EditAdapter(repo)
     handlers: dict[str, Handler] = {
         "patch": edits.patch,  # type: ignore[dict-item]
@@ -150,4 +162,4 @@ def workspace_toolset(path: str, mode: str | None = None) -> ToolSet:
         "with read_file. Every edit is one commit; in review mode it waits for a person "
         "(see list_proposals / show_proposal). You cannot approve or reject proposals."
     )
-    return ToolSet(handlers, instructions)
+    return ToolSet(handlers, instructions, introduce=repo.introduce)

@@ -85,7 +85,8 @@ def build(repo: Path) -> Path:
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "Initial import")
     (repo / "app.py").write_text(MINE)
-    agent = Workspace.open(repo, mode="review", author=AGENT)
+    # dirty="record": the page then shows the person's own work recorded under the proposal
+    agent = Workspace.open(repo, mode="review", author=AGENT, dirty="record")
     agent.apply_patch(AGENT_PATCH)
     agent.patch("lib/util.js", _replace("  return a + b;", "  return Number(a) + Number(b);"))
     agent.patch("README.md", _replace("A demo repository.", "A demo repository for gitpatch."))

@@ -87,6 +87,12 @@ class Applied:
     target: str | None = None
     #: Every ref the change moved and its new commit, when it moved several (``work://``...).
     versions: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    #: Where the change is on disk when that is a session's own worktree (auto mode).
+    worktree: str | None = None
+    #: Files with a person's uncommitted work: recorded in a commit of their own first, or
+    #: (``carried``) left uncommitted with the change merged into them.
+    recorded: tuple[str, ...] = ()
+    carried: tuple[str, ...] = ()
 
 
 #: Called by a storage right before its writer opens; raising there aborts with no change.

@@ -243,4 +243,7 @@ class WorkspaceStorage:
             branch=result.branch,
             review=review,
             target=result.target,
+            worktree=result.worktree or None,
+            recorded=tuple(families.key(p, root) for p in result.recorded),
+            carried=tuple(families.key(p, root) for p in result.carried),
         )

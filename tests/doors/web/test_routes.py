@@ -135,6 +135,7 @@ def test_renames_binary_and_long_files_are_shown_as_such(repo: Path) -> None:
 
 def test_a_persons_recorded_uncommitted_work_is_marked_as_theirs(repo: Path) -> None:
     write_files(repo, {"app.py": APP + "\n# my own note, not committed\n"})
+    git(repo, "config", "gitpatch.uncommitted", "record")  # the setting that records it
     pid = propose(repo, "app.py", "MAX_RETRIES = 1", "MAX_RETRIES = 3")
     base = git(repo, "rev-parse", f"gitpatch/{pid}~1").strip()
     assert f"Gitpatch-Record: {pid}" in git(repo, "log", "-1", "--format=%B", base)

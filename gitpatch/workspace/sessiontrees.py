@@ -1,0 +1,113 @@
+"""A session's own linked worktree: where auto mode on a protected branch lands its commits.
+
+The person's checkout is never switched: a session that lands commits (auto mode) gets a
+linked worktree of its own (``git worktree add``), checked out on ``gitpatch/session/<name>``,
+so the agent can run its tests there while the person keeps working on their branch, with
+their HEAD, index and uncommitted edits untouched. Its place is
+``<git common dir>/gitpatch/worktrees/<name>`` (inside ``.git``, so git never sees it as
+untracked), or below the folder git config ``gitpatch.worktrees`` names (relative to the
+repository root; such a folder inside the working tree is added to ``.git/info/exclude``).
+
+It does not move any ref or write any tracked file: ``git worktree add`` checks the session
+branch out in the new folder, and the Workspace then works there as on any checkout.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gitpatch.checkout import gitbin, preflight
+from gitpatch.errors import RepositoryError
+from gitpatch.safety.locks import land_lock
+from gitpatch.store import Store
+
+__all__ = ["WORKTREES_SETTING", "checked_out", "common_dir", "ensure", "place"]
+
+#: git config key: the folder session worktrees go in (default: inside the git directory).
+WORKTREES_SETTING = "gitpatch.worktrees"
+
+
+def common_dir(store: Store) -> Path:
+    """The repository's common git directory (a linked worktree's points at the main one)."""
+    return preflight.common_dir(store.git_dir).resolve()
+
+
+def _main_root(store: Store) -> Path:
+    """The main working tree's root: the folder holding the common git directory."""
+    return common_dir(store).parent
+
+
+def place(store: Store, name: str) -> Path:
+    """Where session ``name``'s worktree goes (it need not exist yet)."""
+    setting = store.config_get(WORKTREES_SETTING)
+    if not setting:
+        return common_dir(store) / "gitpatch" / "worktrees" / name
+    folder = Path(os.path.expanduser(setting))
+    if not folder.is_absolute():
+        folder = _main_root(store) / folder
+    return folder.resolve() / name
+
+
+def checked_out(store: Store, ref: str) -> Path | None:
+    """The working tree that has ``ref`` checked out, None when none has."""
+    listing = _git(store, ["worktree", "list", "--porcelain"]).decode("utf-8", "replace")
+    path: str | None = None
+    for line in listing.splitlines():
+        if line.startswith("worktree "):
+            path = line.removeprefix("worktree ")
+        elif line == f"branch {ref}" and path is not None and Path(path).is_dir():
+            return Path(path)
+    return None
+
+
+def ensure(store: Store, name: str, ref: str) -> Path:
+    """The worktree holding session branch ``ref`` (full ref, which must exist), created at
+    ``place(name)`` when no working tree has it checked out."""
+    found = checked_out(store, ref)
+    if found is not None:
+        return found
+    state = common_dir(store) / "gitpatch"
+    state.mkdir(parents=True, exist_ok=True)
+    # processes opening the same session at once: one adds the worktree, the others find it
+    with land_lock(state):
+        found = checked_out(store, ref)
+        if found is not None:
+            return found
+        where = place(store, name)
+        _exclude(store, where)
+        _git(store, ["worktree", "prune"])  # a folder removed by hand leaves its record
+        _git(store, ["worktree", "add", "--quiet", str(where), ref.removeprefix("refs/heads/")])
+    return where
+
+
+def _exclude(store: Store, where: Path) -> None:
+    """Keep a worktree folder placed inside the main working tree out of ``git status``."""
+    root = _main_root(store)
+    try:
+        inside = where.resolve().relative_to(root)
+    except ValueError:
+        return
+    if inside.parts and inside.parts[0] == common_dir(store).name:
+        return  # inside .git: never seen as untracked
+    pattern = "/" + inside.parent.as_posix() + "/"
+    info = common_dir(store) / "info" / "exclude"
+    lines = info.read_text(encoding="utf-8").splitlines() if info.exists() else []
+    if pattern not in lines:
+        info.parent.mkdir(parents=True, exist_ok=True)
+        with info.open("a", encoding="utf-8") as fh:
+            fh.write(("\n" if lines and lines[-1] else "") + pattern + "\n")
+
+
+def _git(store: Store, args: list[str]) -> bytes:
+    workdir = store.workdir
+    assert workdir is not None  # only checkouts get session worktrees
+    try:
+        return gitbin.run(str(store.git_dir), workdir, args)
+    except gitbin.GitFailed as exc:
+        raise RepositoryError(
+            f"could not prepare the session's worktree: {exc.stderr}",
+            hint="Check that git can write to the git directory, or set git config "
+            f"{WORKTREES_SETTING} to a writable folder.",
+            details={"command": "git " + " ".join(args)},
+        ) from exc
