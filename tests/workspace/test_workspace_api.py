@@ -189,7 +189,8 @@ def test_apply_diff_keeps_crlf_in_an_autocrlf_repository(tmp_path: Path) -> None
 def test_preview_is_a_dry_run_of_what_is_on_disk(tmp_path: Path) -> None:
     # The doors' dry runs (CLI --dry-run, a space's size limits) go through the Workspace.
     repo = make_repo(tmp_path / "r", FILES)
-    ws = Workspace.open(repo, session="s1")
+    git(repo, "switch", "-q", "-c", "dev")  # not protected: the person's disk is the branch
+    ws = Workspace.open(repo)
     (repo / "a.txt").write_text("alpha\nbeta\ngamma\nmine\n")  # uncommitted: the base
     before = state(repo)
     found = ws.preview(search_replace.parse(SEARCH_REPLACE))

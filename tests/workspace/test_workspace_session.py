@@ -173,7 +173,7 @@ def test_open_honours_the_config_file_like_the_cli(repo: Path) -> None:
     git(repo, "switch", "-q", "-c", "dev")
     (repo / ".gitpatch.toml").write_text('[review]\nprotected = ["dev"]\n')
     ws = Workspace.open(repo)
-    assert protected_branches(ws.store) == {"refs/heads/dev"}
+    assert ws.protected == {"refs/heads/dev"}
     assert ws.target == "refs/heads/dev" and ws.branch == SESSION
     git(repo, "switch", "-q", "dev")
     patch = "*** Begin Patch\n*** Update File: b.txt\n@@\n-one\n+two\n*** End Patch\n"
