@@ -14,6 +14,8 @@ from tests.doors.mcp.mcpkit import console_script
 from tests.gitkit import git, git_env
 from tests.realrepo.kit import status
 
+pytestmark = pytest.mark.slow  # the gitpatch console script in processes of its own
+
 EDIT = '[{"old_string": "one", "new_string": "ONE"}]'
 
 

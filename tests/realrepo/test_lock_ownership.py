@@ -23,6 +23,8 @@ from tests.gitkit import git, git_env, head
 from tests.ownerkit import LiveHolder, killed_holding
 from tests.realrepo.kit import edit, make_repo, state, status
 
+pytestmark = pytest.mark.slow  # kills processes holding locks, and runs a person's git commit
+
 FILES = {"f.txt": "a\n", "p.txt": "person\n"}
 KINDS = ["index.lock", "HEAD.lock", "config.lock", "packed-refs.lock", "refs/heads/work.lock"]
 
