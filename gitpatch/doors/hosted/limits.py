@@ -11,6 +11,16 @@
     mode = "review"
     max_space_bytes = 10485760
 
+    [calls]                         # per credential (see ``CallLimits``)
+    max_sessions = 16
+    max_concurrent_calls = 8
+    max_tool_calls = 10000          # the tool-invocation allowance: calls per window
+    tool_call_window_seconds = 3600
+    session_idle_seconds = 600
+
+    [calls."3f1c0a9e7b2d"]          # one credential, by its fingerprint
+    max_tool_calls = 100
+
 The file is optional (the defaults below apply) and re-read when it changes. Sizes count the
 bytes of the current resources on the space's ``main`` (not history, which git compresses and
 shares between versions).
@@ -26,6 +36,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = [
+    "MAX_EDITS_PER_CALL",
+    "CallLimits",
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_MAX_SPACE_BYTES",
     "SpaceSettings",
@@ -36,6 +48,35 @@ __all__ = [
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
 #: Default per-space limit: 100 MiB of current content.
 DEFAULT_MAX_SPACE_BYTES = 100 * 1024 * 1024
+#: patch_resource takes at most this many edits in one call (the input schema's maxItems).
+MAX_EDITS_PER_CALL = 1000
+
+
+@dataclasses.dataclass(frozen=True)
+class CallLimits:
+    """What one credential may hold and do: open MCP sessions, tool calls running at once,
+    tool calls per window (the spec's tool-invocation allowance), and how long an unused
+    session stays open."""
+
+    max_sessions: int = 16
+    max_concurrent_calls: int = 8
+    max_tool_calls: int = 10000
+    tool_call_window_seconds: int = 3600
+    session_idle_seconds: int = 600
+
+
+def _call_limits(table: Any, base: CallLimits, where: str) -> CallLimits:
+    if not isinstance(table, dict):
+        raise ValueError(f"{where} must be a table")
+    fields = {f.name for f in dataclasses.fields(CallLimits)}
+    values = {k: v for k, v in table.items() if not isinstance(v, dict)}
+    unknown = set(values) - fields
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
+    for key, value in values.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{where}: {key} must be a positive integer")
+    return dataclasses.replace(base, **values)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +112,8 @@ class SpacesConfig:
         self._seen: tuple[int, int, int] | None = None
         self._defaults = self.base
         self._spaces: dict[str, SpaceSettings] = {}
+        self._calls = CallLimits()
+        self._callers: dict[str, CallLimits] = {}
         self._reload()
 
     def _stamp(self) -> tuple[int, int, int] | None:
@@ -85,13 +128,19 @@ class SpacesConfig:
         if stamp == self._seen and self._seen is not None:
             return
         defaults, spaces = self.base, {}
+        calls, callers = CallLimits(), {}
         if stamp is not None:
             with self.path.open("rb") as f:
                 data = tomllib.load(f)
             defaults = _settings(data.get("defaults", {}), self.base, "[defaults]")
             for name, table in dict(data.get("space", {})).items():
                 spaces[name] = _settings(table, defaults, f'[space."{name}"]')
+            calls = _call_limits(data.get("calls", {}), calls, "[calls]")
+            for name, table in dict(data.get("calls", {})).items():
+                if isinstance(table, dict):
+                    callers[name] = _call_limits(table, calls, f'[calls."{name}"]')
         self._defaults, self._spaces, self._seen = defaults, spaces, stamp
+        self._calls, self._callers = calls, callers
 
     def settings(self, space: str) -> SpaceSettings:
         """The settings of ``space`` (``users/ada``, ``teams/web``); a malformed file keeps
@@ -100,6 +149,14 @@ class SpacesConfig:
             with contextlib.suppress(OSError, ValueError, tomllib.TOMLDecodeError):
                 self._reload()
             return self._spaces.get(space, self._defaults)
+
+    def call_limits(self, fingerprint: str) -> CallLimits:
+        """The call limits of the credential with ``fingerprint``; a malformed file keeps the
+        last good limits."""
+        with self._lock:
+            with contextlib.suppress(OSError, ValueError, tomllib.TOMLDecodeError):
+                self._reload()
+            return self._callers.get(fingerprint, self._calls)
 
     def largest_file_limit(self) -> int:
         """The largest per-file limit of any space (it bounds an HTTP request's body)."""

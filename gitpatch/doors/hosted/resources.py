@@ -14,9 +14,10 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
+
+import re2
 
 from gitpatch.core.model import Proposal, WriteFile
 from gitpatch.core.text import Document
@@ -135,7 +136,8 @@ class ResourceService:
             return error_result("patch_resource", exc)
         view = _AsCaller(space.storage, cred)
         tool = patch_resource_tool(view, view)
-        result = tool(path=loc.path, edits=edits, expected_version=expected_version)
+        with space.writing:
+            result = tool(path=loc.path, edits=edits, expected_version=expected_version)
         if not result.ok:
             return result
         data = dict(result.data)
@@ -162,7 +164,8 @@ class ResourceService:
             proposal = Proposal(
                 (WriteFile(target.key, data(), create),), "patch_resource", tool=tool
             )
-            applied = space.storage.apply(proposal, expected_version=expected_version)
+            with space.writing:
+                applied = space.storage.apply(proposal, expected_version=expected_version)
         except GitpatchError as exc:
             return error_result(tool, exc)
         verb = "Created" if create else "Replaced"
@@ -286,23 +289,34 @@ class ResourceService:
         self.on_change(space, applied)
 
 
-def _compile(pattern: str) -> re.Pattern[str]:
+class _Pattern(Protocol):
+    def search(self, text: str) -> object: ...
+
+
+def _compile(pattern: str) -> _Pattern:
+    """``pattern`` compiled by RE2, whose matching time is linear in the text: a tenant's
+    ``^(a+)+$`` cannot stall the service the way a backtracking engine lets it."""
     if not isinstance(pattern, str) or not pattern or len(pattern) > 1000:
         raise InvalidArguments(
             "pattern must be a non-empty regular expression of at most 1000 characters",
-            hint="Pass a Python regular expression, e.g. 'version: \\d+'.",
+            hint="Pass a regular expression (RE2 syntax), e.g. 'version: \\d+'.",
         )
+    options = re2.Options()
+    options.log_errors = False  # a tenant's bad pattern is their error, not the server log's
     try:
-        return re.compile(pattern)
-    except re.error as exc:
+        compiled: _Pattern = re2.compile(pattern, options=options)
+    except re2.error as exc:
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
         raise InvalidArguments(
-            f"pattern is not a valid regular expression: {exc}",
-            hint="Escape special characters (for a literal dot, write \\.).",
+            f"pattern is not a valid regular expression: {reason}",
+            hint="Patterns use RE2 syntax: no backreferences (\\1) or lookaround ((?=...), "
+            "(?<=...)); escape special characters (for a literal dot, write \\.).",
             details={"pattern": pattern},
         ) from None
+    return compiled
 
 
-def _grep(space: Space, regex: re.Pattern[str], base: str) -> tuple[list[dict[str, Any]], bool]:
+def _grep(space: Space, regex: _Pattern, base: str) -> tuple[list[dict[str, Any]], bool]:
     head = space.head()
     if head is None:
         return [], False

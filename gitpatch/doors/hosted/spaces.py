@@ -113,6 +113,9 @@ class Space:
         self.path = path
         self.config = config
         self._lock = threading.Lock()
+        #: Held for the whole of one change: the writes of a space queue here instead of racing
+        #: on the branch and throwing work away (other processes still meet at the CAS).
+        self.writing = threading.Lock()
         self._ws: Workspace | None = None
         self._generations: Generations | None = None
         self.storage = SpaceStorage(self)
