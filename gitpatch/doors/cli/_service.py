@@ -7,6 +7,7 @@ credentials add`` writes a credential and prints its token once.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -32,10 +33,16 @@ def run_http(listen: str, data: Path | None, creds: Path | None, push: str | Non
             hint="Create one with: gitpatch credentials add --file FILE --user NAME",
             details={"file": str(creds)},
         )
+    from gitpatch.doors.hosted.credentials import require_private
     from gitpatch.doors.hosted.listen import parse_listen
     from gitpatch.doors.mcp import serve_http
 
     host, port = parse_listen(listen)
+    require_private(creds, "credentials file")
+    require_private(data, "data directory")
+    # every file and directory the service creates (repositories, objects, refs) is its
+    # owner's alone from its first byte
+    os.umask(0o077)
     from gitpatch.doors.hosted.remote import push_after
 
     def ready(url: str) -> None:

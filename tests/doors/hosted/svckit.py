@@ -74,9 +74,10 @@ class Server:
                 self.url = found.group(0)
                 break
         assert self.url, f"the server did not start (exit {self.proc.poll()})"
+        self.log = ""
 
-    def stop(self) -> None:
-        """Terminate the server and wait for it."""
+    def stop(self) -> str:
+        """Terminate the server and wait for it; returns what it logged after starting."""
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -84,8 +85,10 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc.stderr is not None:
+        if self.proc.stderr is not None and not self.proc.stderr.closed:
+            self.log = self.proc.stderr.read()
             self.proc.stderr.close()
+        return self.log
 
     def kill(self) -> None:
         """SIGKILL the server (no clean shutdown) and wait for it."""

@@ -43,7 +43,7 @@ FIFTY = "".join(f"line {i}\n" for i in range(1, 51))
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
     root = tmp_path_factory.mktemp("tenants")
     tokens = make_credentials(root / "credentials.toml")
-    (root / "data").mkdir()
+    (root / "data").mkdir(mode=0o700)
     reader = hash_token(tokens["reader"])[:12]
     org = hash_token(tokens["org"])[:12]
     (root / "data" / "spaces.toml").write_text(

@@ -1,0 +1,116 @@
+"""The service fails closed and answers with the spec's codes: credentials, permissions, hosts,
+the order of checks, paths (issue 20, items 4-9), through the real server and the SDK client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.doors.hosted.svckit import GIT_ENV, Server, call, make_credentials, text_of
+from tests.doors.mcp.mcpkit import console_script
+
+
+def _statuses(url: str, token: str) -> list[int]:
+    """The HTTP statuses an SDK client met opening a session and listing resources."""
+    seen: list[int] = []
+
+    async def record(response: httpx2.Response) -> None:
+        seen.append(response.status_code)
+
+    async def main() -> None:
+        headers = {"Authorization": f"Bearer {token}"}
+        with anyio.fail_after(60):
+            async with (
+                httpx2.AsyncClient(headers=headers, event_hooks={"response": [record]}) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                await client.call_tool("list_resources", {})
+
+    # a refused client fails; the statuses tell why
+    with contextlib.suppress(BaseException):
+        anyio.run(main)
+    return seen
+
+
+def _place(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    tokens = make_credentials(tmp_path / "credentials.toml")
+    (tmp_path / "data").mkdir(mode=0o700)
+    return tmp_path / "data", tmp_path / "credentials.toml", tokens
+
+
+def _replace(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".new")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+# -- 4. credentials and permissions ---------------------------------------------------------------
+
+
+def test_a_credentials_file_that_stops_parsing_keeps_only_what_still_parses(
+    tmp_path: Path,
+) -> None:
+    data, creds, tokens = _place(tmp_path)
+    server = Server(data, creds)
+    try:
+        assert not call(server.url, tokens["bob"], "list_resources").is_error
+        blocks = creds.read_text().split("\n[[credential]]\n")
+        # drop bob's block (the third) and leave a broken header at the end
+        kept = [b for n, b in enumerate(blocks) if n != 3]
+        _replace(creds, "\n[[credential]]\n".join(kept) + "\n[[credential\n")
+        assert 401 in _statuses(server.url, tokens["bob"])
+        assert not call(server.url, tokens["ada"], "list_resources").is_error
+    finally:
+        log = server.stop()
+    assert "does not parse" in log and "denied the rest" in log
+
+
+def _serve(data: Path, creds: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **GIT_ENV, "HOME": str(data.parent)}
+    args = ["serve", "--http", "127.0.0.1:0", "--data", str(data), "--credentials", str(creds)]
+    return subprocess.run(
+        [console_script(), *args], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(("what", "mode"), [("credentials", 0o644), ("data", 0o755)])
+def test_serve_refuses_to_start_on_what_others_can_read(
+    tmp_path: Path, what: str, mode: int
+) -> None:
+    data, creds, _ = _place(tmp_path)
+    (creds if what == "credentials" else data).chmod(mode)
+    done = _serve(data, creds)
+    assert done.returncode != 0
+    assert "invalid_arguments" in done.stderr and "open to other users" in done.stderr
+    assert "chmod" in done.stderr
+    assert list(data.iterdir()) == []
+
+
+def test_what_the_service_writes_is_private_from_the_first_byte(tmp_path: Path) -> None:
+    creds = tmp_path / "credentials.toml"
+    tokens = make_credentials(creds)
+    assert stat.S_IMODE(creds.stat().st_mode) == 0o600
+    data = tmp_path / "data"  # made by the server
+    server = Server(data, creds)
+    try:
+        result = call(server.url, tokens["bob"], "create_resource", path="a.md", content="a\n")
+        assert not result.is_error, text_of(result)
+    finally:
+        server.stop()
+    files = [data, *data.rglob("*")]
+    assert any(p.name == "HEAD" for p in files)
+    assert [p for p in files if stat.S_IMODE(p.stat().st_mode) & 0o077] == []
