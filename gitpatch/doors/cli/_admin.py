@@ -46,6 +46,14 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     help="With --http: the credentials TOML file.",
 )
 @click.option(
+    "--allowed-host",
+    "allowed",
+    multiple=True,
+    metavar="NAME[:PORT]",
+    help="With --http: a Host name clients may use besides the loopback names and the bound "
+    "address (repeatable; Host and Origin are checked on every bind).",
+)
+@click.option(
     "--push",
     default=None,
     metavar="REMOTE",
@@ -59,6 +67,7 @@ def serve(
     listen: str | None,
     data: Path | None,
     creds: Path | None,
+    allowed: tuple[str, ...],
     push: str | None,
 ) -> None:
     """Serve the MCP tools over stdio for the repository (patch, apply_patch, patch_resource,
@@ -67,7 +76,7 @@ def serve(
     if listen is not None:
         from gitpatch.doors.cli._service import run_http
 
-        run_http(listen, data, creds, push)
+        run_http(listen, data, creds, push, allowed)
         return
     env.root()  # refuse a directory that is not a repository before the client connects
     from gitpatch.doors.mcp import serve_stdio

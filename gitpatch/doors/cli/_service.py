@@ -19,8 +19,16 @@ from gitpatch.errors import InvalidArguments
 __all__ = ["credentials", "push", "run_http"]
 
 
-def run_http(listen: str, data: Path | None, creds: Path | None, push: str | None) -> None:
-    """Start the HTTP service (blocks until interrupted); prints the URL once listening."""
+def run_http(
+    listen: str,
+    data: Path | None,
+    creds: Path | None,
+    push: str | None,
+    allowed: tuple[str, ...] = (),
+) -> None:
+    """Start the HTTP service (blocks until interrupted); prints the URL once listening.
+    ``allowed``: more Host names the service answers to (the loopback names and the bound
+    address always are)."""
     if data is None or creds is None:
         raise InvalidArguments(
             "serve --http needs --data DIR and --credentials FILE",
@@ -50,7 +58,7 @@ def run_http(listen: str, data: Path | None, creds: Path | None, push: str | Non
         sys.stderr.flush()
 
     hook = push_after(push) if push else None
-    serve_http(data, creds, host, port, on_change=hook, ready=ready)
+    serve_http(data, creds, host, port, on_change=hook, ready=ready, allowed=allowed)
 
 
 @click.group("credentials")

@@ -308,17 +308,21 @@ def serve_http(
     *,
     on_change: Callable[..., None] | None = None,
     ready: Callable[[str], None] | None = None,
+    allowed: tuple[str, ...] = (),
 ) -> None:
     """Serve the resource service for the spaces under ``data`` at ``http://host:port/mcp``
     until interrupted (see ``_service``); port 0 takes a free one, and ``ready(url)`` is
     called once the socket listens. Request bodies over the largest per-file limit (as
-    base64, plus room for the envelope) get HTTP 413 before they are parsed."""
+    base64, plus room for the envelope) get HTTP 413 before they are parsed. Host and Origin
+    headers are checked on every bind (``listen.allowed_hosts``; ``allowed`` adds names)."""
     import socket
 
     import anyio
     import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
 
     from gitpatch.doors.hosted import CredentialFile, ResourceService, Spaces
+    from gitpatch.doors.hosted.listen import allowed_hosts, url_host
     from gitpatch.doors.hosted.quota import Quotas
     from gitpatch.doors.mcp._service import (
         SessionGate,
@@ -346,14 +350,20 @@ def serve_http(
         **auth_options(creds, host, port),
     )
     limit = config.largest_file_limit() * 4 // 3 + 64 * 1024
+    hosts, origins = allowed_hosts(host, allowed)
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
         max_request_body_size=limit,
         host=host,
         session_idle_timeout=config.call_limits("").session_idle_seconds,
+        transport_security=TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=hosts,
+            allowed_origins=origins,
+        ),
     )
     gated = SessionGate(app, quotas, creds)
     web = uvicorn.Server(uvicorn.Config(gated, log_level="warning", lifespan="on"))
     if ready is not None:
-        ready(f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp")
+        ready(f"http://{url_host(host)}:{port}/mcp")
     anyio.run(lambda: web.serve(sockets=[sock]))

@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gitpatch.doors.hosted import Credential, CredentialFile, ResourceService
 from gitpatch.doors.hosted.limits import MAX_EDITS_PER_CALL
+from gitpatch.doors.hosted.listen import url_host
 from gitpatch.doors.hosted.quota import Quotas
 from gitpatch.doors.mcp._reply import Handler, Reply, ToolSet
 from gitpatch.errors import CallLimitReached, InternalError
@@ -269,7 +270,7 @@ def service_toolset(service: ResourceService) -> ToolSet:
 
 def auth_options(credentials: CredentialFile, host: str, port: int) -> dict[str, Any]:
     """``MCPServer`` options for bearer tokens from ``credentials`` requiring ``read``."""
-    url = f"http://{host}:{port}"
+    url = f"http://{url_host(host)}:{port}"
     auth = AuthSettings(
         issuer_url=url,  # type: ignore[arg-type]
         resource_server_url=f"{url}/mcp",  # type: ignore[arg-type]

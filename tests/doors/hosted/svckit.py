@@ -55,11 +55,11 @@ def make_credentials(path: Path) -> dict[str, str]:
 class Server:
     """A ``gitpatch serve --http`` process over ``data`` with the credentials file ``creds``."""
 
-    def __init__(self, data: Path, creds: Path, *extra: str) -> None:
+    def __init__(self, data: Path, creds: Path, *extra: str, listen: str = "127.0.0.1:0") -> None:
         self.data, self.creds = data, creds
         env = {**os.environ, **GIT_ENV, "HOME": str(data.parent)}
         self.proc = subprocess.Popen(
-            [console_script(), "serve", "--http", "127.0.0.1:0", "--data", str(data)]
+            [console_script(), "serve", "--http", listen, "--data", str(data)]
             + ["--credentials", str(creds), *extra],
             env=env,
             stdout=subprocess.DEVNULL,
@@ -69,7 +69,7 @@ class Server:
         assert self.proc.stderr is not None
         self.url = ""
         for line in self.proc.stderr:  # ends when the process dies: no hang
-            found = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
+            found = re.search(r"http://\S+:\d+/mcp", line)
             if found:
                 self.url = found.group(0)
                 break

@@ -114,3 +114,63 @@ def test_what_the_service_writes_is_private_from_the_first_byte(tmp_path: Path) 
     files = [data, *data.rglob("*")]
     assert any(p.name == "HEAD" for p in files)
     assert [p for p in files if stat.S_IMODE(p.stat().st_mode) & 0o077] == []
+
+
+# -- 5. Host and Origin on every bind -------------------------------------------------------------
+
+
+def _statuses_with(url: str, token: str, headers: dict[str, str]) -> list[int]:
+    seen: list[int] = []
+
+    async def record(response: httpx2.Response) -> None:
+        seen.append(response.status_code)
+
+    async def main() -> None:
+        sent = {"Authorization": f"Bearer {token}", **headers}
+        with anyio.fail_after(60):
+            async with (
+                httpx2.AsyncClient(headers=sent, event_hooks={"response": [record]}) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                await client.call_tool("list_resources", {})
+
+    with contextlib.suppress(BaseException):
+        anyio.run(main)
+    return seen
+
+
+def test_host_and_origin_are_checked_on_a_bind_the_sdk_does_not_protect(
+    tmp_path: Path,
+) -> None:
+    """127.0.0.2 is loopback but not one of the SDK's loopback names, which used to turn the
+    checks off just as 0.0.0.0 did; --allowed-host adds a name to the allow-list."""
+    data, creds, tokens = _place(tmp_path)
+    server = Server(data, creds, "--allowed-host", "svc.example", listen="127.0.0.2:0")
+    try:
+        port = server.url.rsplit(":", 1)[1].split("/")[0]
+        token = tokens["bob"]
+        assert _statuses_with(server.url, token, {}).count(200) >= 2
+        assert _statuses_with(server.url, token, {"Host": f"svc.example:{port}"}).count(200) >= 2
+        evil = _statuses_with(server.url, token, {"Host": f"evil.example:{port}"})
+        assert evil and all(s >= 400 for s in evil)
+        origin = {"Origin": "http://evil.example"}
+        assert all(s >= 400 for s in _statuses_with(server.url, token, origin))
+    finally:
+        server.stop()
+    assert not (data / "users").exists()
+
+
+# -- 9. small things ------------------------------------------------------------------------------
+
+
+def test_serve_on_ipv6_loopback(tmp_path: Path) -> None:
+    data, creds, tokens = _place(tmp_path)
+    server = Server(data, creds, listen="[::1]:0")
+    try:
+        assert server.url.startswith("http://[::1]:")
+        result = call(server.url, tokens["bob"], "create_resource", path="six.md", content="6\n")
+        assert not result.is_error, text_of(result)
+    finally:
+        server.stop()
