@@ -242,8 +242,11 @@ class SpaceStorage:
             self.space.create()
         ws = self.space.workspace()
         head = ws.store.ref_target(BRANCH)
-        self._check_limits(ws.store, head, proposal)
+        # the spec's order: a stale version first, then the edit itself, then the limits
         expected = self._expected(head, expected_version)
+        if expected_version is not None and expected is not None:
+            self._check_unchanged(ws.store, head, pygit2.Oid(hex=expected), proposal)
+        self._check_limits(ws.store, head, proposal)
         try:
             applied = self._inner().apply(
                 proposal, expected_version=expected, review=review, gate=gate
@@ -274,6 +277,16 @@ class SpaceStorage:
                 details={"expected_version": number, "current_version": now},
             )
         return str(found)
+
+    def _check_unchanged(
+        self, store: Store, head: pygit2.Oid | None, expected: pygit2.Oid, proposal: Proposal
+    ) -> None:
+        """``resource_conflict`` when a path the proposal touches differs between the version
+        the caller read and the head, before the edit is tried on content it never saw."""
+        for path in proposal.paths:
+            if blob(store, head, path) != blob(store, expected, path):
+                conflict = ResourceConflict("changed", details={"path": path})
+                raise self._in_versions(conflict, self.space.generations.of(expected))
 
     def _in_versions(self, exc: GitpatchError, expected: Version | None) -> GitpatchError:
         """The Workspace's conflict texts speak commit ids; the service's speak versions."""

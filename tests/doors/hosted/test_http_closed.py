@@ -8,7 +8,9 @@ import contextlib
 import os
 import stat
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -16,7 +18,14 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.doors.hosted.svckit import GIT_ENV, Server, call, make_credentials, text_of
+from tests.doors.hosted.svckit import (
+    GIT_ENV,
+    Server,
+    call,
+    make_credentials,
+    space_refs,
+    text_of,
+)
 from tests.doors.mcp.mcpkit import console_script
 
 
@@ -174,3 +183,58 @@ def test_serve_on_ipv6_loopback(tmp_path: Path) -> None:
         assert not result.is_error, text_of(result)
     finally:
         server.stop()
+
+
+# -- 6. the spec's order: version, edit, limits ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
+    root = tmp_path_factory.mktemp("order")
+    data, creds, tokens = _place(root)
+    (data / "spaces.toml").write_text("[defaults]\nmax_file_bytes = 1000\n")
+    server = Server(data, creds)
+    try:
+        yield server, tokens
+    finally:
+        server.stop()
+
+
+def _code(result: Any) -> str:
+    assert result.is_error, text_of(result)
+    return str(result.meta["code"])
+
+
+def test_a_stale_version_is_a_conflict_before_the_edit_or_the_limits_are_tried(
+    small: tuple[Server, dict[str, str]],
+) -> None:
+    server, tokens = small
+    token = tokens["bob"]
+    made = call(server.url, token, "create_resource", path="o.md", content="a\nb\n")
+    first = made.structured_content["version"]
+    edit = [{"old_string": "a", "new_string": "A"}]
+    assert not call(server.url, token, "patch_resource", path="o.md", edits=edit).is_error
+    before = space_refs(server.data)
+    stale = {"path": "o.md", "expected_version": first}
+    # the edit no longer matches, and this one would also be over the per-file limit
+    assert _code(call(server.url, token, "patch_resource", edits=edit, **stale)) == (
+        "resource_conflict"
+    )
+    big = [{"old_string": "a", "new_string": "x" * 2000}]
+    assert _code(call(server.url, token, "patch_resource", edits=big, **stale)) == (
+        "resource_conflict"
+    )
+    assert _code(call(server.url, token, "update_resource", content="x" * 2000, **stale)) == (
+        "resource_conflict"
+    )
+    now = {"path": "o.md", "expected_version": first + 1}
+    # with the current version: the edit first, then the limit
+    bad_and_big = [{"after_line": 0, "new_string": "x" * 2000}, *edit]
+    assert _code(call(server.url, token, "patch_resource", edits=bad_and_big, **now)) == (
+        "invalid_patch"
+    )
+    too_big = [{"after_line": 0, "new_string": "x" * 2000}]
+    assert _code(call(server.url, token, "patch_resource", edits=too_big, **now)) == (
+        "payload_too_large"
+    )
+    assert space_refs(server.data) == before
