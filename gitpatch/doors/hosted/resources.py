@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -28,7 +29,9 @@ from gitpatch.errors import GitpatchError, InvalidArguments
 from gitpatch.tools import ToolResult, error_result, patch_resource_tool
 from gitpatch.tools.storage.base import Applied, FileRead, Stat, Target, resolve_plain
 
-__all__ = ["MAX_GREP_MATCHES", "ResourceService"]
+__all__ = ["MAX_GREP_MATCHES", "STORAGE_REFUSED", "ResourceService"]
+
+_log = logging.getLogger("gitpatch.doors.hosted")
 
 #: grep_resource reports at most this many matching lines.
 MAX_GREP_MATCHES = 500
@@ -139,7 +142,7 @@ class ResourceService:
         with space.writing:
             result = tool(path=loc.path, edits=edits, expected_version=expected_version)
         if not result.ok:
-            return result
+            return _storage_refusal("patch_resource", result)
         data = dict(result.data)
         data["path"] = path
         out = self._result(space, result.text, data)
@@ -165,9 +168,11 @@ class ResourceService:
                 (WriteFile(target.key, data(), create),), "patch_resource", tool=tool
             )
             with space.writing:
-                applied = space.storage.apply(proposal, expected_version=expected_version)
-        except GitpatchError as exc:
-            return error_result(tool, exc)
+                applied = _AsCaller(space.storage, cred).apply(
+                    proposal, expected_version=expected_version
+                )
+        except (GitpatchError, OSError) as exc:
+            return _storage_refusal(tool, error_result(tool, exc))
         verb = "Created" if create else "Replaced"
         out: dict[str, Any] = {
             "path": path,
@@ -291,6 +296,24 @@ class ResourceService:
 
 class _Pattern(Protocol):
     def search(self, text: str) -> object: ...
+
+
+#: What every write the disk refused answers, whatever step failed (blob, tree, commit, ref).
+STORAGE_REFUSED = (
+    "the service could not save this change: its storage refused the write (full or failing); "
+    "nothing was changed"
+)
+
+
+def _storage_refusal(tool: str, result: ToolResult) -> ToolResult:
+    """A refused write (``filesystem_error``) as one stable text without internals (object
+    ids, internal steps); what happened goes to the server's log."""
+    if result.ok or result.code != "filesystem_error":
+        return result
+    _log.warning("%s: the disk refused a write: %s", tool, result.text)
+    hint = "Retry later; if it persists, tell the service's operator."
+    data = {"code": "filesystem_error", "message": STORAGE_REFUSED, "hint": hint}
+    return ToolResult(f"{STORAGE_REFUSED}\n{hint}", ok=False, code="filesystem_error", data=data)
 
 
 def _compile(pattern: str) -> _Pattern:

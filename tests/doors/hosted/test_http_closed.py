@@ -238,3 +238,63 @@ def test_a_stale_version_is_a_conflict_before_the_edit_or_the_limits_are_tried(
         "payload_too_large"
     )
     assert space_refs(server.data) == before
+
+
+# -- 7. a full disk: one code, no internals --------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1.5 MB tmpfs (root only: CI and these machines run as root)."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir(mode=0o700)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1500k,mode=0700", "tmpfs", str(mnt)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=True)
+
+
+def test_a_full_disk_answers_one_code_with_no_internals(small_disk: Path, tmp_path: Path) -> None:
+    import base64
+    import random
+
+    from gitpatch.doors.hosted.resources import STORAGE_REFUSED
+    from tests.gitkit import git
+
+    tokens = make_credentials(tmp_path / "credentials.toml")
+    (small_disk / "spaces.toml").write_text("[defaults]\nmax_file_bytes = 4000000\n")
+    server = Server(small_disk, tmp_path / "credentials.toml")
+    rnd = random.Random(7)
+    saved: dict[str, str] = {}
+    refusals: set[tuple[str, str]] = set()
+    try:
+        # big incompressible resources fill the disk, then ever smaller ones fail at every
+        # step of a write (blob, tree, commit, ref)
+        sizes = [150_000] * 12 + [40 + n * 37 for n in range(60)]
+        for n, size in enumerate(sizes):
+            content = base64.b64encode(rnd.randbytes(size)).decode()
+            result = call(
+                server.url, tokens["bob"], "create_resource", path=f"f{n}.txt", content=content
+            )
+            if result.is_error:
+                refusals.add((result.meta["code"], text_of(result)))
+            else:
+                saved[f"f{n}.txt"] = content
+    finally:
+        server.stop()
+    assert saved and refusals
+    assert {code for code, _ in refusals} == {"filesystem_error"}
+    assert {text.splitlines()[0] for _, text in refusals} == {
+        f"filesystem_error: {STORAGE_REFUSED}"
+    }
+    repo = small_disk / "users" / "bob.git"
+    git(repo, "fsck")
+    for path, content in saved.items():
+        assert git(repo, "show", f"main:{path}") == content
