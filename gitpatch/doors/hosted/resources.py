@@ -24,7 +24,7 @@ from gitpatch.core.model import Proposal, WriteFile
 from gitpatch.core.text import Document
 from gitpatch.doors.hosted.access import Location, locate
 from gitpatch.doors.hosted.credentials import Credential
-from gitpatch.doors.hosted.spaces import BRANCH, Space, Spaces, SpaceStorage
+from gitpatch.doors.hosted.spaces import BRANCH, Space, Spaces, SpaceStorage, check_path_limits
 from gitpatch.errors import GitpatchError, InvalidArguments
 from gitpatch.tools import ToolResult, error_result, patch_resource_tool
 from gitpatch.tools.storage.base import Applied, FileRead, Stat, Target, resolve_plain
@@ -72,7 +72,7 @@ class _AsCaller:
 
     def resolve(self, path: str, cwd: str | None = None) -> Target:
         """See ``SpaceStorage.resolve``; the target writes through this view."""
-        return resolve_plain(self, path, None, None)
+        return check_path_limits(resolve_plain(self, path, None, None))
 
     def read(self, key: str) -> FileRead:
         """See ``SpaceStorage.read``."""
@@ -144,7 +144,7 @@ class ResourceService:
         if not result.ok:
             return _storage_refusal("patch_resource", result)
         data = dict(result.data)
-        data["path"] = path
+        data["path"] = _shown(path, loc, str(data.get("path") or loc.path))
         out = self._result(space, result.text, data)
         self._changed(space, data)
         return out
@@ -174,8 +174,9 @@ class ResourceService:
         except (GitpatchError, OSError) as exc:
             return _storage_refusal(tool, error_result(tool, exc))
         verb = "Created" if create else "Replaced"
+        shown = _shown(path, loc, target.key)
         out: dict[str, Any] = {
-            "path": path,
+            "path": shown,
             "id": applied.ids.get(target.key),
             "version": applied.version,
             "commit": applied.versions.get(applied.branch or BRANCH),
@@ -183,7 +184,7 @@ class ResourceService:
         if applied.review:
             out["proposal_id"] = applied.proposal_id
             verb = f"Proposed ({'create' if create else 'replace'}, awaiting review)"
-        result = self._result(space, f"{verb} {path}.", out)
+        result = self._result(space, f"{verb} {shown}.", out)
         self._changed(space, out, applied)
         return result
 
@@ -231,8 +232,9 @@ class ResourceService:
         except GitpatchError as exc:
             return error_result("read_resource", exc)
         text = _as_text(found.data)
+        shown = _shown(path, loc, target.key)
         data: dict[str, Any] = {
-            "path": path,
+            "path": shown,
             "id": found.id,
             "version": found.version,
             "encoding": "utf-8" if text is not None else "base64",
@@ -241,7 +243,7 @@ class ResourceService:
         }
         shown = text if text is not None else f"(binary, {len(found.data)} bytes, base64 below)\n"
         body = shown if text is not None else shown + data["content"]
-        result = self._result(space, f"{path} (id {found.id})", data)
+        result = self._result(space, f"{shown} (id {found.id})", data)
         return ToolResult(f"{result.text}\n\n{body}", ok=True, data=result.data)
 
     def list_resources(
@@ -296,6 +298,13 @@ class ResourceService:
 
 class _Pattern(Protocol):
     def search(self, text: str) -> object: ...
+
+
+def _shown(given: str, loc: Location, key: str) -> str:
+    """The normalised path a result names: the key in the space, with the ``team/<name>/``
+    prefix when the caller addressed the team that way."""
+    prefixed = isinstance(given, str) and given.startswith("team/") and loc.team is not None
+    return f"team/{loc.team}/{key}" if prefixed else key
 
 
 #: What every write the disk refused answers, whatever step failed (blob, tree, commit, ref).

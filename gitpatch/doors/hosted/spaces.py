@@ -29,6 +29,7 @@ from gitpatch.core.model import Proposal
 from gitpatch.doors.hosted.limits import SpacesConfig, SpaceSettings
 from gitpatch.errors import (
     GitpatchError,
+    InvalidArguments,
     PayloadTooLarge,
     ResourceConflict,
     ResourceNotFound,
@@ -48,7 +49,7 @@ from gitpatch.tools.storage.workspace import WorkspaceStorage
 from gitpatch.workspace.api import Workspace
 from gitpatch.workspace.guards import Snapshot, blob
 
-__all__ = ["BRANCH", "Space", "SpaceStorage", "Spaces"]
+__all__ = ["BRANCH", "Space", "SpaceStorage", "Spaces", "check_path_limits"]
 
 #: The branch that holds a space's resources.
 BRANCH = "refs/heads/main"
@@ -171,6 +172,37 @@ class Space:
         return self.workspace().store.ref_target(BRANCH)
 
 
+#: A path component may have at most this many bytes (UTF-8): the limit of ext4, XFS, APFS...
+MAX_COMPONENT_BYTES = 255
+#: A resource path may have at most this many bytes and levels, so a clone of the space
+#: checks out everywhere and no walk over it runs deep.
+MAX_PATH_BYTES = 1024
+MAX_PATH_DEPTH = 64
+
+
+def check_path_limits(target: Target) -> Target:
+    """``target`` when its path is within the limits above; ``invalid_arguments`` otherwise."""
+    key = target.key
+    parts = key.split("/")
+    longest = max(parts, key=lambda part: len(part.encode("utf-8", "surrogatepass")))
+    size = len(key.encode("utf-8", "surrogatepass"))
+    problem = None
+    if size > MAX_PATH_BYTES:
+        problem = f"is {size} bytes long, over the limit of {MAX_PATH_BYTES}"
+    elif len(parts) > MAX_PATH_DEPTH:
+        problem = f"has {len(parts)} levels, over the limit of {MAX_PATH_DEPTH}"
+    elif len(longest.encode("utf-8", "surrogatepass")) > MAX_COMPONENT_BYTES:
+        problem = f"has a name over {MAX_COMPONENT_BYTES} bytes ({longest[:40]}...)"
+    if problem is not None:
+        raise InvalidArguments(
+            f"path {key[:80]}{'...' if len(key) > 80 else ''} {problem}",
+            hint=f"Use shorter paths: at most {MAX_COMPONENT_BYTES} bytes per name, "
+            f"{MAX_PATH_BYTES} bytes and {MAX_PATH_DEPTH} levels in all.",
+            details={"limit_bytes": MAX_PATH_BYTES, "limit_component_bytes": MAX_COMPONENT_BYTES},
+        )
+    return target
+
+
 class SpaceStorage:
     """A space as a ``Storage`` with integer versions and size limits (module docstring)."""
 
@@ -184,8 +216,9 @@ class SpaceStorage:
         return WorkspaceStorage.of(self.space.workspace())
 
     def resolve(self, path: str, cwd: str | None = None) -> Target:
-        """Relative POSIX paths only (see ``gitpatch.tools.storage.base.Namespace``)."""
-        return resolve_plain(self, path, None, None)
+        """Relative POSIX paths only (see ``gitpatch.tools.storage.base.Namespace``), within
+        ``check_path_limits``."""
+        return check_path_limits(resolve_plain(self, path, None, None))
 
     # -- reading -----------------------------------------------------------------------------
 

@@ -325,7 +325,9 @@ def serve_http(
     from gitpatch.doors.hosted.listen import allowed_hosts, url_host
     from gitpatch.doors.hosted.quota import Quotas
     from gitpatch.doors.mcp._service import (
+        BodyLimit,
         SessionGate,
+        SessionIdFilter,
         auth_options,
         call_admission,
         service_toolset,
@@ -345,15 +347,21 @@ def serve_http(
     server = build_server(
         service_toolset(service),
         name="gitpatch-service",
+        log_level="WARNING",
         offload=True,
         admit=call_admission(quotas),
         **auth_options(creds, host, port),
     )
-    limit = config.largest_file_limit() * 4 // 3 + 64 * 1024
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(SessionIdFilter())
+
+    def limit() -> int:  # base64 of the largest file, plus room for the envelope
+        return config.largest_file_limit() * 4 // 3 + 64 * 1024
+
     hosts, origins = allowed_hosts(host, allowed)
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
-        max_request_body_size=limit,
+        max_request_body_size=2**62,  # BodyLimit applies the current limit
         host=host,
         session_idle_timeout=config.call_limits("").session_idle_seconds,
         transport_security=TransportSecuritySettings(
@@ -362,7 +370,7 @@ def serve_http(
             allowed_origins=origins,
         ),
     )
-    gated = SessionGate(app, quotas, creds)
+    gated = BodyLimit(SessionGate(app, quotas, creds), limit)
     web = uvicorn.Server(uvicorn.Config(gated, log_level="warning", lifespan="on"))
     if ready is not None:
         ready(f"http://{url_host(host)}:{port}/mcp")

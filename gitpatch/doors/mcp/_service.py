@@ -12,6 +12,7 @@ credential from the verified token (``get_access_token``), once, and hands it to
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from importlib import resources
@@ -36,7 +37,15 @@ from gitpatch.formats.patch_resource import ResourceEdit
 from gitpatch.tools import ToolResult
 from gitpatch.tools import definitions as tooldefs
 
-__all__ = ["CredentialVerifier", "SessionGate", "auth_options", "call_admission", "service_toolset"]
+__all__ = [
+    "BodyLimit",
+    "CredentialVerifier",
+    "SessionGate",
+    "SessionIdFilter",
+    "auth_options",
+    "call_admission",
+    "service_toolset",
+]
 
 _log = logging.getLogger("gitpatch.doors.hosted")
 
@@ -293,6 +302,12 @@ def call_admission(quotas: Quotas) -> Callable[[str], AbstractContextManager[Non
     return admit
 
 
+def _http_error(status: int, message: str) -> JSONResponse:
+    """A JSON-RPC error without request id, as the SDK answers refused HTTP requests."""
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}
+    return JSONResponse(body, status_code=status)
+
+
 class SessionGate:
     """ASGI middleware before the SDK's app: a credential may hold at most its limit of open
     MCP sessions (HTTP 429 with a JSON-RPC error past it). It watches which session each
@@ -338,12 +353,7 @@ class SessionGate:
         try:
             key = self.quotas.reserve(owner)
         except CallLimitReached as exc:
-            body = {
-                "jsonrpc": "2.0",
-                "id": None,
-                "error": {"code": INVALID_REQUEST, "message": f"{exc.code}: {exc.message}"},
-            }
-            await JSONResponse(body, status_code=429)(scope, receive, send)
+            await _http_error(429, f"{exc.code}: {exc.message}")(scope, receive, send)
             return
         created: str | None = None
 
@@ -360,3 +370,72 @@ class SessionGate:
                 self.quotas.opened(key, created)
             else:
                 self.quotas.closed(key)
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``limit()`` bytes is HTTP 413 before anything
+    parses it. ``limit`` is asked per request, so raising ``max_file_bytes`` in spaces.toml
+    raises the cap without a restart. The body is read here (at most the limit) and handed on."""
+
+    def __init__(self, app: ASGIApp, limit: Callable[[], int]) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT"):
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit()
+        declared = Headers(scope=scope).get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            await self._refuse(limit, scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = bool(message.get("more_body"))
+            if size > limit:
+                await self._refuse(limit, scope, receive, send)
+                return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    @staticmethod
+    async def _refuse(limit: int, scope: Scope, receive: Receive, send: Send) -> None:
+        message = (
+            f"payload_too_large: the request body is over this service's limit of {limit} bytes"
+        )
+        body = {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": INVALID_REQUEST, "message": message},
+        }
+        await JSONResponse(body, status_code=413)(scope, receive, send)
+
+
+_LONG_ID = re.compile(r"\b[0-9a-f]{32,}\b")
+
+
+class SessionIdFilter(logging.Filter):
+    """Shortens every long hex id in a log record (MCP session ids, token hashes) to its first
+    8 digits: a session id in a log is a bearer of that session for whoever reads the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Rewrite the record's message; never drops a record."""
+        message = record.getMessage()
+        shortened = _LONG_ID.sub(lambda m: m.group(0)[:8] + "...", message)
+        if shortened != message:
+            record.msg, record.args = shortened, None
+        return True

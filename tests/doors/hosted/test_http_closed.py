@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Iterator
@@ -298,3 +299,117 @@ def test_a_full_disk_answers_one_code_with_no_internals(small_disk: Path, tmp_pa
     git(repo, "fsck")
     for path, content in saved.items():
         assert git(repo, "show", f"main:{path}") == content
+
+
+# -- 8. path limits ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "needle"),
+    [("a/" * 2000 + "x", "bytes long"), ("a/" * 100 + "x", "levels"), ("x" * 256, "name over")],
+)
+def test_paths_past_the_limits_are_invalid_params_and_write_nothing(
+    small: tuple[Server, dict[str, str]], path: str, needle: str
+) -> None:
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS
+
+    server, tokens = small
+    before = space_refs(server.data)
+    for tool, args in [
+        ("create_resource", {"content": "x\n"}),
+        ("read_resource", {}),
+        ("patch_resource", {"edits": [{"after_line": 0, "new_string": "x\n"}]}),
+    ]:
+        with pytest.raises(MCPError) as caught:
+            call(server.url, tokens["bob"], tool, path=path, **args)
+        assert caught.value.code == INVALID_PARAMS and needle in str(caught.value), tool
+    assert space_refs(server.data) == before
+
+
+def test_a_name_of_255_bytes_is_fine(small: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = small
+    name = "é" * 127 + "x"  # 255 bytes in UTF-8
+    result = call(server.url, tokens["bob"], "create_resource", path=name, content="x\n")
+    assert not result.is_error, text_of(result)
+
+
+# -- 9. the body cap, the commit message, paths in results, logs ------------------------
+
+
+def test_the_body_cap_follows_a_raised_max_file_bytes(tmp_path: Path) -> None:
+    data, creds, tokens = _place(tmp_path)
+    (data / "spaces.toml").write_text("[defaults]\nmax_file_bytes = 65536\n")
+    server = Server(data, creds)
+    big = "x" * 300_000
+    try:
+        assert 413 in _create_statuses(server.url, tokens["bob"], big)
+        assert not (data / "users").exists()
+        _replace(data / "spaces.toml", "[defaults]\nmax_file_bytes = 1048576\n")
+        result = call(server.url, tokens["bob"], "create_resource", path="big.txt", content=big)
+        assert not result.is_error, text_of(result)
+    finally:
+        server.stop()
+
+
+def _create_statuses(url: str, token: str, content: str) -> list[int]:
+    seen: list[int] = []
+
+    async def record(response: httpx2.Response) -> None:
+        seen.append(response.status_code)
+
+    async def main() -> None:
+        headers = {"Authorization": f"Bearer {token}"}
+        with anyio.fail_after(60):
+            async with (
+                httpx2.AsyncClient(headers=headers, event_hooks={"response": [record]}) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                await client.call_tool("create_resource", {"path": "big.txt", "content": content})
+
+    with contextlib.suppress(BaseException):
+        anyio.run(main)
+    return seen
+
+
+def test_changes_name_the_caller_results_show_normalised_paths_logs_hide_ids(
+    tmp_path: Path,
+) -> None:
+    from gitpatch.doors.hosted.credentials import hash_token
+    from tests.gitkit import git
+
+    data, creds, tokens = _place(tmp_path)
+    server = Server(data, creds)
+    ada = tokens["ada"]
+    try:
+        made = call(server.url, ada, "create_resource", path="./d//n.md", content="a\n")
+        assert made.structured_content["path"] == "d/n.md"
+        replaced = call(server.url, ada, "update_resource", path="d/./n.md", content="b\n")
+        assert replaced.structured_content["path"] == "d/n.md"
+        edit = [{"old_string": "b", "new_string": "c"}]
+        patched = call(server.url, ada, "patch_resource", path="d//n.md", edits=edit)
+        assert patched.structured_content["path"] == "d/n.md"
+        team = call(server.url, ada, "create_resource", path="team/web/./t.md", content="t\n")
+        assert team.structured_content["path"] == "team/web/t.md"
+        read = call(server.url, ada, "read_resource", path="team/web/x/../t.md")
+        assert read.structured_content["path"] == "team/web/t.md"
+    finally:
+        log = server.stop()
+    who = f"Requested by ada (credential {hash_token(ada)[:12]})."
+    messages = git(data / "users" / "ada.git", "log", "--format=%B", "main")
+    assert messages.count(who) == 3
+    assert who in git(data / "teams" / "web.git", "log", "-1", "--format=%B", "main")
+    assert re.search(r"[0-9a-f]{32}", log) is None, log
+
+
+def test_the_log_filter_shortens_session_ids() -> None:
+    import logging
+
+    from gitpatch.doors.mcp._service import SessionIdFilter
+
+    sid = "52b744d4eb2b4e5c89e1d0b9cc5177be"
+    record = logging.LogRecord("mcp", logging.WARNING, "f", 1, "Session %s idle", (sid,), None)
+    assert SessionIdFilter().filter(record)
+    assert record.getMessage() == "Session 52b744d4... idle"
