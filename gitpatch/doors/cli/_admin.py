@@ -54,6 +54,15 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     "address (repeatable; Host and Origin are checked on every bind).",
 )
 @click.option(
+    "--workers",
+    type=int,
+    default=None,
+    metavar="N",
+    help="With --http: serve from N processes (default 1). With more than one, requests are "
+    "stateless (no MCP session is kept, so no session limit applies) and per-credential call "
+    "limits count per process.",
+)
+@click.option(
     "--push",
     default=None,
     metavar="REMOTE",
@@ -68,6 +77,7 @@ def serve(
     data: Path | None,
     creds: Path | None,
     allowed: tuple[str, ...],
+    workers: int | None,
     push: str | None,
 ) -> None:
     """Serve the MCP tools over stdio for the repository (patch, apply_patch, patch_resource,
@@ -76,7 +86,7 @@ def serve(
     if listen is not None:
         from gitpatch.doors.cli._service import run_http
 
-        run_http(listen, data, creds, push, allowed)
+        run_http(listen, data, creds, push, allowed, workers)
         return
     env.root()  # refuse a directory that is not a repository before the client connects
     from gitpatch.doors.mcp import serve_stdio

@@ -25,10 +25,11 @@ def run_http(
     creds: Path | None,
     push: str | None,
     allowed: tuple[str, ...] = (),
+    workers: int | None = None,
 ) -> None:
     """Start the HTTP service (blocks until interrupted); prints the URL once listening.
     ``allowed``: more Host names the service answers to (the loopback names and the bound
-    address always are)."""
+    address always are); ``workers``: processes (None: one, which keeps MCP sessions)."""
     if data is None or creds is None:
         raise InvalidArguments(
             "serve --http needs --data DIR and --credentials FILE",
@@ -58,7 +59,13 @@ def run_http(
         sys.stderr.flush()
 
     hook = push_after(push) if push else None
-    serve_http(data, creds, host, port, on_change=hook, ready=ready, allowed=allowed)
+    count = workers if workers is not None else 1
+    if count < 1:
+        raise InvalidArguments(
+            f"--workers {count} is not a number of processes",
+            hint="Pass --workers 1 or more (default 1: stateful sessions).",
+        )
+    serve_http(data, creds, host, port, on_change=hook, ready=ready, allowed=allowed, workers=count)
 
 
 @click.group("credentials")

@@ -159,8 +159,11 @@ class SpacesConfig:
             return self._callers.get(fingerprint, self._calls)
 
     def largest_file_limit(self) -> int:
-        """The largest per-file limit of any space (it bounds an HTTP request's body)."""
+        """The largest per-file limit of any space (it bounds an HTTP request's body), from
+        the file as it is now."""
         with self._lock:
+            with contextlib.suppress(OSError, ValueError, tomllib.TOMLDecodeError):
+                self._reload()
             return max(
                 [self._defaults.max_file_bytes, *(s.max_file_bytes for s in self._spaces.values())]
             )

@@ -309,69 +309,23 @@ def serve_http(
     on_change: Callable[..., None] | None = None,
     ready: Callable[[str], None] | None = None,
     allowed: tuple[str, ...] = (),
+    workers: int = 1,
 ) -> None:
     """Serve the resource service for the spaces under ``data`` at ``http://host:port/mcp``
-    until interrupted (see ``_service``); port 0 takes a free one, and ``ready(url)`` is
-    called once the socket listens. Request bodies over the largest per-file limit (as
-    base64, plus room for the envelope) get HTTP 413 before they are parsed. Host and Origin
-    headers are checked on every bind (``listen.allowed_hosts``; ``allowed`` adds names)."""
-    import socket
+    until interrupted, in ``workers`` processes (see ``_http``); port 0 takes a free one, and
+    ``ready(url)`` is called once the socket listens. Request bodies over the largest
+    per-file limit (as base64, plus room for the envelope) get HTTP 413 before they are
+    parsed. Host and Origin headers are checked on every bind (``allowed`` adds names)."""
+    from gitpatch.doors.mcp._http import serve
 
-    import anyio
-    import uvicorn
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    from gitpatch.doors.hosted import CredentialFile, ResourceService, Spaces
-    from gitpatch.doors.hosted.listen import allowed_hosts, url_host
-    from gitpatch.doors.hosted.quota import Quotas
-    from gitpatch.doors.mcp._service import (
-        BodyLimit,
-        SessionGate,
-        SessionIdFilter,
-        auth_options,
-        call_admission,
-        service_toolset,
+    serve(
+        data,
+        credentials,
+        host,
+        port,
+        on_change=on_change,
+        ready=ready,
+        allowed=allowed,
+        workers=workers,
+        build_server=build_server,
     )
-
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    port = sock.getsockname()[1]
-    data.mkdir(parents=True, exist_ok=True)
-    service = ResourceService(Spaces(data), on_change=on_change)
-    config = service.spaces.config
-    quotas = Quotas(config.call_limits)
-    creds = CredentialFile(credentials)
-    server = build_server(
-        service_toolset(service),
-        name="gitpatch-service",
-        log_level="WARNING",
-        offload=True,
-        admit=call_admission(quotas),
-        **auth_options(creds, host, port),
-    )
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(SessionIdFilter())
-
-    def limit() -> int:  # base64 of the largest file, plus room for the envelope
-        return config.largest_file_limit() * 4 // 3 + 64 * 1024
-
-    hosts, origins = allowed_hosts(host, allowed)
-    app = server.streamable_http_app(
-        streamable_http_path="/mcp",
-        max_request_body_size=2**62,  # BodyLimit applies the current limit
-        host=host,
-        session_idle_timeout=config.call_limits("").session_idle_seconds,
-        transport_security=TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=hosts,
-            allowed_origins=origins,
-        ),
-    )
-    gated = BodyLimit(SessionGate(app, quotas, creds), limit)
-    web = uvicorn.Server(uvicorn.Config(gated, log_level="warning", lifespan="on"))
-    if ready is not None:
-        ready(f"http://{url_host(host)}:{port}/mcp")
-    anyio.run(lambda: web.serve(sockets=[sock]))
