@@ -5,6 +5,9 @@
     [defaults]
     max_file_bytes = 1048576        # payload_too_large above this (one resource)
     max_space_bytes = 104857600     # storage_limit_reached above this (all resources of a space)
+    max_disk_bytes = 1073741824     # storage_limit_reached when the repository (history
+                                    # included) takes more than this on disk
+    pack_every_changes = 256        # pack and prune the space after this many changes
     mode = "auto"                   # or "review": changes wait on a branch for a person
 
     [space."teams/web"]
@@ -21,9 +24,10 @@
     [calls."3f1c0a9e7b2d"]          # one credential, by its fingerprint
     max_tool_calls = 100
 
-The file is optional (the defaults below apply) and re-read when it changes. Sizes count the
-bytes of the current resources on the space's ``main`` (not history, which git compresses and
-shares between versions).
+The file is optional (the defaults below apply) and re-read when it changes.
+``max_space_bytes`` counts the bytes of the current resources on the space's ``main``;
+``max_disk_bytes`` what the repository really takes on disk, history included (measured by
+``gitpatch.doors.hosted.maintenance``, which also packs it every ``pack_every_changes``).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from typing import Any, Literal
 __all__ = [
     "MAX_EDITS_PER_CALL",
     "CallLimits",
+    "DEFAULT_MAX_DISK_BYTES",
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_MAX_SPACE_BYTES",
     "SpaceSettings",
@@ -48,6 +53,8 @@ __all__ = [
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
 #: Default per-space limit: 100 MiB of current content.
 DEFAULT_MAX_SPACE_BYTES = 100 * 1024 * 1024
+#: Default quota on what a space's repository takes on disk, history included: 1 GiB.
+DEFAULT_MAX_DISK_BYTES = 1024 * 1024 * 1024
 #: patch_resource takes at most this many edits in one call (the input schema's maxItems).
 MAX_EDITS_PER_CALL = 1000
 
@@ -85,16 +92,19 @@ class SpaceSettings:
 
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_space_bytes: int = DEFAULT_MAX_SPACE_BYTES
+    max_disk_bytes: int = DEFAULT_MAX_DISK_BYTES
+    pack_every_changes: int = 256
     mode: Literal["auto", "review"] = "auto"
 
 
 def _settings(table: Any, base: SpaceSettings, where: str) -> SpaceSettings:
     if not isinstance(table, dict):
         raise ValueError(f"{where} must be a table")
-    unknown = set(table) - {"max_file_bytes", "max_space_bytes", "mode"}
+    sizes = ("max_file_bytes", "max_space_bytes", "max_disk_bytes", "pack_every_changes")
+    unknown = set(table) - {*sizes, "mode"}
     if unknown:
         raise ValueError(f"{where}: unknown keys {sorted(unknown)}")
-    for key in ("max_file_bytes", "max_space_bytes"):
+    for key in sizes:
         if key in table and (not isinstance(table[key], int) or table[key] < 1):
             raise ValueError(f"{where}: {key} must be a positive integer")
     if table.get("mode", base.mode) not in ("auto", "review"):

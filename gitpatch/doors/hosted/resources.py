@@ -24,6 +24,7 @@ from gitpatch.core.model import Proposal, WriteFile
 from gitpatch.core.text import Document
 from gitpatch.doors.hosted.access import Location, locate
 from gitpatch.doors.hosted.credentials import Credential
+from gitpatch.doors.hosted.maintenance import Maintenance
 from gitpatch.doors.hosted.spaces import BRANCH, Space, Spaces, SpaceStorage, check_path_limits
 from gitpatch.errors import GitpatchError, InvalidArguments
 from gitpatch.tools import ToolResult, error_result, patch_resource_tool
@@ -103,6 +104,7 @@ class ResourceService:
     def __init__(self, spaces: Spaces, on_change: ChangeHook | None = None) -> None:
         self.spaces = spaces
         self.on_change = on_change
+        self.maintenance = Maintenance()
 
     def _where(
         self, cred: Credential, path: str, team: str | None, write: bool
@@ -287,6 +289,7 @@ class ResourceService:
     # -- hooks ---------------------------------------------------------------------------------
 
     def _changed(self, space: Space, data: dict[str, Any], applied: Applied | None = None) -> None:
+        self.maintenance.changed(space)
         if self.on_change is None:
             return
         if applied is None:

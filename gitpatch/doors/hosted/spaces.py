@@ -49,7 +49,7 @@ from gitpatch.tools.storage.workspace import WorkspaceStorage
 from gitpatch.workspace.api import Workspace
 from gitpatch.workspace.guards import Snapshot, blob
 
-__all__ = ["BRANCH", "Space", "SpaceStorage", "Spaces", "check_path_limits"]
+__all__ = ["BRANCH", "Space", "SpaceStorage", "Spaces", "check_path_limits", "disk_bytes"]
 
 #: The branch that holds a space's resources.
 BRANCH = "refs/heads/main"
@@ -106,6 +106,18 @@ class Generations:
             tip = last.parents[0].id
 
 
+def disk_bytes(path: Path) -> int:
+    """Bytes of every file under ``path`` (what a repository takes on disk)."""
+    total = 0
+    for item in path.rglob("*"):
+        try:
+            if item.is_file():
+                total += item.stat().st_size
+        except OSError:  # a file git replaced meanwhile
+            continue
+    return total
+
+
 class Space:
     """One space: its bare repository, Workspace, versions and storage view."""
 
@@ -117,6 +129,8 @@ class Space:
         #: Held for the whole of one change: the writes of a space queue here instead of racing
         #: on the branch and throwing work away (other processes still meet at the CAS).
         self.writing = threading.Lock()
+        #: What the repository takes on disk (bytes), as last measured (``maintenance``).
+        self.disk_used: int | None = None
         self._ws: Workspace | None = None
         self._generations: Generations | None = None
         self.storage = SpaceStorage(self)
@@ -279,13 +293,15 @@ class SpaceStorage:
         expected = self._expected(head, expected_version)
         if expected_version is not None and expected is not None:
             self._check_unchanged(ws.store, head, pygit2.Oid(hex=expected), proposal)
-        self._check_limits(ws.store, head, proposal)
+        written = self._check_limits(ws.store, head, proposal)
         try:
             applied = self._inner().apply(
                 proposal, expected_version=expected, review=review, gate=gate
             )
         except (ResourceConflict, ResourceNotFound) as exc:
             raise self._in_versions(exc, expected_version) from exc
+        if self.space.disk_used is not None:  # until the next measure: at most this much more
+            self.space.disk_used += written
         commit = pygit2.Oid(hex=str(applied.version))
         after = ws.store.ref_target(BRANCH) if applied.review else commit
         return dataclasses.replace(
@@ -346,16 +362,17 @@ class SpaceStorage:
 
     def _check_limits(
         self, store: Store | None, head: pygit2.Oid | None, proposal: Proposal
-    ) -> None:
+    ) -> int:
         """``payload_too_large`` / ``storage_limit_reached`` from the change the proposal makes
         on the current head (``store`` None: on an empty space), and every error the engine
-        finds there (pure: nothing is written)."""
+        finds there (pure: nothing is written); returns the bytes of content it writes."""
         settings = self.space.settings
         snapshot = {} if store is None else Snapshot(store, head)
         changes = engine.apply(proposal, snapshot).changes
-        delta = 0
+        delta = written = 0
         for change in changes:
             size = len(change.content or b"")
+            written += size
             if size > settings.max_file_bytes:
                 raise PayloadTooLarge(
                     f"{change.path} would be {size} bytes, over this space's per-file limit of "
@@ -367,6 +384,16 @@ class SpaceStorage:
             for path in {change.path, change.source or change.path}:
                 delta -= self._blob_size(store, head, path)
             delta += size
+        if self.space.disk_used is None and self.space.exists():
+            self.space.disk_used = disk_bytes(self.space.path)
+        disk = self.space.disk_used
+        if delta > 0 and disk is not None and disk > settings.max_disk_bytes:
+            raise StorageLimitReached(
+                f"the space's repository takes {disk} bytes on disk, history included, over "
+                f"its quota of {settings.max_disk_bytes} bytes",
+                hint="Ask for a larger quota; changes that shrink the space are still allowed.",
+                details={"disk": disk, "limit": settings.max_disk_bytes},
+            )
         used = self._space_size(store, head)
         if delta > 0 and used + delta > settings.max_space_bytes:
             raise StorageLimitReached(
@@ -375,6 +402,7 @@ class SpaceStorage:
                 hint="Delete or shrink resources in this space first, or ask for a larger limit.",
                 details={"used": used, "change": delta, "limit": settings.max_space_bytes},
             )
+        return written
 
     @staticmethod
     def _blob_size(store: Store | None, commit: pygit2.Oid | None, path: str) -> int:
