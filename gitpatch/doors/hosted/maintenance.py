@@ -72,7 +72,9 @@ class Maintenance:
         """Pack and prune ``space`` now (``git gc``), then measure it again."""
         where = str(space.path)
         try:
-            gitbin.run(where, where, ["gc", "--quiet", f"--prune={self.grace}"])
+            # the commit-graph is written once the packing is done (not by gc halfway)
+            gc = ["-c", "gc.writeCommitGraph=false", "gc", "--quiet", f"--prune={self.grace}"]
+            gitbin.run(where, where, gc)
             gitbin.run(where, where, ["commit-graph", "write", "--reachable", "--no-progress"])
         except (gitbin.GitFailed, OSError) as exc:  # packing later is fine; never lose a call
             _log.warning("packing %s failed: %s", space.name, exc)

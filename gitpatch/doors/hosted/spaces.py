@@ -15,8 +15,10 @@ a space (``gitpatch.doors.hosted.access``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
+import os
 import secrets
 import shutil
 import threading
@@ -59,12 +61,35 @@ AUTHOR = "gitpatch service <gitpatch@localhost>"
 
 class Generations:
     """Integer versions of one space: commit <-> first-parent generation, cached (a commit's
-    generation never changes, so the cache is shared by every call and safe across processes)."""
+    generation never changes, so the cache is shared by every call and safe across processes).
 
-    def __init__(self, store: Store) -> None:
+    The last head's generation is also kept in ``seed`` (a file in the repository), so the
+    first read after a restart walks only the commits made since, not the whole history.
+    The file is a hint: a missing or unreadable one only costs that walk."""
+
+    def __init__(self, store: Store, seed: Path | None = None) -> None:
         self.store = store
+        self.seed = seed
         self._known: dict[pygit2.Oid, int] = {}
         self._lock = threading.Lock()
+        self._load_seed()
+
+    def _load_seed(self) -> None:
+        if self.seed is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            oid, number = self.seed.read_text(encoding="ascii").split()
+            self._known[pygit2.Oid(hex=oid)] = int(number)
+
+    def remember(self, commit: pygit2.Oid) -> None:
+        """Keep ``commit``'s generation in the seed file (best effort, replaced atomically)."""
+        if self.seed is None:
+            return
+        number = self.of(commit)
+        tmp = self.seed.with_name(f"{self.seed.name}.{secrets.token_hex(4)}.tmp")
+        with contextlib.suppress(OSError):
+            tmp.write_text(f"{commit} {number}\n", encoding="ascii")
+            os.replace(tmp, self.seed)
 
     def of(self, commit: pygit2.Oid | None) -> int:
         """The generation of ``commit`` (0 for no commit)."""
@@ -107,14 +132,13 @@ class Generations:
 
 
 def disk_bytes(path: Path) -> int:
-    """Bytes of every file under ``path`` (what a repository takes on disk)."""
+    """Bytes of every file under ``path`` (what a repository takes on disk). Files and
+    directories that go away meanwhile (``git gc`` running next to it) are skipped."""
     total = 0
-    for item in path.rglob("*"):
-        try:
-            if item.is_file():
-                total += item.stat().st_size
-        except OSError:  # a file git replaced meanwhile
-            continue
+    for folder, _dirs, files in os.walk(path):  # os.walk ignores vanished directories
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(folder, name)).st_size
     return total
 
 
@@ -169,7 +193,8 @@ class Space:
                 self._ws = Workspace.open(
                     self.path, mode, BRANCH, protected=protected, author=AUTHOR
                 )
-                self._generations = Generations(self._ws.store)
+                seed = self.path / "gitpatch-generation"
+                self._generations = Generations(self._ws.store, seed)
             return self._ws
 
     @property
@@ -304,6 +329,8 @@ class SpaceStorage:
             self.space.disk_used += written
         commit = pygit2.Oid(hex=str(applied.version))
         after = ws.store.ref_target(BRANCH) if applied.review else commit
+        if after is not None:
+            self.space.generations.remember(after)
         return dataclasses.replace(
             applied,
             version=self.space.generations.of(after),

@@ -91,3 +91,30 @@ def test_what_a_space_takes_on_disk_counts_against_its_quota(tmp_path: Path) -> 
         assert space_refs(data) != before
     finally:
         server.stop()
+
+
+def test_versions_survive_a_restart_from_the_generation_seed(tmp_path: Path) -> None:
+    data, creds, tokens = _place(tmp_path, "")
+    server = Server(data, creds)
+    try:
+        assert not any(r.is_error for r in run(server.url, tokens["bob"], _edits(30)))
+    finally:
+        server.stop()
+    repo = data / "users" / "bob.git"
+    oid, number = (repo / "gitpatch-generation").read_text().split()
+    assert oid == git(repo, "rev-parse", "main").strip() and number == "30"
+    server = Server(data, creds)
+    try:
+
+        async def scenario(client: ClientSession) -> list[Any]:
+            read = await client.call_tool("read_resource", {"path": "h.md"})
+            edit = [{"after_line": 0, "new_string": "again\n"}]
+            old = {"path": "h.md", "edits": edit, "expected_version": 3}
+            return [read, await client.call_tool("patch_resource", old)]
+
+        read, stale = run(server.url, tokens["bob"], scenario)
+    finally:
+        server.stop()
+    assert read.structured_content["version"] == 30
+    assert read.structured_content["commit"] == oid
+    assert stale.meta["code"] == "resource_conflict"
