@@ -5,8 +5,10 @@ space is packed in a background thread, one run per space at a time, with ``git 
 objects go into packs (deltas between versions), refs are packed, a commit-graph is written
 (so walks over a long history stay cheap after a restart), and unreachable objects older than
 ``PRUNE_GRACE`` are deleted: the objects of failed writes (a lost compare-and-swap, a full
-disk) go there. The grace period is what makes this safe next to writers in other processes:
-an object written a moment ago may belong to a write whose ref has not moved yet.
+disk) go there. Packing holds ``Space.packing``, exclusive against the space's writers in
+every process (``git gc`` removes empty object directories a writer may be filling), so a
+space's writes wait for its packing; the grace period keeps objects a write in flight may
+still reference.
 
 ``disk_bytes`` is what the repository takes on disk (every file under it), refreshed after a
 run and every ``REMEASURE_EVERY`` changes; ``SpaceStorage`` refuses growth past
@@ -71,6 +73,11 @@ class Maintenance:
     def pack(self, space: Space) -> None:
         """Pack and prune ``space`` now (``git gc``), then measure it again."""
         where = str(space.path)
+        with space.packing():
+            self._gc(space, where)
+        space.disk_used = disk_bytes(space.path)
+
+    def _gc(self, space: Space, where: str) -> None:
         try:
             # the commit-graph is written once the packing is done (not by gc halfway)
             gc = ["-c", "gc.writeCommitGraph=false", "gc", "--quiet", f"--prune={self.grace}"]
@@ -78,4 +85,3 @@ class Maintenance:
             gitbin.run(where, where, ["commit-graph", "write", "--reachable", "--no-progress"])
         except (gitbin.GitFailed, OSError) as exc:  # packing later is fine; never lose a call
             _log.warning("packing %s failed: %s", space.name, exc)
-        space.disk_used = disk_bytes(space.path)

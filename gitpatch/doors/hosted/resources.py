@@ -141,7 +141,7 @@ class ResourceService:
             return error_result("patch_resource", exc)
         view = _AsCaller(space.storage, cred)
         tool = patch_resource_tool(view, view)
-        with space.writing:
+        with space.writing():
             result = tool(path=loc.path, edits=edits, expected_version=expected_version)
         if not result.ok:
             return _storage_refusal("patch_resource", result)
@@ -169,7 +169,7 @@ class ResourceService:
             proposal = Proposal(
                 (WriteFile(target.key, data(), create),), "patch_resource", tool=tool
             )
-            with space.writing:
+            with space.writing():
                 applied = _AsCaller(space.storage, cred).apply(
                     proposal, expected_version=expected_version
                 )
@@ -319,7 +319,12 @@ STORAGE_REFUSED = (
 
 def _storage_refusal(tool: str, result: ToolResult) -> ToolResult:
     """A refused write (``filesystem_error``) as one stable text without internals (object
-    ids, internal steps); what happened goes to the server's log."""
+    ids, internal steps), and an unexpected failure as ``internal_error`` saying no more;
+    what happened goes to the server's log."""
+    if not result.ok and result.code == "internal_error":
+        _log.error("%s failed unexpectedly: %s", tool, result.text)
+        text = f"{tool} failed unexpectedly; nothing was changed"
+        return ToolResult(text, ok=False, code="internal_error", data={"code": "internal_error"})
     if result.ok or result.code != "filesystem_error":
         return result
     _log.warning("%s: the disk refused a write: %s", tool, result.text)

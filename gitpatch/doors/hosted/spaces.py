@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import itertools
 import os
 import secrets
 import shutil
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pygit2
@@ -150,14 +152,40 @@ class Space:
         self.path = path
         self.config = config
         self._lock = threading.Lock()
-        #: Held for the whole of one change: the writes of a space queue here instead of racing
-        #: on the branch and throwing work away (other processes still meet at the CAS).
-        self.writing = threading.Lock()
+        self._writing = threading.Lock()
         #: What the repository takes on disk (bytes), as last measured (``maintenance``).
         self.disk_used: int | None = None
         self._ws: Workspace | None = None
         self._generations: Generations | None = None
         self.storage = SpaceStorage(self)
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Held for the whole of one change. Inside a process the writes of a space queue
+        here instead of racing on the branch and throwing work away (other processes still
+        meet at the compare-and-swap); across processes it is a shared ``flock`` that packing
+        takes exclusively (``packing``), since ``git gc`` removes the empty object directories
+        a writer is about to fill."""
+        with self._writing, self._flock(fcntl.LOCK_SH):
+            yield
+
+    @contextlib.contextmanager
+    def packing(self) -> Iterator[None]:
+        """Exclusive against every writer of the space, in any process (see ``writing``)."""
+        with self._writing, self._flock(fcntl.LOCK_EX):
+            yield
+
+    @contextlib.contextmanager
+    def _flock(self, mode: int) -> Iterator[None]:
+        if not self.exists():  # nothing to pack yet: the first write creates the repository
+            yield
+            return
+        fd = os.open(self.path / "gitpatch-write.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, mode)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
 
     @property
     def settings(self) -> SpaceSettings:
