@@ -180,7 +180,7 @@ class Space:
         if not self.exists():  # nothing to pack yet: the first write creates the repository
             yield
             return
-        fd = os.open(self.path / "gitpatch-write.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(self.path, os.O_RDONLY)  # the repository directory itself: no file made
         try:
             fcntl.flock(fd, mode)
             yield
