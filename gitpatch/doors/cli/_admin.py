@@ -46,6 +46,23 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     help="With --http: the credentials TOML file.",
 )
 @click.option(
+    "--allowed-host",
+    "allowed",
+    multiple=True,
+    metavar="NAME[:PORT]",
+    help="With --http: a Host name clients may use besides the loopback names and the bound "
+    "address (repeatable; Host and Origin are checked on every bind).",
+)
+@click.option(
+    "--workers",
+    type=int,
+    default=None,
+    metavar="N",
+    help="With --http: serve from N processes (default 1). With more than one, requests are "
+    "stateless (no MCP session is kept, so no session limit applies) and per-credential call "
+    "limits count per process.",
+)
+@click.option(
     "--push",
     default=None,
     metavar="REMOTE",
@@ -59,6 +76,8 @@ def serve(
     listen: str | None,
     data: Path | None,
     creds: Path | None,
+    allowed: tuple[str, ...],
+    workers: int | None,
     push: str | None,
 ) -> None:
     """Serve the MCP tools over stdio for the repository (patch, apply_patch, patch_resource,
@@ -67,7 +86,7 @@ def serve(
     if listen is not None:
         from gitpatch.doors.cli._hosted import run_http
 
-        run_http(listen, data, creds, push)
+        run_http(listen, data, creds, push, allowed, workers)
         return
     env.root()  # refuse a directory that is not a repository before the client connects
     from gitpatch.doors.mcp import serve_stdio
