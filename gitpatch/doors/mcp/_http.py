@@ -60,8 +60,8 @@ def _app(
     from gitpatch.doors.hosted.quota import Quotas
     from gitpatch.doors.mcp._hosted_http import (
         BodyLimit,
-        SessionLimit,
         SessionIdFilter,
+        SessionLimit,
         auth_options,
         call_admission,
         service_toolset,
