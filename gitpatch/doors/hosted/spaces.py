@@ -89,8 +89,9 @@ class Generations:
         if self.seed is None:
             return
         number = self.of(commit)
+        text = f"{commit} {number}\n".encode("ascii")
         with contextlib.suppress(OSError):  # a hint: no fsync, a lost one costs one walk
-            write_atomic(self.seed, f"{commit} {number}\n".encode("ascii"), durable=False)
+            write_atomic(self.seed, text, 0o600, durable=False)  # the service's alone
 
     def of(self, commit: pygit2.Oid | None) -> int:
         """The generation of ``commit`` (0 for no commit)."""

@@ -29,6 +29,8 @@ from tests.doors.hosted.svckit import (
 )
 from tests.doors.mcp.mcpkit import console_script
 
+pytestmark = pytest.mark.slow
+
 
 def _statuses(url: str, token: str) -> list[int]:
     """The HTTP statuses an SDK client met opening a session and listing resources."""

@@ -10,10 +10,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import ClientSession
 
 from tests.doors.hosted.svckit import Server, make_credentials, run, space_refs, text_of
 from tests.gitkit import git
+
+pytestmark = pytest.mark.slow
 
 
 def _place(tmp_path: Path, spaces_toml: str) -> tuple[Path, Path, dict[str, str]]:

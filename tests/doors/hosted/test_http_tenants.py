@@ -60,6 +60,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
 # -- 1. many edits in one call -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_edits_past_the_cap_are_invalid_params_naming_the_limit(
     service: tuple[Server, dict[str, str]],
 ) -> None:
@@ -76,6 +77,7 @@ def test_edits_past_the_cap_are_invalid_params_naming_the_limit(
     assert space_refs(server.data) == before
 
 
+@pytest.mark.slow
 def test_the_most_edits_allowed_land_in_order(service: tuple[Server, dict[str, str]]) -> None:
     server, tokens = service
     call(server.url, tokens["ada"], "create_resource", path="many.md", content=FIFTY)
@@ -135,6 +137,7 @@ def _out() -> type[BaseModel]:
 # -- 2. catastrophic regexes ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_catastrophic_regex_is_answered_in_linear_time(
     service: tuple[Server, dict[str, str]],
 ) -> None:
@@ -148,6 +151,7 @@ def test_a_catastrophic_regex_is_answered_in_linear_time(
 
 
 @pytest.mark.parametrize("pattern", ["(a)\\1", "a(?=b)", "(?<=x)y"])
+@pytest.mark.slow
 def test_patterns_re2_cannot_run_are_invalid_params(
     service: tuple[Server, dict[str, str]], pattern: str
 ) -> None:
@@ -163,6 +167,7 @@ def test_patterns_re2_cannot_run_are_invalid_params(
 # -- 3. per-credential limits ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_tool_invocation_allowance_counts_every_call_and_then_refuses(
     service: tuple[Server, dict[str, str]],
 ) -> None:
@@ -186,6 +191,7 @@ def test_the_tool_invocation_allowance_counts_every_call_and_then_refuses(
     assert not other.is_error
 
 
+@pytest.mark.slow
 def test_sessions_past_the_credential_limit_are_http_429_until_one_closes(
     service: tuple[Server, dict[str, str]],
 ) -> None:

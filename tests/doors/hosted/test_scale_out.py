@@ -27,6 +27,8 @@ from gitpatch.doors.hosted.credentials import add_credential
 from tests.doors.hosted.svckit import Server
 from tests.gitkit import git
 
+pytestmark = pytest.mark.slow
+
 USERS = [f"u{n}" for n in range(8)]
 HEADER = "Gitpatch-Space"
 
