@@ -1,84 +1,240 @@
-"""The HTTP service under load: 16 concurrent SDK clients x 100 patch_resource calls on 8
-resources of one space, half of them passing expected_version (so they read first).
+"""The HTTP service under load, against the SDK's own echo server in the same run.
 
-Prints throughput, p50/p99 latency per call (the read included for the versioned half),
-conflicts, whether the final content equals the replay of the successes (no lost update), and
-the server process's resident memory idle, after the load, and with 200 spaces open.
-Loopback only; the server is started and stopped here. ``python -m bench.bench_service``.
+For 1, 4, 16 and 64 concurrent SDK clients (each its own session, CALLS calls): throughput
+and p50/p99 latency of an ``echo`` tool on a bare ``MCPServer`` (the floor any MCP service
+over streamable HTTP pays), of ``patch_resource`` on ``gitpatch serve --http --workers 1`` and
+``--workers 2`` (one space, 8 resources, each call inserting a line), and their ratio to echo.
+Then the server's CPU per call (all its processes, from /proc) against the same call made
+in-process (``ResourceService.patch_resource``), and the disk bytes a space holds per edit
+after the service packed it, against the bytes each edit changed. Loopback only; servers are
+started and stopped here. ``python -m bench.bench_service [CALLS]``.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
 
-from tests.doors.hosted.loadkit import load, replay, resource_name, setup
 from tests.doors.hosted.svckit import Server, make_credentials, session
 from tests.gitkit import git
 
-CLIENTS = int(sys.argv[1]) if len(sys.argv) > 1 else 16
-CALLS = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+CLIENTS = (1, 4, 16, 64)
 RESOURCES = 8
-SPACES = 200
+LINE = "a line of about forty bytes, say it so.\n"
+CONFLICTS: list[int] = []
+#: The bench is one credential with 64 clients: lift its per-credential limits.
+LIMITS = "[calls]\nmax_sessions = 1000\nmax_concurrent_calls = 1000\n"
+
+ECHO = """
+import socket, sys, anyio, uvicorn
+from mcp.server.mcpserver import MCPServer
+server = MCPServer("echo", log_level="WARNING")
+@server.tool()
+def echo(path: str, edits: list[dict[str, object]]) -> dict[str, object]:
+    return {"path": path, "id": None, "version": 1}
+sock = socket.socket(); sock.bind(("127.0.0.1", 0)); sock.listen(1024)
+app = server.streamable_http_app(streamable_http_path="/mcp")
+web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+print(f"listening on http://127.0.0.1:{sock.getsockname()[1]}/mcp", file=sys.stderr, flush=True)
+anyio.run(lambda: web.serve(sockets=[sock]))
+"""
 
 
-def rss_mib(pid: int) -> float:
-    """Resident memory of ``pid`` in MiB (Linux /proc)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+class Echo:
+    """The SDK's echo server in a process of its own."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", ECHO], stderr=subprocess.PIPE, text=True
+        )
+        assert self.proc.stderr is not None
+        line = self.proc.stderr.readline()
+        self.url = line.split("listening on ")[1].strip()
+
+    def stop(self) -> None:
+        """Terminate it."""
+        self.proc.terminate()
+        self.proc.wait()
 
 
-async def touch_spaces(url: str, root: Path, count: int) -> None:
-    """Open ``count`` more spaces in the server (one credential and one write each)."""
-    from gitpatch.doors.hosted import add_credential
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of ``pid`` and its live children (its workers), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(stat.parent.name) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
-    for n in range(count):
-        token, _ = add_credential(root / "credentials.toml", user=f"u{n}", organization=None)
+
+async def run_clients(
+    url: str, token: str | None, clients: int, call: Callable[[object, int, int], Awaitable[None]]
+) -> tuple[list[float], float]:
+    """``clients`` sessions doing ``CALLS`` calls each, all started once every session is
+    open (opening one is not a call); the latency of every call (s) and the time they took."""
+    times: list[float] = []
+    opened = anyio.Event()
+    waiting = [clients]
+
+    async def one(n: int) -> None:
         async with session(url, token) as c:
-            await c.call_tool("create_resource", {"path": "a.txt", "content": "x\n"})
+            waiting[0] -= 1
+            if not waiting[0]:
+                opened.set()
+            await opened.wait()
+            for j in range(CALLS):
+                start = time.perf_counter()
+                await call(c, n, j)
+                times.append(time.perf_counter() - start)
+
+    async with anyio.create_task_group() as group:
+        for n in range(clients):
+            group.start_soon(one, n)
+        await opened.wait()
+        began = time.perf_counter()
+    return times, time.perf_counter() - began
+
+
+async def echo_call(c: object, n: int, j: int) -> None:
+    """One echo call with patch_resource's arguments."""
+    args = {"path": "x", "edits": [{"after_line": 0, "new_string": LINE}]}
+    await c.call_tool("echo", args)  # type: ignore[attr-defined]
+
+
+async def patch_call(c: object, n: int, j: int) -> None:
+    """One patch_resource call inserting a line at the top of resource n % RESOURCES."""
+    args = {"path": f"r{(n + j) % RESOURCES}.txt", "edits": [{"after_line": 0, "new_string": LINE}]}
+    result = await c.call_tool("patch_resource", args)  # type: ignore[attr-defined]
+    if result.is_error:  # across worker processes two writes of one resource may conflict
+        assert result.meta["code"] == "resource_conflict", result
+        CONFLICTS.append(1)
+
+
+def figures(times: list[float], took: float) -> tuple[float, float, float]:
+    """Throughput (calls/s), p50 and p99 (ms)."""
+    ordered = sorted(times)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return len(times) / took, statistics.median(ordered) * 1000, p99 * 1000
+
+
+def measure(
+    url: str, token: str | None, clients: int, call: Callable[..., Awaitable[None]]
+) -> tuple[float, float, float]:
+    """Run the clients once; throughput, p50, p99."""
+    times, took = anyio.run(run_clients, url, token, clients, call)
+    return figures(times, took)
+
+
+async def setup(url: str, token: str) -> None:
+    """The resources the load edits."""
+    async with session(url, token) as c:
+        for n in range(RESOURCES):
+            await c.call_tool("create_resource", {"path": f"r{n}.txt", "content": "end\n"})
+
+
+def in_process_cpu(root: Path) -> float:
+    """CPU seconds of one patch_resource made in-process on a space like the served one."""
+    from gitpatch.doors.hosted import Credential, ResourceService, Spaces
+
+    service = ResourceService(Spaces(root / "inproc"))
+    cred = Credential("0" * 64, user="ada", scopes=("read", "edit"))
+    for n in range(RESOURCES):
+        service.create_resource(cred, f"r{n}.txt", "end\n")
+    edits = [{"after_line": 0, "new_string": LINE}]
+    start = time.process_time()
+    count = 200
+    for j in range(count):
+        assert service.patch_resource(cred, f"r{j % RESOURCES}.txt", edits).ok
+    return (time.process_time() - start) / count
+
+
+def disk_bytes(repo: Path) -> int:
+    """Bytes of every file of the repository (what it really holds on disk)."""
+    return sum(p.stat().st_size for p in repo.rglob("*") if p.is_file())
 
 
 def main() -> None:
-    """Run the load and print the figures."""
+    """Run everything and print the figures."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         tokens = make_credentials(root / "credentials.toml")
-        server = Server(root / "data", root / "credentials.toml")
+        echo = Echo()
+        rows: dict[str, dict[int, tuple[float, float, float]]] = {"echo": {}}
+        cpu: dict[str, float] = {}
+        conflicts: dict[str, int] = {}
         try:
-            idle = rss_mib(server.proc.pid)
-            anyio.run(setup, server.url, tokens["ada"], RESOURCES)
-            start = time.perf_counter()
-            outcomes = anyio.run(load, server.url, tokens["ada"], CLIENTS, CALLS, RESOURCES)
-            took = time.perf_counter() - start
-            loaded = rss_mib(server.proc.pid)
-            anyio.run(touch_spaces, server.url, root, SPACES)
-            spaces = rss_mib(server.proc.pid)
+            before = cpu_seconds(echo.proc.pid)
+            for clients in CLIENTS:
+                rows["echo"][clients] = measure(echo.url, None, clients, echo_call)
+            cpu["echo"] = (cpu_seconds(echo.proc.pid) - before) / (sum(CLIENTS) * CALLS)
         finally:
-            server.stop()
-        repo = root / "data" / "users" / "ada.git"
-        lost = [
-            resource_name(n)
-            for n in range(RESOURCES)
-            if git(repo, "show", f"main:{resource_name(n)}") != replay(outcomes, resource_name(n))
-        ]
-    times = sorted(o.seconds * 1000 for o in outcomes)
-    ok = sum(o.ok for o in outcomes)
-    p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
-    print(f"{CLIENTS} clients x {CALLS} patch_resource calls on {RESOURCES} resources, one space")
-    print(f"  calls {len(outcomes)}, succeeded {ok}, resource_conflict {len(outcomes) - ok}")
-    print(f"  throughput {len(outcomes) / took:.0f} calls/s over {took:.1f} s")
-    print(f"  latency p50 {statistics.median(times):.1f} ms, p99 {p99:.1f} ms")
-    print(f"  lost updates: {len(lost)} (final content == replay of the successes)")
-    print(f"  server RSS: idle {idle:.0f} MiB, after load {loaded:.0f} MiB, ")
-    print(f"    with {SPACES} more spaces open {spaces:.0f} MiB")
-    print(f"    (~{(spaces - loaded) * 1024 / SPACES:.0f} KiB per open space)")
+            echo.stop()
+        packed: tuple[int, int, int] = (0, 0, 0)
+        for workers in (1, 2):
+            data = root / f"data{workers}"
+            data.mkdir(mode=0o700)
+            (data / "spaces.toml").write_text(LIMITS)
+            CONFLICTS.clear()
+            server = Server(data, root / "credentials.toml", "--workers", str(workers))
+            name = f"gitpatch --workers {workers}"
+            rows[name] = {}
+            try:
+                anyio.run(setup, server.url, tokens["ada"])
+                before, calls = cpu_seconds(server.proc.pid), 0
+                for clients in CLIENTS:
+                    rows[name][clients] = measure(server.url, tokens["ada"], clients, patch_call)
+                    calls += clients * CALLS
+                cpu[name] = (cpu_seconds(server.proc.pid) - before) / calls
+                conflicts[name] = len(CONFLICTS)
+            finally:
+                server.stop()
+            if workers == 1:
+                repo = data / "users" / "ada.git"
+                loose = disk_bytes(repo)
+                git(repo, "gc", "--quiet", "--prune=now")
+                packed = (loose, disk_bytes(repo), calls)
+        inproc = in_process_cpu(root)
+    print(f"{CALLS} calls per client; patch_resource inserts a {len(LINE)}-byte line")
+    print("per server and number of clients: calls/s, p50 and p99 latency, throughput vs echo")
+    for name, by in rows.items():
+        cells = []
+        for clients in CLIENTS:
+            rate, p50, p99 = by[clients]
+            ratio = rate / rows["echo"][clients][0]
+            cells.append(
+                f"{clients:>3}c {rate:6.0f}/s p50 {p50:6.1f} p99 {p99:7.1f} ({ratio:.2f}×)"
+            )
+        extra = f" ({conflicts[name]} resource_conflict)" if conflicts.get(name) else ""
+        print(f"  {name}{extra}")
+        for cell in cells:
+            print(f"    {cell}")
+    for name, per_call in cpu.items():
+        if name == "echo":
+            print(f"  server CPU per call, echo: {per_call * 1000:.2f} ms (the SDK's floor)")
+            continue
+        print(
+            f"  server CPU per call, {name}: {per_call * 1000:.2f} ms "
+            f"({per_call / inproc:.2f}× the in-process call, {inproc * 1000:.2f} ms)"
+        )
+    loose, after, edits = packed
+    print(
+        f"  disk per edit: {loose / edits:.0f} B loose, {after / edits:.0f} B after packing "
+        f"({after / edits / len(LINE):.1f}× the {len(LINE)} bytes each edit changed; "
+        f"{edits} edits)"
+    )
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ The tree::
     │   └── PathIgnored                path_ignored         the path is ignored by .gitignore
     ├── LimitExceeded
     │   ├── PayloadTooLarge            payload_too_large
-    │   └── StorageLimitReached        storage_limit_reached
+    │   ├── StorageLimitReached        storage_limit_reached
+    │   └── CallLimitReached           call_limit_reached   too many sessions, calls or tool calls
     ├── AccessDenied
     │   ├── Forbidden                  forbidden
     │   ├── PermissionDenied           permission_denied    a policy rule denies the operation
@@ -66,6 +67,7 @@ __all__ = [
     "ConcurrentReason",
     "AccessDenied",
     "BranchCheckedOut",
+    "CallLimitReached",
     "ApprovalRequired",
     "ConcurrentUpdate",
     "DirtyWorktree",
@@ -296,6 +298,13 @@ class StorageLimitReached(LimitExceeded):
     """The space has no room left for this change."""
 
     code = "storage_limit_reached"
+
+
+class CallLimitReached(LimitExceeded):
+    """A credential is over its limit of open sessions, calls at once, or tool calls in the
+    current window (the tool-invocation allowance)."""
+
+    code = "call_limit_reached"
 
 
 class AccessDenied(_Coded):

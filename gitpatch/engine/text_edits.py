@@ -96,14 +96,74 @@ def _find(text: str, old: str) -> list[tuple[int, int]]:
     return [(back(o), back(o + len(needle))) for o in find_substring(norm, needle)]
 
 
-class _State:
-    """The text being edited, with what the rules need to know about the original file."""
+def _split_keep(text: str) -> list[str]:
+    """The lines of ``text``, each with its terminator (``\\r\\n``, ``\\n`` or ``\\r``); a
+    trailing terminator starts no new line, as in ``_line_starts``."""
+    if not text:
+        return []
+    if "\r" not in text:
+        parts = text.split("\n")
+        last = parts.pop()
+        lines = [part + "\n" for part in parts]
+    else:
+        pieces = _EOL_SPLIT.split(text)
+        last = pieces[-1]
+        lines = list(map(operator.add, pieces[0:-1:2], pieces[1::2]))
+    if last:
+        lines.append(last)
+    return lines
 
-    def __init__(self, doc: Document, path: str) -> None:
+
+class _State:
+    """The text being edited, with what the rules need to know about the original file.
+
+    It is held either as one string (what anchored replaces search) or as a list of lines
+    (what line-range replaces and insertions address), converted only when the kind of edit
+    changes: a run of N line edits then costs O(size + N * (lines touched)), not N times the
+    file, which matters when one call carries thousands of insertions.
+    """
+
+    def __init__(self, text: str, eol: str, path: str) -> None:
         self.path = path
-        self.text = doc.text
-        self.eol = doc.eol
-        self.crlf = self.eol == "\r\n"
+        self._text: str | None = text
+        self._lines: list[str] | None = None
+        self.eol = eol
+        self.crlf = eol == "\r\n"
+
+    @property
+    def text(self) -> str:
+        """The whole text (joined from the lines when they were edited last)."""
+        if self._text is None:
+            self._text = "".join(self._lines or ())
+            self._lines = None
+        return self._text
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._text, self._lines = value, None
+
+    def lines(self) -> list[str]:
+        """The lines with their terminators (split from the text when it was edited last)."""
+        if self._lines is None:
+            self._lines = _split_keep(self._text or "")
+            self._text = None
+        return self._lines
+
+    def splice_lines(self, first: int, last: int, new: str) -> None:
+        """Replace lines ``first`` to ``last`` (0-based, half-open) by ``new``, exactly as
+        ``splice`` on the offsets of those lines would.
+
+        ``splice`` runs on a window of the touched lines plus one neighbour on each side: the
+        neighbours decide whether the edit reaches the start or the end of the file and let a
+        CR and an LF that become adjacent join into one terminator; line boundaries outside
+        the window cannot move."""
+        lines = self.lines()
+        lo, hi = max(0, first - 1), min(len(lines), last + 1)
+        window = _State("".join(lines[lo:hi]), self.eol, self.path)
+        start = sum(map(len, lines[lo:first]))
+        end = start + sum(map(len, lines[first:last]))
+        window.splice(start, end, new)
+        lines[lo:hi] = _split_keep(window.text)
 
     def splice(self, start: int, end: int, new: str, whole_lines: bool = True) -> None:
         """Replace ``text[start:end]`` by ``new``, keeping the final-newline state at the end.
@@ -113,12 +173,13 @@ class _State:
         minus ``foo`` is ``"a\\n"``, not ``"a"``.
         """
         new = _BARE_LF.sub("\r\n", new) if self.crlf else new
-        before, after = self.text[:start], self.text[end:]
-        if after or not self.text:
+        text = self.text
+        before, after = text[:start], text[end:]
+        if after or not text:
             self.text = before + new + after
             return
-        had_eol = _ends_with_eol(self.text)
-        if before and not _ends_with_eol(before) and start == len(self.text) and new:
+        had_eol = _ends_with_eol(text)
+        if before and not _ends_with_eol(before) and start == len(text) and new:
             before += self.eol  # inserting after a last line that has no terminator
         result = before + new
         if result and not had_eol and (whole_lines or _ends_with_eol(new)):
@@ -135,12 +196,13 @@ class _State:
         if not rest:
             return
         new = _BARE_LF.sub("\r\n", new) if self.crlf else new
+        text = self.text
         pieces: list[str] = []
         pos = 0
         for start, end in rest:
-            pieces += (self.text[pos:start], new)
+            pieces += (text[pos:start], new)
             pos = end
-        pieces.append(self.text[pos:])
+        pieces.append(text[pos:])
         self.text = "".join(pieces)
 
 
@@ -199,8 +261,7 @@ def _preview(text: str, limit: int = 60) -> str:
 
 
 def _replace_lines(state: _State, edit: ReplaceLines, number: int) -> tuple[int, int]:
-    starts = _line_starts(state.text)
-    count = len(starts)
+    count = len(state.lines())
     if not 1 <= edit.start <= edit.end <= count:
         raise InvalidPatch(
             f"{state.path}: edit {number}: line range {edit.start}-{edit.end} is out of bounds "
@@ -209,14 +270,12 @@ def _replace_lines(state: _State, edit: ReplaceLines, number: int) -> tuple[int,
             f"end_line <= {count}; re-read the file for current line numbers.",
             details={"path": state.path, "edit": number, "lines": count},
         )
-    end = starts[edit.end] if edit.end < count else len(state.text)
-    state.splice(starts[edit.start - 1], end, edit.new)
+    state.splice_lines(edit.start - 1, edit.end, edit.new)
     return edit.start, edit.end
 
 
 def _insert_after(state: _State, edit: InsertAfter, number: int) -> tuple[int, int]:
-    starts = _line_starts(state.text)
-    count = len(starts)
+    count = len(state.lines())
     if not 0 <= edit.line <= count:
         raise InvalidPatch(
             f"{state.path}: edit {number}: after_line {edit.line} is out of bounds (the file has "
@@ -224,8 +283,7 @@ def _insert_after(state: _State, edit: InsertAfter, number: int) -> tuple[int, i
             hint=f"after_line is 1-based, between 0 (the very top) and {count} (the end).",
             details={"path": state.path, "edit": number, "lines": count},
         )
-    at = starts[edit.line] if edit.line < count else len(state.text)
-    state.splice(at, at, edit.new)
+    state.splice_lines(edit.line, edit.line, edit.new)
     return edit.line, edit.line
 
 
@@ -236,7 +294,7 @@ def apply_text_edits(
 
     Line numbers in the report refer to the text each edit saw (the result of the edits before).
     """
-    state = _State(doc, path)
+    state = _State(doc.text, doc.eol, path)
     reports: list[EditReport] = []
     for index, edit in enumerate(edits):
         number = index + 1

@@ -52,6 +52,23 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     help="Auto mode: land on gitpatch/session/NAME, in its own worktree (default: agent).",
 )
 @click.option(
+    "--allowed-host",
+    "allowed",
+    multiple=True,
+    metavar="NAME[:PORT]",
+    help="With --http: a Host name clients may use besides the loopback names and the bound "
+    "address (repeatable; Host and Origin are checked on every bind).",
+)
+@click.option(
+    "--workers",
+    type=int,
+    default=None,
+    metavar="N",
+    help="With --http: serve from N processes (default 1). With more than one, requests are "
+    "stateless (no MCP session is kept, so no session limit applies) and per-credential call "
+    "limits count per process.",
+)
+@click.option(
     "--push",
     default=None,
     metavar="REMOTE",
@@ -66,15 +83,17 @@ def serve(
     data: Path | None,
     creds: Path | None,
     session: str | None,
+    allowed: tuple[str, ...],
+    workers: int | None,
     push: str | None,
 ) -> None:
     """Serve the MCP tools over stdio for the repository (patch, apply_patch, patch_resource,
     read_file, list_proposals, show_proposal; no approve or reject); with --http, the
-    resource service over spaces (see the README, "Running the service")."""
+    resource service over spaces (docs/hosted-service.md)."""
     if listen is not None:
         from gitpatch.doors.cli._hosted import run_http
 
-        run_http(listen, data, creds, push)
+        run_http(listen, data, creds, push, allowed, workers)
         return
     env.root()  # refuse a directory that is not a repository before the client connects
     from gitpatch.doors.mcp import serve_stdio

@@ -7,6 +7,7 @@ credentials add`` writes a credential and prints its token once.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -18,8 +19,17 @@ from gitpatch.errors import InvalidArguments
 __all__ = ["credentials", "push", "run_http"]
 
 
-def run_http(listen: str, data: Path | None, creds: Path | None, push: str | None) -> None:
-    """Start the HTTP service (blocks until interrupted); prints the URL once listening."""
+def run_http(
+    listen: str,
+    data: Path | None,
+    creds: Path | None,
+    push: str | None,
+    allowed: tuple[str, ...] = (),
+    workers: int | None = None,
+) -> None:
+    """Start the HTTP service (blocks until interrupted); prints the URL once listening.
+    ``allowed``: more Host names the service answers to (the loopback names and the bound
+    address always are); ``workers``: processes (None: one, which keeps MCP sessions)."""
     if data is None or creds is None:
         raise InvalidArguments(
             "serve --http needs --data DIR and --credentials FILE",
@@ -32,10 +42,16 @@ def run_http(listen: str, data: Path | None, creds: Path | None, push: str | Non
             hint="Create one with: gitpatch credentials add --file FILE --user NAME",
             details={"file": str(creds)},
         )
+    from gitpatch.doors.hosted.credentials import require_private
     from gitpatch.doors.hosted.listen import parse_listen
     from gitpatch.doors.mcp import serve_http
 
     host, port = parse_listen(listen)
+    require_private(creds, "credentials file")
+    require_private(data, "data directory")
+    # every file and directory the service creates (repositories, objects, refs) is its
+    # owner's alone from its first byte
+    os.umask(0o077)
     from gitpatch.doors.hosted.remote import push_after
 
     def ready(url: str) -> None:
@@ -43,7 +59,13 @@ def run_http(listen: str, data: Path | None, creds: Path | None, push: str | Non
         sys.stderr.flush()
 
     hook = push_after(push) if push else None
-    serve_http(data, creds, host, port, on_change=hook, ready=ready)
+    count = workers if workers is not None else 1
+    if count < 1:
+        raise InvalidArguments(
+            f"--workers {count} is not a number of processes",
+            hint="Pass --workers 1 or more (default 1: stateful sessions).",
+        )
+    serve_http(data, creds, host, port, on_change=hook, ready=ready, allowed=allowed, workers=count)
 
 
 @click.group("credentials")

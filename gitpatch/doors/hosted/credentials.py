@@ -12,16 +12,20 @@ The file holds one ``[[credential]]`` table per credential::
 
 Tokens are never stored in clear: a presented token is hashed and looked up. The file is
 re-read when its modification time, size or inode changes (one ``stat`` per lookup), so a
-revoked token stops working on the next request without a restart. This module knows nothing
-of HTTP or MCP; it does not decide what a credential may do (``gitpatch.doors.hosted.access``).
+revoked token stops working on the next request without a restart. It fails closed: a file
+that no longer parses keeps only the ``[[credential]]`` blocks that still parse on their own
+(never one that was removed), and says why in the log. This module knows nothing of HTTP or
+MCP; it does not decide what a credential may do (``gitpatch.doors.hosted.access``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 import re
 import secrets
+import stat
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,7 +41,10 @@ __all__ = [
     "add_credential",
     "hash_token",
     "load_credentials",
+    "require_private",
 ]
+
+_log = logging.getLogger("gitpatch.doors.hosted")
 
 #: The scopes a credential may carry: ``read`` (read, grep, list) and ``edit`` (every change).
 SCOPES = ("read", "edit")
@@ -139,20 +146,81 @@ def _parse(data: dict[str, object] | None, path: Path) -> dict[str, Credential]:
     return found
 
 
+_BLOCK = re.compile(r"^[ \t]*\[", re.MULTILINE)
+
+
+def salvage_credentials(text: str, where: str) -> tuple[dict[str, Credential], list[str]]:
+    """The credentials of the blocks of ``text`` that parse on their own, and why each other
+    block does not: what a file that fails to parse as a whole still grants (fail closed)."""
+    starts = [m.start() for m in _BLOCK.finditer(text)]
+    found: dict[str, Credential] = {}
+    problems: list[str] = []
+    for number, (start, end) in enumerate(zip(starts, [*starts[1:], len(text)], strict=True), 1):
+        try:
+            tables = tomllib.loads(text[start:end]).get("credential")
+            if not isinstance(tables, list) or len(tables) != 1:
+                raise ValueError("not one [[credential]] table")
+            cred = _credential(tables[0], f"{where}: block {number}")
+        except (ValueError, tomllib.TOMLDecodeError, AttributeError) as exc:
+            problems.append(f"block {number} (byte {start}): {exc}")
+            continue
+        found[cred.token_sha256] = cred
+    return found, problems
+
+
 class CredentialFile:
     """The credentials of one file, re-read whenever the file changes (``WatchedFile``)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file = WatchedFile(path, lambda data: _parse(data, path), required=True)
+        self._file = WatchedFile(
+            path, lambda data: _parse(data, path), required=True, on_error=self._fail_closed
+        )
+
+    def _fail_closed(self, exc: Exception) -> dict[str, Credential]:
+        """What a file that no longer reads or parses still grants: nothing when unreadable,
+        else the blocks that parse on their own (each other one logged)."""
+        if isinstance(exc, OSError):
+            _log.warning("credentials file %s unreadable, every token denied: %s", self.path, exc)
+            return {}
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        known, problems = salvage_credentials(text, str(self.path))
+        _log.warning(
+            "credentials file %s does not parse (%s): kept the %d credentials whose blocks "
+            "still parse, denied the rest%s",
+            self.path,
+            exc,
+            len(known),
+            "".join(f"; {p}" for p in problems),
+        )
+        return known
 
     def lookup(self, token: str) -> Credential | None:
         """The credential of ``token``, or None (unknown, revoked, or the file is gone).
 
-        A file that became malformed keeps the last good contents and is retried on the
-        next change, so a half-written edit never opens or closes access by accident;
-        a deleted file revokes every token."""
+        A file that became malformed grants only what still parses (see the module
+        docstring), so an edit gone wrong can close access but never keeps a removed
+        token working; a deleted file revokes every token."""
         return self._file.get().get(hash_token(token))
+
+
+def require_private(path: Path, what: str) -> None:
+    """Refuse (``invalid_arguments``) a file or directory that others than its owner may
+    read, write or enter: it holds token hashes or every tenant's data."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return
+    if mode & 0o077:
+        wanted = "700" if path.is_dir() else "600"
+        raise InvalidArguments(
+            f"{what} {path} is open to other users (mode {mode:o})",
+            hint=f"Restrict it to its owner, e.g. chmod {wanted} {path}, and start again.",
+            details={"path": str(path), "mode": f"{mode:o}"},
+        )
 
 
 def _toml_string(value: str) -> str:
@@ -203,5 +271,6 @@ def add_credential(
         cred = _credential(parsed["credential"][-1], str(path))
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise InvalidArguments(str(exc), hint="Fix the options (or the file) and retry.") from exc
-    write_atomic(path, new.encode("utf-8"), 0o600)  # tokens' hashes: the owner's alone
+    # tokens' hashes: the owner's alone, from the first byte (the temp file is created 0600)
+    write_atomic(path, new.encode("utf-8"), 0o600)
     return token, cred

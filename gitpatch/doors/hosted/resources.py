@@ -14,20 +14,25 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import re
+import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
+
+import re2
 
 from gitpatch.core.model import Proposal, WriteFile
 from gitpatch.core.text import Document
 from gitpatch.doors.hosted.access import Location, locate
 from gitpatch.doors.hosted.credentials import Credential
-from gitpatch.doors.hosted.spaces import BRANCH, Space, Spaces, SpaceStorage
+from gitpatch.doors.hosted.maintenance import Maintenance
+from gitpatch.doors.hosted.spaces import BRANCH, Space, Spaces, SpaceStorage, check_path_limits
 from gitpatch.errors import GitpatchError, InvalidArguments
 from gitpatch.tools import ToolResult, error_result, patch_resource_tool
 from gitpatch.tools.storage.base import Applied, FileRead, Stat, Target, resolve_plain
 
-__all__ = ["MAX_GREP_MATCHES", "ResourceService"]
+__all__ = ["MAX_GREP_MATCHES", "STORAGE_REFUSED", "ResourceService"]
+
+_log = logging.getLogger("gitpatch.doors.hosted")
 
 #: grep_resource reports at most this many matching lines.
 MAX_GREP_MATCHES = 500
@@ -68,7 +73,7 @@ class _AsCaller:
 
     def resolve(self, path: str, cwd: str | None = None) -> Target:
         """See ``SpaceStorage.resolve``; the target writes through this view."""
-        return resolve_plain(self, path, None, None)
+        return check_path_limits(resolve_plain(self, path, None, None))
 
     def read(self, key: str) -> FileRead:
         """See ``SpaceStorage.read``."""
@@ -99,6 +104,7 @@ class ResourceService:
     def __init__(self, spaces: Spaces, on_change: ChangeHook | None = None) -> None:
         self.spaces = spaces
         self.on_change = on_change
+        self.maintenance = Maintenance()
 
     def _where(
         self, cred: Credential, path: str, team: str | None, write: bool
@@ -135,11 +141,12 @@ class ResourceService:
             return error_result("patch_resource", exc)
         view = _AsCaller(space.storage, cred)
         tool = patch_resource_tool(view, view)
-        result = tool(path=loc.path, edits=edits, expected_version=expected_version)
+        with space.writing():
+            result = tool(path=loc.path, edits=edits, expected_version=expected_version)
         if not result.ok:
-            return result
+            return _storage_refusal("patch_resource", result)
         data = dict(result.data)
-        data["path"] = path
+        data["path"] = _shown(path, loc, str(data.get("path") or loc.path))
         out = self._result(space, result.text, data)
         self._changed(space, data)
         return out
@@ -162,12 +169,16 @@ class ResourceService:
             proposal = Proposal(
                 (WriteFile(target.key, data(), create),), "patch_resource", tool=tool
             )
-            applied = space.storage.apply(proposal, expected_version=expected_version)
-        except GitpatchError as exc:
-            return error_result(tool, exc)
+            with space.writing():
+                applied = _AsCaller(space.storage, cred).apply(
+                    proposal, expected_version=expected_version
+                )
+        except (GitpatchError, OSError) as exc:
+            return _storage_refusal(tool, error_result(tool, exc))
         verb = "Created" if create else "Replaced"
+        shown = _shown(path, loc, target.key)
         out: dict[str, Any] = {
-            "path": path,
+            "path": shown,
             "id": applied.ids.get(target.key),
             "version": applied.version,
             "commit": applied.versions.get(applied.branch or BRANCH),
@@ -175,7 +186,7 @@ class ResourceService:
         if applied.review:
             out["proposal_id"] = applied.proposal_id
             verb = f"Proposed ({'create' if create else 'replace'}, awaiting review)"
-        result = self._result(space, f"{verb} {path}.", out)
+        result = self._result(space, f"{verb} {shown}.", out)
         self._changed(space, out, applied)
         return result
 
@@ -223,8 +234,9 @@ class ResourceService:
         except GitpatchError as exc:
             return error_result("read_resource", exc)
         text = _as_text(found.data)
+        shown = _shown(path, loc, target.key)
         data: dict[str, Any] = {
-            "path": path,
+            "path": shown,
             "id": found.id,
             "version": found.version,
             "encoding": "utf-8" if text is not None else "base64",
@@ -233,7 +245,7 @@ class ResourceService:
         }
         shown = text if text is not None else f"(binary, {len(found.data)} bytes, base64 below)\n"
         body = shown if text is not None else shown + data["content"]
-        result = self._result(space, f"{path} (id {found.id})", data)
+        result = self._result(space, f"{shown} (id {found.id})", data)
         return ToolResult(f"{result.text}\n\n{body}", ok=True, data=result.data)
 
     def list_resources(
@@ -277,6 +289,7 @@ class ResourceService:
     # -- hooks ---------------------------------------------------------------------------------
 
     def _changed(self, space: Space, data: dict[str, Any], applied: Applied | None = None) -> None:
+        self.maintenance.changed(space)
         if self.on_change is None:
             return
         if applied is None:
@@ -286,23 +299,64 @@ class ResourceService:
         self.on_change(space, applied)
 
 
-def _compile(pattern: str) -> re.Pattern[str]:
+class _Pattern(Protocol):
+    def search(self, text: str) -> object: ...
+
+
+def _shown(given: str, loc: Location, key: str) -> str:
+    """The normalised path a result names: the key in the space, with the ``team/<name>/``
+    prefix when the caller addressed the team that way."""
+    prefixed = isinstance(given, str) and given.startswith("team/") and loc.team is not None
+    return f"team/{loc.team}/{key}" if prefixed else key
+
+
+#: What every write the disk refused answers, whatever step failed (blob, tree, commit, ref).
+STORAGE_REFUSED = (
+    "the service could not save this change: its storage refused the write (full or failing); "
+    "nothing was changed"
+)
+
+
+def _storage_refusal(tool: str, result: ToolResult) -> ToolResult:
+    """A refused write (``filesystem_error``) as one stable text without internals (object
+    ids, internal steps), and an unexpected failure as ``internal_error`` saying no more;
+    what happened goes to the server's log."""
+    if not result.ok and result.code == "internal_error":
+        _log.error("%s failed unexpectedly: %s", tool, result.text)
+        text = f"{tool} failed unexpectedly; nothing was changed"
+        return ToolResult(text, ok=False, code="internal_error", data={"code": "internal_error"})
+    if result.ok or result.code != "filesystem_error":
+        return result
+    _log.warning("%s: the disk refused a write: %s", tool, result.text)
+    hint = "Retry later; if it persists, tell the service's operator."
+    data = {"code": "filesystem_error", "message": STORAGE_REFUSED, "hint": hint}
+    return ToolResult(f"{STORAGE_REFUSED}\n{hint}", ok=False, code="filesystem_error", data=data)
+
+
+def _compile(pattern: str) -> _Pattern:
+    """``pattern`` compiled by RE2, whose matching time is linear in the text: a tenant's
+    ``^(a+)+$`` cannot stall the service the way a backtracking engine lets it."""
     if not isinstance(pattern, str) or not pattern or len(pattern) > 1000:
         raise InvalidArguments(
             "pattern must be a non-empty regular expression of at most 1000 characters",
-            hint="Pass a Python regular expression, e.g. 'version: \\d+'.",
+            hint="Pass a regular expression (RE2 syntax), e.g. 'version: \\d+'.",
         )
+    options = re2.Options()
+    options.log_errors = False  # a tenant's bad pattern is their error, not the server log's
     try:
-        return re.compile(pattern)
-    except re.error as exc:
+        compiled: _Pattern = re2.compile(pattern, options=options)
+    except re2.error as exc:
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
         raise InvalidArguments(
-            f"pattern is not a valid regular expression: {exc}",
-            hint="Escape special characters (for a literal dot, write \\.).",
+            f"pattern is not a valid regular expression: {reason}",
+            hint="Patterns use RE2 syntax: no backreferences (\\1) or lookaround ((?=...), "
+            "(?<=...)); escape special characters (for a literal dot, write \\.).",
             details={"pattern": pattern},
         ) from None
+    return compiled
 
 
-def _grep(space: Space, regex: re.Pattern[str], base: str) -> tuple[list[dict[str, Any]], bool]:
+def _grep(space: Space, regex: _Pattern, base: str) -> tuple[list[dict[str, Any]], bool]:
     head = space.head()
     if head is None:
         return [], False

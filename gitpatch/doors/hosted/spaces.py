@@ -15,11 +15,15 @@ a space (``gitpatch.doors.hosted.access``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import fcntl
 import itertools
+import os
 import secrets
 import shutil
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pygit2
@@ -28,11 +32,13 @@ from gitpatch.core.model import Proposal
 from gitpatch.doors.hosted.limits import SpacesConfig, SpaceSettings
 from gitpatch.errors import (
     GitpatchError,
+    InvalidArguments,
     PayloadTooLarge,
     ResourceConflict,
     ResourceNotFound,
     StorageLimitReached,
 )
+from gitpatch.safety.atomic import write_atomic
 from gitpatch.store import Store
 from gitpatch.tools.storage.base import (
     Applied,
@@ -48,7 +54,7 @@ from gitpatch.workspace.api import Workspace
 from gitpatch.workspace.guards import blob
 from gitpatch.workspace.propose import preview
 
-__all__ = ["BRANCH", "Space", "SpaceStorage", "Spaces"]
+__all__ = ["BRANCH", "Space", "SpaceStorage", "Spaces", "check_path_limits", "disk_bytes"]
 
 #: The branch that holds a space's resources.
 BRANCH = "refs/heads/main"
@@ -58,12 +64,34 @@ AUTHOR = "gitpatch service <gitpatch@localhost>"
 
 class Generations:
     """Integer versions of one space: commit <-> first-parent generation, cached (a commit's
-    generation never changes, so the cache is shared by every call and safe across processes)."""
+    generation never changes, so the cache is shared by every call and safe across processes).
 
-    def __init__(self, store: Store) -> None:
+    The last head's generation is also kept in ``seed`` (a file in the repository), so the
+    first read after a restart walks only the commits made since, not the whole history.
+    The file is a hint: a missing or unreadable one only costs that walk."""
+
+    def __init__(self, store: Store, seed: Path | None = None) -> None:
         self.store = store
+        self.seed = seed
         self._known: dict[pygit2.Oid, int] = {}
         self._lock = threading.Lock()
+        self._load_seed()
+
+    def _load_seed(self) -> None:
+        if self.seed is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            oid, number = self.seed.read_text(encoding="ascii").split()
+            self._known[pygit2.Oid(hex=oid)] = int(number)
+
+    def remember(self, commit: pygit2.Oid) -> None:
+        """Keep ``commit``'s generation in the seed file (best effort, replaced atomically)."""
+        if self.seed is None:
+            return
+        number = self.of(commit)
+        text = f"{commit} {number}\n".encode("ascii")
+        with contextlib.suppress(OSError):  # a hint: no fsync, a lost one costs one walk
+            write_atomic(self.seed, text, 0o600, durable=False)  # the service's alone
 
     def of(self, commit: pygit2.Oid | None) -> int:
         """The generation of ``commit`` (0 for no commit)."""
@@ -105,6 +133,17 @@ class Generations:
             tip = last.parents[0].id
 
 
+def disk_bytes(path: Path) -> int:
+    """Bytes of every file under ``path`` (what a repository takes on disk). Files and
+    directories that go away meanwhile (``git gc`` running next to it) are skipped."""
+    total = 0
+    for folder, _dirs, files in os.walk(path):  # os.walk ignores vanished directories
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(folder, name)).st_size
+    return total
+
+
 class Space:
     """One space: its bare repository, Workspace, versions and storage view."""
 
@@ -113,9 +152,40 @@ class Space:
         self.path = path
         self.config = config
         self._lock = threading.Lock()
+        self._writing = threading.Lock()
+        #: What the repository takes on disk (bytes), as last measured (``maintenance``).
+        self.disk_used: int | None = None
         self._ws: Workspace | None = None
         self._generations: Generations | None = None
         self.storage = SpaceStorage(self)
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Held for the whole of one change. Inside a process the writes of a space queue
+        here instead of racing on the branch and throwing work away (other processes still
+        meet at the compare-and-swap); across processes it is a shared ``flock`` that packing
+        takes exclusively (``packing``), since ``git gc`` removes the empty object directories
+        a writer is about to fill."""
+        with self._writing, self._flock(fcntl.LOCK_SH):
+            yield
+
+    @contextlib.contextmanager
+    def packing(self) -> Iterator[None]:
+        """Exclusive against every writer of the space, in any process (see ``writing``)."""
+        with self._writing, self._flock(fcntl.LOCK_EX):
+            yield
+
+    @contextlib.contextmanager
+    def _flock(self, mode: int) -> Iterator[None]:
+        if not self.exists():  # nothing to pack yet: the first write creates the repository
+            yield
+            return
+        fd = os.open(self.path, os.O_RDONLY)  # the repository directory itself: no file made
+        try:
+            fcntl.flock(fd, mode)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
 
     @property
     def settings(self) -> SpaceSettings:
@@ -151,7 +221,8 @@ class Space:
                 self._ws = Workspace.open(
                     self.path, mode, BRANCH, protected=protected, author=AUTHOR
                 )
-                self._generations = Generations(self._ws.store)
+                seed = self.path / "gitpatch-generation"
+                self._generations = Generations(self._ws.store, seed)
             return self._ws
 
     @property
@@ -168,6 +239,37 @@ class Space:
         return self.workspace().store.ref_target(BRANCH)
 
 
+#: A path component may have at most this many bytes (UTF-8): the limit of ext4, XFS, APFS...
+MAX_COMPONENT_BYTES = 255
+#: A resource path may have at most this many bytes and levels, so a clone of the space
+#: checks out everywhere and no walk over it runs deep.
+MAX_PATH_BYTES = 1024
+MAX_PATH_DEPTH = 64
+
+
+def check_path_limits(target: Target) -> Target:
+    """``target`` when its path is within the limits above; ``invalid_arguments`` otherwise."""
+    key = target.key
+    parts = key.split("/")
+    longest = max(parts, key=lambda part: len(part.encode("utf-8", "surrogatepass")))
+    size = len(key.encode("utf-8", "surrogatepass"))
+    problem = None
+    if size > MAX_PATH_BYTES:
+        problem = f"is {size} bytes long, over the limit of {MAX_PATH_BYTES}"
+    elif len(parts) > MAX_PATH_DEPTH:
+        problem = f"has {len(parts)} levels, over the limit of {MAX_PATH_DEPTH}"
+    elif len(longest.encode("utf-8", "surrogatepass")) > MAX_COMPONENT_BYTES:
+        problem = f"has a name over {MAX_COMPONENT_BYTES} bytes ({longest[:40]}...)"
+    if problem is not None:
+        raise InvalidArguments(
+            f"path {key[:80]}{'...' if len(key) > 80 else ''} {problem}",
+            hint=f"Use shorter paths: at most {MAX_COMPONENT_BYTES} bytes per name, "
+            f"{MAX_PATH_BYTES} bytes and {MAX_PATH_DEPTH} levels in all.",
+            details={"limit_bytes": MAX_PATH_BYTES, "limit_component_bytes": MAX_COMPONENT_BYTES},
+        )
+    return target
+
+
 class SpaceStorage:
     """A space as a ``Storage`` with integer versions and size limits (module docstring)."""
 
@@ -181,8 +283,9 @@ class SpaceStorage:
         return WorkspaceStorage.of(self.space.workspace())
 
     def resolve(self, path: str, cwd: str | None = None) -> Target:
-        """Relative POSIX paths only (see ``gitpatch.tools.storage.base.Namespace``)."""
-        return resolve_plain(self, path, None, None)
+        """Relative POSIX paths only (see ``gitpatch.tools.storage.base.Namespace``), within
+        ``check_path_limits``."""
+        return check_path_limits(resolve_plain(self, path, None, None))
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -239,16 +342,23 @@ class SpaceStorage:
             self.space.create()
         ws = self.space.workspace()
         head = ws.store.ref_target(BRANCH)
-        self._check_limits(ws, head, proposal)
+        # the spec's order: a stale version first, then the edit itself, then the limits
         expected = self._expected(head, expected_version)
+        if expected_version is not None and expected is not None:
+            self._check_unchanged(ws.store, head, pygit2.Oid(hex=expected), proposal)
+        written = self._check_limits(ws, head, proposal)
         try:
             applied = self._inner().apply(
                 proposal, expected_version=expected, review=review, before_write=before_write
             )
         except (ResourceConflict, ResourceNotFound) as exc:
             raise self._in_versions(exc, expected_version) from exc
+        if self.space.disk_used is not None:  # until the next measure: at most this much more
+            self.space.disk_used += written
         commit = pygit2.Oid(hex=str(applied.version))
         after = ws.store.ref_target(BRANCH) if applied.review else commit
+        if after is not None:
+            self.space.generations.remember(after)
         return dataclasses.replace(
             applied,
             version=self.space.generations.of(after),
@@ -271,6 +381,16 @@ class SpaceStorage:
                 details={"expected_version": number, "current_version": now},
             )
         return str(found)
+
+    def _check_unchanged(
+        self, store: Store, head: pygit2.Oid | None, expected: pygit2.Oid, proposal: Proposal
+    ) -> None:
+        """``resource_conflict`` when a path the proposal touches differs between the version
+        the caller read and the head, before the edit is tried on content it never saw."""
+        for path in proposal.paths:
+            if blob(store, head, path) != blob(store, expected, path):
+                conflict = ResourceConflict("changed", details={"path": path})
+                raise self._in_versions(conflict, self.space.generations.of(expected))
 
     def _in_versions(self, exc: GitpatchError, expected: Version | None) -> GitpatchError:
         """The Workspace's conflict texts speak commit ids; the service's speak versions."""
@@ -297,17 +417,19 @@ class SpaceStorage:
 
     def _check_limits(
         self, ws: Workspace | None, head: pygit2.Oid | None, proposal: Proposal
-    ) -> None:
+    ) -> int:
         """``payload_too_large`` / ``storage_limit_reached`` from the change the proposal makes
         on the current head (``ws`` None: on an empty space), and every error the engine
-        finds there (the Workspace's dry run: nothing is written)."""
+        finds there (the Workspace's dry run: nothing is written); returns the bytes of
+        content it writes."""
         settings = self.space.settings
         store = None if ws is None else ws.store
         found = preview(None, proposal) if ws is None else ws.preview(proposal)
         changes = found.changeset.changes
-        delta = 0
+        delta = written = 0
         for change in changes:
             size = len(change.content or b"")
+            written += size
             if size > settings.max_file_bytes:
                 raise PayloadTooLarge(
                     f"{change.path} would be {size} bytes, over this space's per-file limit of "
@@ -319,6 +441,16 @@ class SpaceStorage:
             for path in {change.path, change.source or change.path}:
                 delta -= self._blob_size(store, head, path)
             delta += size
+        if self.space.disk_used is None and self.space.exists():
+            self.space.disk_used = disk_bytes(self.space.path)
+        disk = self.space.disk_used
+        if delta > 0 and disk is not None and disk > settings.max_disk_bytes:
+            raise StorageLimitReached(
+                f"the space's repository takes {disk} bytes on disk, history included, over "
+                f"its quota of {settings.max_disk_bytes} bytes",
+                hint="Ask for a larger quota; changes that shrink the space are still allowed.",
+                details={"disk": disk, "limit": settings.max_disk_bytes},
+            )
         used = self._space_size(store, head)
         if delta > 0 and used + delta > settings.max_space_bytes:
             raise StorageLimitReached(
@@ -327,6 +459,7 @@ class SpaceStorage:
                 hint="Delete or shrink resources in this space first, or ask for a larger limit.",
                 details={"used": used, "change": delta, "limit": settings.max_space_bytes},
             )
+        return written
 
     @staticmethod
     def _blob_size(store: Store | None, commit: pygit2.Oid | None, path: str) -> int:

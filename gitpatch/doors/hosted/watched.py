@@ -2,8 +2,10 @@
 
 The file's (mtime, size, inode) is checked on every use, which costs one ``stat``; when it
 changed, the file is parsed again. A file that became malformed keeps the last good value and
-is retried on the next use, so a half-written edit never changes what the service does; a
-deleted file is parsed as ``None`` (the owner decides what that means).
+is retried on the next use, so a half-written edit never changes what the service does; an
+owner that must fail closed instead (the credentials) passes ``on_error``, whose answer then
+stands until the file changes again. A deleted file is parsed as ``None`` (the owner decides
+what that means).
 """
 
 from __future__ import annotations
@@ -25,13 +27,21 @@ class WatchedFile(Generic[_T]):
 
     The first read happens here and its errors propagate (a bad file stops the service at
     start); with ``required``, a missing file is an error then too (``FileNotFoundError``).
+    Later, a file that cannot be read or parsed keeps the last good value, or, with
+    ``on_error``, takes ``on_error(exc)`` as its value until it changes again.
     """
 
     def __init__(
-        self, path: Path, parse: Callable[[dict[str, Any] | None], _T], *, required: bool = False
+        self,
+        path: Path,
+        parse: Callable[[dict[str, Any] | None], _T],
+        *,
+        required: bool = False,
+        on_error: Callable[[Exception], _T] | None = None,
     ) -> None:
         self.path = path
         self._parse = parse
+        self._on_error = on_error
         self._lock = threading.Lock()
         self._seen = self._stamp()
         if required and self._seen is None:
@@ -53,15 +63,18 @@ class WatchedFile(Generic[_T]):
             return None
 
     def get(self) -> _T:
-        """The value of the file as it is now (the last good one while it is malformed)."""
+        """The value of the file as it is now (while it is malformed: the last good one, or
+        what ``on_error`` made of it)."""
         stamp = self._stamp()
         with self._lock:
             if stamp != self._seen:
                 try:
                     self._value = self._parse(None if stamp is None else self._table())
                     self._seen = stamp
-                except (OSError, ValueError, tomllib.TOMLDecodeError):
-                    pass  # keep the last good value; retried on the next use
+                except (OSError, ValueError, tomllib.TOMLDecodeError) as exc:
+                    if self._on_error is not None:
+                        self._value, self._seen = self._on_error(exc), stamp
+                    # else: keep the last good value; retried on the next use
             return self._value
 
     def peek(self) -> _T:

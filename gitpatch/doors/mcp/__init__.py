@@ -20,12 +20,15 @@ How outcomes reach the client (``_to_result`` and ``_ArgumentValidator``, the on
 from __future__ import annotations
 
 import dataclasses
+import contextlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
@@ -49,6 +52,9 @@ __all__ = [
 ]
 
 _log = logging.getLogger("gitpatch.mcp")
+
+#: Entered around each tool call (by tool name); raising a gitpatch error refuses the call.
+Admit = Callable[[str], AbstractContextManager[None]]
 
 
 # -- output models (the published outputSchema of each tool) ----------------------------------
@@ -213,16 +219,19 @@ class _ArgumentValidator:
 
 
 def _tool_function(
-    tool: tooldefs.ToolDef, handler: Handler, outputs: Mapping[str, type[BaseModel]]
+    tool: tooldefs.ToolDef,
+    handler: Handler,
+    outputs: Mapping[str, type[BaseModel]],
+    offload: bool = False,
+    admit: Admit | None = None,
 ) -> Callable[..., Awaitable[CallToolResult]]:
     """A function the SDK can register: its signature is the argument model's fields, so the
-    published inputSchema is the model's."""
+    published inputSchema is the model's. With ``offload`` the handler runs in a worker thread
+    (the caller's context variables, such as its access token, go with it); ``admit`` (see
+    ``build_server``) decides on the event loop, before a thread is taken."""
     model = tool.args
 
-    # Async so the SDK runs it on the event loop instead of handing it to a worker thread
-    # (a thread hop costs more than a typical call); the handlers' work is short and one
-    # Workspace serialises its calls anyway.
-    async def call(**arguments: Any) -> CallToolResult:
+    def run(arguments: dict[str, Any]) -> CallToolResult:
         try:
             args = model.model_validate(arguments)
             return _to_result(tool.name, handler(args), outputs)
@@ -233,6 +242,18 @@ def _tool_function(
         except Exception:
             _log.exception("tool %s failed unexpectedly", tool.name)
             raise MCPError(INTERNAL_ERROR, "internal_error: an unexpected error occurred") from None
+
+    # On stdio (one client) the handler runs on the event loop: a thread hop costs more than a
+    # typical call there. A service shared by many callers offloads every call, so one slow
+    # call (a big patch, a grep over many files) never holds up the others' requests.
+    async def call(**arguments: Any) -> CallToolResult:
+        try:
+            with admit(tool.name) if admit is not None else contextlib.nullcontext():
+                if offload:
+                    return await anyio.to_thread.run_sync(run, arguments)
+                return run(arguments)
+        except GitpatchError as exc:
+            return _to_result(tool.name, exc, outputs)
 
     params = [
         inspect.Parameter(
@@ -250,9 +271,18 @@ def _tool_function(
     return call
 
 
-def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: Any) -> MCPServer:
-    """An ``MCPServer`` serving ``toolset`` (any transport); ``server_options`` go to
-    ``MCPServer`` (``token_verifier``, ``auth``, ... for HTTP)."""
+def build_server(
+    toolset: ToolSet,
+    *,
+    name: str = "gitpatch",
+    offload: bool = False,
+    admit: Admit | None = None,
+    **server_options: Any,
+) -> MCPServer:
+    """An ``MCPServer`` serving ``toolset`` (any transport); ``offload`` runs each call in a
+    worker thread; ``admit(tool)`` is entered around each call on the event loop (it may
+    refuse with a gitpatch error); ``server_options`` go to ``MCPServer`` (``token_verifier``,
+    ``auth``, ... for HTTP)."""
     from gitpatch import __version__
 
     tools = tooldefs.TOOLS if toolset.tools is None else toolset.tools
@@ -271,7 +301,7 @@ def build_server(toolset: ToolSet, *, name: str = "gitpatch", **server_options: 
     )
     for tool in served:
         server.add_tool(
-            _tool_function(tool, toolset.handlers[tool.name], outputs),
+            _tool_function(tool, toolset.handlers[tool.name], outputs, offload, admit),
             name=tool.name,
             description=describe(tool.name),
             annotations=ToolAnnotations(
@@ -305,37 +335,24 @@ def serve_http(
     *,
     on_change: Callable[..., None] | None = None,
     ready: Callable[[str], None] | None = None,
+    allowed: tuple[str, ...] = (),
+    workers: int = 1,
 ) -> None:
     """Serve the resource service for the spaces under ``data`` at ``http://host:port/mcp``
-    until interrupted (see ``_hosted_http``); port 0 takes a free one, and ``ready(url)`` is
-    called once the socket listens. Request bodies over the largest per-file limit (as
-    base64, plus room for the envelope) get HTTP 413 before they are parsed."""
-    import socket
+    until interrupted, in ``workers`` processes (see ``_http``); port 0 takes a free one, and
+    ``ready(url)`` is called once the socket listens. Request bodies over the largest
+    per-file limit (as base64, plus room for the envelope) get HTTP 413 before they are
+    parsed. Host and Origin headers are checked on every bind (``allowed`` adds names)."""
+    from gitpatch.doors.mcp._http import serve
 
-    import anyio
-    import uvicorn
-
-    from gitpatch.doors.hosted import ResourceService, Spaces
-    from gitpatch.doors.mcp._hosted_http import auth_options, service_toolset
-
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    port = sock.getsockname()[1]
-    data.mkdir(parents=True, exist_ok=True)
-    service = ResourceService(Spaces(data), on_change=on_change)
-    server = build_server(
-        service_toolset(service),
-        name="gitpatch-service",
-        **auth_options(credentials, host, port),
+    serve(
+        data,
+        credentials,
+        host,
+        port,
+        on_change=on_change,
+        ready=ready,
+        allowed=allowed,
+        workers=workers,
+        build_server=build_server,
     )
-    limit = service.spaces.config.largest_file_limit() * 4 // 3 + 64 * 1024
-    app = server.streamable_http_app(
-        streamable_http_path="/mcp", max_request_body_size=limit, host=host
-    )
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    if ready is not None:
-        ready(f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp")
-    anyio.run(lambda: web.serve(sockets=[sock]))

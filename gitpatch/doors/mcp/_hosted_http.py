@@ -12,24 +12,40 @@ credential from the verified token (``get_access_token``), once, and hands it to
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from importlib import resources
-from pathlib import Path
 from typing import Any, Literal
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
+from mcp_types import INVALID_REQUEST
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gitpatch.doors.hosted import Credential, CredentialFile, ResourceService
+from gitpatch.doors.hosted.limits import MAX_EDITS_PER_CALL
+from gitpatch.doors.hosted.listen import url_host
+from gitpatch.doors.hosted.quota import Quotas
 from gitpatch.doors.mcp._reply import Handler, Reply, ToolSet
-from gitpatch.errors import InternalError
+from gitpatch.errors import CallLimitReached, InternalError
 from gitpatch.formats.patch_resource import ResourceEdit
 from gitpatch.tools import ToolResult
 from gitpatch.tools import definitions as tooldefs
 
-__all__ = ["CredentialVerifier", "auth_options", "service_toolset"]
+__all__ = [
+    "BodyLimit",
+    "CredentialVerifier",
+    "SessionLimit",
+    "SessionIdFilter",
+    "auth_options",
+    "call_admission",
+    "service_toolset",
+]
 
 _log = logging.getLogger("gitpatch.doors.hosted")
 
@@ -50,7 +66,10 @@ class PatchResourceArgs(_Args):
     """Arguments of patch_resource (patch-resource.md)."""
 
     path: str = Field(description=_PATH)
-    edits: list[ResourceEdit] = Field(description="The edits to apply, in order.")
+    edits: list[ResourceEdit] = Field(
+        description=f"The edits to apply, in order (at most {MAX_EDITS_PER_CALL}).",
+        max_length=MAX_EDITS_PER_CALL,
+    )
     team: str | None = Field(default=None, description=_TEAM)
     expected_version: int | None = Field(default=None, ge=1, description=_VERSION)
 
@@ -82,7 +101,10 @@ class UpdateResourceArgs(CreateResourceArgs):
 class GrepResourceArgs(_Args):
     """Arguments of grep_resource."""
 
-    pattern: str = Field(description="A regular expression (Python syntax), matched per line.")
+    pattern: str = Field(
+        description="A regular expression (RE2 syntax: no backreferences or lookaround), "
+        "matched per line."
+    )
     path: str | None = Field(default=None, description="A resource or a folder to search.")
     team: str | None = Field(default=None, description=_TEAM)
 
@@ -255,13 +277,165 @@ def service_toolset(service: ResourceService) -> ToolSet:
     return ToolSet(handlers, instructions, tools=TOOLS, outputs=OUTPUTS, describe=describe)
 
 
-def auth_options(credentials: Path, host: str, port: int) -> dict[str, Any]:
+def auth_options(credentials: CredentialFile, host: str, port: int) -> dict[str, Any]:
     """``MCPServer`` options for bearer tokens from ``credentials`` requiring ``read``."""
-    url = f"http://{host}:{port}"
+    url = f"http://{url_host(host)}:{port}"
     auth = AuthSettings(
         issuer_url=url,  # type: ignore[arg-type]
         resource_server_url=f"{url}/mcp",  # type: ignore[arg-type]
         required_scopes=["read"],
         validate_token_resource=False,
     )
-    return {"token_verifier": CredentialVerifier(CredentialFile(credentials)), "auth": auth}
+    return {"token_verifier": CredentialVerifier(credentials), "auth": auth}
+
+
+# -- per-credential limits -----------------------------------------------------------------------
+
+
+def call_admission(quotas: Quotas) -> Callable[[str], AbstractContextManager[None]]:
+    """``build_server``'s ``admit``: each tool call counts against its credential's allowance
+    and concurrent-call limit (``Quotas.call``), decided before a worker thread is taken."""
+
+    def admit(tool: str) -> AbstractContextManager[None]:
+        return quotas.call(_caller().fingerprint)
+
+    return admit
+
+
+def _http_error(status: int, message: str) -> JSONResponse:
+    """A JSON-RPC error without request id, as the SDK answers refused HTTP requests."""
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}
+    return JSONResponse(body, status_code=status)
+
+
+class SessionLimit:
+    """ASGI middleware before the SDK's app: a credential may hold at most its limit of open
+    MCP sessions (HTTP 429 with a JSON-RPC error past it). It watches which session each
+    opening request created, which requests use it, and when the client closes it (DELETE)
+    or the server no longer knows it (404); idle sessions expire in ``Quotas`` at the same
+    age the SDK closes them. Requests without a known token pass through (the SDK answers
+    401)."""
+
+    def __init__(self, app: ASGIApp, quotas: Quotas, credentials: CredentialFile) -> None:
+        self.app, self.quotas, self.credentials = app, quotas, credentials
+
+    def _owner(self, scope: Scope) -> str | None:
+        auth = Headers(scope=scope).get("authorization", "")
+        scheme, _, token = auth.partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            return None
+        cred = self.credentials.lookup(token.strip())
+        return None if cred is None else cred.fingerprint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        owner = self._owner(scope) if scope["type"] == "http" else None
+        if owner is None:
+            await self.app(scope, receive, send)
+            return
+        session = Headers(scope=scope).get("mcp-session-id")
+        if session is None:
+            await self._open(owner, scope, receive, send)
+            return
+        status = 0
+
+        async def watch(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        with self.quotas.using(session):
+            await self.app(scope, receive, watch)
+        if status == 404 or (scope["method"] == "DELETE" and status < 400):
+            self.quotas.closed(session)
+
+    async def _open(self, owner: str, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            key = self.quotas.reserve(owner)
+        except CallLimitReached as exc:
+            await _http_error(429, f"{exc.code}: {exc.message}")(scope, receive, send)
+            return
+        created: str | None = None
+
+        async def watch(message: Message) -> None:
+            nonlocal created
+            if message["type"] == "http.response.start" and message["status"] < 400:
+                created = Headers(raw=message["headers"]).get("mcp-session-id")
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        finally:
+            if created is not None:
+                self.quotas.opened(key, created)
+            else:
+                self.quotas.closed(key)
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``limit()`` bytes is HTTP 413 before anything
+    parses it. ``limit`` is asked per request, so raising ``max_file_bytes`` in spaces.toml
+    raises the cap without a restart. The body is read here (at most the limit) and handed on."""
+
+    def __init__(self, app: ASGIApp, limit: Callable[[], int]) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT"):
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit()
+        declared = Headers(scope=scope).get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            await self._refuse(limit, scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = bool(message.get("more_body"))
+            if size > limit:
+                await self._refuse(limit, scope, receive, send)
+                return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    @staticmethod
+    async def _refuse(limit: int, scope: Scope, receive: Receive, send: Send) -> None:
+        message = (
+            f"payload_too_large: the request body is over this service's limit of {limit} bytes"
+        )
+        body = {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": INVALID_REQUEST, "message": message},
+        }
+        await JSONResponse(body, status_code=413)(scope, receive, send)
+
+
+_LONG_ID = re.compile(r"\b[0-9a-f]{32,}\b")
+
+
+class SessionIdFilter(logging.Filter):
+    """Shortens every long hex id in a log record (MCP session ids, token hashes) to its first
+    8 digits: a session id in a log is a bearer of that session for whoever reads the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Rewrite the record's message; never drops a record."""
+        message = record.getMessage()
+        shortened = _LONG_ID.sub(lambda m: m.group(0)[:8] + "...", message)
+        if shortened != message:
+            record.msg, record.args = shortened, None
+        return True

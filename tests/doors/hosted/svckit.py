@@ -55,11 +55,11 @@ def make_credentials(path: Path) -> dict[str, str]:
 class Server:
     """A ``gitpatch serve --http`` process over ``data`` with the credentials file ``creds``."""
 
-    def __init__(self, data: Path, creds: Path, *extra: str) -> None:
+    def __init__(self, data: Path, creds: Path, *extra: str, listen: str = "127.0.0.1:0") -> None:
         self.data, self.creds = data, creds
         env = {**os.environ, **GIT_ENV, "HOME": str(data.parent)}
         self.proc = subprocess.Popen(
-            [console_script(), "serve", "--http", "127.0.0.1:0", "--data", str(data)]
+            [console_script(), "serve", "--http", listen, "--data", str(data)]
             + ["--credentials", str(creds), *extra],
             env=env,
             stdout=subprocess.DEVNULL,
@@ -69,14 +69,15 @@ class Server:
         assert self.proc.stderr is not None
         self.url = ""
         for line in self.proc.stderr:  # ends when the process dies: no hang
-            found = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
+            found = re.search(r"http://\S+:\d+/mcp", line)
             if found:
                 self.url = found.group(0)
                 break
         assert self.url, f"the server did not start (exit {self.proc.poll()})"
+        self.log = ""
 
-    def stop(self) -> None:
-        """Terminate the server and wait for it."""
+    def stop(self) -> str:
+        """Terminate the server and wait for it; returns what it logged after starting."""
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -84,8 +85,10 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc.stderr is not None:
+        if self.proc.stderr is not None and not self.proc.stderr.closed:
+            self.log = self.proc.stderr.read()
             self.proc.stderr.close()
+        return self.log
 
     def kill(self) -> None:
         """SIGKILL the server (no clean shutdown) and wait for it."""

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
     root = tmp_path_factory.mktemp("hostile")
     tokens = make_credentials(root / "credentials.toml")
-    (root / "data").mkdir()
+    (root / "data").mkdir(mode=0o700)
     (root / "data" / "spaces.toml").write_text("[defaults]\nmax_file_bytes = 65536\n")
     server = Server(root / "data", root / "credentials.toml")
     # ada's space holds something the others must not reach

@@ -5,6 +5,7 @@ Loopback only, bounded counts; servers are stopped by the tests. No timing asser
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -123,3 +124,50 @@ def test_sigkill_during_load_keeps_every_acknowledged_change(
     finally:
         restarted.stop()
     assert git(repo, "fsck", "--strict", "--no-dangling", "--no-progress") == ""
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_two_workers_share_the_load_lose_no_update_and_die_with_their_parent(
+    place: tuple[Path, Path, dict[str, str]],
+) -> None:
+    data, creds, tokens = place
+    server = Server(data, creds, "--workers", "2")
+    try:
+        workers = _children(server.proc.pid)
+        assert len(workers) == 2
+        anyio.run(setup, server.url, tokens["ada"], RESOURCES)
+        outcomes = anyio.run(load, server.url, tokens["ada"], CLIENTS, CALLS // 2, RESOURCES)
+    finally:
+        server.kill()
+    assert len(outcomes) == CLIENTS * (CALLS // 2)
+    codes = Counter(o.code for o in outcomes if not o.ok)
+    assert set(codes) <= {"resource_conflict"}, codes
+    repo = data / "users" / "ada.git"
+    _check_replay(repo, outcomes, RESOURCES)
+    generations = int(git(repo, "rev-list", "--first-parent", "--count", "main"))
+    assert generations == RESOURCES + sum(o.ok for o in outcomes)
+    assert git(repo, "fsck", "--strict", "--no-progress") is not None
+    for pid in workers:  # SIGKILLed with their parent: no orphan keeps the port
+        for _ in range(3000):
+            if not Path(f"/proc/{pid}").exists() or "Z" in _state(pid):
+                break
+            time.sleep(0.01)
+        assert not Path(f"/proc/{pid}").exists() or "Z" in _state(pid)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"

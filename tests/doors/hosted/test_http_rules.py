@@ -45,7 +45,7 @@ mode = "review"
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
     root = tmp_path_factory.mktemp("service")
     tokens = make_credentials(root / "credentials.toml")
-    (root / "data").mkdir()
+    (root / "data").mkdir(mode=0o700)
     (root / "data" / "spaces.toml").write_text(SPACES_TOML)
     server = Server(root / "data", root / "credentials.toml")
     try:

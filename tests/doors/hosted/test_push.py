@@ -67,7 +67,7 @@ def test_unapproved_proposals_cannot_reach_main_on_the_remote_approved_ones_can(
     PEOPLE["rita"] = {"user": "rita", "organization": "acme", "teams": ["docs"], "manage": ["docs"]}
     tokens = make_credentials(tmp_path / "credentials.toml")
     data = tmp_path / "data"
-    data.mkdir()
+    data.mkdir(mode=0o700)
     (data / "spaces.toml").write_text('[space."teams/docs"]\nmode = "review"\n')
     served = tmp_path / "served"
     remote = served / "remote.git"

@@ -65,6 +65,28 @@ def test_the_file_is_reread_when_it_changes(tmp_path: Path) -> None:
     assert creds.lookup(second) is None  # no file: nobody
 
 
+def test_a_file_that_stops_parsing_fails_closed_in_process(tmp_path: Path) -> None:
+    """Not the last good contents (WatchedFile's default) but what still parses: a block
+    removed in the same broken edit stops working, a block still whole keeps working."""
+    path = tmp_path / "c.toml"
+    kept, _ = add_credential(path, user="ada", organization=None)
+    removed, _ = add_credential(path, user="bob", organization=None)
+    creds = CredentialFile(path)
+    assert creds.lookup(removed) is not None
+    blocks = path.read_text().split("[[credential]]")
+    path.write_text("[[credential]]".join(blocks[:2]) + "[[credential]]\nuser = = 'x'\n")
+    assert creds.lookup(kept) is not None
+    assert creds.lookup(removed) is None
+
+
+def test_the_body_limit_follows_the_limits_file_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "spaces.toml"
+    config = SpacesConfig(path)
+    assert config.largest_file_limit() == DEFAULT_MAX_FILE_BYTES
+    path.write_text(f'[space."teams/w"]\nmax_file_bytes = {4 * DEFAULT_MAX_FILE_BYTES}\n')
+    assert config.largest_file_limit() == 4 * DEFAULT_MAX_FILE_BYTES  # no settings() first
+
+
 @pytest.mark.parametrize(
     "text",
     [

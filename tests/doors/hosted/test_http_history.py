@@ -1,0 +1,123 @@
+"""History kept small: a space is packed and pruned on schedule, with a commit-graph, and its
+real disk use counts against a quota (issue 20, items 11-12), through the server and the SDK.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession
+
+from tests.doors.hosted.svckit import Server, make_credentials, run, space_refs, text_of
+from tests.gitkit import git
+
+pytestmark = pytest.mark.slow
+
+
+def _place(tmp_path: Path, spaces_toml: str) -> tuple[Path, Path, dict[str, str]]:
+    tokens = make_credentials(tmp_path / "credentials.toml")
+    (tmp_path / "data").mkdir(mode=0o700)
+    (tmp_path / "data" / "spaces.toml").write_text(spaces_toml)
+    return tmp_path / "data", tmp_path / "credentials.toml", tokens
+
+
+def _edits(count: int) -> Any:
+    async def scenario(client: ClientSession) -> list[Any]:
+        out = [await client.call_tool("create_resource", {"path": "h.md", "content": "0\n"})]
+        for n in range(1, count):
+            edit = [{"after_line": 0, "new_string": f"line {n}\n"}]
+            out.append(await client.call_tool("patch_resource", {"path": "h.md", "edits": edit}))
+        return out
+
+    return scenario
+
+
+def _loose(repo: Path) -> int:
+    return sum(1 for d in (repo / "objects").glob("[0-9a-f][0-9a-f]") for _ in d.iterdir())
+
+
+def test_a_space_is_packed_on_schedule_with_a_commit_graph(tmp_path: Path) -> None:
+    data, creds, tokens = _place(tmp_path, "[defaults]\npack_every_changes = 20\n")
+    server = Server(data, creds)
+    try:
+        results = run(server.url, tokens["bob"], _edits(25))
+        assert not any(r.is_error for r in results)
+        repo = data / "users" / "bob.git"
+        graph = repo / "objects" / "info" / "commit-graph"
+        for _ in range(3000):  # packing runs in the background, the graph last: wait (bounded)
+            if graph.exists():
+                break
+            time.sleep(0.01)
+        assert graph.exists()
+        assert list((repo / "objects" / "pack").glob("*.pack"))
+        read = run(
+            server.url, tokens["bob"], lambda c: c.call_tool("read_resource", {"path": "h.md"})
+        )
+        assert read.structured_content["version"] == 25
+    finally:
+        server.stop()
+    assert _loose(repo) < 40
+    git(repo, "fsck", "--strict", "--no-progress")
+    assert git(repo, "show", "main:h.md").splitlines()[0] == "line 24"
+
+
+def test_what_a_space_takes_on_disk_counts_against_its_quota(tmp_path: Path) -> None:
+    data, creds, tokens = _place(tmp_path, "[defaults]\nmax_disk_bytes = 200000\n")
+    server = Server(data, creds)
+    big = base64.b64encode(random.Random(3).randbytes(45_000)).decode()  # does not compress
+    try:
+
+        async def scenario(client: ClientSession) -> list[Any]:
+            out = []
+            for n in range(8):
+                args = {"path": f"f{n}.md", "content": f"{n}\n{big}"}
+                out.append(await client.call_tool("create_resource", args))
+            return out
+
+        results = run(server.url, tokens["bob"], scenario)
+        refused = [r for r in results if r.is_error]
+        assert refused, "the quota never applied"
+        assert {r.meta["code"] for r in refused} == {"storage_limit_reached"}
+        assert "on disk" in text_of(refused[0])
+        before = space_refs(data)
+        shrink = run(
+            server.url,
+            tokens["bob"],
+            lambda c: c.call_tool("update_resource", {"path": "f0.md", "content": "small\n"}),
+        )
+        assert not shrink.is_error, text_of(shrink)  # shrinking is always allowed
+        assert space_refs(data) != before
+    finally:
+        server.stop()
+
+
+def test_versions_survive_a_restart_from_the_generation_seed(tmp_path: Path) -> None:
+    data, creds, tokens = _place(tmp_path, "")
+    server = Server(data, creds)
+    try:
+        assert not any(r.is_error for r in run(server.url, tokens["bob"], _edits(30)))
+    finally:
+        server.stop()
+    repo = data / "users" / "bob.git"
+    oid, number = (repo / "gitpatch-generation").read_text().split()
+    assert oid == git(repo, "rev-parse", "main").strip() and number == "30"
+    server = Server(data, creds)
+    try:
+
+        async def scenario(client: ClientSession) -> list[Any]:
+            read = await client.call_tool("read_resource", {"path": "h.md"})
+            edit = [{"after_line": 0, "new_string": "again\n"}]
+            old = {"path": "h.md", "edits": edit, "expected_version": 3}
+            return [read, await client.call_tool("patch_resource", old)]
+
+        read, stale = run(server.url, tokens["bob"], scenario)
+    finally:
+        server.stop()
+    assert read.structured_content["version"] == 30
+    assert read.structured_content["commit"] == oid
+    assert stale.meta["code"] == "resource_conflict"
