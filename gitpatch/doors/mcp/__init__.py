@@ -19,8 +19,8 @@ How outcomes reach the client (``_to_result`` and ``_ArgumentValidator``, the on
 
 from __future__ import annotations
 
-import dataclasses
 import contextlib
+import dataclasses
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
