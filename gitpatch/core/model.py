@@ -175,6 +175,8 @@ class Proposal:
     format: Format
     tool: str = ""
     message: str = ""
+    #: The id of the proposal this one revises (a person rejected it or asked for changes).
+    revises: str | None = None
 
     @property
     def paths(self) -> tuple[str, ...]:

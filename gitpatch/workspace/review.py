@@ -30,9 +30,10 @@ from gitpatch.errors import (
     ProposalNotFound,
 )
 from gitpatch.store import RefUpdate, Store
-from gitpatch.workspace import guards
+from gitpatch.workspace import guards, stack
 from gitpatch.workspace.lookup import (
     BOOKKEEPING_TOOLS,
+    PROPOSAL_ID,
     Subject,
     brought,
     clean_id,
@@ -58,12 +59,22 @@ from gitpatch.workspace.results import (
     iso,
     now_iso,
 )
-from gitpatch.workspace.sessions import REJECTED_PREFIX, short
+from gitpatch.workspace.sessions import PROPOSAL_PREFIX, REJECTED_PREFIX, SESSION_PREFIX, short
 
 if TYPE_CHECKING:
     from gitpatch.workspace.context import Context
 
-__all__ = ["RECENT_CLOSED", "approve", "log", "proposals", "reject", "show", "undo"]
+__all__ = [
+    "RECENT_CLOSED",
+    "approve",
+    "lands",
+    "log",
+    "proposals",
+    "reject",
+    "session_top",
+    "show",
+    "undo",
+]
 
 #: How many closed proposals ``proposals()`` lists, newest first.
 RECENT_CLOSED = 50
@@ -72,16 +83,47 @@ RECENT_CLOSED = 50
 # -- the public functions ---------------------------------------------------------------------
 
 
-def approve(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
+def approve(ctx: Context, proposal_id: str, by: str, *, squash: bool = False) -> ProposalResult:
     """Merge a proposal (or a session, by name) into its target and note who approved it.
 
     Fast-forwards when the target has not moved, else makes a 3-way merge commit; a conflict,
     or local changes on disk to files the merge would write, refuse with nothing changed.
-    The proposal ref is deleted; a session branch instead moves to the merged commit, so an
-    agent working on it continues from what was approved.
+    The proposal ref is deleted, and so are those of the open proposals it stacks on (they
+    land with it, see ``lands``); a session branch instead moves to the merged commit, so an
+    agent working on it continues from what was approved. A review-mode session's name
+    approves its whole stack; ``squash`` then lands it as one commit.
     """
     who = _person(by, "approve")
-    return _retried(lambda: _approve_once(ctx, proposal_id, who))
+    return _retried(lambda: _approve_once(ctx, proposal_id, who, squash))
+
+
+def session_top(ctx: Context, name: str) -> tuple[stack.Stack, str] | None:
+    """(the stack, its top's id) when ``name`` names a review-mode session with open
+    proposals and no session branch of its own; else None."""
+    key = clean_id(name).removeprefix("session/")
+    if PROPOSAL_ID.fullmatch(key) or ctx.store.ref_target(SESSION_PREFIX + key) is not None:
+        return None
+    entries = [e for e in stack.open_entries(ctx.store) if e.session == key]
+    if not entries:
+        return None
+    found = stack.of_session(ctx.store, key, entries[-1].target, entries)
+    return found, found.entries[-1].id
+
+
+def lands(ctx: Context, sub: Subject) -> list[str]:
+    """Ids of the other open proposals approving ``sub`` lands (bottom first)."""
+    if sub.session:
+        return []
+    return [e.id for e in _beneath(ctx, sub)]
+
+
+def _beneath(ctx: Context, sub: Subject) -> list[stack.Entry]:
+    """The other open proposals whose commits ``sub`` brings to its target, bottom first."""
+    inside = set(sub.commits)
+    store = ctx.store
+    found = [e for e in stack.open_entries(store) if e.commit in inside and e.id != sub.id]
+    depth = {e.id: sum(store.is_ancestor(o.commit, e.commit) for o in found) for e in found}
+    return sorted(found, key=lambda e: depth[e.id])
 
 
 def reject(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
@@ -110,6 +152,7 @@ def proposals(ctx: Context) -> list[ProposalInfo]:
             continue  # a session whose origin is unknown cannot be reviewed from here
         if sub.commits:
             out.append(info(ctx.store, sub, now))
+    out = _with_overlaps(_with_lands(ctx, out))
     seen = {item.id for item in out}
     closed: list[tuple[str, pygit2.Oid, dict[str, Any]]] = []
     for commit, note in ctx.store.iter_notes():
@@ -123,6 +166,70 @@ def proposals(ctx: Context) -> list[ProposalInfo]:
     closed.sort(key=lambda item: item[0], reverse=True)
     recent = closed[:RECENT_CLOSED]
     return out + [closed_info(ctx.store, commit, note, now) for _at, commit, note in recent]
+
+
+def _owner(item: ProposalInfo) -> str:
+    """Whose work an open item is: its session (an auto session is listed by its name)."""
+    return item.id if item.status == "applied" else item.session
+
+
+def _with_lands(ctx: Context, items: list[ProposalInfo]) -> list[ProposalInfo]:
+    """Open proposals with the ids of the open proposals approving each also lands."""
+    out = []
+    for item in items:
+        if item.status == "proposed" and item.session:
+            beneath = lands(ctx, find(ctx, item.id))
+            item = item.model_copy(update={"lands": beneath}) if beneath else item
+        out.append(item)
+    return out
+
+
+def _where(item: ProposalInfo) -> str:
+    return "session branch" if item.status == "applied" else f"proposal {item.id}"
+
+
+def _with_overlaps(items: list[ProposalInfo]) -> list[ProposalInfo]:
+    """Open items flagged where another session's open work changes the same files."""
+    out = []
+    for item in items:
+        flags = [
+            f"{path}: session {_owner(other)} ({_where(other)})"
+            for other in items
+            if _owner(other) and _owner(item) and _owner(other) != _owner(item)
+            for path in item.files
+            if path in other.files
+        ]
+        out.append(item.model_copy(update={"overlaps": flags}) if flags else item)
+    return out
+
+
+def overlaps(ctx: Context) -> list[str]:
+    """Files the session's open work shares with other sessions' open work (see
+    ``Workspace.overlaps``)."""
+    if ctx.session is None:
+        return []
+    store = ctx.store
+    files: dict[str, dict[str, str]] = {}  # session -> path -> where
+    for entry in stack.open_entries(store):
+        if entry.session:
+            base = oid(entry.note.get("base")) or first_parent(store, entry.commit)
+            for path in store.changed_paths(base, entry.commit):
+                files.setdefault(entry.session, {})[path] = f"proposal {entry.id}"
+    for name in session_names(store):
+        try:
+            sub = find(ctx, name)
+        except GitpatchError:
+            continue
+        if sub.commits:
+            for path in store.changed_paths(sub.base, sub.tip):
+                files.setdefault(name, {}).setdefault(path, f"session branch {short(sub.ref)}")
+    mine = files.get(ctx.session, {})
+    return [
+        f"{path}: session {other} ({where[path]})"
+        for other, where in sorted(files.items())
+        if other != ctx.session
+        for path in sorted(set(where) & set(mine))
+    ]
 
 
 def show(ctx: Context, proposal_id: str) -> ProposalDetail:
@@ -141,8 +248,12 @@ def show(ctx: Context, proposal_id: str) -> ProposalDetail:
         )
     text, stats = ctx.store.diff(sub.base, sub.tip)
     recorded, files = _recorded(ctx.store, sub)
+    described = info(ctx.store, sub, now)
+    beneath = lands(ctx, sub)
+    if beneath:
+        described = described.model_copy(update={"lands": beneath})
     return ProposalDetail(
-        info=info(ctx.store, sub, now),
+        info=described,
         diff=text,
         stats=stats,
         recorded=recorded,
@@ -215,9 +326,10 @@ def log(ctx: Context, limit: int = 50) -> list[LogEntry]:
 # -- approve, reject, undo: one attempt each ---------------------------------------------------
 
 
-def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
+def _approve_once(ctx: Context, proposal_id: str, by: str, squash: bool) -> ProposalResult:
     store = ctx.store
-    sub = find(ctx, proposal_id)
+    named = session_top(ctx, proposal_id)
+    sub = find(ctx, named[1] if named is not None else proposal_id)
     head = store.ref_target(sub.target)
     if sub.session and head is not None and store.is_ancestor(sub.tip, head):
         raise ProposalClosed(
@@ -227,6 +339,11 @@ def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
             details={"id": sub.id, "branch": sub.ref},
         )
     new, how = _merged(store, sub, head, by)
+    if squash and new != head:
+        new, how = (
+            _squashed(store, sub, head, new, named[0].session if named else sub.id),
+            "squashed onto",
+        )
     stamp = {"status": "approved", "approved_by": by, "approved_at": now_iso()}
     stamp["merged_as"] = str(new)
     notes = {c: _stamped(sub, stamp, record=c in sub.records) for c in sub.commits}
@@ -234,6 +351,8 @@ def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
         notes[new] = _stamped(sub, {**stamp, "tool": "approve"}, fresh=True)
     refs: list[RefUpdate] = [] if new == head else [(sub.target, new, head)]
     refs.append((sub.ref, new if sub.session else None, sub.tip))
+    beneath = _beneath(ctx, sub)
+    refs.extend((PROPOSAL_PREFIX + e.id, None, e.commit) for e in beneath)
     on_session = sub.session and store.head_branch() == sub.ref
     checkout = (sub.ref, sub.tip, new) if on_session else (sub.target, head, new)
     step = Transition(
@@ -241,6 +360,10 @@ def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
     )
     publish(ctx, step)
     what = f"session {sub.ref}" if sub.session else f"proposal {sub.id}"
+    if named is not None:
+        what = f"session {named[0].session} ({len(named[0].entries)} proposals)"
+    elif beneath:
+        what += f" with the open proposals beneath it ({', '.join(e.id for e in beneath)})"
     return _result(
         ctx,
         sub,
@@ -251,7 +374,23 @@ def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
     )
 
 
+def _squashed(
+    store: Store, sub: Subject, head: pygit2.Oid | None, merged: pygit2.Oid, name: str
+) -> pygit2.Oid:
+    """One commit on ``head`` holding ``merged``'s tree: the whole stack as a single change."""
+    tree = store.build_tree(merged, [])  # the same tree, by id
+    subjects = [store.info(c).summary for c in reversed(sub.commits) if c not in sub.records]
+    message = f"Session {name}: {len(subjects)} change(s)\n\n" + "\n".join(
+        f"- {s}" for s in subjects
+    )
+    trailers = {"Gitpatch-Proposal": f"session/{name}", "Gitpatch-Tool": "approve"}
+    return store.commit(tree, [head] if head is not None else [], message, trailers)
+
+
 def _reject_once(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
+    named = session_top(ctx, proposal_id)
+    if named is not None:
+        return _reject_session(ctx, named[0], by, reason)
     sub = find(ctx, proposal_id)
     if sub.session:
         raise InvalidArguments(
@@ -261,16 +400,24 @@ def _reject_once(ctx: Context, proposal_id: str, by: str, reason: str) -> Propos
             details={"branch": sub.ref},
         )
     store = ctx.store
-    print_ = str(sub.note.get("fingerprint") or "") or _fingerprint(store, sub.base, sub.tip)
-    remembered = REJECTED_PREFIX + print_
     stamp = {"status": "rejected", "rejected_by": by, "rejected_at": now_iso(), "reason": reason}
-    stamp["fingerprint"] = print_
-    refs: tuple[RefUpdate, ...] = (
-        (sub.ref, None, sub.tip),
-        (remembered, sub.tip, store.ref_target(remembered)),
-    )
-    publish(ctx, Transition(refs, {sub.tip: _stamped(sub, stamp)}, f"gitpatch: reject {sub.id}"))
+    refs, notes = _rejection(store, sub.id, sub.tip, sub.base, sub.note, stamp)
+    session = str(sub.note.get("session") or "")
+    replan = stack.Replan({}, [])
+    if session:
+        series = stack.of_session(store, session, sub.target)
+        replan = stack.drop(store, series, sub.id, first_parent(store, sub.tip))
+        more_refs, more_notes = _replanned(store, sub.id, series, replan, by, reason)
+        refs += more_refs
+        notes |= more_notes
+    publish(ctx, Transition(tuple(refs), notes, f"gitpatch: reject {sub.id}"))
     because = f" ({reason})" if reason else ""
+    later = ""
+    if replan.moved:
+        later += f" Re-based the later proposals {', '.join(replan.moved)} without it."
+    if replan.needs_revision:
+        ids = ", ".join(e.id for e in replan.needs_revision)
+        later += f" {ids} change the same files and now need a revision."
     return _result(
         ctx,
         sub,
@@ -278,7 +425,105 @@ def _reject_once(ctx: Context, proposal_id: str, by: str, reason: str) -> Propos
         branch=sub.ref,
         status="rejected",
         message=f"Rejected proposal {sub.id} by {by}{because}; {sub.ref} is deleted and "
-        f"{short(sub.target)} is unchanged.",
+        f"{short(sub.target)} is unchanged.{later}",
+    )
+
+
+def _rejection(
+    store: Store,
+    pid: str,
+    tip: pygit2.Oid,
+    base: pygit2.Oid | None,
+    note: Mapping[str, Any],
+    stamp: Mapping[str, Any],
+) -> tuple[list[RefUpdate], dict[pygit2.Oid, NoteChange]]:
+    """The refs and note of rejecting one proposal: its ref goes, its fingerprint stays."""
+    print_ = str(note.get("fingerprint") or "") or _fingerprint(store, base, tip)
+    remembered = REJECTED_PREFIX + print_
+    full = {**stamp, "fingerprint": print_}
+    refs: list[RefUpdate] = [
+        (PROPOSAL_PREFIX + pid, None, tip),
+        (remembered, tip, store.ref_target(remembered)),
+    ]
+    return refs, {tip: lambda old: {**(old or {"id": pid}), **full}}
+
+
+def _replanned(
+    store: Store, pid: str, series: stack.Stack, replan: stack.Replan, by: str, reason: str
+) -> tuple[list[RefUpdate], dict[pygit2.Oid, NoteChange]]:
+    """Refs and notes for the proposals above a rejected one: re-based or needing revision."""
+    refs: list[RefUpdate] = []
+    notes: dict[pygit2.Oid, NoteChange] = {}
+    at = now_iso()
+    for qid, (old, new) in replan.moved.items():
+        refs.append((PROPOSAL_PREFIX + qid, new, old))
+        entry = next(e for e in series.entries if e.id == qid)
+        moved = {k: v for k, v in entry.note.items() if k != "told"}
+        moved |= {"base": str(store.info(new).parents[0]) if store.info(new).parents else None}
+        moved |= {
+            "rebased_from": str(old),
+            "rebased_after": pid,
+            "created_at": moved.get("created_at") or at,
+        }
+        notes[new] = lambda _old, moved=moved: dict(moved)  # type: ignore[misc]
+        notes[old] = lambda old_note, new=new: {  # type: ignore[misc]
+            **(old_note or {}),
+            "tool": "rebased",
+            "rebased_as": str(new),
+        }
+    why = f"it changes files of rejected proposal {pid}" + (f" ({reason})" if reason else "")
+    for entry in replan.needs_revision:
+        kept = stack.REVISE_PREFIX + entry.id
+        refs.append((PROPOSAL_PREFIX + entry.id, None, entry.commit))
+        refs.append((kept, entry.commit, store.ref_target(kept)))
+        stamp = {"status": "needs_revision", "decided_by": by, "decided_at": at, "reason": why}
+        notes[entry.commit] = lambda old, stamp=stamp: {**(old or {}), **stamp}  # type: ignore[misc]
+    return refs, notes
+
+
+def _reject_session(ctx: Context, series: stack.Stack, by: str, reason: str) -> ProposalResult:
+    """Reject every open proposal of a review-mode session, in one ref transaction."""
+    store = ctx.store
+    stamp = {"status": "rejected", "rejected_by": by, "rejected_at": now_iso(), "reason": reason}
+    refs: list[RefUpdate] = []
+    notes: dict[pygit2.Oid, NoteChange] = {}
+    seen: set[str] = set()
+    for entry in series.entries:
+        base = first_parent(store, entry.commit)
+        more, more_notes = _rejection(store, entry.id, entry.commit, base, entry.note, stamp)
+        for update in more:
+            if update[0] not in seen:  # two proposals with one fingerprint: remember it once
+                seen.add(update[0])
+                refs.append(update)
+        notes |= more_notes
+    publish(ctx, Transition(tuple(refs), notes, f"gitpatch: reject session {series.session}"))
+    top = series.entries[-1]
+    sub = find_closed_subject(ctx, top)
+    ids = ", ".join(e.id for e in series.entries)
+    return _result(
+        ctx,
+        sub,
+        version=top.commit,
+        branch=PROPOSAL_PREFIX + top.id,
+        status="rejected",
+        message=f"Rejected session {series.session} by {by}: proposals {ids}; "
+        f"{short(series.target)} is unchanged.",
+    )
+
+
+def find_closed_subject(ctx: Context, entry: stack.Entry) -> Subject:
+    """A ``Subject`` describing a proposal that was open as ``entry`` (for result texts)."""
+    base = first_parent(ctx.store, entry.commit)
+    return Subject(
+        entry.id,
+        PROPOSAL_PREFIX + entry.id,
+        entry.commit,
+        entry.target or ctx.target,
+        base,
+        (entry.commit,),
+        frozenset(),
+        session=False,
+        note=entry.note,
     )
 
 

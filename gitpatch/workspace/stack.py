@@ -1,0 +1,181 @@
+"""A review-mode session's open proposals as a stack, the way a patch series stacks.
+
+Each proposal of a session is built on the session's newest open proposal (its *top*), so the
+session reads and edits the target plus its own pending work, and the version one call returns
+is the head the next call is checked against. A proposal belongs to a session when its note
+says ``session``; the stack is found from the open proposal refs alone, so a restarted agent
+resumes it by name. Nothing here moves a ref: ``review`` publishes what ``drop`` plans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pygit2
+
+from gitpatch.core.model import FileChange
+from gitpatch.store import Store
+from gitpatch.workspace.sessions import PROPOSAL_PREFIX
+
+__all__ = [
+    "REVISE_PREFIX",
+    "Entry",
+    "Replan",
+    "Stack",
+    "View",
+    "drop",
+    "of_session",
+    "open_entries",
+    "view",
+]
+
+#: Where a proposal marked ``needs_revision`` stays reachable (``show`` still diffs it).
+REVISE_PREFIX = "refs/gitpatch/revise/"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One open proposal: its id, its commit (the ref's target) and its note."""
+
+    id: str
+    commit: pygit2.Oid
+    note: Mapping[str, Any] = field(hash=False, compare=False)
+
+    @property
+    def session(self) -> str:
+        """The session the proposal belongs to (``""`` for none)."""
+        return str(self.note.get("session") or "")
+
+    @property
+    def target(self) -> str:
+        """The branch it is meant for."""
+        return str(self.note.get("target") or "")
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A session's open proposals for one target, bottom first."""
+
+    session: str
+    target: str
+    entries: tuple[Entry, ...]
+
+    @property
+    def top(self) -> pygit2.Oid | None:
+        """The newest open proposal's commit: what the session's next call builds on."""
+        return self.entries[-1].commit if self.entries else None
+
+    def beneath(self, pid: str) -> list[str]:
+        """Ids of the open proposals below ``pid`` (approving it lands them too)."""
+        ids = [e.id for e in self.entries]
+        return ids[: ids.index(pid)] if pid in ids else []
+
+
+@dataclass(frozen=True)
+class View:
+    """What a session's call reads and builds on: ``head`` (the stack top, else the branch
+    head) and ``stacked``, the paths its open proposals change (never read from disk)."""
+
+    head: pygit2.Oid | None
+    stacked: frozenset[str] = frozenset()
+    stack: Stack | None = None
+
+
+def open_entries(store: Store) -> list[Entry]:
+    """Every open proposal (its branch exists) with its note."""
+    out: list[Entry] = []
+    for name in store.ref_names(PROPOSAL_PREFIX):
+        pid = name.removeprefix(PROPOSAL_PREFIX)
+        if "/" in pid:
+            continue  # session branches of auto mode live below gitpatch/session/
+        tip = store.ref_target(name)
+        if tip is not None:
+            out.append(Entry(pid, tip, store.read_note(tip) or {}))
+    return out
+
+
+def of_session(
+    store: Store, session: str, target: str, entries: Iterable[Entry] | None = None
+) -> Stack:
+    """The open proposals of ``session`` for ``target``, ordered bottom to top by ancestry."""
+    mine = [
+        e
+        for e in (open_entries(store) if entries is None else entries)
+        if e.session == session and e.target == target
+    ]
+    depth = {e.id: sum(store.is_ancestor(o.commit, e.commit) for o in mine) for e in mine}
+    mine.sort(key=lambda e: (depth[e.id], str(e.note.get("created_at") or "")))
+    return Stack(session, target, tuple(mine))
+
+
+def view(store: Store, branch: str, session: str | None, target: str) -> View:
+    """The view of a review-mode ``session`` (None: the branch head, as without a session)."""
+    head = store.ref_target(branch)
+    if session is None:
+        return View(head)
+    stack = of_session(store, session, target)
+    top = stack.top
+    if top is None:
+        return View(head, stack=stack)
+    base = store.merge_base(head, top) if head is not None else None
+    return View(top, frozenset(store.changed_paths(base, top)), stack)
+
+
+@dataclass(frozen=True)
+class Replan:
+    """What rejecting one proposal of a stack does to the proposals above it."""
+
+    moved: dict[str, tuple[pygit2.Oid, pygit2.Oid]]  # id -> (old commit, new commit)
+    needs_revision: list[Entry]
+
+
+def drop(store: Store, stack: Stack, pid: str, parent: pygit2.Oid | None) -> Replan:
+    """Plan removing ``pid`` from ``stack``: the later proposals that change none of the files
+    it (or a dependent one) changes are rebuilt on ``parent`` in order, the others need a
+    revision. New commits are written; no ref moves."""
+    ids = [e.id for e in stack.entries]
+    if pid not in ids:
+        return Replan({}, [])
+    at = ids.index(pid)
+    below = stack.entries[at - 1].commit if at else parent
+    touched = set(_own_paths(store, stack.entries[at].commit, below))
+    base = parent
+    moved: dict[str, tuple[pygit2.Oid, pygit2.Oid]] = {}
+    needs: list[Entry] = []
+    previous = stack.entries[at].commit
+    for entry in stack.entries[at + 1 :]:
+        own = _own_paths(store, entry.commit, previous)
+        previous = entry.commit
+        if touched.intersection(own):
+            touched.update(own)
+            needs.append(entry)
+            continue
+        base = _rebuilt(store, entry.commit, base, own)
+        moved[entry.id] = (entry.commit, base)
+    return Replan(moved, needs)
+
+
+def _own_paths(store: Store, commit: pygit2.Oid, below: pygit2.Oid | None) -> list[str]:
+    """The paths ``commit`` changes over the proposal beneath it (or its base)."""
+    return store.changed_paths(below, commit)
+
+
+def _rebuilt(
+    store: Store, commit: pygit2.Oid, base: pygit2.Oid | None, paths: Iterable[str]
+) -> pygit2.Oid:
+    """``commit``'s own change to ``paths`` as a new commit on ``base`` (same message and
+    author): a cherry-pick that cannot conflict, since no path it touches moved."""
+    changes = []
+    for path in paths:
+        found = store.entry(commit, path)
+        changes.append(
+            FileChange(path, None)
+            if found is None
+            else FileChange(path, store.read(commit, path), mode=found.mode)
+        )
+    tree = store.build_tree(base, changes)
+    info = store.info(commit)
+    author = pygit2.Signature(info.author_name, info.author_email, int(info.time))
+    return store.commit(tree, [base] if base is not None else [], info.message, None, author)
