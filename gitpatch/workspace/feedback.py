@@ -90,10 +90,11 @@ def _state(note: Mapping[str, Any]) -> dict[str, Any]:
 
 def _lines(
     pid: str, commit: pygit2.Oid, note: Mapping[str, Any], told: Mapping[str, Any]
-) -> list[str]:
-    """The notice lines for one proposal whose state moved past what the session was told."""
+) -> list[tuple[int, str]]:
+    """The notice lines for one proposal whose state moved past what the session was told,
+    each with its rank: verdicts first, then re-bases, then comments."""
     now = _state(note)
-    out: list[str] = []
+    out: list[tuple[int, str]] = []
     status = now["status"]
     if status != told.get("status", "proposed") and status not in ("proposed", "applied"):
         by, at = note.get("decided_by") or note.get(f"{status}_by"), note.get(f"{status}_at")
@@ -105,17 +106,20 @@ def _lines(
             line += f": {note['reason']}"
         if status in ("rejected", "needs_revision"):
             line += f". Submit a revision with revises='{pid}'."
-        out.append(line if line.endswith(".") else line + ".")
+        out.append((0, line if line.endswith(".") else line + "."))
     if now["rebased_from"] and now["rebased_from"] != told.get("rebased_from", ""):
         after = note.get("rebased_after") or "a rejected proposal"
         out.append(
-            f"Proposal {pid} was re-based after {after} was rejected; its version is now "
-            f"{commit} (pass that as expected_version)."
+            (
+                1,
+                f"Proposal {pid} was re-based after {after} was rejected; its version is now "
+                f"{commit} (pass that as expected_version).",
+            )
         )
     comments = note.get("comments") or []
     for c in comments[int(told.get("comments", 0)) :]:
         verb = "requested changes on" if c.get("kind") == "request_changes" else "commented on"
-        out.append(f"{c.get('by')} {verb} proposal {pid} at {c.get('at')}: {c.get('text')}")
+        out.append((2, f"{c.get('by')} {verb} proposal {pid} at {c.get('at')}: {c.get('text')}"))
     return out
 
 
@@ -129,7 +133,7 @@ def notices(ctx: Context) -> list[str]:
     session = ctx.session
     if session is None:
         return []
-    lines: list[str] = []
+    lines: list[tuple[int, str, str]] = []
     marks: dict[pygit2.Oid, NoteChange] = {}
     for commit, note in ctx.store.iter_notes():
         if note.get("session") != session or note.get("tool") in BOOKKEEPING_TOOLS:
@@ -137,10 +141,11 @@ def notices(ctx: Context) -> list[str]:
         told = note.get("told") if isinstance(note.get("told"), dict) else {}
         found = _lines(str(note.get("id") or ""), commit, note, told or {})
         if found:
-            lines.extend(found)
+            created = str(note.get("created_at") or "")
+            lines.extend((rank, created, line) for rank, line in found)
             marks[commit] = _told(_state(note))
     if marks:
         # a person acting meanwhile loses us the race: those lines are told again, with the news
         with contextlib.suppress(ConcurrentUpdate):
             publish(ctx, Transition((), marks, f"gitpatch: told session {session}"))
-    return lines
+    return [line for _rank, _at, line in sorted(lines)]
