@@ -86,8 +86,9 @@ def test_an_agent_and_a_person_go_round_the_review_loop(project: Path) -> None:
 
     calls = run(project, first_half, "--mode", "review", "--session", SESSION)
     assert [c.is_error for c in calls] == [False] * len(calls), [text_of(c) for c in calls]
-    assert calls[4].structured_content["content"] == "# one\n# two\n" + (
-        utils.splitlines(keepends=True)[0]
+    assert (
+        calls[4].structured_content["content"]
+        == "# one\n# two\n" + (utils.splitlines(keepends=True)[0])
     )
     ids["utils1"] = calls[2].structured_content["proposal_id"]
     ids["utils2"] = calls[3].structured_content["proposal_id"]
@@ -134,14 +135,12 @@ def test_an_agent_and_a_person_go_round_the_review_loop(project: Path) -> None:
     assert sorted(changed) == sorted(expected)
     # the person's work is still theirs: uncommitted, untouched
     assert status_porcelain(project).splitlines() == [" M click/globals.py", "?? scratch.txt"]
-    assert (project / "click/globals.py").read_text(encoding="utf-8").endswith(
-        "# the person's note\n"
+    assert (
+        (project / "click/globals.py").read_text(encoding="utf-8").endswith("# the person's note\n")
     )
     assert (project / "scratch.txt").read_text(encoding="utf-8") == "person's scratch\n"
     listed = {p["id"]: p for p in gp_json(project, "proposals", "--all")}
     assert listed[revision]["revises"] == ids["note"]
     assert listed[ids["note"]]["revised_by"] == revision
-    assert {listed[i]["status"] for i in (ids["utils1"], ids["utils2"], ids["exc"])} == {
-        "approved"
-    }
+    assert {listed[i]["status"] for i in (ids["utils1"], ids["utils2"], ids["exc"])} == {"approved"}
     git(project, "fsck", "--strict", "--no-progress")
