@@ -52,6 +52,7 @@ from gitpatch.workspace.publisher import NoteChange, Transition, publish
 from gitpatch.workspace.results import (
     Mode,
     ProposalResult,
+    ProposalStatus,
     ReadResult,
     now_iso,
 )
@@ -398,7 +399,7 @@ class Workspace:
                 base, recorded = self._record_dirty(head, loose, pid)
             filters = self.worktree.filters if self.worktree is not None else None
             built = build(self.store, proposal, base, recorded, pid, revision, filters)
-            self._publish(built, head, pid, proposal.tool, revision, revised)
+            self._publish(built, head, pid, proposal.tool, revision, revised, proposal.call)
             return proposal_result(self._ctx, built, pid)
 
         return retry(
@@ -440,6 +441,7 @@ class Workspace:
         tool: str,
         revision: bool,
         revised: tuple[str, pygit2.Oid] | None = None,
+        call: str = "",
     ) -> None:
         """Move the branch (auto) or create the proposal ref (review) together with the note,
         in one ref transaction: a proposal never exists without its note, nor a note without
@@ -449,6 +451,8 @@ class Workspace:
         auto = self.mode == "auto"
         ref = self.branch if auto else PROPOSAL_PREFIX + pid
         note = self._note(built, pid, tool, revision)
+        if call:
+            note["call"] = call
         notes: dict[pygit2.Oid, NoteChange] = {built.commit: lambda _old: note}
         if revised is not None:
             note["revises"] = revised[0]
@@ -516,6 +520,28 @@ class Workspace:
         """Add a person's comment (``kind``: comment or request_changes) to a proposal; the
         agent reads it in show_proposal, list_proposals and a notice."""
         return feedback.comment(self._ctx, proposal_id, by, text, kind)
+
+    @_serialized
+    def replayed(self, call: str) -> ProposalResult | None:
+        """The proposal the tool call with digest ``call`` made, when nothing moved since (it
+        is still the head of ``view``): a harness retrying that call. None otherwise."""
+        head = self.view().head
+        note = self.store.read_note(head) if head is not None and call else None
+        if note is None or note.get("call") != call:
+            return None
+        pid = str(note.get("id") or "")
+        status: ProposalStatus = "proposed" if self.mode == "review" else "applied"
+        branch = self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid
+        return ProposalResult(
+            proposal_id=pid,
+            version=str(head),
+            branch=branch,
+            target=self.target,
+            mode=self.mode,
+            status=status,
+            base=str(note.get("base") or ""),
+            message=f"Already applied as proposal {pid} (version {head}).",
+        )
 
     @_serialized
     def overlaps(self) -> list[str]:

@@ -9,6 +9,7 @@ the first call, so starting the server stays cheap.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -125,27 +126,33 @@ class _EditAdapter:
         return self._tools[name]
 
     def _edit(self, name: str, args: BaseModel, **call: Any) -> Reply:
-        key = f"{name}\0{json.dumps(args.model_dump(mode='json'), sort_keys=True)}"
-        replay = self._replayed(key)
+        text = json.dumps([name, args.model_dump(mode="json")], sort_keys=True)
+        key = hashlib.sha256(text.encode()).hexdigest()[:32]
+        replay = self._replayed(key, name, args)
         if replay is not None:
             return replay
-        reply = _reply(self.tool(name)(**call))
+        reply = _reply(self.tool(name).invoke(key, **call))
         if reply.ok:
             self._last = (key, reply)
         return reply
 
-    def _replayed(self, key: str) -> Reply | None:
-        if self._last is None or self._last[0] != key:
+    def _replayed(self, key: str, name: str, args: BaseModel) -> Reply | None:
+        """The original result of the call ``key`` when it is the last change and nothing
+        moved since: from this connection, else rebuilt from the proposal's note (a
+        restarted server)."""
+        ws = self.source.workspace()
+        if self._last is not None and self._last[0] == key:
+            reply = self._last[1]
+            if reply.data is not None and str(ws.view().head) == reply.data.get("version"):
+                return _already(reply.text, reply.data)
+        found = ws.replayed(key)
+        if found is None:
             return None
-        reply = self._last[1]
-        head = self.source.workspace().view().head
-        if reply.data is None or str(head) != reply.data.get("version"):
-            return None  # something moved since: not a retry of a call that just applied
-        text = (
-            "Already applied: this identical call succeeded before and nothing changed "
-            f"since, so nothing was changed again. The original result:\n{reply.text}"
-        )
-        return Reply(True, text, data={**reply.data, "already_applied": True})
+        data: dict[str, Any] = {"version": found.version, "status": found.status}
+        data |= {"proposal_id": found.proposal_id, "branch": found.branch}
+        if name == "patch_resource" or name == "patch":
+            data |= {"path": getattr(args, "path", ""), "id": None}
+        return _already(found.message, data)
 
     def patch(self, args: tooldefs.PatchArgs) -> Reply:
         return self._edit("patch", args, path=args.path, edits=args.edits, revises=args.revises)
@@ -167,6 +174,15 @@ class _EditAdapter:
 
     def read_file(self, args: tooldefs.ReadFileArgs) -> Reply:
         return _reply(self.tool("read_file")(path=args.path, offset=args.offset, limit=args.limit))
+
+
+def _already(text: str, data: dict[str, Any]) -> Reply:
+    """A retried call's original result, marked as such: nothing was changed again."""
+    head = (
+        "Already applied: this identical call succeeded before and nothing changed since, "
+        f"so nothing was changed again. The original result:\n{text}"
+    )
+    return Reply(True, head, data={**data, "already_applied": True})
 
 
 def _describe(info: ProposalInfo) -> str:

@@ -139,3 +139,28 @@ def test_an_invalid_session_name_is_refused_before_serving(repo: Path) -> None:
 
     out = gp(repo, "serve", "--session", "a/b")
     assert out.returncode == 1 and out.stderr.startswith("invalid_arguments:"), out.stderr
+
+
+def test_a_call_retried_on_a_restarted_server_is_answered_already_applied(repo: Path) -> None:
+    edit = {"path": "config.py", "edits": [{"after_line": 0, "new_string": "# top\n"}]}
+
+    async def once(client: ClientSession) -> Any:
+        return await client.call_tool("patch_resource", edit)
+
+    one = run(repo, once, "--mode", "review", "--session", "retry")
+    two = run(repo, once, "--mode", "review", "--session", "retry")
+    assert not two.is_error, text_of(two)
+    assert text_of(two).startswith("Already applied")
+    assert two.structured_content["proposal_id"] == one.structured_content["proposal_id"]
+    assert two.structured_content["version"] == one.structured_content["version"]
+    assert len(gp_json(repo, "proposals")) == 1
+    # a different call is a new change, stacked on the first
+    three = run(
+        repo,
+        lambda c: c.call_tool("read_file", {"path": "config.py"}),
+        "--mode",
+        "review",
+        "--session",
+        "retry",
+    )
+    assert three.structured_content["content"].startswith("# top\n")
