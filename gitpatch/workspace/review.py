@@ -212,8 +212,7 @@ def overlaps(ctx: Context) -> list[str]:
     files: dict[str, dict[str, str]] = {}  # session -> path -> where
     for entry in stack.open_entries(store):
         if entry.session:
-            base = oid(entry.note.get("base")) or first_parent(store, entry.commit)
-            for path in store.changed_paths(base, entry.commit):
+            for path in stack.files_of(store, entry):
                 files.setdefault(entry.session, {})[path] = f"proposal {entry.id}"
     for name in session_names(store):
         try:
@@ -457,8 +456,7 @@ def _replanned(
     at = now_iso()
     for qid, (old, new) in replan.moved.items():
         refs.append((PROPOSAL_PREFIX + qid, new, old))
-        entry = next(e for e in series.entries if e.id == qid)
-        moved = {k: v for k, v in entry.note.items() if k != "told"}
+        moved = {k: v for k, v in (store.read_note(old) or {}).items() if k != "told"}
         moved |= {"base": str(store.info(new).parents[0]) if store.info(new).parents else None}
         moved |= {
             "rebased_from": str(old),

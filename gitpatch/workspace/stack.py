@@ -9,6 +9,7 @@ resumes it by name. Nothing here moves a ref: ``review`` publishes what ``drop``
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = [
     "Stack",
     "View",
     "drop",
+    "files_of",
     "of_session",
     "open_entries",
     "view",
@@ -37,7 +39,8 @@ REVISE_PREFIX = "refs/gitpatch/revise/"
 
 @dataclass(frozen=True)
 class Entry:
-    """One open proposal: its id, its commit (the ref's target) and its note."""
+    """One open proposal: its id, its commit (the ref's target) and the fixed facts of its
+    note (``_FIXED``; read the note itself for its status, comments and the like)."""
 
     id: str
     commit: pygit2.Oid
@@ -83,6 +86,50 @@ class View:
     stack: Stack | None = None
 
 
+class _Facts:
+    """The fixed facts of open proposals' notes (id, session, target, created_at, base,
+    fingerprint: written with the proposal and never changed), read once per commit, so
+    listing a session's stack on every call costs a ref listing, not a note read per
+    proposal. A proposal commit names its own id, so its id is unique across repositories."""
+
+    def __init__(self) -> None:
+        self._seen: OrderedDict[tuple[str, pygit2.Oid], dict[str, Any]] = OrderedDict()
+
+    def get(self, store: Store, commit: pygit2.Oid) -> dict[str, Any]:
+        key = (str(store.git_dir), commit)
+        found = self._seen.get(key)
+        if found is None:
+            note = store.read_note(commit) or {}
+            found = {k: note[k] for k in _FIXED if k in note}
+            if found:
+                self._seen[key] = found
+                if len(self._seen) > _CACHED_NOTES:
+                    self._seen.popitem(last=False)
+        return found
+
+
+def files_of(store: Store, entry: Entry) -> list[str]:
+    """The paths ``entry`` changes over its base (cached: both are fixed)."""
+    key = (str(store.git_dir), entry.commit)
+    found = _files.get(key)
+    if found is None:
+        base = entry.note.get("base")
+        below = pygit2.Oid(hex=str(base)) if base else None
+        if below is None:
+            parents = store.info(entry.commit).parents
+            below = parents[0] if parents else None
+        found = _files[key] = store.changed_paths(below, entry.commit)
+        if len(_files) > _CACHED_NOTES:
+            _files.popitem(last=False)
+    return found
+
+
+_files: OrderedDict[tuple[str, pygit2.Oid], list[str]] = OrderedDict()
+_FIXED = ("id", "session", "target", "created_at", "base", "fingerprint", "tool", "author")
+_CACHED_NOTES = 4096
+_facts = _Facts()
+
+
 def open_entries(store: Store) -> list[Entry]:
     """Every open proposal (its branch exists) with its note."""
     out: list[Entry] = []
@@ -92,22 +139,40 @@ def open_entries(store: Store) -> list[Entry]:
             continue  # session branches of auto mode live below gitpatch/session/
         tip = store.ref_target(name)
         if tip is not None:
-            out.append(Entry(pid, tip, store.read_note(tip) or {}))
+            out.append(Entry(pid, tip, _facts.get(store, tip)))
     return out
 
 
 def of_session(
     store: Store, session: str, target: str, entries: Iterable[Entry] | None = None
 ) -> Stack:
-    """The open proposals of ``session`` for ``target``, ordered bottom to top by ancestry."""
-    mine = [
-        e
+    """The open proposals of ``session`` for ``target``, bottom to top: each one's first
+    parents lead (past recorded local changes) to the one beneath it."""
+    mine = {
+        e.commit: e
         for e in (open_entries(store) if entries is None else entries)
         if e.session == session and e.target == target
-    ]
-    depth = {e.id: sum(store.is_ancestor(o.commit, e.commit) for o in mine) for e in mine}
-    mine.sort(key=lambda e: (depth[e.id], str(e.note.get("created_at") or "")))
-    return Stack(session, target, tuple(mine))
+    }
+    below: dict[pygit2.Oid, pygit2.Oid] = {}
+    for commit in mine:
+        for step, parent in enumerate(store.first_parents(commit)):
+            if step and parent.id in mine:
+                below[commit] = parent.id
+                break
+            if step > _RECORDS_BETWEEN:
+                break
+    above = {b: a for a, b in below.items()}
+    chain: list[Entry] = []
+    for start in [c for c in mine if c not in below]:
+        at: pygit2.Oid | None = start
+        while at is not None and at in mine:
+            chain.append(mine.pop(at))
+            at = above.get(at)
+    return Stack(session, target, tuple(chain))
+
+
+#: How many commits (recorded local changes) may sit between two proposals of one stack.
+_RECORDS_BETWEEN = 3
 
 
 def view(store: Store, branch: str, session: str | None, target: str) -> View:
