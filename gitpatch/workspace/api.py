@@ -113,6 +113,7 @@ class Workspace:
     def __init__(self, context: Context) -> None:
         self._ctx = context
         self._calls = threading.RLock()
+        self._told_at: pygit2.Oid | None = None  # the notes tip the last notices were read at
 
     # -- state (read-only) -------------------------------------------------------------------
 
@@ -553,7 +554,8 @@ class Workspace:
     def notices(self) -> list[str]:
         """One line per change to this session's proposals since it was last told (verdicts,
         re-bases, comments); each is told once. Empty without a session."""
-        return feedback.notices(self._ctx)
+        lines, self._told_at = feedback.notices(self._ctx, self._told_at)
+        return lines
 
     @_serialized
     def reject(self, proposal_id: str, by: str, reason: str) -> ProposalResult:

@@ -11,12 +11,13 @@ missed. Each step is one notes transaction through the one publisher.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, ProposalNotFound
+from gitpatch.store import NOTES_REF
 from gitpatch.workspace.lookup import BOOKKEEPING_TOOLS, PROPOSAL_ID, clean_id, note_for_id
 from gitpatch.workspace.publisher import NoteChange, Transition, publish
 from gitpatch.workspace.results import now_iso
@@ -127,15 +128,19 @@ def _told(state: dict[str, Any]) -> NoteChange:
     return lambda old: {**(old or {}), "told": state}
 
 
-def notices(ctx: Context) -> list[str]:
-    """One line per change to the session's proposals since it was last told, and mark them
-    told (one notes transaction; a lost race leaves them to be told next time)."""
+def notices(ctx: Context, since: pygit2.Oid | None = None) -> tuple[list[str], pygit2.Oid | None]:
+    """(one line per change to the session's proposals since it was last told, the notes
+    tip they were read at); they are marked told (one notes transaction; a lost race leaves
+    them to be told next time). ``since``: the tip of the previous call, so only the notes
+    changed since are read (None: all of them)."""
     session = ctx.session
-    if session is None:
-        return []
+    store = ctx.store
+    tip = store.ref_target(NOTES_REF)
+    if session is None or (since is not None and since == tip):
+        return [], tip
     lines: list[tuple[int, str, str]] = []
     marks: dict[pygit2.Oid, NoteChange] = {}
-    for commit, note in ctx.store.iter_notes():
+    for commit, note in _changed_notes(ctx, since, tip):
         if note.get("session") != session or note.get("tool") in BOOKKEEPING_TOOLS:
             continue
         told = note.get("told") if isinstance(note.get("told"), dict) else {}
@@ -148,4 +153,27 @@ def notices(ctx: Context) -> list[str]:
         # a person acting meanwhile loses us the race: those lines are told again, with the news
         with contextlib.suppress(ConcurrentUpdate):
             publish(ctx, Transition((), marks, f"gitpatch: told session {session}"))
-    return [line for _rank, _at, line in sorted(lines)]
+    # the tip read first, not the one after the marks: a note a person changed in between
+    # is then read again next time (the marked ones just say there is nothing new)
+    return [line for _rank, _at, line in sorted(lines)], tip
+
+
+def _changed_notes(
+    ctx: Context, since: pygit2.Oid | None, tip: pygit2.Oid | None
+) -> Iterator[tuple[pygit2.Oid, dict[str, Any]]]:
+    """Every note (``since`` None), or those changed between two notes commits."""
+    store = ctx.store
+    if since is None or tip is None or not store.has_commit(since):
+        yield from store.iter_notes()
+        return
+    for path in store.changed_paths(since, tip):
+        name = path.replace("/", "")
+        if len(name) != 40:
+            continue
+        try:
+            commit = pygit2.Oid(hex=name)
+        except ValueError:
+            continue
+        note = store.read_note(commit)
+        if note is not None:
+            yield commit, note

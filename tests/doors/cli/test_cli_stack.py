@@ -102,6 +102,7 @@ def test_rejecting_one_rebases_the_later_ones_that_do_not_depend_on_it(repo: Pat
 
 def test_rejecting_one_marks_the_later_ones_on_its_files_needs_revision(repo: Path) -> None:
     ws, ids = _stack(repo)
+    assert ws.notices() == []  # nothing yet; the next call reads only the notes changed since
     out = gp_ok(repo, "reject", ids[0], "--reason", "keep a1", "--by", "Rev")
     assert f"{ids[2]} change the same files and now need a revision" in out
     assert git(repo, "rev-parse", "--verify", "-q", f"gitpatch/{ids[2]}", check=False) == ""
