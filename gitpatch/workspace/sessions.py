@@ -125,13 +125,16 @@ def session_name(wanted: str | None) -> str:
     return text if text and not text.endswith(".lock") else "agent"
 
 
-def claim_session(gitdir: str, wanted: str) -> tuple[str, Callable[[], None]]:
+def claim_session(
+    gitdir: str, wanted: str, *, exact: bool = False
+) -> tuple[str, Callable[[], None]]:
     """``wanted``, or ``wanted-2``, ``wanted-3``... : the first name no live connection holds,
-    and the function that releases it. A name is held by an exclusive ``flock`` on
-    ``<git dir>/gitpatch/sessions/<name>.live``, so a killed process frees it at once."""
+    and the function that releases it; ``exact``: ``wanted`` itself or ``invalid_arguments``.
+    A name is held by an exclusive ``flock`` on ``<git dir>/gitpatch/sessions/<name>.live``,
+    so a killed process frees it at once (a restarted agent resumes its session)."""
     where = common_dir(gitdir) / "gitpatch" / "sessions"
     where.mkdir(parents=True, exist_ok=True)
-    for n in range(1, 1000):
+    for n in range(1, 2 if exact else 1000):
         name = wanted if n == 1 else f"{wanted}-{n}"
         fd = os.open(where / f"{name}.live", os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -142,6 +145,12 @@ def claim_session(gitdir: str, wanted: str) -> tuple[str, Callable[[], None]]:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         return name, lambda fd=fd: os.close(fd)
+    if exact:
+        raise InvalidArguments(
+            f"session {wanted!r} is in use by another live connection",
+            hint="Stop that server, or pass another --session name (each agent its own).",
+            details={"session": wanted},
+        )
     raise InvalidArguments(
         f"too many live sessions named {wanted!r}", hint="Pass serve --session NAME."
     )

@@ -55,8 +55,19 @@ class _Repository:
                 self._ws = open_workspace(self.path, mode, name=self._session_name())
             return self._ws
 
+    def claim(self) -> None:
+        """Hold an explicit session name now, refusing one a live connection holds."""
+        if self.session is not None and not self._release:
+            from gitpatch.store import Store
+            from gitpatch.workspace.sessions import claim_session
+
+            gitdir = str(Store.open(self.path).git_dir)
+            _name, release = claim_session(gitdir, self.session, exact=True)
+            self._release.append(release)
+
     def _session_name(self) -> str:
         if self.session is not None:
+            self.claim()
             return self.session
         from gitpatch.store import Store
         from gitpatch.workspace.sessions import claim_session, session_name
@@ -262,6 +273,7 @@ def workspace_toolset(path: str, mode: str | None = None, session: str | None = 
     """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
     ``session``: the session name, else the client's name, else ``agent``)."""
     repo = _Repository(path, mode, session)
+    repo.claim()  # a name in use elsewhere is refused before the client connects
     edits = _EditAdapter(repo)
     handlers: dict[str, Handler] = {
         "patch": edits.patch,  # type: ignore[dict-item]

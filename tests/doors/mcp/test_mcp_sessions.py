@@ -164,3 +164,27 @@ def test_a_call_retried_on_a_restarted_server_is_answered_already_applied(repo: 
         "retry",
     )
     assert three.structured_content["content"].startswith("# top\n")
+
+
+def test_an_explicit_session_held_by_a_live_server_is_refused(repo: Path) -> None:
+    import subprocess
+
+    from tests.gitkit import git_env
+
+    async def scenario(client: ClientSession) -> Any:
+        await client.call_tool("read_file", {"path": "b.py"})
+        return subprocess.run(
+            [console_script(), "-C", str(repo), "serve", "--session", "solo"],
+            input="",
+            capture_output=True,
+            text=True,
+            env=git_env(repo),
+            timeout=30,
+            check=False,
+        )
+
+    refs = git(repo, "for-each-ref")
+    second = run(repo, scenario, "--session", "solo")
+    assert second.returncode == 1, second.stderr
+    assert second.stderr.startswith("invalid_arguments: session 'solo' is in use"), second.stderr
+    assert git(repo, "for-each-ref") == refs

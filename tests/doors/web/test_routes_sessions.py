@@ -57,8 +57,14 @@ def test_request_changes_on_the_page_reaches_the_agent(repo: Path) -> None:
         f"Ada requested changes on proposal {ids[0]} at "
         f"{answer.json()['comment']['at']}: call it MAX_TRIES"
     ]
-    empty = web.post(f"/api/proposals/{ids[0]}/comment", json={"by": "Ada"}, headers=auth)
-    assert empty.status_code == 400 and empty.json()["error"]["code"] == "invalid_arguments"
+    notes = git(repo, "rev-parse", "refs/notes/gitpatch")
+    for body in ({"by": "Ada"}, {"by": "Ada", "text": "x", "kind": "verdict"}):
+        bad = web.post(f"/api/proposals/{ids[0]}/comment", json=body, headers=auth)
+        assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_arguments"
+    good = {"by": "Ada", "text": "x"}
+    missing = web.post("/api/proposals/0123456789ab/comment", json=good, headers=auth)
+    assert missing.status_code == 404
+    assert git(repo, "rev-parse", "refs/notes/gitpatch") == notes
 
 
 def test_approve_all_lands_the_whole_session(repo: Path) -> None:
