@@ -114,3 +114,37 @@ def test_a_person_editing_a_stacked_file_meanwhile_keeps_their_edit(
         ws.approve("bot", by="Pat", squash=squash)  # landing would overwrite their edit
     assert (repo / "a.txt").read_text() == "the person's own text\n"
     assert git(repo, "for-each-ref") == refs
+
+
+def test_adds_moves_and_deletes_stack_too(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    ws = Workspace.open(repo, "review", session="bot")
+    ws.apply_patch("*** Begin Patch\n*** Add File: new.txt\n+new\n*** End Patch\n")
+    assert ws.read("new.txt").content == "new\n"  # not on disk: read from the stack
+    ws.apply_patch(
+        "*** Begin Patch\n*** Update File: new.txt\n*** Move to: moved.txt\n@@\n-new\n+NEW\n"
+        "*** End Patch\n"
+    )
+    assert ws.read("moved.txt").content == "NEW\n"
+    ws.apply_patch("*** Begin Patch\n*** Delete File: a.txt\n*** End Patch\n")
+    with pytest.raises(GitpatchError) as err:
+        ws.read("a.txt")
+    assert err.value.code == "resource_not_found"
+    ws.apply_patch("*** Begin Patch\n*** Add File: a.txt\n+again\n*** End Patch\n")
+    assert status(repo) == ""  # nothing on disk moved
+    ws.approve("bot", by="Pat")
+    assert (repo / "a.txt").read_text() == "again\n" and (repo / "moved.txt").read_text() == "NEW\n"
+    assert not (repo / "new.txt").exists() and status(repo) == ""
+    fsck(repo)
+
+
+def test_the_persons_uncommitted_edit_of_a_stacked_file_is_never_lost(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    (repo / "a.txt").write_text("one\ntwo\nthree\nthe person's line\n")
+    ws = Workspace.open(repo, "review", session="bot")
+    _chain(ws, "a.txt")
+    ws.approve("bot", by="Pat")
+    text = (repo / "a.txt").read_text()
+    assert text.startswith("zero\none\nTWO\n") and "the person's line\n" in text
+    assert git(repo, "show", "HEAD:a.txt").startswith("zero\none\nTWO\n")
+    fsck(repo)

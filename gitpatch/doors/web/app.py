@@ -33,7 +33,16 @@ from gitpatch.workspace.results import ProposalResult
 __all__ = ["STATUSES", "create_app"]
 
 #: The status filters the proposals page offers.
-STATUSES = ("all", "open", "proposed", "applied", "approved", "rejected", "undone")
+STATUSES = (
+    "all",
+    "open",
+    "proposed",
+    "applied",
+    "approved",
+    "rejected",
+    "needs_revision",
+    "undone",
+)
 #: HTTP status per error code; anything else is a 400 (bad input) or, for internal errors, 500.
 _HTTP = {
     "proposal_not_found": 404,
