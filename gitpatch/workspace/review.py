@@ -234,6 +234,9 @@ def overlaps(ctx: Context) -> list[str]:
 def show(ctx: Context, proposal_id: str) -> ProposalDetail:
     """One proposal (open or closed) or session: its info, unified diff and stats."""
     now = datetime.now(UTC)
+    named = session_top(ctx, proposal_id)
+    if named is not None:
+        return _show_session(ctx, named[0], now)
     try:
         sub = find(ctx, proposal_id)
     except ProposalClosed:
@@ -258,6 +261,24 @@ def show(ctx: Context, proposal_id: str) -> ProposalDetail:
         recorded=recorded,
         recorded_files=files,
     )
+
+
+def _show_session(ctx: Context, series: stack.Stack, now: datetime) -> ProposalDetail:
+    """A review-mode session: what approving it lands, as one diff over its target."""
+    top = find(ctx, series.entries[-1].id)
+    base = series.entries[0].note.get("base")
+    below = oid(base) if base else first_parent(ctx.store, series.entries[0].commit)
+    text, stats = ctx.store.diff(below, top.tip)
+    described = info(ctx.store, top, now).model_copy(
+        update={
+            "id": series.session,
+            "base": hex_or_empty(below),
+            "files": ctx.store.changed_paths(below, top.tip),
+            "lands": [e.id for e in series.entries],
+            "session": series.session,
+        }
+    )
+    return ProposalDetail(info=described, diff=text, stats=stats)
 
 
 def _recorded(store: Store, sub: Subject) -> tuple[str, list[str]]:

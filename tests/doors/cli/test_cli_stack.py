@@ -156,3 +156,11 @@ def test_revises_must_name_a_proposal_and_changes_nothing(repo: Path) -> None:
     with pytest.raises(InvalidArguments):
         ws.propose(proposal, revises="0123456789ab")
     assert git(repo, "for-each-ref") == refs
+
+
+def test_show_session_shows_what_approving_it_lands(repo: Path) -> None:
+    _ws, ids = _stack(repo)
+    shown = gp_json(repo, "show", "bot")
+    assert shown["info"]["lands"] == ids and shown["info"]["id"] == "bot"
+    assert sorted(shown["info"]["files"]) == ["a.txt", "b.txt", "c.txt"]
+    assert "+A1" in shown["diff"] and "+A2" in shown["diff"] and "+C1" in shown["diff"]
