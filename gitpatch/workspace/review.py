@@ -78,6 +78,8 @@ __all__ = [
 
 #: How many closed proposals ``proposals()`` lists, newest first.
 RECENT_CLOSED = 50
+#: Where the commits of proposals approved with ``squash`` stay reachable (by the top's id).
+SQUASHED_PREFIX = "refs/gitpatch/squashed/"
 
 
 # -- the public functions ---------------------------------------------------------------------
@@ -373,6 +375,10 @@ def _approve_once(ctx: Context, proposal_id: str, by: str, squash: bool) -> Prop
     refs.append((sub.ref, new if sub.session else None, sub.tip))
     beneath = _beneath(ctx, sub)
     refs.extend((PROPOSAL_PREFIX + e.id, None, e.commit) for e in beneath)
+    if squash and new != head and not sub.session:
+        # the squashed proposals stay reachable, so show ID keeps working after a gc
+        kept = SQUASHED_PREFIX + sub.id
+        refs.append((kept, sub.tip, store.ref_target(kept)))
     on_session = sub.session and store.head_branch() == sub.ref
     checkout = (sub.ref, sub.tip, new) if on_session else (sub.target, head, new)
     step = Transition(

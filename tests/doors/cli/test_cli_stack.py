@@ -85,6 +85,9 @@ def test_approving_a_session_lands_its_whole_stack_as_one_commit_with_squash(rep
     assert git(repo, "show", "work:a.txt") == "A1\nA2\n"
     assert git(repo, "show", "work:c.txt") == "C1\n"
     assert git(repo, "for-each-ref", "refs/heads/gitpatch/") == ""
+    assert head(repo, f"refs/gitpatch/squashed/{ids[-1]}") != head(repo, "work")
+    git(repo, "gc", "-q", "--prune=now")
+    assert "+A1" in gp_json(repo, "show", ids[0])["diff"]  # still shown after a gc
     _fsck(repo)
 
 
