@@ -105,7 +105,7 @@ def session_top(ctx: Context, name: str) -> tuple[stack.Stack, str] | None:
     key = clean_id(name).removeprefix("session/")
     if PROPOSAL_ID.fullmatch(key) or ctx.store.ref_target(SESSION_PREFIX + key) is not None:
         return None
-    entries = [e for e in stack.open_entries(ctx.store) if e.session == key]
+    entries = [e for e in stack.open_entries(ctx.store, fresh=True) if e.session == key]
     if not entries:
         return None
     found = stack.of_session(ctx.store, key, entries[-1].target, entries)
@@ -123,7 +123,9 @@ def _beneath(ctx: Context, sub: Subject) -> list[stack.Entry]:
     """The other open proposals whose commits ``sub`` brings to its target, bottom first."""
     inside = set(sub.commits)
     store = ctx.store
-    found = [e for e in stack.open_entries(store) if e.commit in inside and e.id != sub.id]
+    found = [
+        e for e in stack.open_entries(store, fresh=True) if e.commit in inside and e.id != sub.id
+    ]
     depth = {e.id: sum(store.is_ancestor(o.commit, e.commit) for o in found) for e in found}
     return sorted(found, key=lambda e: depth[e.id])
 
@@ -211,12 +213,17 @@ def overlaps(ctx: Context) -> list[str]:
     if ctx.session is None:
         return []
     store = ctx.store
+    entries = stack.open_entries(store)
+    names = session_names(store)
+    if not names and all(e.session in ("", ctx.session) for e in entries):
+        return []  # nobody else has open work: the common case, without reading any diff
+    where = str(store.git_dir)
     files: dict[str, dict[str, str]] = {}  # session -> path -> where
-    for entry in stack.open_entries(store):
+    for entry in entries:
         if entry.session:
-            for path in stack.files_of(store, entry):
+            for path in stack.files_of(store, entry, where):
                 files.setdefault(entry.session, {})[path] = f"proposal {entry.id}"
-    for name in session_names(store):
+    for name in names:
         try:
             sub = find(ctx, name)
         except GitpatchError:
@@ -431,7 +438,7 @@ def _reject_once(ctx: Context, proposal_id: str, by: str, reason: str) -> Propos
     session = str(sub.note.get("session") or "")
     replan = stack.Replan({}, [])
     if session:
-        series = stack.of_session(store, session, sub.target)
+        series = stack.of_session(store, session, sub.target, stack.open_entries(store, fresh=True))
         replan = stack.drop(store, series, sub.id, first_parent(store, sub.tip))
         more_refs, more_notes = _replanned(store, sub.id, series, replan, by, reason)
         refs += more_refs

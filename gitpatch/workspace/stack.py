@@ -9,6 +9,8 @@ resumes it by name. Nothing here moves a ref: ``review`` publishes what ``drop``
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,7 +19,7 @@ from typing import Any
 import pygit2
 
 from gitpatch.core.model import FileChange
-from gitpatch.store import Store
+from gitpatch.store import NOTES_REF, Store
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX
 
 __all__ = [
@@ -79,7 +81,8 @@ class Stack:
 @dataclass(frozen=True)
 class View:
     """What a session's call reads and builds on: ``head`` (the stack top, else the branch
-    head) and ``stacked``, the paths its open proposals change (never read from disk)."""
+    head) and ``stacked``, the paths its open proposals change, each over the one beneath
+    (never read from disk; a person's uncommitted work recorded beneath is not among them)."""
 
     head: pygit2.Oid | None
     stacked: frozenset[str] = frozenset()
@@ -95,8 +98,8 @@ class _Facts:
     def __init__(self) -> None:
         self._seen: OrderedDict[tuple[str, pygit2.Oid], dict[str, Any]] = OrderedDict()
 
-    def get(self, store: Store, commit: pygit2.Oid) -> dict[str, Any]:
-        key = (str(store.git_dir), commit)
+    def get(self, store: Store, commit: pygit2.Oid, where: str) -> dict[str, Any]:
+        key = (where, commit)
         found = self._seen.get(key)
         if found is None:
             note = store.read_note(commit) or {}
@@ -108,9 +111,10 @@ class _Facts:
         return found
 
 
-def files_of(store: Store, entry: Entry) -> list[str]:
-    """The paths ``entry`` changes over its base (cached: both are fixed)."""
-    key = (str(store.git_dir), entry.commit)
+def files_of(store: Store, entry: Entry, where: str | None = None) -> list[str]:
+    """The paths ``entry`` changes over its base (cached: both are fixed); ``where``: the
+    store's git dir, when the caller has it at hand."""
+    key = (where or str(store.git_dir), entry.commit)
     found = _files.get(key)
     if found is None:
         base = entry.note.get("base")
@@ -130,17 +134,64 @@ _CACHED_NOTES = 4096
 _facts = _Facts()
 
 
-def open_entries(store: Store) -> list[Entry]:
-    """Every open proposal (its branch exists) with its note."""
-    out: list[Entry] = []
+def open_entries(store: Store, *, fresh: bool = False) -> list[Entry]:
+    """Every open proposal (its branch exists) with the fixed facts of its note.
+
+    Kept up to date from the notes: every step that opens or closes a proposal writes a note
+    in the same ref transaction, so only the notes changed since the last look are read (a
+    tree diff), not every proposal ref. ``fresh`` lists the refs themselves (what a person's
+    step does, so a proposal branch deleted by hand with git is never acted on).
+    """
+    where = str(store.git_dir)
+    tip = store.ref_target(NOTES_REF)
+    index = _indexes.get(where)
+    if fresh or index is None or index.tip is None or not store.has_commit(index.tip):
+        index = _indexes[where] = _Index(tip, _listed(store, where))
+    elif index.tip != tip and tip is not None:
+        index.follow(store, where, tip)
+    return list(index.entries.values())
+
+
+def _listed(store: Store, where: str) -> dict[str, Entry]:
+    out: dict[str, Entry] = {}
     for name in store.ref_names(PROPOSAL_PREFIX):
         pid = name.removeprefix(PROPOSAL_PREFIX)
         if "/" in pid:
             continue  # session branches of auto mode live below gitpatch/session/
         tip = store.ref_target(name)
         if tip is not None:
-            out.append(Entry(pid, tip, _facts.get(store, tip)))
+            out[pid] = Entry(pid, tip, _facts.get(store, tip, where))
     return out
+
+
+@dataclass
+class _Index:
+    """The open proposals as of the notes commit ``tip``."""
+
+    tip: pygit2.Oid | None
+    entries: dict[str, Entry]
+
+    def follow(self, store: Store, where: str, tip: pygit2.Oid) -> None:
+        """Bring the index to the notes commit ``tip`` (from ``self.tip``)."""
+        assert self.tip is not None
+        for path in store.changed_paths(self.tip, tip):
+            name = path.replace("/", "")
+            if len(name) != 40 or any(c not in "0123456789abcdef" for c in name):
+                continue
+            facts = _facts.get(store, pygit2.Oid(hex=name), where)
+            pid = str(facts.get("id") or "")
+            if not PROPOSAL_ID.fullmatch(pid):
+                continue
+            now = store.ref_target(PROPOSAL_PREFIX + pid)
+            if now is None:
+                self.entries.pop(pid, None)
+            else:
+                self.entries[pid] = Entry(pid, now, _facts.get(store, now, where))
+        self.tip = tip
+
+
+_indexes: dict[str, _Index] = {}
+PROPOSAL_ID = re.compile(r"^[0-9a-f]{12}$")
 
 
 def of_session(
@@ -153,13 +204,12 @@ def of_session(
         for e in (open_entries(store) if entries is None else entries)
         if e.session == session and e.target == target
     }
+    where = str(store.git_dir)
     below: dict[pygit2.Oid, pygit2.Oid] = {}
     for commit in mine:
-        for step, parent in enumerate(store.first_parents(commit)):
-            if step and parent.id in mine:
-                below[commit] = parent.id
-                break
-            if step > _RECORDS_BETWEEN:
+        for parent in _parents(store, commit, where):
+            if parent in mine:
+                below[commit] = parent
                 break
     above = {b: a for a, b in below.items()}
     chain: list[Entry] = []
@@ -169,6 +219,21 @@ def of_session(
             chain.append(mine.pop(at))
             at = above.get(at)
     return Stack(session, target, tuple(chain))
+
+
+def _parents(store: Store, commit: pygit2.Oid, where: str) -> tuple[pygit2.Oid, ...]:
+    """The first few first parents of ``commit`` (fixed by its id, so cached)."""
+    key = (where, commit)
+    found = _first_parents.get(key)
+    if found is None:
+        walk = itertools.islice(store.first_parents(commit), 1, _RECORDS_BETWEEN + 2)
+        found = _first_parents[key] = tuple(c.id for c in walk)
+        if len(_first_parents) > _CACHED_NOTES:
+            _first_parents.popitem(last=False)
+    return found
+
+
+_first_parents: OrderedDict[tuple[str, pygit2.Oid], tuple[pygit2.Oid, ...]] = OrderedDict()
 
 
 #: How many commits (recorded local changes) may sit between two proposals of one stack.
@@ -182,10 +247,15 @@ def view(store: Store, branch: str, session: str | None, target: str) -> View:
         return View(head)
     stack = of_session(store, session, target)
     top = stack.top
+    if top is not None and store.ref_target(PROPOSAL_PREFIX + stack.entries[-1].id) != top:
+        # its branch went without a note (deleted by hand): list the refs themselves
+        stack = of_session(store, session, target, open_entries(store, fresh=True))
+        top = stack.top
     if top is None:
         return View(head, stack=stack)
-    base = store.merge_base(head, top) if head is not None else None
-    return View(top, frozenset(store.changed_paths(base, top)), stack)
+    where = str(store.git_dir)
+    stacked = frozenset(p for e in stack.entries for p in files_of(store, e, where))
+    return View(top, stacked, stack)
 
 
 @dataclass(frozen=True)

@@ -148,3 +148,17 @@ def test_the_persons_uncommitted_edit_of_a_stacked_file_is_never_lost(tmp_path: 
     assert text.startswith("zero\none\nTWO\n") and "the person's line\n" in text
     assert git(repo, "show", "HEAD:a.txt").startswith("zero\none\nTWO\n")
     fsck(repo)
+
+
+def test_a_proposal_branch_deleted_by_hand_leaves_the_stack(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    ws = Workspace.open(repo, "review", session="bot")
+    first, second = _chain(ws, "a.txt")
+    git(repo, "branch", "-q", "-D", f"gitpatch/{second}")  # git alone: no note changes
+    seen = ws.read("a.txt")
+    assert seen.content == "zero\none\ntwo\nthree\n" and seen.version == head(
+        repo, f"gitpatch/{first}"
+    )
+    third = ws.patch_resource("a.txt", [{"old_string": "three", "new_string": "3"}])
+    assert head(repo, f"gitpatch/{third.proposal_id}^") == head(repo, f"gitpatch/{first}")
+    fsck(repo)
