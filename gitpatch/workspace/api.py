@@ -45,7 +45,7 @@ from gitpatch.errors import (
 )
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
 from gitpatch.store import Store
-from gitpatch.workspace import feedback, guards, review, stack, versions
+from gitpatch.workspace import feedback, guards, review, series, stack, versions
 from gitpatch.workspace.build import Built, Dirty, build, proposal_result, record_dirty
 from gitpatch.workspace.context import Context
 from gitpatch.workspace.publisher import NoteChange, Transition, publish
@@ -548,7 +548,7 @@ class Workspace:
     def overlaps(self) -> list[str]:
         """Files this session's open work changes that another session's open work changes
         too, as ``path: session NAME (proposal ID | session branch)``."""
-        return review.overlaps(self._ctx)
+        return series.overlaps(self._ctx)
 
     @_serialized
     def notices(self) -> list[str]:

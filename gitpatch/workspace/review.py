@@ -30,10 +30,9 @@ from gitpatch.errors import (
     ProposalNotFound,
 )
 from gitpatch.store import RefUpdate, Store
-from gitpatch.workspace import guards, stack
+from gitpatch.workspace import guards, series, stack
 from gitpatch.workspace.lookup import (
     BOOKKEEPING_TOOLS,
-    PROPOSAL_ID,
     Subject,
     brought,
     clean_id,
@@ -59,7 +58,7 @@ from gitpatch.workspace.results import (
     iso,
     now_iso,
 )
-from gitpatch.workspace.sessions import PROPOSAL_PREFIX, REJECTED_PREFIX, SESSION_PREFIX, short
+from gitpatch.workspace.sessions import PROPOSAL_PREFIX, REJECTED_PREFIX, short
 
 if TYPE_CHECKING:
     from gitpatch.workspace.context import Context
@@ -67,19 +66,15 @@ if TYPE_CHECKING:
 __all__ = [
     "RECENT_CLOSED",
     "approve",
-    "lands",
     "log",
     "proposals",
     "reject",
-    "session_top",
     "show",
     "undo",
 ]
 
 #: How many closed proposals ``proposals()`` lists, newest first.
 RECENT_CLOSED = 50
-#: Where the commits of proposals approved with ``squash`` stay reachable (by the top's id).
-SQUASHED_PREFIX = "refs/gitpatch/squashed/"
 
 
 # -- the public functions ---------------------------------------------------------------------
@@ -97,37 +92,6 @@ def approve(ctx: Context, proposal_id: str, by: str, *, squash: bool = False) ->
     """
     who = _person(by, "approve")
     return _retried(lambda: _approve_once(ctx, proposal_id, who, squash))
-
-
-def session_top(ctx: Context, name: str) -> tuple[stack.Stack, str] | None:
-    """(the stack, its top's id) when ``name`` names a review-mode session with open
-    proposals and no session branch of its own; else None."""
-    key = clean_id(name).removeprefix("session/")
-    if PROPOSAL_ID.fullmatch(key) or ctx.store.ref_target(SESSION_PREFIX + key) is not None:
-        return None
-    entries = [e for e in stack.open_entries(ctx.store, fresh=True) if e.session == key]
-    if not entries:
-        return None
-    found = stack.of_session(ctx.store, key, entries[-1].target, entries)
-    return found, found.entries[-1].id
-
-
-def lands(ctx: Context, sub: Subject) -> list[str]:
-    """Ids of the other open proposals approving ``sub`` lands (bottom first)."""
-    if sub.session:
-        return []
-    return [e.id for e in _beneath(ctx, sub)]
-
-
-def _beneath(ctx: Context, sub: Subject) -> list[stack.Entry]:
-    """The other open proposals whose commits ``sub`` brings to its target, bottom first."""
-    inside = set(sub.commits)
-    store = ctx.store
-    found = [
-        e for e in stack.open_entries(store, fresh=True) if e.commit in inside and e.id != sub.id
-    ]
-    depth = {e.id: sum(store.is_ancestor(o.commit, e.commit) for o in found) for e in found}
-    return sorted(found, key=lambda e: depth[e.id])
 
 
 def reject(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
@@ -156,7 +120,7 @@ def proposals(ctx: Context) -> list[ProposalInfo]:
             continue  # a session whose origin is unknown cannot be reviewed from here
         if sub.commits:
             out.append(info(ctx.store, sub, now))
-    out = _with_overlaps(_with_lands(ctx, out))
+    out = series.with_overlaps(series.with_lands(ctx, out))
     seen = {item.id for item in out}
     closed: list[tuple[str, pygit2.Oid, dict[str, Any]]] = []
     for commit, note in ctx.store.iter_notes():
@@ -172,80 +136,12 @@ def proposals(ctx: Context) -> list[ProposalInfo]:
     return out + [closed_info(ctx.store, commit, note, now) for _at, commit, note in recent]
 
 
-def _owner(item: ProposalInfo) -> str:
-    """Whose work an open item is: its session (an auto session is listed by its name)."""
-    return item.id if item.status == "applied" else item.session
-
-
-def _with_lands(ctx: Context, items: list[ProposalInfo]) -> list[ProposalInfo]:
-    """Open proposals with the ids of the open proposals approving each also lands."""
-    out = []
-    for item in items:
-        if item.status == "proposed" and item.session:
-            beneath = lands(ctx, find(ctx, item.id))
-            item = item.model_copy(update={"lands": beneath}) if beneath else item
-        out.append(item)
-    return out
-
-
-def _where(item: ProposalInfo) -> str:
-    return "session branch" if item.status == "applied" else f"proposal {item.id}"
-
-
-def _with_overlaps(items: list[ProposalInfo]) -> list[ProposalInfo]:
-    """Open items flagged where another session's open work changes the same files."""
-    out = []
-    for item in items:
-        flags = [
-            f"{path}: session {_owner(other)} ({_where(other)})"
-            for other in items
-            if _owner(other) and _owner(item) and _owner(other) != _owner(item)
-            for path in item.files
-            if path in other.files
-        ]
-        out.append(item.model_copy(update={"overlaps": flags}) if flags else item)
-    return out
-
-
-def overlaps(ctx: Context) -> list[str]:
-    """Files the session's open work shares with other sessions' open work (see
-    ``Workspace.overlaps``)."""
-    if ctx.session is None:
-        return []
-    store = ctx.store
-    entries = stack.open_entries(store)
-    names = session_names(store)
-    if not names and all(e.session in ("", ctx.session) for e in entries):
-        return []  # nobody else has open work: the common case, without reading any diff
-    where = str(store.git_dir)
-    files: dict[str, dict[str, str]] = {}  # session -> path -> where
-    for entry in entries:
-        if entry.session:
-            for path in stack.files_of(store, entry, where):
-                files.setdefault(entry.session, {})[path] = f"proposal {entry.id}"
-    for name in names:
-        try:
-            sub = find(ctx, name)
-        except GitpatchError:
-            continue
-        if sub.commits:
-            for path in store.changed_paths(sub.base, sub.tip):
-                files.setdefault(name, {}).setdefault(path, f"session branch {short(sub.ref)}")
-    mine = files.get(ctx.session, {})
-    return [
-        f"{path}: session {other} ({where[path]})"
-        for other, where in sorted(files.items())
-        if other != ctx.session
-        for path in sorted(set(where) & set(mine))
-    ]
-
-
 def show(ctx: Context, proposal_id: str) -> ProposalDetail:
     """One proposal (open or closed) or session: its info, unified diff and stats."""
     now = datetime.now(UTC)
-    named = session_top(ctx, proposal_id)
+    named = series.session_top(ctx, proposal_id)
     if named is not None:
-        return _show_session(ctx, named[0], now)
+        return series.show_session(ctx, named[0], now)
     try:
         sub = find(ctx, proposal_id)
     except ProposalClosed:
@@ -260,7 +156,7 @@ def show(ctx: Context, proposal_id: str) -> ProposalDetail:
     text, stats = ctx.store.diff(sub.base, sub.tip)
     recorded, files = _recorded(ctx.store, sub)
     described = info(ctx.store, sub, now)
-    beneath = lands(ctx, sub)
+    beneath = series.lands(ctx, sub)
     if beneath:
         described = described.model_copy(update={"lands": beneath})
     return ProposalDetail(
@@ -270,24 +166,6 @@ def show(ctx: Context, proposal_id: str) -> ProposalDetail:
         recorded=recorded,
         recorded_files=files,
     )
-
-
-def _show_session(ctx: Context, series: stack.Stack, now: datetime) -> ProposalDetail:
-    """A review-mode session: what approving it lands, as one diff over its target."""
-    top = find(ctx, series.entries[-1].id)
-    base = series.entries[0].note.get("base")
-    below = oid(base) if base else first_parent(ctx.store, series.entries[0].commit)
-    text, stats = ctx.store.diff(below, top.tip)
-    described = info(ctx.store, top, now).model_copy(
-        update={
-            "id": series.session,
-            "base": hex_or_empty(below),
-            "files": ctx.store.changed_paths(below, top.tip),
-            "lands": [e.id for e in series.entries],
-            "session": series.session,
-        }
-    )
-    return ProposalDetail(info=described, diff=text, stats=stats)
 
 
 def _recorded(store: Store, sub: Subject) -> tuple[str, list[str]]:
@@ -357,7 +235,7 @@ def log(ctx: Context, limit: int = 50) -> list[LogEntry]:
 
 def _approve_once(ctx: Context, proposal_id: str, by: str, squash: bool) -> ProposalResult:
     store = ctx.store
-    named = session_top(ctx, proposal_id)
+    named = series.session_top(ctx, proposal_id)
     sub = find(ctx, named[1] if named is not None else proposal_id)
     head = store.ref_target(sub.target)
     if sub.session and head is not None and store.is_ancestor(sub.tip, head):
@@ -370,7 +248,7 @@ def _approve_once(ctx: Context, proposal_id: str, by: str, squash: bool) -> Prop
     new, how = _merged(store, sub, head, by)
     if squash and new != head:
         new, how = (
-            _squashed(store, sub, head, new, named[0].session if named else sub.id),
+            series.squashed(store, sub, head, new, named[0].session if named else sub.id),
             "squashed onto",
         )
     stamp = {"status": "approved", "approved_by": by, "approved_at": now_iso()}
@@ -380,11 +258,11 @@ def _approve_once(ctx: Context, proposal_id: str, by: str, squash: bool) -> Prop
         notes[new] = _stamped(sub, {**stamp, "tool": "approve"}, fresh=True)
     refs: list[RefUpdate] = [] if new == head else [(sub.target, new, head)]
     refs.append((sub.ref, new if sub.session else None, sub.tip))
-    beneath = _beneath(ctx, sub)
+    beneath = series.beneath(ctx, sub)
     refs.extend((PROPOSAL_PREFIX + e.id, None, e.commit) for e in beneath)
     if squash and new != head and not sub.session:
         # the squashed proposals stay reachable, so show ID keeps working after a gc
-        kept = SQUASHED_PREFIX + sub.id
+        kept = series.SQUASHED_PREFIX + sub.id
         refs.append((kept, sub.tip, store.ref_target(kept)))
     on_session = sub.session and store.head_branch() == sub.ref
     checkout = (sub.ref, sub.tip, new) if on_session else (sub.target, head, new)
@@ -407,21 +285,8 @@ def _approve_once(ctx: Context, proposal_id: str, by: str, squash: bool) -> Prop
     )
 
 
-def _squashed(
-    store: Store, sub: Subject, head: pygit2.Oid | None, merged: pygit2.Oid, name: str
-) -> pygit2.Oid:
-    """One commit on ``head`` holding ``merged``'s tree: the whole stack as a single change."""
-    tree = store.build_tree(merged, [])  # the same tree, by id
-    subjects = [store.info(c).summary for c in reversed(sub.commits) if c not in sub.records]
-    message = f"Session {name}: {len(subjects)} change(s)\n\n" + "\n".join(
-        f"- {s}" for s in subjects
-    )
-    trailers = {"Gitpatch-Proposal": f"session/{name}", "Gitpatch-Tool": "approve"}
-    return store.commit(tree, [head] if head is not None else [], message, trailers)
-
-
 def _reject_once(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
-    named = session_top(ctx, proposal_id)
+    named = series.session_top(ctx, proposal_id)
     if named is not None:
         return _reject_session(ctx, named[0], by, reason)
     sub = find(ctx, proposal_id)
@@ -438,9 +303,9 @@ def _reject_once(ctx: Context, proposal_id: str, by: str, reason: str) -> Propos
     session = str(sub.note.get("session") or "")
     replan = stack.Replan({}, [])
     if session:
-        series = stack.of_session(store, session, sub.target, stack.open_entries(store, fresh=True))
-        replan = stack.drop(store, series, sub.id, first_parent(store, sub.tip))
-        more_refs, more_notes = _replanned(store, sub.id, series, replan, by, reason)
+        chain = stack.of_session(store, session, sub.target, stack.open_entries(store, fresh=True))
+        replan = stack.drop(store, chain, sub.id, first_parent(store, sub.tip))
+        more_refs, more_notes = series.replanned(store, sub.id, chain, replan, by, reason)
         refs += more_refs
         notes |= more_notes
     publish(ctx, Transition(tuple(refs), notes, f"gitpatch: reject {sub.id}"))
@@ -481,46 +346,14 @@ def _rejection(
     return refs, {tip: lambda old: {**(old or {"id": pid}), **full}}
 
 
-def _replanned(
-    store: Store, pid: str, series: stack.Stack, replan: stack.Replan, by: str, reason: str
-) -> tuple[list[RefUpdate], dict[pygit2.Oid, NoteChange]]:
-    """Refs and notes for the proposals above a rejected one: re-based or needing revision."""
-    refs: list[RefUpdate] = []
-    notes: dict[pygit2.Oid, NoteChange] = {}
-    at = now_iso()
-    for qid, (old, new) in replan.moved.items():
-        refs.append((PROPOSAL_PREFIX + qid, new, old))
-        moved = {k: v for k, v in (store.read_note(old) or {}).items() if k != "told"}
-        moved |= {"base": str(store.info(new).parents[0]) if store.info(new).parents else None}
-        moved |= {
-            "rebased_from": str(old),
-            "rebased_after": pid,
-            "created_at": moved.get("created_at") or at,
-        }
-        notes[new] = lambda _old, moved=moved: dict(moved)  # type: ignore[misc]
-        notes[old] = lambda old_note, new=new: {  # type: ignore[misc]
-            **(old_note or {}),
-            "tool": "rebased",
-            "rebased_as": str(new),
-        }
-    why = f"it changes files of rejected proposal {pid}" + (f" ({reason})" if reason else "")
-    for entry in replan.needs_revision:
-        kept = stack.REVISE_PREFIX + entry.id
-        refs.append((PROPOSAL_PREFIX + entry.id, None, entry.commit))
-        refs.append((kept, entry.commit, store.ref_target(kept)))
-        stamp = {"status": "needs_revision", "decided_by": by, "decided_at": at, "reason": why}
-        notes[entry.commit] = lambda old, stamp=stamp: {**(old or {}), **stamp}  # type: ignore[misc]
-    return refs, notes
-
-
-def _reject_session(ctx: Context, series: stack.Stack, by: str, reason: str) -> ProposalResult:
+def _reject_session(ctx: Context, chain: stack.Stack, by: str, reason: str) -> ProposalResult:
     """Reject every open proposal of a review-mode session, in one ref transaction."""
     store = ctx.store
     stamp = {"status": "rejected", "rejected_by": by, "rejected_at": now_iso(), "reason": reason}
     refs: list[RefUpdate] = []
     notes: dict[pygit2.Oid, NoteChange] = {}
     seen: set[str] = set()
-    for entry in series.entries:
+    for entry in chain.entries:
         base = first_parent(store, entry.commit)
         more, more_notes = _rejection(store, entry.id, entry.commit, base, entry.note, stamp)
         for update in more:
@@ -528,34 +361,18 @@ def _reject_session(ctx: Context, series: stack.Stack, by: str, reason: str) -> 
                 seen.add(update[0])
                 refs.append(update)
         notes |= more_notes
-    publish(ctx, Transition(tuple(refs), notes, f"gitpatch: reject session {series.session}"))
-    top = series.entries[-1]
-    sub = find_closed_subject(ctx, top)
-    ids = ", ".join(e.id for e in series.entries)
+    publish(ctx, Transition(tuple(refs), notes, f"gitpatch: reject session {chain.session}"))
+    top = chain.entries[-1]
+    sub = series.subject_of(ctx, top)
+    ids = ", ".join(e.id for e in chain.entries)
     return _result(
         ctx,
         sub,
         version=top.commit,
         branch=PROPOSAL_PREFIX + top.id,
         status="rejected",
-        message=f"Rejected session {series.session} by {by}: proposals {ids}; "
-        f"{short(series.target)} is unchanged.",
-    )
-
-
-def find_closed_subject(ctx: Context, entry: stack.Entry) -> Subject:
-    """A ``Subject`` describing a proposal that was open as ``entry`` (for result texts)."""
-    base = first_parent(ctx.store, entry.commit)
-    return Subject(
-        entry.id,
-        PROPOSAL_PREFIX + entry.id,
-        entry.commit,
-        entry.target or ctx.target,
-        base,
-        (entry.commit,),
-        frozenset(),
-        session=False,
-        note=entry.note,
+        message=f"Rejected session {chain.session} by {by}: proposals {ids}; "
+        f"{short(chain.target)} is unchanged.",
     )
 
 

@@ -216,9 +216,9 @@ def approve(env: Env, id: str | None, by: str | None, rev_range: str | None, squ
 def _announce(env: Env, ws: Workspace, id: str) -> None:
     """Say on stderr which other open proposals an approval lands, before it moves."""
     from gitpatch.errors import GitpatchError
-    from gitpatch.workspace import review
+    from gitpatch.workspace import series
 
-    named = review.session_top(ws.context, id)
+    named = series.session_top(ws.context, id)
     if named is not None:
         ids = ", ".join(e.id for e in named[0].entries)
         env.echo(f"approving session {named[0].session} lands proposals {ids}", err=True)
