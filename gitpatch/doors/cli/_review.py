@@ -92,6 +92,16 @@ def _row(env: Env, info: ProposalInfo, detail: ProposalDetail | None) -> list[st
     return [info.id, info.status, target, files, f"{plus}/{minus}", age(info.age_seconds)]
 
 
+def _session_cell(info: ProposalInfo) -> str:
+    """``bot``, ``bot (lands 2 beneath)``, ``bot, overlaps`` for the proposals table."""
+    cell = info.session or "-"
+    if info.lands:
+        cell += f" (lands {len(info.lands)} beneath)"
+    if info.overlaps:
+        cell += ", overlaps"
+    return cell
+
+
 @click.command("proposals")
 @click.option("--all", "show_all", is_flag=True, help="Also list closed proposals (newest 50).")
 @pass_env
@@ -121,6 +131,10 @@ def proposals(env: Env, show_all: bool) -> None:
         return
     header = ["ID", "STATUS", "TARGET", "FILES", "+/-", "AGE"]
     rows = [_row(env, i, details[i.id]) for i in items]
+    if any(i.session for i in items):  # the review loop's column: whose stack, what it lands
+        header.append("SESSION")
+        for row, info in zip(rows, items, strict=True):
+            row.append(_session_cell(info))
     widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
     env.echo(
         env.style("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)), bold=True)

@@ -54,6 +54,10 @@ def test_each_call_is_one_proposal_stacked_on_the_one_before(repo: Path) -> None
     assert f"stacked on open proposals {ids[0]}, {ids[1]}" in text and "session bot" in text
     listed = {p["id"]: p for p in gp_json(repo, "proposals")}
     assert listed[ids[3]]["lands"] == ids[:3] and listed[ids[0]]["lands"] == []
+    table = gp_ok(repo, "proposals").splitlines()
+    assert table[0].split()[-1] == "SESSION"
+    row = next(line for line in table if line.startswith(ids[3]))
+    assert row.endswith("bot (lands 3 beneath)")
 
 
 def test_approving_a_proposal_lands_the_ones_beneath_it_and_says_so_first(repo: Path) -> None:
