@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -143,13 +144,14 @@ def open_entries(store: Store, *, fresh: bool = False) -> list[Entry]:
     step does, so a proposal branch deleted by hand with git is never acted on).
     """
     where = str(store.git_dir)
-    tip = store.ref_target(NOTES_REF)
-    index = _indexes.get(where)
-    if fresh or index is None or index.tip is None or not store.has_commit(index.tip):
-        index = _indexes[where] = _Index(tip, _listed(store, where))
-    elif index.tip != tip and tip is not None:
-        index.follow(store, where, tip)
-    return list(index.entries.values())
+    with _indexing:  # one index per repository, shared by the threads of a process
+        tip = store.ref_target(NOTES_REF)
+        index = _indexes.get(where)
+        if fresh or index is None or index.tip is None or not store.has_commit(index.tip):
+            index = _indexes[where] = _Index(tip, _listed(store, where))
+        elif index.tip != tip and tip is not None:
+            index.follow(store, where, tip)
+        return list(index.entries.values())
 
 
 def _listed(store: Store, where: str) -> dict[str, Entry]:
@@ -191,6 +193,7 @@ class _Index:
 
 
 _indexes: dict[str, _Index] = {}
+_indexing = threading.Lock()
 PROPOSAL_ID = re.compile(r"^[0-9a-f]{12}$")
 
 
