@@ -92,3 +92,25 @@ def test_reject_reason_reaches_the_agent_and_a_revision_goes_through(repo: Path)
     assert not revised.is_error, text_of(revised)
     new = revised.structured_content["proposal_id"]
     assert gp_json(repo, "show", new)["info"]["revises"] == pid
+
+
+def test_revises_naming_no_proposal_is_invalid_params_and_changes_nothing(repo: Path) -> None:
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS
+
+    from tests.doors.mcp.mcpkit import repo_state
+
+    args = {"path": "config.py", "edits": _replace("= 1\n", "= 2\n"), "revises": "0123456789ab"}
+
+    async def scenario(client: ClientSession) -> Any:
+        try:
+            await client.call_tool("patch_resource", args)
+        except MCPError as exc:
+            return exc
+        return None
+
+    before = repo_state(repo)
+    error = run(repo, scenario, "--mode", "review", "--session", "bot")
+    assert isinstance(error, MCPError) and error.code == INVALID_PARAMS
+    assert "revises='0123456789ab' names no proposal" in str(error)
+    assert repo_state(repo) == before
