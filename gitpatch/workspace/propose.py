@@ -29,7 +29,7 @@ from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Changeset, Proposal
 from gitpatch.core.retry import lost_race, retry
 from gitpatch.errors import ConcurrentUpdate
-from gitpatch.workspace import guards, versions
+from gitpatch.workspace import guards, stack, versions
 from gitpatch.workspace.build import Built, build, record_dirty
 from gitpatch.workspace.context import Context
 from gitpatch.workspace.results import now_iso
@@ -45,6 +45,7 @@ __all__ = [
     "note",
     "preview",
     "retried",
+    "view",
 ]
 
 #: Lost compare-and-swaps absorbed before ``concurrent_update`` (each costs one rebuild).
@@ -72,6 +73,7 @@ class Attempt:
     started: bool = False
     head: pygit2.Oid | None = None
     built: Built | None = None
+    call: str = ""
 
     def build(self) -> Built:
         """Build the proposal's commit on the branch's current head (no ref moves).
@@ -81,17 +83,20 @@ class Attempt:
         """
         ctx, paths = self.ctx, self.proposal.paths
         with consistent_view(ctx):
-            head = ctx.store.ref_target(ctx.branch)
+            # in review mode with a session: built on the session's open proposals (their top)
+            seen = view(ctx)
+            head = seen.head
+            loose = [p for p in paths if p not in seen.stacked]
             if not self.started:
                 self.started, self.first = True, head
                 check_paths(ctx, head, paths)
-                versions.check_disk(ctx.store, disk(ctx), self.read_as, paths)
+                versions.check_disk(ctx.store, disk(ctx), self.read_as, loose)
             since = self.expected is not None
             reference = self.expected if since else self.first
             guards.check_unchanged(
                 ctx.store, reference, head, paths, since_version=since, branch=ctx.branch
             )
-            base, recorded = _record_dirty(ctx, head, paths, self.pid)
+            base, recorded = _record_dirty(ctx, head, loose, self.pid)
         filters = ctx.worktree.filters if ctx.worktree is not None else None
         built = build(ctx.store, self.proposal, base, recorded, self.pid, self.revision, filters)
         self.head, self.built = head, built
@@ -100,7 +105,17 @@ class Attempt:
     def note(self, tool: str) -> dict[str, Any]:
         """The note of the commit the latest attempt built (see ``note``)."""
         assert self.built is not None
-        return note(self.ctx, self.built, self.pid, tool, self.revision)
+        written = note(self.ctx, self.built, self.pid, tool, self.revision)
+        if self.call:
+            written["call"] = self.call
+        return written
+
+
+def view(ctx: Context) -> stack.View:
+    """What a call reads and builds on: in review mode with a session, the target plus the
+    session's open proposals (their top), else the branch head."""
+    session = ctx.session if ctx.mode == "review" else None
+    return stack.view(ctx.store, ctx.branch, session, ctx.target)
 
 
 def retried(attempt: Callable[[], _R], branch: str) -> _R:
@@ -167,6 +182,7 @@ def note(ctx: Context, built: Built, pid: str, tool: str, revision: bool) -> dic
         "author": ctx.author,
         "created_at": now_iso(),
         "revision": revision,
+        **({"session": ctx.session} if ctx.session is not None else {}),
     }
 
 

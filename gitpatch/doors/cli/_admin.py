@@ -26,6 +26,13 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     help="auto: edits land at once; review: each waits for approval (default: config).",
 )
 @click.option(
+    "--session",
+    default=None,
+    metavar="NAME",
+    help="The agent's session (kept in git: a restarted agent resumes it by name). Default: "
+    "the MCP client's name, made unique per live connection, else 'agent'.",
+)
+@click.option(
     "--http",
     "listen",
     default=None,
@@ -56,6 +63,7 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
 def serve(
     env: Env,
     mode: str | None,
+    session: str | None,
     listen: str | None,
     data: Path | None,
     creds: Path | None,
@@ -72,7 +80,11 @@ def serve(
     env.root()  # refuse a directory that is not a repository before the client connects
     from gitpatch.doors.mcp import serve_stdio
 
-    serve_stdio(str(env.directory), mode)
+    if session is not None:
+        from gitpatch.workspace.sessions import check_session_name
+
+        check_session_name(session)
+    serve_stdio(str(env.directory), mode, session)
 
 
 def _hooks_dir(directory: Path) -> Path:
