@@ -351,8 +351,8 @@ class Workspace:
         change comes from their top, any other from disk when the branch is checked out."""
         tree = self.worktree
         filters = tree.filters if tree is not None else None
-        disk = None if path in seen.stacked else disk(self._ctx)
-        return versions.read(self.store, disk, seen.head, path, filters)
+        shown = None if path in seen.stacked else disk(self._ctx)
+        return versions.read(self.store, shown, seen.head, path, filters)
 
     # -- proposing ---------------------------------------------------------------------------
 
