@@ -18,6 +18,8 @@ from tests.doors.cli.clikit import gp_json, gp_ok
 from tests.doors.mcp.mcpkit import run, text_of
 from tests.gitkit import git, status_porcelain
 
+pytestmark = pytest.mark.slow  # a server or browser in a process of its own
+
 SESSION = "refactor-bot"
 NOTE_V1 = "*** Begin Patch\n*** Add File: click/_notes.py\n+NOTES = ['v1']\n*** End Patch\n"
 NOTE_V2 = "*** Begin Patch\n*** Add File: click/_notes.py\n+NOTES = ('v2',)\n*** End Patch\n"

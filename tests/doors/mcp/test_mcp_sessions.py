@@ -19,6 +19,8 @@ from tests.doors.cli.clikit import gp_json
 from tests.doors.mcp.mcpkit import console_script, run, text_of
 from tests.gitkit import GIT_ENV, git, make_repo
 
+pytestmark = pytest.mark.slow  # a server or browser in a process of its own
+
 CONFIG = "MAX_RETRIES = 1\nTIMEOUT = 10\n"
 
 

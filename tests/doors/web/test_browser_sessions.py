@@ -14,6 +14,8 @@ from tests.doors.web.browser import chromium, running, serve_command, wait_for
 from tests.doors.web.webkit import review_repo
 from tests.gitkit import git
 
+pytestmark = pytest.mark.slow  # a server or browser in a process of its own
+
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
