@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import os
 import statistics
 import subprocess
@@ -51,11 +52,17 @@ def _add_big_file(repo: Path) -> None:
 
 
 def _params(repo: Path, mode: str) -> StdioServerParameters:
+    # Each server is a session of its own (review-mode proposals stack per session), so a
+    # server's first edit applies to the target's content and its later ones chain on it.
+    session = f"bench-{next(_SESSIONS)}"
     return StdioServerParameters(
         command=str(Path(sys.executable).parent / "gitpatch"),
-        args=["-C", str(repo), "serve", "--mode", mode],
+        args=["-C", str(repo), "serve", "--mode", mode, "--session", session],
         env=dict(GIT_ENV),
     )
+
+
+_SESSIONS = itertools.count()
 
 
 def _edit(n: int) -> dict[str, Any]:
@@ -99,7 +106,8 @@ async def _calls(repo: Path, mode: str, runs: int, counter: list[int]) -> dict[s
         out["read_file"] = statistics.median(times)
         times = []
         for k in range(runs + 3):
-            arguments = _edit(counter[0]) if mode == "auto" else _edit(0)
+            # auto: the branch holds the last edit; review: this session's stack holds it
+            arguments = _edit(counter[0]) if mode == "auto" else _edit(k)
             t0 = time.perf_counter()
             result = await client.call_tool("patch", arguments)
             elapsed = (time.perf_counter() - t0) * 1000
@@ -129,8 +137,8 @@ async def _growth(
     repo: Path, marks: list[int], runs: int
 ) -> list[tuple[int, float, float, tuple[int, int]]]:
     """(open proposals, median wall ms, server CPU ms per call, notes root) of a review-mode
-    edit at each mark, on one server: the proposals between marks are made by the same edit,
-    so each one stays open."""
+    edit at each mark, on one server: every edit stays open, stacked on the one before (one
+    session), so the mark is also the depth of the session's stack."""
     out: list[tuple[int, float, float, tuple[int, int]]] = []
     made = 0
     async with (
@@ -140,14 +148,14 @@ async def _growth(
         await client.initialize()
         for mark in marks:
             while made < mark:
-                result = await client.call_tool("patch", _edit(0))
+                result = await client.call_tool("patch", _edit(made))
                 assert not result.is_error, result.content
                 made += 1
             times = []
             cpu = _children_cpu_ms()
-            for _ in range(runs):
+            for k in range(runs):
                 t0 = time.perf_counter()
-                result = await client.call_tool("patch", _edit(0))
+                result = await client.call_tool("patch", _edit(mark + k))
                 times.append((time.perf_counter() - t0) * 1000)
                 assert not result.is_error, result.content
             cpu = (_children_cpu_ms() - cpu) / runs

@@ -175,6 +175,11 @@ class Proposal:
     format: Format
     tool: str = ""
     message: str = ""
+    #: The id of the proposal this one revises (a person rejected it or asked for changes).
+    revises: str | None = None
+    #: A digest of the tool call that made it, so a harness's retry of that very call is
+    #: recognised as already applied (set by the MCP door; empty elsewhere).
+    call: str = ""
 
     @property
     def paths(self) -> tuple[str, ...]:

@@ -103,7 +103,8 @@ async def _agent(repo: Path, mode: str, calls: list[tuple[str, dict[str, Any]]])
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "gitpatch", "-C", str(repo), "serve", "--mode", mode]
+        command=sys.executable,
+        args=["-m", "gitpatch", "-C", str(repo), "serve", "--mode", mode, "--session", "agent"],
     )
     results = []
     async with stdio_client(params) as (read, write), ClientSession(read, write) as client:

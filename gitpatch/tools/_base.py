@@ -13,6 +13,7 @@ until the write settled (the commit, the working-tree files), then propagates.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -111,12 +112,18 @@ class Tool:
         self.session = session
         self.unsaved = unsaved
         self._lock = threading.Lock()
+        self._digest = ""
 
     # -- calling -----------------------------------------------------------------------------
 
     def __call__(self, **arguments: Any) -> ToolResult:
         """Run the tool; never raises (errors come back as results with a code)."""
         return self._call(arguments, None)
+
+    def invoke(self, call: str, **arguments: Any) -> ToolResult:
+        """Run the tool as ``__call__`` does, recording ``call`` (a digest of the harness's
+        tool call) with the change it makes, so a retry of that very call is recognised."""
+        return self._call(arguments, None, call)
 
     async def acall(self, **arguments: Any) -> ToolResult:
         """Run the tool in a worker thread; see the module docstring for cancellation."""
@@ -133,7 +140,9 @@ class Tool:
                     continue
             raise
 
-    def _call(self, arguments: dict[str, Any], state: _CallState | None) -> ToolResult:
+    def _call(
+        self, arguments: dict[str, Any], state: _CallState | None, call: str = ""
+    ) -> ToolResult:
         before_write = state.before_write if state is not None else None
         try:
             self._signature().bind(**arguments)
@@ -143,6 +152,7 @@ class Tool:
         try:
             with self._lock:
                 self._shown = shown
+                self._digest = call
                 return self.run(before_write=before_write, **arguments)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt | SystemExit):
@@ -209,6 +219,8 @@ class Tool:
         ``authorize``), then apply ``proposal`` (written in keys) on the targets' one storage; a
         change needing approval is kept for review where the storage can (a Workspace) and
         reported as ``approval_required``."""
+        if self._digest:
+            proposal = dataclasses.replace(proposal, call=self._digest)
         storages = {id(t.storage): t.storage for _, t in checks}
         if len(storages) != 1:
             raise InvalidArguments(

@@ -36,17 +36,28 @@ class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _revises() -> Any:
+    """The optional ``revises`` argument of the edit tools."""
+    return Field(
+        default=None,
+        description="The id of a proposal a person rejected or asked you to change, when this "
+        "call is its revision (see list_proposals / show_proposal).",
+    )
+
+
 class PatchArgs(_Args):
     """Arguments of ``patch``."""
 
     path: str = Field(description="The file to edit, relative to the repository root.")
     edits: str = Field(description="One or more SEARCH/REPLACE blocks, without path lines.")
+    revises: str | None = _revises()
 
 
 class ApplyPatchArgs(_Args):
     """Arguments of ``apply_patch``."""
 
     patch: str = Field(description="The whole patch, from '*** Begin Patch' to '*** End Patch'.")
+    revises: str | None = _revises()
 
 
 class PatchResourceArgs(_Args):
@@ -61,6 +72,7 @@ class PatchResourceArgs(_Args):
     team: str | None = Field(
         default=None, description="The team that owns the resource (service mode only)."
     )
+    revises: str | None = _revises()
 
 
 class ReadFileArgs(_Args):

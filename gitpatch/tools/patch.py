@@ -33,13 +33,20 @@ class PatchTool(Tool):
     name = "patch"
 
     def run(
-        self, before_write: Callable[[], None] | None = None, *, path: str, edits: str
+        self,
+        before_write: Callable[[], None] | None = None,
+        *,
+        path: str,
+        edits: str,
+        revises: str | None = None,
     ) -> ToolResult:
-        """Check MODIFY_FILE, parse ``edits``, apply them all or none."""
+        """Check MODIFY_FILE, parse ``edits``, apply them all or none; ``revises``: the id of
+        the proposal this change revises."""
         target = self.resolve(path)
         checks = [(ToolOperation.MODIFY_FILE, target)]
         ask = self.authorize(*checks[0])  # before parsing anything, as the spec requires
-        proposal = dataclasses.replace(search_replace.parse(edits, target.key), tool="patch")
+        proposal = search_replace.parse(edits, target.key)
+        proposal = dataclasses.replace(proposal, tool="patch", revises=revises)
         applied = self.submit(proposal, checks, before_write, checked=ask)
         count = _edit_count(proposal)
         first = f"{done(applied)} {plural(count, 'edit')} to {target.shown}."
@@ -61,8 +68,15 @@ class ApplyPatchTool(Tool):
 
     name = "apply_patch"
 
-    def run(self, before_write: Callable[[], None] | None = None, *, patch: str) -> ToolResult:
-        """Parse ``patch``, check every source and destination, apply atomically."""
+    def run(
+        self,
+        before_write: Callable[[], None] | None = None,
+        *,
+        patch: str,
+        revises: str | None = None,
+    ) -> ToolResult:
+        """Parse ``patch``, check every source and destination, apply atomically;
+        ``revises``: the id of the proposal this change revises."""
         proposal = apply_patch_format.parse(patch)
         targets: dict[str, Target] = {}
         checks: list[tuple[ToolOperation, Target]] = []
@@ -80,7 +94,9 @@ class ApplyPatchTool(Tool):
             else:
                 checks.append((ToolOperation.MODIFY_FILE, target))
             ops.append(dataclasses.replace(op, path=target.key))
-        local = dataclasses.replace(proposal, operations=tuple(ops), tool="apply_patch")
+        local = dataclasses.replace(
+            proposal, operations=tuple(ops), tool="apply_patch", revises=revises
+        )
         applied = self.submit(local, checks, before_write)
         shown = {t.key: t.shown for t in targets.values()}
         return _patch_result(applied, lambda k: shown.get(k, k))

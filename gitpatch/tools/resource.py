@@ -49,14 +49,16 @@ class PatchResourceTool(Tool):
         edits: list[dict[str, Any]],
         team: str | None = None,
         expected_version: str | int | None = None,
+        revises: str | None = None,
     ) -> ToolResult:
-        """Resolve (in ``team``'s space when given), check MODIFY_FILE, apply all or none."""
+        """Resolve (in ``team``'s space when given), check MODIFY_FILE, apply all or none;
+        ``revises``: the id of the proposal this change revises."""
         namespace = self._space(team)
         target = self.resolve(path, namespace if team else None)
         checks = [(ToolOperation.MODIFY_FILE, target)]
         ask = self.authorize(*checks[0])
         proposal = edit_objects.parse(target.key, edits)
-        proposal = dataclasses.replace(proposal, tool="patch_resource")
+        proposal = dataclasses.replace(proposal, tool="patch_resource", revises=revises)
         if self.max_file_bytes is not None:
             self._check_size(target, proposal)
         applied = self.submit(proposal, checks, before_write, expected_version, checked=ask)

@@ -46,7 +46,7 @@ from gitpatch.errors import (
 )
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
 from gitpatch.store import Store
-from gitpatch.workspace import guards, review, sessiontrees, versions
+from gitpatch.workspace import feedback, guards, review, series, sessiontrees, stack, versions
 from gitpatch.workspace.build import Dirty, proposal_result
 from gitpatch.workspace.context import Context
 from gitpatch.workspace.propose import (
@@ -58,10 +58,11 @@ from gitpatch.workspace.propose import (
     preview,
     retried,
 )
-from gitpatch.workspace.publisher import Transition, publish
+from gitpatch.workspace.publisher import NoteChange, Transition, publish
 from gitpatch.workspace.results import (
     Mode,
     ProposalResult,
+    ProposalStatus,
     ReadResult,
 )
 from gitpatch.workspace.sessions import (
@@ -69,6 +70,7 @@ from gitpatch.workspace.sessions import (
     PROPOSAL_PREFIX,
     REJECTED_PREFIX,
     SESSION_PREFIX,
+    check_session_name,
     pick_target,
     protected_branches,
     session_target,
@@ -116,6 +118,7 @@ class Workspace:
     def __init__(self, context: Context) -> None:
         self._ctx = context
         self._calls = threading.RLock()
+        self._told_at: pygit2.Oid | None = None  # the notes tip the last notices were read at
 
     # -- state (read-only) -------------------------------------------------------------------
 
@@ -151,7 +154,8 @@ class Workspace:
 
     @property
     def session(self) -> str | None:
-        """The session name when auto mode lands on ``gitpatch/session/<name>``."""
+        """The session name: auto mode lands on ``gitpatch/session/<name>``; in review mode
+        the session's proposals stack (see ``gitpatch.workspace.stack``)."""
         return self._ctx.session
 
     @property
@@ -189,6 +193,7 @@ class Workspace:
         author: str | None = None,
         allow_ignored: bool | None = None,
         agent: str | None = None,
+        name: str | None = None,
     ) -> Workspace:
         """Open the repository at ``path`` (with a working tree or bare).
 
@@ -202,12 +207,16 @@ class Workspace:
         (``protected``, else git config ``gitpatch.protected``, else ``.gitpatch.toml``'s
         ``protected``, default main and master), or an explicit ``session`` name,
         starts or resumes ``gitpatch/session/<name>`` in a linked worktree of its own (see
-        ``sessiontrees``): the person's HEAD, index and files are never touched.
+        ``sessiontrees``): the person's HEAD, index and files are never touched. ``name`` is the
+        session name to use when one is needed (a protected target in auto mode), and in
+        review mode the session whose proposals stack (``session`` does the same there).
         """
         store = Store.open(path)
         policy = _dirty_policy(mode, dirty or store.config_get("gitpatch.uncommitted") or "carry")
         with store.operation():
-            ws = cls._open(store, mode, branch, policy, session, protected, author, allow_ignored)
+            ws = cls._open(
+                store, mode, branch, policy, session, protected, author, allow_ignored, name
+            )
         if agent:
             ws._ctx = dataclasses.replace(ws._ctx, agent=agent)
         return ws
@@ -223,6 +232,7 @@ class Workspace:
         protected: Sequence[str] | None,
         author: str | None,
         allow_ignored: bool | None,
+        name: str | None = None,
     ) -> Workspace:
         """``open`` once the store is open, under the opening's owner record."""
         worktree = WorkingTree.of(store)
@@ -237,11 +247,15 @@ class Workspace:
             session = resumed
         on = target
         if mode == "auto" and (session is not None or target in guarded):
-            session = session or "agent"
+            session = session or name or "agent"
             ref = SESSION_PREFIX + session
             fresh = not pygit2.reference_is_valid_name(ref) or store.ref_target(ref) is None
             on = start_session(store, target, session)
             store, worktree = _session_checkout(store, worktree, on, session, fresh=fresh)
+        elif mode == "review":
+            session = session or name
+            if session is not None:
+                check_session_name(session)
         else:
             session = None
         sig = store.signature()
@@ -331,11 +345,9 @@ class Workspace:
         """
         clean = self._normalize(path)
         with self.consistent_view():
-            head = self.store.ref_target(self.branch)
-            self.check_paths(head, [clean])
-            tree = self.worktree
-            filters = tree.filters if tree is not None else None
-            data, version = versions.read(self.store, disk(self._ctx), head, clean, filters)
+            seen = self.view()
+            self.check_paths(seen.head, [clean])
+            data, version = self.read_in(seen, clean)
         if data is None:
             raise ResourceNotFound(
                 f"cannot read {clean}: no such file on {short(self.branch)}",
@@ -345,26 +357,51 @@ class Workspace:
         text = Document.from_bytes(data, clean).text
         return ReadResult(path=clean, content=text, version=str(version) if version else "")
 
+    def view(self) -> stack.View:
+        """What the next call reads and builds on: in review mode with a session, the target
+        plus the session's open proposals (their top), else the branch head."""
+        session = self.session if self.mode == "review" else None
+        return stack.view(self.store, self.branch, session, self.target)
+
+    def read_in(self, seen: stack.View, path: str) -> tuple[bytes | None, pygit2.Oid | None]:
+        """(bytes, version) of ``path`` in ``seen``: a path the session's open proposals
+        change comes from their top, any other from disk when the branch is checked out."""
+        tree = self.worktree
+        filters = tree.filters if tree is not None else None
+        shown = None if path in seen.stacked else disk(self._ctx)
+        return versions.read(self.store, shown, seen.head, path, filters)
+
     # -- proposing ---------------------------------------------------------------------------
 
     @_serialized
     def propose(
-        self, proposal: Proposal, *, expected_version: str | None = None, revision: bool = False
+        self,
+        proposal: Proposal,
+        *,
+        expected_version: str | None = None,
+        revision: bool = False,
+        revises: str | None = None,
     ) -> ProposalResult:
         """Build ``proposal`` as one commit and land it (auto) or put it up for review.
 
         ``expected_version``: a commit id the caller read; a touched file whose content changed
         since is a ``resource_conflict`` (other files changing is not). ``revision=True`` allows
-        a change identical to one a person rejected.
+        a change identical to one a person rejected; ``revises`` names the proposal this one
+        revises (it implies ``revision``, and both notes say so). In review mode with a session
+        the proposal is built on the session's open proposals (``view``).
         """
         proposal = self.normalize_proposal(proposal)
+        revises = revises if revises is not None else proposal.revises
+        revised = None if revises is None else feedback.revisable(self._ctx, revises)
+        revision = revision or revised is not None
         read_as = guards.resolve_version(self.store, expected_version)
         expected = None if read_as is None else versions.unpin(self.store, read_as)
         one = Attempt(self._ctx, proposal, secrets.token_hex(6), revision, read_as, expected)
+        one.call = proposal.call
 
         def attempt() -> ProposalResult:
             one.build()
-            self._publish(one, proposal.tool)
+            self._publish(one, proposal.tool, revised)
             assert one.built is not None
             return proposal_result(
                 self._ctx, one.built, one.pid, recorded=one.recorded, carried=one.kept
@@ -372,7 +409,9 @@ class Workspace:
 
         return retried(attempt, self.branch)
 
-    def _publish(self, one: Attempt, tool: str) -> None:
+    def _publish(
+        self, one: Attempt, tool: str, revised: tuple[str, pygit2.Oid] | None = None
+    ) -> None:
         """Move the branch (auto) or create the proposal ref (review) together with the note,
         in one ref transaction: a proposal never exists without its note, nor a note without
         its proposal. In auto mode the disk follows when the branch is checked out; when the
@@ -384,9 +423,14 @@ class Workspace:
         auto = self.mode == "auto"
         ref = self.branch if auto else PROPOSAL_PREFIX + one.pid
         note = one.note(tool)
+        notes: dict[pygit2.Oid, NoteChange] = {built.commit: lambda _old: note}
+        if revised is not None:
+            note["revises"] = revised[0]
+            pid = one.pid
+            notes[revised[1]] = lambda old: {**(old or {}), "revised_by": pid}
         step = Transition(
             refs=((ref, built.commit, one.head if auto else None),),
-            notes={built.commit: lambda _old: note},
+            notes=notes,
             message=f"gitpatch: {tool or 'propose'} {one.pid}",
             checkout=(self.branch, built.base, built.commit) if auto else None,
             paths=built.land_paths,
@@ -434,9 +478,52 @@ class Workspace:
     # -- review (written in gitpatch.workspace.review) --------------------------------------------
 
     @_serialized
-    def approve(self, proposal_id: str, by: str) -> ProposalResult:
+    def approve(self, proposal_id: str, by: str, *, squash: bool = False) -> ProposalResult:
         """Merge a proposal (or a session, by name) into its target; see ``review``."""
-        return review.approve(self._ctx, proposal_id, by)
+        return review.approve(self._ctx, proposal_id, by, squash=squash)
+
+    @_serialized
+    def comment(
+        self, proposal_id: str, by: str, text: str, *, kind: str = "comment"
+    ) -> dict[str, Any]:
+        """Add a person's comment (``kind``: comment or request_changes) to a proposal; the
+        agent reads it in show_proposal, list_proposals and a notice."""
+        return feedback.comment(self._ctx, proposal_id, by, text, kind)
+
+    @_serialized
+    def replayed(self, call: str) -> ProposalResult | None:
+        """The proposal the tool call with digest ``call`` made, when nothing moved since (it
+        is still the head of ``view``): a harness retrying that call. None otherwise."""
+        head = self.view().head
+        note = self.store.read_note(head) if head is not None and call else None
+        if note is None or note.get("call") != call:
+            return None
+        pid = str(note.get("id") or "")
+        status: ProposalStatus = "proposed" if self.mode == "review" else "applied"
+        branch = self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid
+        return ProposalResult(
+            proposal_id=pid,
+            version=str(head),
+            branch=branch,
+            target=self.target,
+            mode=self.mode,
+            status=status,
+            base=str(note.get("base") or ""),
+            message=f"Already applied as proposal {pid} (version {head}).",
+        )
+
+    @_serialized
+    def overlaps(self) -> list[str]:
+        """Files this session's open work changes that another session's open work changes
+        too, as ``path: session NAME (proposal ID | session branch)``."""
+        return series.overlaps(self._ctx)
+
+    @_serialized
+    def notices(self) -> list[str]:
+        """One line per change to this session's proposals since it was last told (verdicts,
+        re-bases, comments); each is told once. Empty without a session."""
+        lines, self._told_at = feedback.notices(self._ctx, self._told_at)
+        return lines
 
     @_serialized
     def reject(self, proposal_id: str, by: str, reason: str) -> ProposalResult:

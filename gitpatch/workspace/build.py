@@ -78,14 +78,9 @@ def build(
         changeset = _cleaned(changeset, filters)
     guards.check_gitmodules(changeset)
     print_ = guards.fingerprint(changeset)
-    if not revision and store.ref_target(REJECTED_PREFIX + print_) is not None:
-        raise ProposalRejected(
-            "a person already rejected exactly this change "
-            f"(rejected proposal at {store.ref_target(REJECTED_PREFIX + print_)})",
-            hint="Do not replay a rejected change; change your approach, or pass "
-            "revision=True if the reviewer asked for this revision.",
-            details={"fingerprint": print_},
-        )
+    rejected = None if revision else store.ref_target(REJECTED_PREFIX + print_)
+    if rejected is not None:
+        raise _rejected(store, rejected, print_)
     tree = store.build_tree(base, changeset.changes)
     commit = _commit(store, proposal, base, tree, changeset, pid, by)
     land = tuple(dict.fromkeys([*recorded, *changeset.paths]))
@@ -147,6 +142,21 @@ def _attributes_after(
 
 def _is_attributes(path: str) -> bool:
     return path.rsplit("/", 1)[-1] == ATTRIBUTES_FILE
+
+
+def _rejected(store: Store, commit: pygit2.Oid, print_: str) -> ProposalRejected:
+    """The refusal of a change a person rejected: which proposal, who, why, and what works."""
+    note = store.read_note(commit) or {}
+    pid = str(note.get("id") or "")
+    by = f" by {note['rejected_by']}" if note.get("rejected_by") else ""
+    why = f": {note['reason']}" if note.get("reason") else ""
+    return ProposalRejected(
+        f"a person already rejected exactly this change (proposal {pid or commit}{by}{why})",
+        hint="Do not replay a rejected change; change your approach. If the reviewer asked for "
+        f"exactly this change, send it again with revises='{pid}' (Workspace API: "
+        f"revises='{pid}' or revision=True).",
+        details={"fingerprint": print_, "proposal_id": pid, "reason": note.get("reason", "")},
+    )
 
 
 def _cleaned(changeset: Changeset, filters: Filters) -> Changeset:

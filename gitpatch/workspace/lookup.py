@@ -31,6 +31,7 @@ __all__ = [
     "clean_id",
     "closed_error",
     "closed_info",
+    "feedback",
     "find",
     "first_parent",
     "hex_or_empty",
@@ -45,8 +46,8 @@ __all__ = [
 PROPOSAL_ID = re.compile(r"^[0-9a-f]{12}$")
 #: Notes on commits that are bookkeeping (an approval merge, an undo, a recorded local change),
 #: not proposals of their own.
-BOOKKEEPING_TOOLS = frozenset({"approve", "undo", "record"})
-_STATUSES = frozenset({"applied", "proposed", "approved", "rejected", "undone"})
+BOOKKEEPING_TOOLS = frozenset({"approve", "undo", "record", "rebased"})
+_STATUSES = frozenset({"applied", "proposed", "approved", "rejected", "undone", "needs_revision"})
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,27 @@ def info(store: Store, sub: Subject, now: datetime) -> ProposalInfo:
         tool=str(note.get("tool") or ("session" if sub.session else "")),
         branch=sub.ref,
         commit=str(sub.tip),
+        **feedback(note),
     )
+
+
+def feedback(note: Mapping[str, Any]) -> dict[str, Any]:
+    """The review loop's fields of ``ProposalInfo`` a note holds: session, verdict, comments,
+    revision links."""
+    by = note.get("approved_by") or note.get("rejected_by") or note.get("undone_by")
+    at = note.get("approved_at") or note.get("rejected_at") or note.get("undone_at")
+    comments = note.get("comments")
+    return {
+        "session": str(note.get("session") or ""),
+        "decided_by": str(by or note.get("decided_by") or ""),
+        "decided_at": str(at or note.get("decided_at") or ""),
+        "reason": str(note.get("reason") or ""),
+        "comments": [c for c in comments if isinstance(c, dict)]
+        if isinstance(comments, list)
+        else [],
+        "revises": str(note.get("revises") or ""),
+        "revised_by": str(note.get("revised_by") or ""),
+    }
 
 
 def closed_info(
@@ -215,6 +236,7 @@ def closed_info(
         tool=str(note.get("tool") or ""),
         branch=str(note.get("branch") or ""),
         commit=str(commit),
+        **feedback(note),
     )
 
 

@@ -30,7 +30,7 @@ from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Changeset, Proposal
 from gitpatch.core.retry import lost_race, retry
 from gitpatch.errors import ConcurrentUpdate
-from gitpatch.workspace import guards, versions
+from gitpatch.workspace import guards, stack, versions
 from gitpatch.workspace.build import Built, build, carried, record_dirty
 from gitpatch.workspace.context import Context
 from gitpatch.workspace.results import now_iso
@@ -46,6 +46,7 @@ __all__ = [
     "note",
     "preview",
     "retried",
+    "view",
 ]
 
 #: Lost compare-and-swaps absorbed before ``concurrent_update`` (each costs one rebuild).
@@ -77,6 +78,7 @@ class Attempt:
     #: the change merged in and stay uncommitted (``carry``), in the latest attempt.
     recorded: list[str] = dataclasses.field(default_factory=list)
     kept: list[str] = dataclasses.field(default_factory=list)
+    call: str = ""
 
     def build(self) -> Built:
         """Build the proposal's commit on the branch's current head (no ref moves).
@@ -86,11 +88,14 @@ class Attempt:
         """
         ctx, paths = self.ctx, self.proposal.paths
         with consistent_view(ctx):
-            head = ctx.store.ref_target(ctx.branch)
+            # in review mode with a session: built on the session's open proposals (their top)
+            seen = view(ctx)
+            head = seen.head
+            loose = [p for p in paths if p not in seen.stacked]
             if not self.started:
                 self.started, self.first = True, head
                 check_paths(ctx, head, paths, self.proposal)
-                versions.check_disk(ctx.store, disk(ctx), self.read_as, paths)
+                versions.check_disk(ctx.store, disk(ctx), self.read_as, loose)
             since = self.expected is not None
             reference = self.expected if since else self.first
             guards.check_unchanged(
@@ -102,7 +107,7 @@ class Attempt:
                 branch=ctx.branch,
                 read=self.read_as if self.read_as != self.expected else None,
             )
-            base, recorded = _record_dirty(ctx, head, paths, self.pid)
+            base, recorded = _record_dirty(ctx, head, loose, self.pid)
         filters = ctx.worktree.filters if ctx.worktree is not None else None
         by = (ctx.agent_signature(), ctx.session_label())
         built = build(
@@ -118,7 +123,17 @@ class Attempt:
     def note(self, tool: str) -> dict[str, Any]:
         """The note of the commit the latest attempt built (see ``note``)."""
         assert self.built is not None
-        return note(self.ctx, self.built, self.pid, tool, self.revision)
+        written = note(self.ctx, self.built, self.pid, tool, self.revision)
+        if self.call:
+            written["call"] = self.call
+        return written
+
+
+def view(ctx: Context) -> stack.View:
+    """What a call reads and builds on: in review mode with a session, the target plus the
+    session's open proposals (their top), else the branch head."""
+    session = ctx.session if ctx.mode == "review" else None
+    return stack.view(ctx.store, ctx.branch, session, ctx.target)
 
 
 def retried(attempt: Callable[[], _R], branch: str) -> _R:
@@ -201,6 +216,7 @@ def note(ctx: Context, built: Built, pid: str, tool: str, revision: bool) -> dic
         "created_at": now_iso(),
         "created_ns": time.time_ns(),  # orders calls made within one second
         "revision": revision,
+        **({"session": ctx.session} if ctx.session is not None else {}),
     }
 
 

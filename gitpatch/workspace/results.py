@@ -17,6 +17,7 @@ from gitpatch.core.model import Changeset
 from gitpatch.match import Level
 
 __all__ = [
+    "Comment",
     "EditResult",
     "FileAction",
     "FileResult",
@@ -38,8 +39,9 @@ __all__ = [
 #: How a Workspace lands proposals: on the target branch at once, or on a branch for review.
 Mode = Literal["auto", "review"]
 
-#: The life of a proposal, as kept in its note on ``refs/notes/gitpatch``.
-ProposalStatus = Literal["applied", "proposed", "approved", "rejected", "undone"]
+#: The life of a proposal, as kept in its note on ``refs/notes/gitpatch``; ``needs_revision``:
+#: a proposal stacked on one a person rejected, and changing the same files.
+ProposalStatus = Literal["applied", "proposed", "approved", "rejected", "undone", "needs_revision"]
 
 #: What a proposal did to one path.
 FileAction = Literal["update", "add", "delete", "move"]
@@ -104,10 +106,23 @@ class ReadResult(_Result):
     version: str
 
 
+class Comment(_Result):
+    """A person's words on a proposal: ``kind`` is ``comment`` or ``request_changes``."""
+
+    by: str
+    at: str
+    text: str
+    kind: str = "comment"
+
+
 class ProposalInfo(_Result):
     """One proposal as listed by ``Workspace.proposals()``.
 
-    ``files`` are the paths it changes; ``created_at`` is ISO 8601 UTC.
+    ``files`` are the paths it changes; ``created_at`` is ISO 8601 UTC. The review loop adds:
+    ``session`` (whose work it is), ``decided_by`` / ``decided_at`` / ``reason`` (the verdict),
+    ``comments``, ``revises`` / ``revised_by`` (revision links), ``lands`` (open proposals
+    beneath it that approving it also lands, bottom first) and ``overlaps`` (other sessions'
+    open work on the same files, as ``path: session NAME (proposal ID)``).
     """
 
     id: str
@@ -121,6 +136,15 @@ class ProposalInfo(_Result):
     tool: str = ""
     branch: str = ""
     commit: str = ""
+    session: str = ""
+    decided_by: str = ""
+    decided_at: str = ""
+    reason: str = ""
+    comments: list[Comment] = Field(default_factory=list)
+    revises: str = ""
+    revised_by: str = ""
+    lands: list[str] = Field(default_factory=list)
+    overlaps: list[str] = Field(default_factory=list)
 
 
 class RecordedWork(_Result):

@@ -30,7 +30,7 @@ from gitpatch.errors import (
     ProposalNotFound,
 )
 from gitpatch.store import RefUpdate, Store
-from gitpatch.workspace import guards, sessiontrees
+from gitpatch.workspace import guards, series, sessiontrees, stack
 from gitpatch.workspace.lookup import (
     BOOKKEEPING_TOOLS,
     Subject,
@@ -59,12 +59,20 @@ from gitpatch.workspace.results import (
     iso,
     now_iso,
 )
-from gitpatch.workspace.sessions import REJECTED_PREFIX, short
+from gitpatch.workspace.sessions import PROPOSAL_PREFIX, REJECTED_PREFIX, short
 
 if TYPE_CHECKING:
     from gitpatch.workspace.context import Context
 
-__all__ = ["RECENT_CLOSED", "approve", "log", "proposals", "reject", "show", "undo"]
+__all__ = [
+    "RECENT_CLOSED",
+    "approve",
+    "log",
+    "proposals",
+    "reject",
+    "show",
+    "undo",
+]
 
 #: How many closed proposals ``proposals()`` lists, newest first.
 RECENT_CLOSED = 50
@@ -73,16 +81,18 @@ RECENT_CLOSED = 50
 # -- the public functions ---------------------------------------------------------------------
 
 
-def approve(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
+def approve(ctx: Context, proposal_id: str, by: str, *, squash: bool = False) -> ProposalResult:
     """Merge a proposal (or a session, by name) into its target and note who approved it.
 
     Fast-forwards when the target has not moved, else makes a 3-way merge commit; a conflict,
     or local changes on disk to files the merge would write, refuse with nothing changed.
-    The proposal ref is deleted; a session branch instead moves to the merged commit, so an
-    agent working on it continues from what was approved.
+    The proposal ref is deleted, and so are those of the open proposals it stacks on (they
+    land with it, see ``lands``); a session branch instead moves to the merged commit, so an
+    agent working on it continues from what was approved. A review-mode session's name
+    approves its whole stack; ``squash`` then lands it as one commit.
     """
     who = _person(by, "approve")
-    return _retried(lambda: _approve_once(ctx, proposal_id, who))
+    return _retried(lambda: _approve_once(ctx, proposal_id, who, squash))
 
 
 def reject(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
@@ -115,6 +125,7 @@ def proposals(ctx: Context) -> list[ProposalInfo]:
     # newest first, by when they were made (ids are random: their order says nothing)
     subjects.sort(key=lambda sub: _made(sub.note, ctx.store.info(sub.tip).time), reverse=True)
     out = [info(ctx.store, sub, now) for sub in subjects]
+    out = series.with_overlaps(series.with_lands(ctx, out))
     seen = {item.id for item in out}
     closed: list[tuple[tuple[str, int], pygit2.Oid, dict[str, Any]]] = []
     for commit, note in ctx.store.iter_notes():
@@ -141,6 +152,9 @@ def _made(note: Mapping[str, Any], fallback: int = 0) -> tuple[str, int]:
 def show(ctx: Context, proposal_id: str) -> ProposalDetail:
     """One proposal (open or closed) or session: its info, unified diff and stats."""
     now = datetime.now(UTC)
+    named = series.session_top(ctx, proposal_id)
+    if named is not None:
+        return series.show_session(ctx, named[0], now)
     try:
         sub = find(ctx, proposal_id)
     except ProposalClosed:
@@ -157,8 +171,12 @@ def show(ctx: Context, proposal_id: str) -> ProposalDetail:
     files: list[str] = []
     for record in records:
         files.extend(p for p in record.files if p not in files)
+    described = info(ctx.store, sub, now)
+    beneath = series.lands(ctx, sub)
+    if beneath:
+        described = described.model_copy(update={"lands": beneath})
     return ProposalDetail(
-        info=info(ctx.store, sub, now),
+        info=described,
         diff=text,
         stats=stats,
         recorded="".join(
@@ -240,9 +258,10 @@ def log(ctx: Context, limit: int = 50) -> list[LogEntry]:
 # -- approve, reject, undo: one attempt each ---------------------------------------------------
 
 
-def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
+def _approve_once(ctx: Context, proposal_id: str, by: str, squash: bool) -> ProposalResult:
     store = ctx.store
-    sub = find(ctx, proposal_id)
+    named = series.session_top(ctx, proposal_id)
+    sub = find(ctx, named[1] if named is not None else proposal_id)
     head = store.ref_target(sub.target)
     if sub.session and head is not None and store.is_ancestor(sub.tip, head):
         raise ProposalClosed(
@@ -252,6 +271,11 @@ def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
             details={"id": sub.id, "branch": sub.ref},
         )
     new, how = _merged(store, sub, head, by)
+    if squash and new != head:
+        new, how = (
+            series.squashed(store, sub, head, new, named[0].session if named else sub.id),
+            "squashed onto",
+        )
     stamp = {"status": "approved", "approved_by": by, "approved_at": now_iso()}
     stamp["merged_as"] = str(new)
     notes = {c: _stamped(sub, stamp, record=c in sub.records) for c in sub.commits}
@@ -260,6 +284,12 @@ def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
     refs: list[RefUpdate] = [] if new == head else [(sub.target, new, head)]
     if not (sub.session and _in_other_worktree(ctx, sub.ref)):
         refs.append((sub.ref, new if sub.session else None, sub.tip))
+    beneath = series.beneath(ctx, sub)
+    refs.extend((PROPOSAL_PREFIX + e.id, None, e.commit) for e in beneath)
+    if squash and new != head and not sub.session:
+        # the squashed proposals stay reachable, so show ID keeps working after a gc
+        kept = series.SQUASHED_PREFIX + sub.id
+        refs.append((kept, sub.tip, store.ref_target(kept)))
     on_session = sub.session and store.head_branch() == sub.ref
     checkout = (sub.ref, sub.tip, new) if on_session else (sub.target, head, new)
     step = Transition(
@@ -267,6 +297,10 @@ def _approve_once(ctx: Context, proposal_id: str, by: str) -> ProposalResult:
     )
     publish(ctx, step)
     what = f"session {sub.ref}" if sub.session else f"proposal {sub.id}"
+    if named is not None:
+        what = f"session {named[0].session} ({len(named[0].entries)} proposals)"
+    elif beneath:
+        what += f" with the open proposals beneath it ({', '.join(e.id for e in beneath)})"
     return _result(
         ctx,
         sub,
@@ -287,6 +321,9 @@ def _in_other_worktree(ctx: Context, ref: str) -> bool:
 
 
 def _reject_once(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
+    named = series.session_top(ctx, proposal_id)
+    if named is not None:
+        return _reject_session(ctx, named[0], by, reason)
     sub = find(ctx, proposal_id)
     if sub.session:
         raise InvalidArguments(
@@ -296,16 +333,24 @@ def _reject_once(ctx: Context, proposal_id: str, by: str, reason: str) -> Propos
             details={"branch": sub.ref},
         )
     store = ctx.store
-    print_ = str(sub.note.get("fingerprint") or "") or _fingerprint(store, sub.base, sub.tip)
-    remembered = REJECTED_PREFIX + print_
     stamp = {"status": "rejected", "rejected_by": by, "rejected_at": now_iso(), "reason": reason}
-    stamp["fingerprint"] = print_
-    refs: tuple[RefUpdate, ...] = (
-        (sub.ref, None, sub.tip),
-        (remembered, sub.tip, store.ref_target(remembered)),
-    )
-    publish(ctx, Transition(refs, {sub.tip: _stamped(sub, stamp)}, f"gitpatch: reject {sub.id}"))
+    refs, notes = _rejection(store, sub.id, sub.tip, sub.base, sub.note, stamp)
+    session = str(sub.note.get("session") or "")
+    replan = stack.Replan({}, [])
+    if session:
+        chain = stack.of_session(store, session, sub.target, stack.open_entries(store, fresh=True))
+        replan = stack.drop(store, chain, sub.id, first_parent(store, sub.tip))
+        more_refs, more_notes = series.replanned(store, sub.id, chain, replan, by, reason)
+        refs += more_refs
+        notes |= more_notes
+    publish(ctx, Transition(tuple(refs), notes, f"gitpatch: reject {sub.id}"))
     because = f" ({reason})" if reason else ""
+    later = ""
+    if replan.moved:
+        later += f" Re-based the later proposals {', '.join(replan.moved)} without it."
+    if replan.needs_revision:
+        ids = ", ".join(e.id for e in replan.needs_revision)
+        later += f" {ids} change the same files and now need a revision."
     return _result(
         ctx,
         sub,
@@ -313,7 +358,56 @@ def _reject_once(ctx: Context, proposal_id: str, by: str, reason: str) -> Propos
         branch=sub.ref,
         status="rejected",
         message=f"Rejected proposal {sub.id} by {by}{because}; {sub.ref} is deleted and "
-        f"{short(sub.target)} is unchanged.",
+        f"{short(sub.target)} is unchanged.{later}",
+    )
+
+
+def _rejection(
+    store: Store,
+    pid: str,
+    tip: pygit2.Oid,
+    base: pygit2.Oid | None,
+    note: Mapping[str, Any],
+    stamp: Mapping[str, Any],
+) -> tuple[list[RefUpdate], dict[pygit2.Oid, NoteChange]]:
+    """The refs and note of rejecting one proposal: its ref goes, its fingerprint stays."""
+    print_ = str(note.get("fingerprint") or "") or _fingerprint(store, base, tip)
+    remembered = REJECTED_PREFIX + print_
+    full = {**stamp, "fingerprint": print_}
+    refs: list[RefUpdate] = [
+        (PROPOSAL_PREFIX + pid, None, tip),
+        (remembered, tip, store.ref_target(remembered)),
+    ]
+    return refs, {tip: lambda old: {**(old or {"id": pid}), **full}}
+
+
+def _reject_session(ctx: Context, chain: stack.Stack, by: str, reason: str) -> ProposalResult:
+    """Reject every open proposal of a review-mode session, in one ref transaction."""
+    store = ctx.store
+    stamp = {"status": "rejected", "rejected_by": by, "rejected_at": now_iso(), "reason": reason}
+    refs: list[RefUpdate] = []
+    notes: dict[pygit2.Oid, NoteChange] = {}
+    seen: set[str] = set()
+    for entry in chain.entries:
+        base = first_parent(store, entry.commit)
+        more, more_notes = _rejection(store, entry.id, entry.commit, base, entry.note, stamp)
+        for update in more:
+            if update[0] not in seen:  # two proposals with one fingerprint: remember it once
+                seen.add(update[0])
+                refs.append(update)
+        notes |= more_notes
+    publish(ctx, Transition(tuple(refs), notes, f"gitpatch: reject session {chain.session}"))
+    top = chain.entries[-1]
+    sub = series.subject_of(ctx, top)
+    ids = ", ".join(e.id for e in chain.entries)
+    return _result(
+        ctx,
+        sub,
+        version=top.commit,
+        branch=PROPOSAL_PREFIX + top.id,
+        status="rejected",
+        message=f"Rejected session {chain.session} by {by}: proposals {ids}; "
+        f"{short(chain.target)} is unchanged.",
     )
 
 

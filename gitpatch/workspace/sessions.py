@@ -10,7 +10,10 @@ checkout; a person later merges the session with ``approve(<name>)``.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+import fcntl
+import os
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +21,7 @@ import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, RepositoryError
 from gitpatch.safety.crashpoints import crashpoint
+from gitpatch.safety.owners import common_dir
 from gitpatch.store import Store
 from gitpatch.workspace.config import DEFAULT_PROTECTED, protected_names
 
@@ -30,6 +34,9 @@ __all__ = [
     "REJECTED_PREFIX",
     "SESSION_PREFIX",
     "branch_ref",
+    "check_session_name",
+    "claim_session",
+    "session_name",
     "pick_target",
     "protected_branches",
     "session_target",
@@ -102,17 +109,62 @@ def pick_target(
     return ref, None
 
 
+def check_session_name(name: str) -> None:
+    """Refuse a session name that cannot name a branch below ``gitpatch/session/``."""
+    if not name or "/" in name or not pygit2.reference_is_valid_name(SESSION_PREFIX + name):
+        raise InvalidArguments(
+            f"invalid session name {name!r}",
+            hint="Use a short name without slashes, such as 'agent'.",
+            details={"session": name},
+        )
+
+
+def session_name(wanted: str | None) -> str:
+    """A valid session name from a client's name (``Claude Code 1.2`` -> ``claude-code-1.2``);
+    ``agent`` when nothing usable is left."""
+    text = re.sub(r"[^A-Za-z0-9._-]+", "-", (wanted or "").strip()).strip("-.").lower()
+    text = re.sub(r"\.{2,}", ".", text)[:40].rstrip("-.")
+    return text if text and not text.endswith(".lock") else "agent"
+
+
+def claim_session(
+    gitdir: str, wanted: str, *, exact: bool = False
+) -> tuple[str, Callable[[], None]]:
+    """``wanted``, or ``wanted-2``, ``wanted-3``... : the first name no live connection holds,
+    and the function that releases it; ``exact``: ``wanted`` itself or ``invalid_arguments``.
+    A name is held by an exclusive ``flock`` on ``<git dir>/gitpatch/sessions/<name>.live``,
+    so a killed process frees it at once (a restarted agent resumes its session)."""
+    where = common_dir(gitdir) / "gitpatch" / "sessions"
+    where.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 2 if exact else 1000):
+        name = wanted if n == 1 else f"{wanted}-{n}"
+        fd = os.open(where / f"{name}.live", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        return name, lambda fd=fd: os.close(fd)
+    if exact:
+        raise InvalidArguments(
+            f"session {wanted!r} is in use by another live connection",
+            hint="Stop that server, or pass another --session name (each agent its own).",
+            details={"session": wanted},
+        )
+    raise InvalidArguments(
+        f"too many live sessions named {wanted!r}", hint="Pass serve --session NAME."
+    )
+
+
 def start_session(store: Store, target: str, name: str) -> str:
     """Start (or resume) session ``name`` for ``target``; return its full ref.
 
     Only the session branch (started at ``target``'s head) and its origin are written: HEAD
     never moves. Where the session's commits go on disk is ``sessiontrees``' business.
     """
-    if not name or "/" in name:
-        raise InvalidArguments(
-            f"invalid session name {name!r}",
-            hint="Use a short name without slashes, such as 'agent'.",
-        )
+    check_session_name(name)
     ref = branch_ref(SESSION_PREFIX + name)
     head = store.ref_target(target)
     if store.ref_target(ref) is None and head is not None:

@@ -5,7 +5,7 @@ hint), 2 usage (click's own errors). ``GitpatchGroup.invoke`` is the ONE place w
 become exit codes; commands just raise.
 
 Commands live in ``_edit`` (apply-patch, patch, edit, apply, read), ``_review``
-(proposals, show, approve, reject, undo, log) and ``_admin`` (serve, hooks, schema, init).
+(proposals, show, approve, reject, comment, undo, log) and ``_admin`` (serve, hooks, schema, init).
 Adding one is a ``@click.command`` taking ``env: Env`` via ``pass_env``, registered with
 ``main.add_command`` below.
 """
@@ -24,7 +24,7 @@ from gitpatch.doors.cli._admin import hooks, init, schema, serve
 from gitpatch.doors.cli._common import Env, wants_color
 from gitpatch.doors.cli._edit import apply, apply_patch, edit, patch, read
 from gitpatch.doors.cli._hosted import credentials, push
-from gitpatch.doors.cli._review import approve, log, proposals, reject, show, undo
+from gitpatch.doors.cli._review import approve, comment, log, proposals, reject, show, undo
 from gitpatch.doors.cli._web import web
 from gitpatch.doors.terms import in_terms
 from gitpatch.errors import GitpatchError
@@ -160,6 +160,7 @@ for _command in (
     show,
     approve,
     reject,
+    comment,
     undo,
     log,
     serve,

@@ -26,6 +26,14 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     help="auto: edits land at once; review: each waits for approval (default: config).",
 )
 @click.option(
+    "--session",
+    default=None,
+    metavar="NAME",
+    help="The agent's session (kept in git: a restarted agent resumes it by name; in auto mode "
+    "on a protected branch, in its own worktree). Default: the MCP client's name, made unique "
+    "per live connection, else 'agent'.",
+)
+@click.option(
     "--http",
     "listen",
     default=None,
@@ -44,12 +52,6 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="With --http: the credentials TOML file.",
-)
-@click.option(
-    "--session",
-    default=None,
-    metavar="NAME",
-    help="Auto mode: land on gitpatch/session/NAME, in its own worktree (default: agent).",
 )
 @click.option(
     "--allowed-host",
@@ -79,10 +81,10 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
 def serve(
     env: Env,
     mode: str | None,
+    session: str | None,
     listen: str | None,
     data: Path | None,
     creds: Path | None,
-    session: str | None,
     allowed: tuple[str, ...],
     workers: int | None,
     push: str | None,
@@ -98,6 +100,10 @@ def serve(
     env.root()  # refuse a directory that is not a repository before the client connects
     from gitpatch.doors.mcp import serve_stdio
 
+    if session is not None:
+        from gitpatch.workspace.sessions import check_session_name
+
+        check_session_name(session)
     serve_stdio(str(env.directory), mode, session)
 
 

@@ -19,7 +19,17 @@ if TYPE_CHECKING:
     from gitpatch.workspace.api import Workspace
     from gitpatch.workspace.results import ProposalDetail, ProposalInfo
 
-__all__ = ["age", "approve", "colour_diff", "log", "proposals", "reject", "show", "undo"]
+__all__ = [
+    "age",
+    "approve",
+    "colour_diff",
+    "comment",
+    "log",
+    "proposals",
+    "reject",
+    "show",
+    "undo",
+]
 
 _STATUS_COLOURS = {
     "proposed": "yellow",
@@ -27,6 +37,7 @@ _STATUS_COLOURS = {
     "approved": "green",
     "rejected": "red",
     "undone": "magenta",
+    "needs_revision": "red",
 }
 
 
@@ -82,6 +93,16 @@ def _row(env: Env, info: ProposalInfo, detail: ProposalDetail | None) -> list[st
     return [info.id, info.status, target, files, f"{plus}/{minus}", age(info.age_seconds)]
 
 
+def _session_cell(info: ProposalInfo) -> str:
+    """``bot``, ``bot (lands 2 beneath)``, ``bot, overlaps`` for the proposals table."""
+    cell = info.session or "-"
+    if info.lands:
+        cell += f" (lands {len(info.lands)} beneath)"
+    if info.overlaps:
+        cell += ", overlaps"
+    return cell
+
+
 @click.command("proposals")
 @click.option("--all", "show_all", is_flag=True, help="Also list closed proposals (newest 50).")
 @pass_env
@@ -111,6 +132,10 @@ def proposals(env: Env, show_all: bool) -> None:
         return
     header = ["ID", "STATUS", "TARGET", "FILES", "+/-", "AGE"]
     rows = [_row(env, i, details[i.id]) for i in items]
+    if any(i.session for i in items):  # the review loop's column: whose stack, what it lands
+        header.append("SESSION")
+        for row, info in zip(rows, items, strict=True):
+            row.append(_session_cell(info))
     widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
     env.echo(
         env.style("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)), bold=True)
@@ -137,6 +162,7 @@ def show(env: Env, id: str, stat_only: bool) -> None:
         f"files   {', '.join(info.files)}",
         _stat_line(detail),
     ]
+    head.extend(_loop_lines(info))
     text = "\n".join(head)
     if detail.recorded_files:
         text += (
@@ -149,6 +175,27 @@ def show(env: Env, id: str, stat_only: bool) -> None:
     env.emit(detail, text)
 
 
+def _loop_lines(info: ProposalInfo) -> list[str]:
+    """The review loop's facts about a proposal: session, stack, verdict, comments, links."""
+    lines = []
+    if info.session:
+        lines.append(f"session {info.session}")
+    if info.lands:
+        lines.append(
+            f"stacked on open proposals {', '.join(info.lands)}: approving it lands them too"
+        )
+    if info.decided_by or info.reason:
+        verdict = f"{info.status} by {info.decided_by or '?'} at {info.decided_at or '?'}"
+        lines.append(verdict + (f": {info.reason}" if info.reason else ""))
+    lines.extend(f"{c.kind} by {c.by} at {c.at}: {c.text}" for c in info.comments)
+    if info.revises:
+        lines.append(f"revises {info.revises}")
+    if info.revised_by:
+        lines.append(f"revised by {info.revised_by}")
+    lines.extend(f"also changed by another session: {flag}" for flag in info.overlaps)
+    return lines
+
+
 @click.command("approve")
 @click.argument("id", required=False)
 @click.option("--by", default=None, help="Who approves (default: git config user.name/email).")
@@ -159,9 +206,15 @@ def show(env: Env, id: str, stat_only: bool) -> None:
     metavar="A..B",
     help="Instead of an ID: approve the agent commits in A..B already applied on a branch.",
 )
+@click.option(
+    "--squash", is_flag=True, help="With a session: land all its proposals as one commit."
+)
 @pass_env
-def approve(env: Env, id: str | None, by: str | None, rev_range: str | None) -> None:
-    """Approve a proposal or session: merge it into its target (only people approve)."""
+def approve(env: Env, id: str | None, by: str | None, rev_range: str | None, squash: bool) -> None:
+    """Approve a proposal or session: merge it into its target (only people approve).
+
+    A proposal stacked on other open proposals of its session lands them too (they are named
+    before anything moves); a session's name approves all of its proposals."""
     if (id is None) == (rev_range is None):
         raise click.UsageError("pass either ID or --range A..B")
     ws = env.workspace("review")
@@ -169,9 +222,31 @@ def approve(env: Env, id: str | None, by: str | None, rev_range: str | None) -> 
     if rev_range is not None:
         _approve_range(env, ws, rev_range, who)
         return
+    _announce(env, ws, id or "")
     env.status(f"approving {id} ...")
-    result = ws.approve(id or "", by=who)
+    result = ws.approve(id or "", by=who, squash=squash)
     env.emit(result, in_terms(result.message, "cli"))
+
+
+def _announce(env: Env, ws: Workspace, id: str) -> None:
+    """Say on stderr which other open proposals an approval lands, before it moves."""
+    from gitpatch.errors import GitpatchError
+    from gitpatch.workspace import series
+
+    named = series.session_top(ws.context, id)
+    if named is not None:
+        ids = ", ".join(e.id for e in named[0].entries)
+        env.echo(f"approving session {named[0].session} lands proposals {ids}", err=True)
+        return
+    try:
+        lands = ws.show(id).info.lands
+    except GitpatchError:
+        return  # approve itself reports what is wrong with the id
+    if lands:
+        env.echo(
+            f"approving {id} also lands the open proposals beneath it: {', '.join(lands)}",
+            err=True,
+        )
 
 
 def _approve_range(env: Env, ws: Workspace, rev_range: str, who: str) -> None:
@@ -196,10 +271,29 @@ def _approve_range(env: Env, ws: Workspace, rev_range: str, who: str) -> None:
 @click.option("--by", default=None, help="Who rejects (default: git config user.name/email).")
 @pass_env
 def reject(env: Env, id: str, reason: str, by: str | None) -> None:
-    """Reject a proposal: its branch is deleted and the reason noted."""
+    """Reject a proposal (its branch is deleted, the reason noted) or, by name, every open
+    proposal of a session. Later proposals of its session that change other files are
+    re-based without it; those changing the same files are marked needs_revision."""
     ws = env.workspace("review")
     result = ws.reject(id, by=_person(env, ws, by), reason=reason)
     env.emit(result, in_terms(result.message, "cli"))
+
+
+@click.command("comment")
+@click.argument("id")
+@click.argument("text")
+@click.option(
+    "--request-changes", is_flag=True, help="Mark it as a request for changes (not a verdict)."
+)
+@click.option("--by", default=None, help="Who comments (default: git config user.name/email).")
+@pass_env
+def comment(env: Env, id: str, text: str, request_changes: bool, by: str | None) -> None:
+    """Comment on a proposal: the agent reads it in show_proposal, list_proposals and a
+    notice at the top of its next tool result."""
+    ws = env.workspace("review")
+    kind = "request_changes" if request_changes else "comment"
+    entry = ws.comment(id, by=_person(env, ws, by), text=text, kind=kind)
+    env.emit({"id": id, **entry}, f"Commented on proposal {id} as {entry['by']}.")
 
 
 @click.command("undo")

@@ -105,9 +105,11 @@ class ReadOutput(_Open):
 
 
 class ProposalsOutput(_Out):
-    """Open proposals and sessions."""
+    """Open proposals and sessions, and the session's own closed ones (with their verdicts);
+    ``notices``: what happened to the session's work since its previous call."""
 
     proposals: list[dict[str, Any]]
+    notices: list[str] = []
 
 
 class ProposalOutput(_Out):
@@ -119,6 +121,7 @@ class ProposalOutput(_Out):
     stats: dict[str, int]
     recorded: str = ""
     recorded_files: list[str] = []
+    notices: list[str] = []
 
 
 OUTPUTS: dict[str, type[BaseModel]] = {
@@ -134,10 +137,13 @@ OUTPUTS: dict[str, type[BaseModel]] = {
 # -- errors to the medium: the one place --------------------------------------------------------
 
 
-def _refusal(code: str, text: str, hint: str | None) -> CallToolResult:
+def _refusal(
+    code: str, text: str, hint: str | None, notices: tuple[str, ...] = ()
+) -> CallToolResult:
     body = text if text.startswith(f"{code}:") else f"{code}: {text}"
     if hint and hint not in body:
         body += f"\n{hint}"
+    body = "\n".join([*notices, body])
     return CallToolResult(
         content=[TextContent(type="text", text=body)], is_error=True, _meta={"code": code}
     )
@@ -159,12 +165,11 @@ def _to_result(
             raise MCPError(INVALID_PARAMS, f"invalid_arguments: {outcome.text}", data=outcome.hint)
         if code == "internal_error":  # a stable text with no internals (logged by the tools)
             raise MCPError(INTERNAL_ERROR, f"internal_error: {outcome.text}")
-        return _refusal(code, outcome.text, outcome.hint)
+        return _refusal(code, outcome.text, outcome.hint, outcome.notices)
     model = (OUTPUTS if outputs is None else outputs)[tool]
-    data = model.model_validate(outcome.data or {}).model_dump(mode="json")
-    return CallToolResult(
-        content=[TextContent(type="text", text=outcome.text)], structured_content=data
-    )
+    data = model.model_validate(outcome.data or {}).model_dump(mode="json", exclude_unset=False)
+    text = "\n".join([*outcome.notices, outcome.text])
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
 def _invalid_params(tool: str, exc: ValidationError) -> MCPError:
@@ -176,34 +181,24 @@ def _invalid_params(tool: str, exc: ValidationError) -> MCPError:
     return MCPError(INVALID_PARAMS, f"invalid arguments for {tool}: {fields}", data=errors)
 
 
-class _Introduction:
-    """Middleware: before a tool call, the toolset learns the client's name (``clientInfo``),
-    so the agent's commits can name it as their author."""
-
-    def __init__(self, introduce: Callable[[str], None]) -> None:
-        self.introduce = introduce
-
-    async def __call__(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        if ctx.method == "tools/call":
-            params = ctx.session.client_params
-            name = params.client_info.name if params is not None else ""
-            if name:
-                self.introduce(name)
-        return await call_next(ctx)
-
-
 class _ArgumentValidator:
     """Middleware: ``tools/call`` arguments are validated against the tool's model first, so
     a malformed call is JSON-RPC invalid_params (-32602), never an isError result."""
 
-    def __init__(self, models: Mapping[str, type[BaseModel]]) -> None:
+    def __init__(
+        self,
+        models: Mapping[str, type[BaseModel]],
+        on_client: Callable[[str | None], None] | None = None,
+    ) -> None:
         self.models = models
+        self.on_client = on_client
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
+        if ctx.method == "tools/call" and self.on_client is not None:
+            params = ctx.session.client_params
+            self.on_client(params.client_info.name if params is not None else None)
         if ctx.method == "tools/call" and isinstance(ctx.params, Mapping):
             model = self.models.get(str(ctx.params.get("name")))
             arguments = ctx.params.get("arguments")
@@ -293,10 +288,7 @@ def build_server(
         name,
         version=__version__,
         instructions=toolset.instructions or None,
-        middleware=[
-            *([_Introduction(toolset.introduce)] if toolset.introduce else []),
-            _ArgumentValidator({t.name: t.args for t in served}),
-        ],
+        middleware=[_ArgumentValidator({t.name: t.args for t in served}, toolset.on_client)],
         **server_options,
     )
     for tool in served:
@@ -315,7 +307,8 @@ def build_server(
 
 
 def serve_stdio(path: str, mode: str | None = None, session: str | None = None) -> None:
-    """Serve the repository at ``path`` over stdio until the client disconnects."""
+    """Serve the repository at ``path`` over stdio until the client disconnects; ``session``
+    names the agent's session (default: the client's name, else ``agent``)."""
     from gitpatch.doors.mcp._tools import workspace_toolset
 
     toolset = workspace_toolset(path, mode, session)

@@ -23,6 +23,8 @@ class Reply:
     code: str | None = None
     data: dict[str, Any] | None = None
     hint: str | None = None
+    #: Lines the result starts with (what happened to the session's work since its last call).
+    notices: tuple[str, ...] = ()
 
 
 #: A tool handler takes the validated arguments; it may return a Reply or raise GitpatchError.
@@ -42,6 +44,5 @@ class ToolSet:
     tools: tuple[ToolDef, ...] | None = None
     outputs: Mapping[str, type[BaseModel]] | None = None
     describe: Callable[[str], str] | None = None
-    #: Told the connected client's name (its ``clientInfo``) before each tool call: the
-    #: agent the Workspace names as its commits' author.
-    introduce: Callable[[str], None] | None = None
+    #: Told the MCP client's ``clientInfo`` name before each tool call (session naming).
+    on_client: Callable[[str | None], None] | None = None

@@ -8,12 +8,17 @@ the first call, so starting the server stays cheap.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from gitpatch.doors.mcp._reply import Handler, Reply, ToolSet
+from gitpatch.errors import GitpatchError
 from gitpatch.tools import definitions as tooldefs
 from gitpatch.workspace.opening import is_open, open_workspace, repository_config
 
@@ -21,36 +26,62 @@ if TYPE_CHECKING:
     from gitpatch.tools import ToolResult
     from gitpatch.tools.policy import ToolPermissionPolicy
     from gitpatch.workspace.api import Workspace
+    from gitpatch.workspace.results import ProposalInfo
 
 __all__ = ["workspace_toolset"]
 
 
 class _Repository:
-    """Opens the Workspace once (lazily) for one repository and mode."""
+    """Opens the Workspace once (lazily) for one repository, mode and session.
+
+    The session is ``serve --session NAME`` as given, else the MCP client's ``clientInfo``
+    name (``client``, set by the server before each call), else ``agent``; the last two are
+    made unique among live connections (``claim_session``), and released at ``close``.
+    """
 
     def __init__(self, path: str, mode: str | None, session: str | None = None) -> None:
         self.path = path
         self.mode = mode
         self.session = session
-        self.agent: str | None = None
+        self.client: str | None = None
         self._ws: Workspace | None = None
         self._lock = threading.Lock()
+        self._release: list[Callable[[], None]] = []
 
     def workspace(self) -> Workspace:
         with self._lock:
             if self._ws is None:
                 mode: Any = self.mode
-                extra: dict[str, Any] = {"session": self.session} if self.session else {}
-                if self.agent:
-                    extra["agent"] = self.agent
-                self._ws = open_workspace(self.path, mode, **extra)
+                extra: dict[str, Any] = {"agent": self.client} if self.client else {}
+                self._ws = open_workspace(self.path, mode, name=self._session_name(), **extra)
             return self._ws
 
-    def introduce(self, client: str) -> None:
-        """The MCP client's name: it authors the agent commits (when known before opening)."""
-        with self._lock:
-            if self.agent is None and client.strip():
-                self.agent = client.strip()
+    def claim(self) -> None:
+        """Hold an explicit session name now, refusing one a live connection holds."""
+        if self.session is not None and not self._release:
+            from gitpatch.store import Store
+            from gitpatch.workspace.sessions import claim_session
+
+            gitdir = str(Store.open(self.path).git_dir)
+            _name, release = claim_session(gitdir, self.session, exact=True)
+            self._release.append(release)
+
+    def _session_name(self) -> str:
+        if self.session is not None:
+            self.claim()
+            return self.session
+        from gitpatch.store import Store
+        from gitpatch.workspace.sessions import claim_session, session_name
+
+        gitdir = str(Store.open(self.path).git_dir)
+        name, release = claim_session(gitdir, session_name(self.client))
+        self._release.append(release)
+        return name
+
+    def close(self) -> None:
+        """Free the session name for the next connection."""
+        while self._release:
+            self._release.pop()()
 
     def policy(self) -> ToolPermissionPolicy | None:
         """The ``[policy]`` of ``.gitpatch.toml`` with the git config rules (strictest wins);
@@ -79,11 +110,17 @@ def _reply(result: ToolResult) -> Reply:
 
 class _EditAdapter:
     """The edit tools and read_file: ``gitpatch.tools`` over the repository's Workspace, with
-    the policy of ``.gitpatch.toml`` combined with the git config's tool rules."""
+    the policy of ``.gitpatch.toml`` combined with the git config's tool rules.
+
+    A call identical to the last edit that succeeded, while nothing moved since (the view's
+    head is still the version it returned), is a harness retry: it gets the original result,
+    marked already applied, and changes nothing.
+    """
 
     def __init__(self, source: _Repository) -> None:
         self.source = source
         self._tools: dict[str, Any] = {}
+        self._last: tuple[str, Reply] | None = None
 
     def tool(self, name: str) -> Any:
         """The tool-layer tool ``name``, made once over the Workspace."""
@@ -100,55 +137,145 @@ class _EditAdapter:
             self._tools[name] = make(ws, ws, policy=self.source.policy())
         return self._tools[name]
 
+    def _edit(self, name: str, args: BaseModel, **call: Any) -> Reply:
+        text = json.dumps([name, args.model_dump(mode="json")], sort_keys=True)
+        key = hashlib.sha256(text.encode()).hexdigest()[:32]
+        replay = self._replayed(key, name, args)
+        if replay is not None:
+            return replay
+        reply = _reply(self.tool(name).invoke(key, **call))
+        if reply.ok:
+            self._last = (key, reply)
+        return reply
+
+    def _replayed(self, key: str, name: str, args: BaseModel) -> Reply | None:
+        """The original result of the call ``key`` when it is the last change and nothing
+        moved since: from this connection, else rebuilt from the proposal's note (a
+        restarted server)."""
+        ws = self.source.workspace()
+        if self._last is not None and self._last[0] == key:
+            reply = self._last[1]
+            if reply.data is not None and str(ws.view().head) == reply.data.get("version"):
+                return _already(reply.text, reply.data)
+        found = ws.replayed(key)
+        if found is None:
+            return None
+        data: dict[str, Any] = {"version": found.version, "status": found.status}
+        data |= {"proposal_id": found.proposal_id, "branch": found.branch}
+        if name == "patch_resource" or name == "patch":
+            data |= {"path": getattr(args, "path", ""), "id": None}
+        return _already(found.message, data)
+
     def patch(self, args: tooldefs.PatchArgs) -> Reply:
-        return _reply(self.tool("patch")(path=args.path, edits=args.edits))
+        return self._edit("patch", args, path=args.path, edits=args.edits, revises=args.revises)
 
     def apply_patch(self, args: tooldefs.ApplyPatchArgs) -> Reply:
-        return _reply(self.tool("apply_patch")(patch=args.patch))
+        return self._edit("apply_patch", args, patch=args.patch, revises=args.revises)
 
     def patch_resource(self, args: tooldefs.PatchResourceArgs) -> Reply:
         edits = [e.model_dump(exclude_none=True) for e in args.edits]
-        return _reply(
-            self.tool("patch_resource")(
-                path=args.path,
-                edits=edits,
-                team=args.team,
-                expected_version=args.expected_version,
-            )
+        return self._edit(
+            "patch_resource",
+            args,
+            path=args.path,
+            edits=edits,
+            team=args.team,
+            expected_version=args.expected_version,
+            revises=args.revises,
         )
 
     def read_file(self, args: tooldefs.ReadFileArgs) -> Reply:
         return _reply(self.tool("read_file")(path=args.path, offset=args.offset, limit=args.limit))
 
 
+def _already(text: str, data: dict[str, Any]) -> Reply:
+    """A retried call's original result, marked as such: nothing was changed again."""
+    head = (
+        "Already applied: this identical call succeeded before and nothing changed since, "
+        f"so nothing was changed again. The original result:\n{text}"
+    )
+    return Reply(True, head, data={**data, "already_applied": True})
+
+
+def _describe(info: ProposalInfo) -> str:
+    """One proposal as the agent reads it in a list: id, status, files, and the feedback."""
+    line = f"{info.id}  {info.status}  {info.target.removeprefix('refs/heads/')}  "
+    line += ", ".join(info.files)
+    if info.decided_by or info.reason:
+        line += f"\n    {info.status} by {info.decided_by or '?'} at {info.decided_at or '?'}"
+        line += f": {info.reason}" if info.reason else ""
+    for c in info.comments:
+        line += f"\n    {c.by} ({c.kind}, {c.at}): {c.text}"
+    if info.revises:
+        line += f"\n    revises {info.revises}"
+    if info.revised_by:
+        line += f"\n    revised by {info.revised_by}"
+    if info.lands:
+        line += f"\n    approving it also lands {', '.join(info.lands)} (beneath it)"
+    for flag in info.overlaps:
+        line += f"\n    also changed by another session: {flag}"
+    return line
+
+
 def _review_handlers(repo: _Repository) -> dict[str, Handler]:
     def list_proposals(_args: BaseModel) -> Reply:
         ws = repo.workspace()
-        open_items = [i for i in ws.proposals() if is_open(ws, i)]
-        data = {"proposals": [i.model_dump(mode="json") for i in open_items]}
-        lines = [
-            f"{i.id}  {i.status}  {i.target.removeprefix('refs/heads/')}  {', '.join(i.files)}"
-            for i in open_items
+        mine = ws.session
+        items = [
+            i for i in ws.proposals() if is_open(ws, i) or (mine is not None and i.session == mine)
         ]
+        data = {"proposals": [i.model_dump(mode="json") for i in items]}
+        lines = [_describe(i) for i in items]
         return Reply(True, "\n".join(lines) or "No open proposals.", data=data)
 
     def show_proposal(args: BaseModel) -> Reply:
         assert isinstance(args, tooldefs.ShowProposalArgs)
         detail = repo.workspace().show(args.id)
-        info = detail.info
-        files = ", ".join(info.files)
-        head = f"proposal {info.id}: {info.status}, target {info.target}, files {files}"
         # the published output keeps ``recorded`` (one text); ``records`` is for the web page
         data = detail.model_dump(mode="json", exclude={"records"})
-        return Reply(True, f"{head}\n\n{detail.diff}{detail.recorded}", data=data)
+        return Reply(
+            True, f"proposal {_describe(detail.info)}\n\n{detail.diff}{detail.recorded}", data=data
+        )
 
     return {"list_proposals": list_proposals, "show_proposal": show_proposal}
 
 
+def _with_notices(repo: _Repository, name: str, handler: Handler, told: set[str]) -> Handler:
+    """``handler`` whose reply starts with the session's notices (verdicts, re-bases,
+    comments, other sessions' work on the same files) and, after an edit, flags those files."""
+
+    def overlaps() -> list[str]:
+        fresh = [f for f in repo.workspace().overlaps() if f not in told]
+        told.update(fresh)
+        return fresh
+
+    def run(args: BaseModel) -> Reply:
+        ws = repo.workspace()
+        lines = ws.notices() + [f"Another session also changes {f}." for f in overlaps()]
+        try:
+            reply = handler(args)
+        except GitpatchError as exc:
+            reply = Reply(False, exc.message, exc.code, hint=exc.hint)
+        if reply.ok and name in _EDITS:
+            lines += [f"Another session also changes {f}." for f in overlaps()]
+        if not lines:
+            return reply
+        data = reply.data
+        if data is not None:
+            data = {**data, "notices": lines}
+        return dataclasses.replace(reply, data=data, notices=tuple(lines))
+
+    return run
+
+
+_EDITS = frozenset({"patch", "apply_patch", "patch_resource"})
+
+
 def workspace_toolset(path: str, mode: str | None = None, session: str | None = None) -> ToolSet:
     """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
-    ``session``: the name auto mode's commits go under, default ``agent``)."""
+    ``session``: the session name, else the client's name, else ``agent``)."""
     repo = _Repository(path, mode, session)
+    repo.claim()  # a name in use elsewhere is refused before the client connects
     edits = _EditAdapter(repo)
     handlers: dict[str, Handler] = {
         "patch": edits.patch,  # type: ignore[dict-item]
@@ -157,9 +284,17 @@ def workspace_toolset(path: str, mode: str | None = None, session: str | None = 
         "read_file": edits.read_file,  # type: ignore[dict-item]
         **_review_handlers(repo),
     }
+    told: set[str] = set()
+    handlers = {n: _with_notices(repo, n, h, told) for n, h in handlers.items()}
     instructions = (
         "Edit files in this git repository with patch, apply_patch or patch_resource; read them "
         "with read_file. Every edit is one commit; in review mode it waits for a person "
-        "(see list_proposals / show_proposal). You cannot approve or reject proposals."
+        "(see list_proposals / show_proposal), your later calls see your pending proposals, "
+        "and a rejected one can be revised (revises: its id). You cannot approve or reject."
     )
-    return ToolSet(handlers, instructions, introduce=repo.introduce)
+
+    def client(name: str | None) -> None:
+        if repo.client is None and name:
+            repo.client = name
+
+    return ToolSet(handlers, instructions, closers=[repo.close], on_client=client)

@@ -33,7 +33,16 @@ from gitpatch.workspace.results import ProposalResult
 __all__ = ["STATUSES", "create_app"]
 
 #: The status filters the proposals page offers.
-STATUSES = ("all", "open", "proposed", "applied", "approved", "rejected", "undone")
+STATUSES = (
+    "all",
+    "open",
+    "proposed",
+    "applied",
+    "approved",
+    "rejected",
+    "needs_revision",
+    "undone",
+)
 #: HTTP status per error code; anything else is a 400 (bad input) or, for internal errors, 500.
 _HTTP = {
     "proposal_not_found": 404,
@@ -76,6 +85,10 @@ def create_app(repo: str | Path, access: Access) -> Starlette:
         Route("/api/proposals/{pid}", site.api_show),
         Route("/api/proposals/{pid}/approve", site.api_approve, methods=["POST"]),
         Route("/api/proposals/{pid}/reject", site.api_reject, methods=["POST"]),
+        Route("/api/proposals/{pid}/comment", site.api_comment, methods=["POST"]),
+        Route("/api/sessions", site.api_sessions),
+        Route("/api/sessions/{name}/approve", site.api_session_approve, methods=["POST"]),
+        Route("/api/sessions/{name}/reject", site.api_session_reject, methods=["POST"]),
         Route("/api/log", site.api_log),
         Route("/api/undo", site.api_undo, methods=["POST"]),
         Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"),
@@ -118,8 +131,15 @@ class _Site:
             ws = self._ws()
             stamp = views.stamp(ws)  # first: a change made while the rows are read shows later
             rows = views.rows(ws, status)
+            stacks = views.stacks(rows if status in ("all", "open") else views.rows(ws, "open"))
             return self._page(
-                "index.html", ws, rows=rows, status=status, statuses=STATUSES, stamp=stamp
+                "index.html",
+                ws,
+                rows=rows,
+                stacks=stacks,
+                status=status,
+                statuses=STATUSES,
+                stamp=stamp,
             )
 
         return await run_in_threadpool(build)
@@ -204,6 +224,40 @@ class _Site:
                 hint='Send {"by": "Name", "reason": "why the change is wrong"}.',
             )
         return await self._act(lambda ws: ws.reject(pid, by, reason))
+
+    async def api_comment(self, request: Request) -> Response:
+        """``POST /api/proposals/{id}/comment`` with ``{"by": name, "text": words, "kind":
+        "comment" | "request_changes"}``: the agent reads it in its next tool result."""
+        pid, body = request.path_params["pid"], await _body(request)
+        by, text = _text(body, "by"), _text(body, "text")
+        kind = _text(body, "kind") or "comment"
+
+        def run() -> dict[str, Any]:
+            return {"comment": self._ws().comment(pid, by, text, kind=kind), "id": pid}
+
+        return JSONResponse(await run_in_threadpool(run))
+
+    async def api_sessions(self, request: Request) -> Response:
+        """``GET /api/sessions``: each review-mode session's open proposals, bottom first."""
+        found = await run_in_threadpool(lambda: views.stacks(views.rows(self._ws(), "open")))
+        return JSONResponse({"sessions": [group.as_json() for group in found]})
+
+    async def api_session_approve(self, request: Request) -> Response:
+        """``POST /api/sessions/{name}/approve`` with ``{"by": name, "squash": bool}``: lands
+        every open proposal of the session (one commit with ``squash``)."""
+        name, body = request.path_params["name"], await _body(request)
+        by, squash = _text(body, "by"), bool(body.get("squash", False))
+        return await self._act(lambda ws: ws.approve(f"session/{name}", by, squash=squash))
+
+    async def api_session_reject(self, request: Request) -> Response:
+        """``POST /api/sessions/{name}/reject`` with ``{"by": name, "reason": text}``."""
+        name, body = request.path_params["name"], await _body(request)
+        by, reason = _text(body, "by"), _text(body, "reason")
+        if not reason.strip():
+            raise InvalidArguments(
+                "a rejection needs a reason", hint='Send {"by": "Name", "reason": "why"}.'
+            )
+        return await self._act(lambda ws: ws.reject(f"session/{name}", by, reason))
 
     async def api_undo(self, request: Request) -> Response:
         """``POST /api/undo``: revert the newest gitpatch commit on the checked-out branch."""

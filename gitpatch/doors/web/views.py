@@ -26,9 +26,11 @@ __all__ = [
     "Preview",
     "Record",
     "Row",
+    "SessionStack",
     "detail",
     "identity",
     "rows",
+    "stacks",
     "stamp",
 ]
 
@@ -116,6 +118,37 @@ def rows(ws: Workspace, status: str = "all") -> list[Row]:
         stats = _stats(ws.store, info)
         out.append(Row(info, opened, stats.get("insertions", 0), stats.get("deletions", 0)))
     return out
+
+
+@dataclass
+class SessionStack:
+    """A review-mode session's open proposals, bottom first: approving one lands those above
+    it in this list (``Row.info.lands``); the session's own verdicts land or reject them all."""
+
+    session: str
+    target: str
+    rows: list[Row]
+
+    def as_json(self) -> dict[str, Any]:
+        """The stack for ``GET /api/sessions``."""
+        return {
+            "session": self.session,
+            "target": self.target,
+            "proposals": [row.as_json() for row in self.rows],
+        }
+
+
+def stacks(table: list[Row]) -> list[SessionStack]:
+    """The open proposals of ``table`` grouped by session, each stack in landing order."""
+    found: dict[str, SessionStack] = {}
+    for row in table:
+        info = row.info
+        if row.open and info.status == "proposed" and info.session:
+            group = found.setdefault(info.session, SessionStack(info.session, info.target, []))
+            group.rows.append(row)
+    for group in found.values():
+        group.rows.sort(key=lambda r: len(r.info.lands))
+    return sorted(found.values(), key=lambda g: g.session)
 
 
 def stamp(ws: Workspace) -> str:

@@ -115,11 +115,15 @@ class WorkspaceStorage:
         """See ``Storage.read`` and, for uncommitted content, the module docstring."""
         with self._view(key) as (ws, path, disk):
             store = ws.store
-            head = store.ref_target(ws.branch)
+            seen = ws.view()
+            head = seen.head
             ws.check_paths(head, [path])
-            tree = ws.worktree
-            filters = tree.filters if tree is not None else None
-            data, version = versions.read(store, tree if disk else None, head, path, filters)
+            if disk:
+                data, version = ws.read_in(seen, path)
+            else:
+                tree = ws.worktree
+                filters = tree.filters if tree is not None else None
+                data, version = versions.read(store, None, head, path, filters)
             if data is None:
                 raise ResourceNotFound(
                     f"{key}: no such file",

@@ -108,6 +108,35 @@
     }
   }
 
+  // -- comments and whole sessions ---------------------------------------------------------
+  async function sendComment(kind) {
+    const art = $("#proposal"), text = $("#comment-text");
+    const name = by.value.trim();
+    if (!name) { report({ message: "Type your name in “Reviewing as” first." }, true); by.focus(); return; }
+    if (!text.value.trim()) { report({ message: "Write the comment first." }, true); text.focus(); return; }
+    try {
+      await call("POST", `/api/proposals/${encodeURIComponent(art.dataset.id)}/comment`, { by: name, text: text.value.trim(), kind });
+      location.reload();
+    } catch (e) {
+      report(e, true);
+    }
+  }
+
+  async function decideSession(verb, session) {
+    const step = verb === "approve"
+      ? await confirmStep("Approve session " + session + "?", "Every open proposal of the session lands on its target, bottom first.", false)
+      : await confirmStep("Reject session " + session + "?", "Every open proposal of the session is rejected with your reason.", true);
+    if (!step) return;
+    try {
+      const body = verb === "approve" ? { by: step.by } : { by: step.by, reason: step.reason };
+      const data = await call("POST", `/api/sessions/${encodeURIComponent(session)}/${verb}`, body);
+      report(data, false);
+      refreshRows();
+    } catch (e) {
+      report(e, true);
+    }
+  }
+
   // -- the proposals table: poll a cheap stamp, fetch the rows only when it changed ---------
   async function refreshRows() {
     const table = $("#proposals");
@@ -197,8 +226,12 @@
     const a = $("#approve"), r = $("#reject");
     if (a) a.addEventListener("click", () => decide("approve"));
     if (r) r.addEventListener("click", () => decide("reject"));
+    $("#request-changes").addEventListener("click", () => sendComment("request_changes"));
+    $("#comment").addEventListener("click", () => sendComment("comment"));
     setTimeout(() => watchProposal($("#proposal").dataset.stamp), 2000);
   } else if (page === "index") {
+    $$(".session-approve").forEach((b) => b.addEventListener("click", () => decideSession("approve", b.dataset.session)));
+    $$(".session-reject").forEach((b) => b.addEventListener("click", () => decideSession("reject", b.dataset.session)));
     $("#rows").addEventListener("click", (ev) => {
       const tr = ev.target.closest("tr.row");
       if (tr) select(tr, false);
