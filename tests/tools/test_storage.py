@@ -177,6 +177,20 @@ def test_mixed_families_move_every_ref_in_one_proposal(tmp_path) -> None:
     git(repo, "fsck", "--strict")
 
 
+def test_mixed_families_carry_a_persons_uncommitted_work(tmp_path) -> None:
+    repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\nmid\nz\n"})
+    (repo / "a.txt").write_text("a\nmid\nz\nmine\n")
+    patch = (
+        "*** Begin Patch\n*** Add File: work://s1/plan.md\n+plan\n"
+        "*** Update File: a.txt\n@@\n-a\n+b\n*** End Patch"
+    )
+    res = apply_patch_tool(fs, fs)(patch=patch)
+    assert res.ok, str(res)
+    assert (repo / "a.txt").read_text() == "b\nmid\nz\nmine\n"
+    assert git(repo, "show", "HEAD:a.txt") == "b\nmid\nz\n"
+    assert git(repo, "show", "refs/gitpatch/work/s1:plan.md") == "plan\n"
+
+
 @pytest.mark.parametrize("setting", ["autocrlf", "filter"])
 def test_mixed_families_write_what_checkout_writes(tmp_path, setting: str) -> None:
     # The scratch part and the ordinary part go through the one attempt loop: the ordinary

@@ -168,6 +168,7 @@ def _publish(main: Workspace, parts: Sequence[_Part], tool: str) -> None:
     refs = []
     checkout = None
     land: tuple[str, ...] | None = None
+    checked = True  # False: the ordinary part was carried onto a person's uncommitted work
     for part in parts:
         built = part.attempt.built
         assert built is not None
@@ -176,13 +177,14 @@ def _publish(main: Workspace, parts: Sequence[_Part], tool: str) -> None:
         if part.root is None and main.mode == "auto":
             checkout = (main.branch, built.base, built.commit)
             land = built.land_paths
+            checked = not part.attempt.kept
     step = Transition(
         refs=tuple(refs),
         notes=notes,
         message=f"gitpatch: {tool or 'propose'} {parts[0].attempt.pid}",
         checkout=checkout,
         paths=land,
-        disk_checked=True,
+        disk_checked=checked,
     )
     publish(main.context, step)
 
