@@ -39,6 +39,7 @@ from pathlib import Path
 import pygit2
 
 from gitpatch.checkout import gitbin
+from gitpatch.core.text import is_utf8_text
 from gitpatch.errors import FilterFailed, NotATextResource
 
 __all__ = ["ATTRIBUTES", "ATTRIBUTES_FILE", "Filters", "changes_attributes"]
@@ -169,7 +170,7 @@ class Filters:
         ``working-tree-encoding`` and its checked-out ``data`` is not UTF-8 text: gitpatch
         edits files as checked out, and those bytes are in another encoding."""
         encoding = self.encoding(path)
-        if encoding is None or _utf8_text(data):
+        if encoding is None or is_utf8_text(data):
             return
         raise NotATextResource(
             f"{path} is checked out as {encoding} (working-tree-encoding={encoding}); "
@@ -240,16 +241,6 @@ ATTRIBUTES_FILE = ".gitattributes"
 def changes_attributes(paths: Iterator[str] | list[str] | tuple[str, ...]) -> bool:
     """True when one of ``paths`` is a ``.gitattributes`` file."""
     return any(p.rsplit("/", 1)[-1] == ATTRIBUTES_FILE for p in paths)
-
-
-def _utf8_text(data: bytes) -> bool:
-    if b"\0" in data:
-        return False
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _automatic_eol(attrs: dict[str, str], autocrlf: str) -> bool:

@@ -15,13 +15,32 @@ from dataclasses import dataclass
 
 from gitpatch.errors import InvalidPatch, NotATextResource, ResourceNotUtf8
 
-__all__ = ["BOM", "Document", "LinePiece", "encode_utf8", "join_lines", "split_lines"]
+__all__ = [
+    "BOM",
+    "Document",
+    "LinePiece",
+    "encode_utf8",
+    "is_utf8_text",
+    "join_lines",
+    "split_lines",
+]
 
 BOM = b"\xef\xbb\xbf"
 _EOL = re.compile(r"(\r\n|\n|\r)")
 #: Lines ``[start, end)`` and what replaces them: ``(text, ending)`` pairs, ``None`` meaning the
 #: document's dominant ending (see ``Document.replace_lines``).
 LinePiece = tuple[int, int, Sequence[tuple[str, str | None]]]
+
+
+def is_utf8_text(data: bytes) -> bool:
+    """True for bytes a line merge or an encoding check may treat as text: no NUL, valid UTF-8."""
+    if b"\0" in data:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _split(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pygit2
 from pygit2.enums import FileMode
 
+from gitpatch.core.text import is_utf8_text
 from gitpatch.errors import GitpatchError
 from gitpatch.store.treediff import Side, file_changes
 from gitpatch.store.trees import MODE_BLOB, MODE_EXEC, build_entries
@@ -27,14 +28,7 @@ _REGULAR = (MODE_BLOB, MODE_EXEC)
 def _text(repo: pygit2.Repository, oid: pygit2.Oid) -> bool:
     blob = repo[oid]
     assert isinstance(blob, pygit2.Blob)
-    data = blob.data
-    if b"\x00" in data:
-        return False
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
+    return is_utf8_text(blob.data)
 
 
 def _merge_file(

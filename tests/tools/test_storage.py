@@ -189,6 +189,8 @@ def test_mixed_families_carry_a_persons_uncommitted_work(tmp_path) -> None:
     assert (repo / "a.txt").read_text() == "b\nmid\nz\nmine\n"
     assert git(repo, "show", "HEAD:a.txt") == "b\nmid\nz\n"
     assert git(repo, "show", "refs/gitpatch/work/s1:plan.md") == "plan\n"
+    # the result says so, as a change to ordinary paths alone does
+    assert res.data["carried"] == ["/workspace/a.txt"] and "uncommitted" in str(res)
 
 
 @pytest.mark.parametrize("setting", ["autocrlf", "filter"])

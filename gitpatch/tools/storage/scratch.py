@@ -214,4 +214,14 @@ def _applied(parts: Sequence[_Part]) -> Applied:
         versions={
             p.ws.branch: str(p.attempt.built.commit) for p in parts if p.attempt.built is not None
         },
+        # what a plain Workspace result says too: the session's own worktree, and the person's
+        # uncommitted work the ordinary part recorded or carried
+        worktree=_session_worktree(main.ws) if ordinary else None,
+        recorded=tuple(main.attempt.recorded) if ordinary else (),
+        carried=tuple(main.attempt.kept) if ordinary else (),
     )
+
+
+def _session_worktree(ws: Workspace) -> str | None:
+    tree = ws.worktree
+    return str(tree.root) if ws.session and tree is not None else None

@@ -32,8 +32,10 @@ from tests.doors.mcp.mcpkit import console_script
 pytestmark = pytest.mark.slow
 
 
-def _statuses(url: str, token: str) -> list[int]:
-    """The HTTP statuses an SDK client met opening a session and listing resources."""
+def _statuses(
+    url: str, token: str, tool: str = "list_resources", args: dict[str, Any] | None = None
+) -> list[int]:
+    """The HTTP statuses an SDK client met opening a session and calling ``tool``."""
     seen: list[int] = []
 
     async def record(response: httpx2.Response) -> None:
@@ -48,7 +50,7 @@ def _statuses(url: str, token: str) -> list[int]:
                 ClientSession(read, write) as client,
             ):
                 await client.initialize()
-                await client.call_tool("list_resources", {})
+                await client.call_tool(tool, args or {})
 
     # a refused client fails; the statuses tell why
     with contextlib.suppress(BaseException):
@@ -345,35 +347,15 @@ def test_the_body_cap_follows_a_raised_max_file_bytes(tmp_path: Path) -> None:
     server = Server(data, creds)
     big = "x" * 300_000
     try:
-        assert 413 in _create_statuses(server.url, tokens["bob"], big)
+        assert 413 in _statuses(
+            server.url, tokens["bob"], "create_resource", {"path": "big.txt", "content": big}
+        )
         assert not (data / "users").exists()
         _replace(data / "spaces.toml", "[defaults]\nmax_file_bytes = 1048576\n")
         result = call(server.url, tokens["bob"], "create_resource", path="big.txt", content=big)
         assert not result.is_error, text_of(result)
     finally:
         server.stop()
-
-
-def _create_statuses(url: str, token: str, content: str) -> list[int]:
-    seen: list[int] = []
-
-    async def record(response: httpx2.Response) -> None:
-        seen.append(response.status_code)
-
-    async def main() -> None:
-        headers = {"Authorization": f"Bearer {token}"}
-        with anyio.fail_after(60):
-            async with (
-                httpx2.AsyncClient(headers=headers, event_hooks={"response": [record]}) as http,
-                streamable_http_client(url, http_client=http) as (read, write),
-                ClientSession(read, write) as client,
-            ):
-                await client.initialize()
-                await client.call_tool("create_resource", {"path": "big.txt", "content": content})
-
-    with contextlib.suppress(BaseException):
-        anyio.run(main)
-    return seen
 
 
 def test_changes_name_the_caller_results_show_normalised_paths_logs_hide_ids(

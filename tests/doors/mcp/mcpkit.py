@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
-from mcp import ClientSession
+from mcp import ClientSession, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.gitkit import GIT_ENV
@@ -58,3 +58,23 @@ def run(repo: Path, scenario: Callable[[ClientSession], Awaitable[T]], *extra: s
 def text_of(result: Any) -> str:
     """The text content of a tool result."""
     return "".join(getattr(block, "text", "") for block in result.content)
+
+
+@contextlib.asynccontextmanager
+async def named_client(repo: Path, name: str, *serve: str) -> AsyncIterator[ClientSession]:
+    """An SDK stdio client of ``gitpatch -C repo serve *serve`` that introduces itself as
+    ``name`` (its ``clientInfo``), as a real harness does."""
+    params = StdioServerParameters(
+        command=console_script(),
+        args=["-C", str(repo), "serve", *serve],
+        env={**GIT_ENV, "HOME": str(repo), "PATH": os.environ.get("PATH", "")},
+        cwd=str(repo),
+    )
+    info = types.Implementation(name=name, version="1.0")
+    with open(os.devnull, "w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write, client_info=info) as connected,
+        ):
+            await connected.initialize()
+            yield connected

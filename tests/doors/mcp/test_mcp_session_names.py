@@ -3,48 +3,27 @@ client, unique per live connection, resumed by name; overlaps flagged; retries i
 
 from __future__ import annotations
 
-import contextlib
-import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import mcp_types
 import pytest
 from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.doors.cli.clikit import gp_json
-from tests.doors.mcp.mcpkit import console_script, run, text_of
-from tests.gitkit import GIT_ENV, git, make_repo
+from tests.doors.mcp.mcpkit import console_script, named_client, run, text_of
+from tests.gitkit import git, make_repo
 
 pytestmark = pytest.mark.slow  # a server or browser in a process of its own
 
 CONFIG = "MAX_RETRIES = 1\nTIMEOUT = 10\n"
 
+REVIEW = ("--mode", "review")
+
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo", {"config.py": CONFIG, "b.py": "b = 1\n"})
-
-
-@contextlib.asynccontextmanager
-async def _client(repo: Path, name: str, *extra: str) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(
-        command=console_script(),
-        args=["-C", str(repo), "serve", "--mode", "review", *extra],
-        env={**GIT_ENV, "HOME": str(repo), "PATH": os.environ.get("PATH", "")},
-        cwd=str(repo),
-    )
-    info = mcp_types.Implementation(name=name, version="1.0")
-    with open(os.devnull, "w") as errlog:
-        async with (
-            stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write, client_info=info) as client,
-        ):
-            await client.initialize()
-            yield client
 
 
 def _edit(old: str, new: str, path: str = "config.py") -> dict[str, Any]:
@@ -59,7 +38,10 @@ def _sessions(repo: Path) -> dict[str, str]:
 def test_two_live_clients_of_one_name_get_two_sessions_and_see_each_other(repo: Path) -> None:
     async def main() -> Any:
         with anyio.fail_after(60):
-            async with _client(repo, "Claude Code") as one, _client(repo, "Claude Code") as two:
+            async with (
+                named_client(repo, "Claude Code", *REVIEW) as one,
+                named_client(repo, "Claude Code", *REVIEW) as two,
+            ):
                 first = await one.call_tool("patch_resource", _edit("= 1\n", "= 2\n"))
                 second = await two.call_tool("patch_resource", _edit("= 10\n", "= 20\n"))
                 later = await one.call_tool("read_file", {"path": "b.py"})
@@ -97,8 +79,8 @@ def test_a_restarted_agent_resumes_its_session_by_name(repo: Path) -> None:
         )
         return read, edit
 
-    one = run(repo, first, "--mode", "review", "--session", "fixer")
-    read, edit = run(repo, again, "--mode", "review", "--session", "fixer")
+    one = run(repo, first, *REVIEW, "--session", "fixer")
+    read, edit = run(repo, again, *REVIEW, "--session", "fixer")
     assert "MAX_RETRIES = 2" in read.structured_content["content"]
     assert not edit.is_error, text_of(edit)
     pid = one.structured_content["proposal_id"]
@@ -113,7 +95,7 @@ def test_an_identical_call_replayed_after_it_applied_is_answered_already_applied
         two = await client.call_tool("patch_resource", _edit("= 1\n", "= 2\n"))
         return one, two
 
-    one, two = run(repo, scenario, "--mode", "review")
+    one, two = run(repo, scenario, *REVIEW)
     assert not one.is_error and not two.is_error, text_of(two)
     assert text_of(two).startswith("Already applied")
     assert two.structured_content["already_applied"] is True
@@ -149,8 +131,8 @@ def test_a_call_retried_on_a_restarted_server_is_answered_already_applied(repo: 
     async def once(client: ClientSession) -> Any:
         return await client.call_tool("patch_resource", edit)
 
-    one = run(repo, once, "--mode", "review", "--session", "retry")
-    two = run(repo, once, "--mode", "review", "--session", "retry")
+    one = run(repo, once, *REVIEW, "--session", "retry")
+    two = run(repo, once, *REVIEW, "--session", "retry")
     assert not two.is_error, text_of(two)
     assert text_of(two).startswith("Already applied")
     assert two.structured_content["proposal_id"] == one.structured_content["proposal_id"]

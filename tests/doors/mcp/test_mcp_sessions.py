@@ -4,40 +4,18 @@ untouched throughout, and approving carries the agents' changes into the person'
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import ClientSession, types
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp import ClientSession
 
-from tests.doors.mcp.mcpkit import console_script, session, text_of
+from tests.doors.mcp.mcpkit import console_script, named_client, session, text_of
 from tests.gitkit import GIT_ENV, git, make_repo
 
 APP = "".join(f"value_{i} = {i}\n" for i in range(1, 21))
-
-
-@contextlib.asynccontextmanager
-async def named(repo: Path, client: str, *extra: str) -> AsyncIterator[ClientSession]:
-    """A client session that introduces itself as ``client`` (its ``clientInfo`` name)."""
-    params = StdioServerParameters(
-        command=console_script(),
-        args=["-C", str(repo), "serve", *extra],
-        env={**GIT_ENV, "HOME": str(repo), "PATH": os.environ.get("PATH", "")},
-        cwd=str(repo),
-    )
-    info = types.Implementation(name=client, version="1.0")
-    with open(os.devnull, "w") as errlog:
-        async with (
-            stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write, client_info=info) as connected,
-        ):
-            await connected.initialize()
-            yield connected
 
 
 def person_state(repo: Path) -> dict[str, Any]:
@@ -114,7 +92,9 @@ def test_two_sessions_on_protected_main_leave_the_person_alone(tmp_path: Path) -
     async def main() -> None:
         async def run(name: str, line: int) -> None:
             client_name = f"harness-{name}"
-            async with named(repo, client_name, "--mode", "auto", "--session", name) as client:
+            async with named_client(
+                repo, client_name, "--mode", "auto", "--session", name
+            ) as client:
                 results[name] = await agent(client, name, line, repo, before)
                 read = await client.call_tool("read_file", {"path": f"{name}.txt"})
                 assert text_of(read).count(f"by {name}") == 1
