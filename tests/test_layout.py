@@ -191,6 +191,24 @@ def test_only_the_store_touches_the_pygit2_repository() -> None:
     assert users == []
 
 
+def test_the_review_page_reads_through_the_review_api() -> None:
+    # The page is a front end of the review loop: it asks the Workspace and
+    # gitpatch.workspace.review, never the store under them.
+    users = []
+    for name, path in MODULES.items():
+        if not name.startswith("gitpatch.doors.web"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "store":
+                users.append(f"{name}:{node.lineno}")
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "gitpatch.store"
+            ):
+                users.append(f"{name}:{node.lineno}")
+    assert users == []
+
+
 def _layout_entries() -> dict[str, str]:
     """docs/architecture.md's Layout block: each entry (``core/``, ``errors.py``) and its text."""
     doc = ROOT.joinpath("docs", "architecture.md").read_text(encoding="utf-8")

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from gitpatch.store import Store
 from gitpatch.workspace.config import Config, load
-from gitpatch.workspace.sessions import PROPOSAL_PREFIX, SESSION_PREFIX
 
 if TYPE_CHECKING:
     from gitpatch.workspace.api import Workspace
@@ -40,8 +39,7 @@ def open_workspace(
 
 
 def is_open(ws: Workspace, info: ProposalInfo) -> bool:
-    """True for what awaits a person: a proposal whose branch exists, or a session (listed
-    by ``Workspace.proposals`` under its name); closed and auto-applied ones are history."""
-    if info.status == "proposed":
-        return ws.store.ref_target(PROPOSAL_PREFIX + info.id) is not None
-    return info.status == "applied" and info.branch == SESSION_PREFIX + info.id
+    """True for what awaits a person (``gitpatch.workspace.review.is_open``)."""
+    from gitpatch.workspace import review
+
+    return review.is_open(ws.context, info)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +17,7 @@ from gitpatch.core.model import Changeset
 from gitpatch.match import Level
 
 __all__ = [
+    "ApprovalOutcome",
     "Comment",
     "EditResult",
     "FileAction",
@@ -163,7 +164,8 @@ class ProposalDetail(_Result):
     ``recorded`` is the part approval would also commit that is NOT the agent's: the person's
     own uncommitted changes to the touched files, recorded before the agent's edit (a unified
     diff, with ``recorded_files``); ``records`` is the same, one entry per record commit,
-    oldest first; ``diff`` shows the agent's change on top of them.
+    oldest first; ``diff`` shows the agent's change on top of them. ``message`` is the commit
+    message of the proposal's tip and ``note`` its note on ``refs/notes/gitpatch``.
     """
 
     info: ProposalInfo
@@ -172,6 +174,17 @@ class ProposalDetail(_Result):
     recorded: str = ""
     recorded_files: list[str] = Field(default_factory=list)
     records: list[RecordedWork] = Field(default_factory=list)
+    message: str = ""
+    note: dict[str, Any] = Field(default_factory=dict)
+
+
+class ApprovalOutcome(_Result):
+    """What approving a proposal would do to its target, found without writing anything:
+    ``fast-forward``, ``merge`` (the target moved on), ``conflict`` (with the conflicting
+    ``paths``) or ``nothing`` (the target already holds all of it)."""
+
+    kind: Literal["fast-forward", "merge", "conflict", "nothing"]
+    paths: list[str] = Field(default_factory=list)
 
 
 class LogEntry(_Result):

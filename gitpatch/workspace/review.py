@@ -15,6 +15,7 @@ the one publisher (``gitpatch.workspace.publisher``); this module moves no ref i
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,7 @@ from gitpatch.errors import (
     ProposalClosed,
     ProposalNotFound,
 )
-from gitpatch.store import RefUpdate, Store
+from gitpatch.store import NOTES_REF, RefUpdate, Store
 from gitpatch.workspace import guards, series, sessiontrees, stack
 from gitpatch.workspace.lookup import (
     BOOKKEEPING_TOOLS,
@@ -49,6 +50,7 @@ from gitpatch.workspace.lookup import (
 )
 from gitpatch.workspace.publisher import STEP_ATTEMPTS, NoteChange, Transition, publish
 from gitpatch.workspace.results import (
+    ApprovalOutcome,
     FileAction,
     FileResult,
     LogEntry,
@@ -59,7 +61,12 @@ from gitpatch.workspace.results import (
     iso,
     now_iso,
 )
-from gitpatch.workspace.sessions import PROPOSAL_PREFIX, REJECTED_PREFIX, short
+from gitpatch.workspace.sessions import (
+    PROPOSAL_PREFIX,
+    REJECTED_PREFIX,
+    SESSION_PREFIX,
+    short,
+)
 
 if TYPE_CHECKING:
     from gitpatch.workspace.context import Context
@@ -67,10 +74,16 @@ if TYPE_CHECKING:
 __all__ = [
     "RECENT_CLOSED",
     "approve",
+    "head",
+    "is_open",
     "log",
+    "outcome",
+    "person",
     "proposals",
     "reject",
     "show",
+    "stamp",
+    "stats",
     "undo",
 ]
 
@@ -150,7 +163,15 @@ def _made(note: Mapping[str, Any], fallback: int = 0) -> tuple[str, int]:
 
 
 def show(ctx: Context, proposal_id: str) -> ProposalDetail:
-    """One proposal (open or closed) or session: its info, unified diff and stats."""
+    """One proposal (open or closed) or session: its info, unified diff and stats, and its
+    tip's commit message and note."""
+    shown = _show(ctx, proposal_id)
+    tip = pygit2.Oid(hex=shown.info.commit)
+    note = ctx.store.read_note(tip) or {}
+    return shown.model_copy(update={"message": ctx.store.info(tip).message, "note": note})
+
+
+def _show(ctx: Context, proposal_id: str) -> ProposalDetail:
     now = datetime.now(UTC)
     named = series.session_top(ctx, proposal_id)
     if named is not None:
@@ -187,6 +208,57 @@ def show(ctx: Context, proposal_id: str) -> ProposalDetail:
         recorded_files=files,
         records=records,
     )
+
+
+def is_open(ctx: Context, listed: ProposalInfo) -> bool:
+    """True for what awaits a person: a proposal whose branch exists, or a session (listed
+    by ``proposals`` under its name); closed and auto-applied ones are history."""
+    if listed.status == "proposed":
+        return ctx.store.ref_target(PROPOSAL_PREFIX + listed.id) is not None
+    return listed.status == "applied" and listed.branch == SESSION_PREFIX + listed.id
+
+
+def stats(ctx: Context, listed: ProposalInfo) -> dict[str, int]:
+    """The ``files``/``insertions``/``deletions`` that ``show`` would give a proposal from
+    ``proposals()``: the diff from its base to its commit, without ``show``'s search of every
+    note for a closed proposal's id (the listing already holds both ends)."""
+    base = oid(listed.base) if listed.base else None
+    return ctx.store.diff(base, pygit2.Oid(hex=listed.commit))[1]
+
+
+def outcome(ctx: Context, listed: ProposalInfo) -> ApprovalOutcome:
+    """What approving ``listed`` would do to its target now, from an in-memory merge that
+    writes no object (``approve`` itself decides again under its lock)."""
+    tip = pygit2.Oid(hex=listed.commit)
+    target = ctx.store.ref_target(listed.target)
+    if target is None or ctx.store.is_ancestor(target, tip):
+        return ApprovalOutcome(kind="fast-forward")
+    if ctx.store.is_ancestor(tip, target):
+        return ApprovalOutcome(kind="nothing")
+    paths = ctx.store.merge_conflicts(target, tip)
+    return ApprovalOutcome(kind="conflict", paths=paths) if paths else ApprovalOutcome(kind="merge")
+
+
+def stamp(ctx: Context) -> str:
+    """A short digest that changes whenever ``proposals()`` could: a proposal or session
+    branch or the notes moved (a few ref reads, for a page that polls)."""
+    names = [*ctx.store.ref_names(PROPOSAL_PREFIX), NOTES_REF]
+    state = "\n".join(f"{name} {ctx.store.ref_target(name)}" for name in names)
+    return hashlib.sha256(state.encode()).hexdigest()[:16]
+
+
+def head(ctx: Context, ref: str) -> tuple[str, str]:
+    """Where ``ref`` points now and that commit's summary (``git log -1 --oneline``);
+    two empty strings for a branch with no commit."""
+    tip = ctx.store.ref_target(ref)
+    return ("", "") if tip is None else (str(tip), ctx.store.info(tip).summary)
+
+
+def person(ctx: Context) -> str:
+    """``Name <email>`` from git config (the person at this repository), ``""`` when either
+    is not configured."""
+    name, email = ctx.store.config_get("user.name"), ctx.store.config_get("user.email")
+    return f"{name} <{email}>" if name and email else ""
 
 
 def _recorded(store: Store, sub: Subject) -> list[RecordedWork]:

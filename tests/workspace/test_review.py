@@ -341,6 +341,70 @@ def test_show_gives_diff_stats_and_info_for_open_and_closed(repo: Path, ws: Work
         ws.show("fedcba987654")
 
 
+def test_show_carries_the_tips_message_and_note(repo: Path, ws: Workspace) -> None:
+    res = ws.propose(edit("a.txt", "beta\n", "BETA\n"))
+    detail = ws.show(res.proposal_id)
+    assert detail.message == git(repo, "log", "-1", "--format=%B", res.version).rstrip("\n") + "\n"
+    assert detail.note == note(repo, res.version) and detail.note["status"] == "proposed"
+    ws.reject(res.proposal_id, by="Bob", reason="no")
+    assert ws.show(res.proposal_id).note["status"] == "rejected"
+
+
+def test_stats_of_listed_proposals_match_show(repo: Path, ws: Workspace) -> None:
+    kept = ws.propose(edit("a.txt", "beta\n", "B1\nB2\n"))
+    gone = ws.propose(edit("b.txt", "two\n", "2\n"))
+    ws.reject(gone.proposal_id, by="Bob", reason="no")
+    for listed in review.proposals(ws.context):
+        assert review.stats(ws.context, listed) == ws.show(listed.id).stats
+    by_id = {p.id: p for p in review.proposals(ws.context)}
+    assert review.stats(ws.context, by_id[kept.proposal_id])["insertions"] == 2
+    assert review.is_open(ws.context, by_id[kept.proposal_id])
+    assert not review.is_open(ws.context, by_id[gone.proposal_id])
+
+
+def test_outcome_tells_what_approving_would_do_and_writes_nothing(
+    repo: Path, ws: Workspace
+) -> None:
+    ff = ws.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
+    clash = ws.propose(edit("b.txt", "two\n", "agent\n"))
+    listed = {p.id: p for p in review.proposals(ws.context)}
+    before = snapshot(repo)
+    assert review.outcome(ws.context, listed[ff.proposal_id]).kind == "fast-forward"
+    (repo / "b.txt").write_text("one\nperson\nthree\n")
+    git(repo, "commit", "-q", "-am", "person edits b")
+    moved = snapshot(repo)
+    got = review.outcome(ws.context, listed[clash.proposal_id])
+    assert (got.kind, got.paths) == ("conflict", ["b.txt"])
+    assert review.outcome(ws.context, listed[ff.proposal_id]).kind == "merge"
+    assert snapshot(repo) == moved != before, "asking wrote nothing"
+    ws.approve(ff.proposal_id, by="Alice")
+    listed_again = listed[ff.proposal_id].model_copy(update={"target": "refs/heads/work"})
+    assert review.outcome(ws.context, listed_again).kind == "nothing"
+
+
+def test_stamp_moves_with_proposals_verdicts_and_nothing_else(repo: Path, ws: Workspace) -> None:
+    first = review.stamp(ws.context)
+    assert review.stamp(ws.context) == first
+    (repo / "b.txt").write_text("a person's edit\n")
+    assert review.stamp(ws.context) == first, "the working tree is not the list"
+    res = ws.propose(edit("a.txt", "beta\n", "BETA\n"))
+    second = review.stamp(ws.context)
+    assert second != first
+    ws.reject(res.proposal_id, by="Bob", reason="no")
+    assert review.stamp(ws.context) not in (first, second)
+
+
+def test_head_and_person_read_the_repository(repo: Path, ws: Workspace) -> None:
+    commit, summary = review.head(ws.context, WORK)
+    assert commit == head(repo) and summary == git(repo, "log", "-1", "--format=%s").strip()
+    assert review.head(ws.context, "refs/heads/none") == ("", "")
+    git(repo, "config", "user.name", "Pat Person")
+    git(repo, "config", "user.email", "pat@example.com")
+    assert review.person(Workspace.open(repo, mode="review").context) == (
+        "Pat Person <pat@example.com>"
+    )
+
+
 # -- undo and log -------------------------------------------------------------------------------
 
 

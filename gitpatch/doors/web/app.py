@@ -269,22 +269,9 @@ class _Site:
         def run() -> dict[str, Any]:
             ws = self._ws()
             result = step(ws)
-            return {"result": result.model_dump(), "head": _head(ws, result.target)}
+            return {"result": result.model_dump(), "head": views.head(ws, result.target)}
 
         return JSONResponse(await run_in_threadpool(run))
-
-
-def _head(ws: Workspace, ref: str) -> dict[str, str]:
-    """Where ``ref`` points now, as ``git log -1 --oneline`` would say."""
-    store = ws.store
-    tip = store.ref_target(ref)
-    if tip is None:
-        return {"branch": ref.removeprefix("refs/heads/"), "commit": "", "summary": ""}
-    return {
-        "branch": ref.removeprefix("refs/heads/"),
-        "commit": str(tip),
-        "summary": store.info(tip).summary,
-    }
 
 
 def _status_filter(request: Request) -> str:

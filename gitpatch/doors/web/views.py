@@ -1,24 +1,20 @@
-"""What the review page shows, read through the review API and the store; nothing here writes.
+"""What the review page shows, read through the review API; nothing here writes.
 
-``Workspace.proposals`` and ``Workspace.show`` give the list and the diffs. Three things the
-page adds are read-only looks at the repository: what approving would do (fast-forward, merge,
-or the conflicting files, from an in-memory merge that writes no object), the commits recording
-a person's own uncommitted work that a proposal brings (``Gitpatch-Record``), and the note.
-Approving, rejecting and undoing stay in ``gitpatch.workspace.review``.
+``Workspace.proposals`` and ``Workspace.show`` give the list, the diffs, the commits recording a
+person's own uncommitted work that a proposal brings and the note; ``gitpatch.workspace.review``
+tells what approving would do (``outcome``), a listed proposal's +/- (``stats``) and when the
+list may have changed (``stamp``). This module turns them into what the page says. Approving,
+rejecting and undoing stay in ``gitpatch.workspace.review``.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-import pygit2
-
 from gitpatch.doors.web.diffview import FileDiff, parse_diff
-from gitpatch.store import NOTES_REF, Store
+from gitpatch.workspace import review
 from gitpatch.workspace.api import Workspace
-from gitpatch.workspace.opening import is_open
 from gitpatch.workspace.results import ProposalDetail, ProposalInfo
 
 __all__ = [
@@ -28,6 +24,7 @@ __all__ = [
     "Row",
     "SessionStack",
     "detail",
+    "head",
     "identity",
     "rows",
     "stacks",
@@ -109,13 +106,14 @@ def rows(ws: Workspace, status: str = "all") -> list[Row]:
     ``status`` is ``all``, ``open`` or one proposal status.
     """
     out = []
+    ctx = ws.context
     for info in ws.proposals():
-        opened = is_open(ws, info)
+        opened = review.is_open(ctx, info)
         if status == "open" and not opened:
             continue
         if status not in ("all", "open") and info.status != status:
             continue
-        stats = _stats(ws.store, info)
+        stats = review.stats(ctx, info)
         out.append(Row(info, opened, stats.get("insertions", 0), stats.get("deletions", 0)))
     return out
 
@@ -152,76 +150,60 @@ def stacks(table: list[Row]) -> list[SessionStack]:
 
 
 def stamp(ws: Workspace) -> str:
-    """Changes whenever the list could: a proposal or session branch or the notes moved.
-
-    The page polls this (a few ref reads) and fetches the list only when it changed.
-    """
-    store = ws.store
-    names = [*store.ref_names("refs/heads/gitpatch/"), NOTES_REF]
-    state = "\n".join(f"{name} {store.ref_target(name)}" for name in names)
-    return hashlib.sha256(state.encode()).hexdigest()[:16]
-
-
-def _stats(store: Store, info: ProposalInfo) -> dict[str, int]:
-    """The +/- counts ``Workspace.show`` would give: the diff from ``base`` to ``commit``.
-
-    Asked of the store directly: ``show`` of a closed proposal first searches every note for
-    its id, which the list already has.
-    """
-    base = pygit2.Oid(hex=info.base) if info.base else None
-    return store.diff(base, pygit2.Oid(hex=info.commit))[1]
+    """Changes whenever the list could (``review.stamp``): the page polls it and fetches the
+    list only when it changed."""
+    return review.stamp(ws.context)
 
 
 def detail(ws: Workspace, pid: str) -> Detail:
     """One proposal with its parsed diff, note, recorded local work and approval preview."""
     shown = ws.show(pid)
     info = shown.info
-    store = ws.store
-    tip = pygit2.Oid(hex=info.commit)
-    opened = is_open(ws, info)
+    opened = review.is_open(ws.context, info)
     return Detail(
         detail=shown,
         open=opened,
         files=parse_diff(shown.diff),
-        message=store.info(tip).message,
-        note=store.read_note(tip) or {},
+        message=shown.message,
+        note=shown.note,
         records=[Record(r.commit, r.time, parse_diff(r.diff)) for r in shown.records]
         if opened
         else [],
-        preview=preview(store, info) if opened else None,
+        preview=preview(ws, info) if opened else None,
     )
 
 
-def preview(store: Store, info: ProposalInfo) -> Preview:
-    """What approving ``info`` would do to its target, found without writing anything."""
-    tip = pygit2.Oid(hex=info.commit)
+def preview(ws: Workspace, info: ProposalInfo) -> Preview:
+    """What approving ``info`` would do to its target, in the page's words."""
     target = info.target.removeprefix("refs/heads/")
-    head = store.ref_target(info.target)
-    if head is None or store.is_ancestor(head, tip):
+    found = review.outcome(ws.context, info)
+    if found.kind == "fast-forward":
         return Preview("fast-forward", f"Approving fast-forwards {target} to this proposal.")
-    if store.is_ancestor(tip, head):
+    if found.kind == "nothing":
         return Preview(
             "nothing",
             f"{target} already contains everything this brings.",
             why="there is nothing left to merge.",
         )
-    paths = store.merge_conflicts(head, tip)
-    if not paths:
+    if found.kind == "merge":
         return Preview(
             "merge", f"{target} has moved on: approving makes a merge commit on {target}."
         )
     return Preview(
         "conflict",
-        f"Cannot approve: merging into {target} conflicts in {', '.join(paths)}.",
-        paths,
+        f"Cannot approve: merging into {target} conflicts in {', '.join(found.paths)}.",
+        found.paths,
         why=f"{target} changed the same lines since. Ask the agent to redo the change on "
         f"the current {target} (or merge it by hand with git), then reject this one.",
     )
 
 
+def head(ws: Workspace, ref: str) -> dict[str, str]:
+    """Where ``ref`` points now, as ``git log -1 --oneline`` would say."""
+    commit, summary = review.head(ws.context, ref)
+    return {"branch": ref.removeprefix("refs/heads/"), "commit": commit, "summary": summary}
+
+
 def identity(ws: Workspace) -> str:
     """``Name <email>`` from git config, or ``""`` when the repository has none configured."""
-    name, email = ws.store.config_get("user.name"), ws.store.config_get("user.email")
-    if not name or not email:
-        return ""
-    return f"{name} <{email}>"
+    return review.person(ws.context)
