@@ -18,9 +18,9 @@ test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
 
 # the edit-test loop: everything but the tests marked slow (kill, load, browser, and those that
-# start servers, console scripts or hooks in processes of their own)
+# start servers, console scripts or hooks in processes of their own), on every core
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider -m "not slow"
+	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" -n auto
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check gitpatch tests bench

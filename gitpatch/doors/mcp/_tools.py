@@ -231,8 +231,9 @@ def _review_handlers(repo: _Repository) -> dict[str, Handler]:
     def show_proposal(args: BaseModel) -> Reply:
         assert isinstance(args, tooldefs.ShowProposalArgs)
         detail = repo.workspace().show(args.id)
-        # the published output keeps ``recorded`` (one text); ``records`` is for the web page
-        data = detail.model_dump(mode="json", exclude={"records"})
+        # the published output keeps ``recorded`` (one text); ``records``, the commit message
+        # and the raw note are for the review page
+        data = detail.model_dump(mode="json", exclude={"records", "message", "note"})
         return Reply(
             True, f"proposal {_describe(detail.info)}\n\n{detail.diff}{detail.recorded}", data=data
         )
