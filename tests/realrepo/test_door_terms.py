@@ -76,6 +76,7 @@ def test_cli_during_a_bisect_says_a_bisect_is_in_progress(repo: Path) -> None:
     assert "bisect is in progress" in out.stderr and "git bisect reset" in out.stderr
 
 
+@pytest.mark.slow  # the MCP server in a process of its own
 def test_mcp_texts_name_tools_and_commands_not_python(repo: Path) -> None:
     async def scenario(client: ClientSession) -> list[Any]:
         edited = await client.call_tool(
@@ -92,6 +93,7 @@ def test_mcp_texts_name_tools_and_commands_not_python(repo: Path) -> None:
         assert not PYTHON.search(text_of(result)), text_of(result)
 
 
+@pytest.mark.slow  # the MCP server in a process of its own
 def test_file_content_is_never_rewritten(repo: Path) -> None:
     """The mapping applies to gitpatch's own words, never to a file's content."""
     code = "items = ws.proposals()\nws.approve('agent')\n"

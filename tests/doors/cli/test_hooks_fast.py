@@ -14,6 +14,8 @@ from gitpatch.workspace import gate
 from tests.doors.cli.clikit import PATCH_A, git_run, gp_ok, propose
 from tests.gitkit import git, head, make_repo
 
+pytestmark = pytest.mark.slow  # a server or git's hooks in processes of their own
+
 
 @pytest.fixture
 def starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import ClientSession
 
 from tests.doors.mcp.mcpkit import console_script, named_client, session, text_of
 from tests.gitkit import GIT_ENV, git, make_repo
+
+pytestmark = pytest.mark.slow  # a server or git's hooks in processes of their own
 
 APP = "".join(f"value_{i} = {i}\n" for i in range(1, 21))
 

@@ -13,6 +13,8 @@ from tests.doors.cli.clikit import gp_json, gp_ok
 from tests.doors.mcp.mcpkit import run, text_of
 from tests.gitkit import git, make_repo
 
+pytestmark = pytest.mark.slow  # a server or git's hooks in processes of their own
+
 CONFIG = "MAX_RETRIES = 1\nTIMEOUT = 10\nHOST = 'localhost'\n"
 
 
