@@ -168,6 +168,7 @@ def test_empty_repository_on_main_starts_an_unborn_session(tmp_path: Path) -> No
     assert again.worktree is not None and (again.worktree.root / "hello.txt").read_text() == "hi\n"
 
 
+@pytest.mark.slow  # the console script in a process of its own
 def test_open_honours_the_config_file_like_the_cli(repo: Path) -> None:
     # One resolver (config.protected_names): Python and the CLI agree on what is protected.
     git(repo, "switch", "-q", "-c", "dev")

@@ -10,6 +10,8 @@ import pytest
 from tests.doors.cli.clikit import gp, gp_json, gp_ok
 from tests.gitkit import git, make_repo
 
+pytestmark = pytest.mark.slow  # the gitpatch console script in processes of its own
+
 BODY = "".join(f"line {i}\n" for i in range(1, 116))
 MOVE = (
     "*** Begin Patch\n*** Update File: src/old.py\n*** Move to: lib/new.py\n@@\n line 4\n"

@@ -13,6 +13,8 @@ from gitpatch.workspace import Workspace
 from tests.doors.cli.clikit import gp, gp_json, gp_ok
 from tests.gitkit import git, head, make_repo
 
+pytestmark = pytest.mark.slow  # the gitpatch console script in processes of its own
+
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
