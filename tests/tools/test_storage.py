@@ -20,7 +20,7 @@ from gitpatch import (
 from gitpatch.tools import GENERIC_FAILURE
 from gitpatch.tools.storage import resource_ids
 from gitpatch.tools.storage.base import Target
-from tests.gitkit import git, head, make_repo, status_porcelain
+from tests.gitkit import git, head, make_repo, repo_state, status_porcelain
 from tests.tools.kit import mounted, sr, state
 
 
@@ -191,6 +191,37 @@ def test_mixed_families_carry_a_persons_uncommitted_work(tmp_path) -> None:
     assert git(repo, "show", "refs/gitpatch/work/s1:plan.md") == "plan\n"
     # the result says so, as a change to ordinary paths alone does
     assert res.data["carried"] == ["/workspace/a.txt"] and "uncommitted" in str(res)
+
+
+@pytest.mark.parametrize("session", [None, "s"])
+def test_mixed_families_in_review_mode_are_refused_and_change_nothing(
+    tmp_path, session: str | None
+) -> None:
+    # A review-mode Workspace never lands an agent's ordinary paths on the branch: a change
+    # that also touches work:// cannot be split between review and direct application.
+    repo, ws, fs = mounted(tmp_path / "r", {"a.txt": "a\nmid\nz\n"}, mode="review", session=session)
+    before, start = repo_state(repo), head(repo)
+    res = apply_patch_tool(fs, fs)(
+        patch="*** Begin Patch\n*** Add File: work://s1/plan.md\n+plan\n"
+        "*** Update File: a.txt\n@@\n-a\n+b\n*** End Patch"
+    )
+    assert not res.ok and res.code == "invalid_arguments", str(res)
+    assert "cannot be kept for review" in str(res) and "Split the call" in str(res)
+    assert repo_state(repo) == before
+    # split, each part goes where it belongs: the plan at once, the code up for review
+    plan = apply_patch_tool(fs, fs)(
+        patch="*** Begin Patch\n*** Add File: work://s1/plan.md\n+plan\n*** End Patch"
+    )
+    code = apply_patch_tool(fs, fs)(
+        patch="*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** End Patch"
+    )
+    assert plan.ok and code.ok, (str(plan), str(code))
+    assert git(repo, "show", "refs/gitpatch/work/s1:plan.md") == "plan\n"
+    assert head(repo) == start
+    assert (repo / "a.txt").read_text() == "a\nmid\nz\n"
+    assert git(repo, "status", "--porcelain") == ""
+    waiting = [p for p in ws.proposals() if p.status == "proposed"]
+    assert [p.files for p in waiting] == [["a.txt"]] and waiting[0].id == code.data["proposal_id"]
 
 
 @pytest.mark.parametrize("setting", ["autocrlf", "filter"])

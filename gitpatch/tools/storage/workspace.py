@@ -178,8 +178,11 @@ class WorkspaceStorage:
         roots = families.roots(proposal)
         with self.workspace.exclusive():
             if len(roots) > 1:
+                # a review-mode Workspace keeps its ordinary paths for review: such a change
+                # is refused like one the policy asks approval for (never landed on the branch)
+                kept = review or (None in roots and self.workspace.mode == "review")
                 return families.propose_across(
-                    self.workspace, self.family, proposal, roots, review, before_write
+                    self.workspace, self.family, proposal, roots, kept, before_write
                 )
             (root,) = roots
             ws = self._holder(root, review)
