@@ -21,6 +21,9 @@ from gitpatch.errors import (
     ResourceNotFound,
     UnsafePath,
 )
+from gitpatch.safety import durability
+from gitpatch.safety.owners import common_dir
+from gitpatch.store import loose
 
 __all__ = [
     "MODE_BLOB",
@@ -243,13 +246,38 @@ def raise_tree_cache() -> None:
 def _create_blob(
     repo: pygit2.Repository, content: bytes, fresh: dict[pygit2.Oid, bytes] | None
 ) -> pygit2.Oid:
-    """Write a blob; a large one is also remembered in ``fresh`` (a few, newest last)."""
-    oid = repo.create_blob(content)
+    """Write a blob; a large one is also remembered in ``fresh`` (a few, newest last).
+
+    A large one is written by ``loose`` (hashed and deflated in one pass, as git does).
+    """
+    if len(content) >= loose.LARGE:
+        hexid = loose.write_blob(
+            common_dir(repo.path) / "objects",
+            (content,),
+            len(content),
+            level=_loose_level(repo),
+            durable=durability.enabled(),
+        )
+        oid = pygit2.Oid(hex=hexid)
+    else:
+        oid = repo.create_blob(content)
     if fresh is not None and len(content) >= FRESH_MIN:
         fresh[oid] = content
         while len(fresh) > FRESH_MAX:
             del fresh[next(iter(fresh))]
     return oid
+
+
+def _loose_level(repo: pygit2.Repository) -> int:
+    """git's zlib level for loose objects: ``core.looseCompression``, ``core.compression``, 1."""
+    for key in ("core.looseCompression", "core.compression"):
+        try:
+            level = int(str(repo.config[key])) if key in repo.config else None
+        except (KeyError, ValueError, pygit2.GitError):
+            level = None
+        if level is not None and -1 <= level <= 9:
+            return level
+    return loose.DEFAULT_LEVEL
 
 
 def _apply(

@@ -30,7 +30,7 @@ from gitpatch.errors import (
     ResourceNotFound,
     UnsafePath,
 )
-from gitpatch.store import Store
+from gitpatch.store import Store, loose
 from gitpatch.store.entries import file_id
 from gitpatch.store.trees import MODE_LINK, MODE_SUBMODULE, MODE_TREE
 
@@ -56,16 +56,8 @@ def fingerprint(changeset: Changeset) -> str:
     for change in changeset.changes:
         if change.source is not None:
             blobs[change.source] = None
-        blobs[change.path] = None if change.content is None else _blob_id(change.content)
+        blobs[change.path] = None if change.content is None else loose.blob_id(change.content)
     return fingerprint_of(blobs)
-
-
-def _blob_id(content: bytes) -> str:
-    """git's blob id of ``content`` (``hashlib``: several times faster than libgit2's
-    collision-detecting SHA-1 on a large file)."""
-    digest = hashlib.sha1(b"blob %d\x00" % len(content))
-    digest.update(content)
-    return digest.hexdigest()
 
 
 def fingerprint_of(blobs: Mapping[str, str | None]) -> str:
