@@ -18,10 +18,11 @@ import hashlib
 import mmap
 import os
 import zlib
-from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["LARGE", "blob_id", "read_blob", "write_blob"]
+from gitpatch.core.spliced import Content
+
+__all__ = ["LARGE", "blob_id", "chunks_of", "read_blob", "write_blob"]
 
 #: From this size on, the store reads and writes blobs here rather than through libgit2.
 LARGE = 1 << 20
@@ -33,23 +34,29 @@ _CHUNK = 1 << 20
 #: The last large content ``blob_id`` hashed and its id: the fingerprint hashes a new file's
 #: content just before the tree takes it, and one SHA-1 of it is enough (by identity, the
 #: same object; taken by the write that uses it).
-_known: list[tuple[bytes, str]] = []
+_known: list[tuple[Content, str]] = []
 
 
-def blob_id(content: bytes) -> str:
+def chunks_of(content: Content) -> tuple[bytes | memoryview, ...]:
+    """``content`` as the chunks ``write_blob`` takes."""
+    return (content,) if isinstance(content, bytes) else tuple(content.chunks())
+
+
+def blob_id(content: Content) -> str:
     """git's blob id of ``content`` (``hashlib``: several times faster than libgit2's
     collision-detecting SHA-1 on a large file); a large one is remembered for ``write_blob``."""
     digest = hashlib.sha1(b"blob %d\0" % len(content))
-    digest.update(content)
+    for chunk in chunks_of(content):
+        digest.update(chunk)
     hexid = digest.hexdigest()
     if len(content) >= LARGE:
         _known[:] = [(content, hexid)]
     return hexid
 
 
-def _known_id(chunks: Iterable[bytes | memoryview]) -> str | None:
+def _known_id(content: Content) -> str | None:
     known = _known[:1]
-    if isinstance(chunks, tuple) and len(chunks) == 1 and known and known[0][0] is chunks[0]:
+    if known and known[0][0] is content:
         _known.clear()
         return known[0][1]
     return None
@@ -92,18 +99,19 @@ def _inflate(raw: mmap.mmap, hexid: str) -> bytes | None:
 
 def write_blob(
     objects: Path,
-    chunks: Iterable[bytes | memoryview],
-    size: int,
+    content: Content,
     *,
     level: int = DEFAULT_LEVEL,
     durable: bool = False,
 ) -> str:
-    """Write the blob made of ``chunks`` (``size`` bytes in all) as a loose object; its hex id.
+    """Write the blob ``content`` (bytes, or a ``Spliced`` streamed chunk by chunk) as a loose
+    object; its hex id.
 
     An object already there is kept (same id, same content). OS errors propagate: the caller
     names them (a full disk is ``filesystem_error``); the temp file never stays behind.
     """
-    known = _known_id(chunks)
+    known = _known_id(content)
+    size = len(content)
     digest = hashlib.sha1(b"blob %d\0" % size)
     deflater = zlib.compressobj(level)
     objects.mkdir(exist_ok=True)
@@ -112,7 +120,7 @@ def write_blob(
         with os.fdopen(fd, "wb", buffering=0) as out:
             out.write(deflater.compress(b"blob %d\0" % size))
             written = 0
-            for chunk in chunks:
+            for chunk in chunks_of(content):
                 view = memoryview(chunk)
                 for start in range(0, len(view), _CHUNK):
                     part = view[start : start + _CHUNK]

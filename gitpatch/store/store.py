@@ -20,6 +20,7 @@ from typing import Any
 import pygit2
 
 from gitpatch.core.model import FileChange
+from gitpatch.core.spliced import Content
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, NotATextResource, RepositoryError
 from gitpatch.safety import durability, owners
 from gitpatch.store import diffs, entries, history, loose, merging, notes, refs, treediff, trees
@@ -104,7 +105,7 @@ class Store:
         self._identity: tuple[str, str] | None = None
         #: The last few large blobs ``build_tree`` wrote, id -> content (see ``trees.build``):
         #: a land takes its blob from here instead of reading it back (``WorkingTree``).
-        self.fresh_blobs: dict[pygit2.Oid, bytes] = {}
+        self.fresh_blobs: dict[pygit2.Oid, Content] = {}
         self._durable = durability.wanted(self.config_get)
         self._objects = owners.common_dir(repo.path) / "objects"
 

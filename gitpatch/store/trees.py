@@ -14,6 +14,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from gitpatch.core.model import FileChange
+from gitpatch.core.spliced import Content, as_bytes
 from gitpatch.errors import (
     InvalidArguments,
     NotATextResource,
@@ -244,7 +245,7 @@ def raise_tree_cache() -> None:
 
 
 def _create_blob(
-    repo: pygit2.Repository, content: bytes, fresh: dict[pygit2.Oid, bytes] | None
+    repo: pygit2.Repository, content: Content, fresh: dict[pygit2.Oid, Content] | None
 ) -> pygit2.Oid:
     """Write a blob; a large one is also remembered in ``fresh`` (a few, newest last).
 
@@ -253,14 +254,13 @@ def _create_blob(
     if len(content) >= loose.LARGE:
         hexid = loose.write_blob(
             common_dir(repo.path) / "objects",
-            (content,),
-            len(content),
+            content,
             level=_loose_level(repo),
             durable=durability.enabled(),
         )
         oid = pygit2.Oid(hex=hexid)
     else:
-        oid = repo.create_blob(content)
+        oid = repo.create_blob(as_bytes(content))
     if fresh is not None and len(content) >= FRESH_MIN:
         fresh[oid] = content
         while len(fresh) > FRESH_MAX:
@@ -284,7 +284,7 @@ def _apply(
     repo: pygit2.Repository,
     tree: _Overlay,
     change: FileChange,
-    fresh: dict[pygit2.Oid, bytes] | None = None,
+    fresh: dict[pygit2.Oid, Content] | None = None,
 ) -> None:
     _check_path(change.path)
     if change.source is not None:
@@ -327,7 +327,7 @@ def build(
     repo: pygit2.Repository,
     base: pygit2.Tree | None,
     changes: Sequence[FileChange],
-    fresh: dict[pygit2.Oid, bytes] | None = None,
+    fresh: dict[pygit2.Oid, Content] | None = None,
 ) -> pygit2.Oid:
     """Write the tree ``base`` becomes after ``changes`` (applied in order); return its id.
 

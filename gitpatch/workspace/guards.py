@@ -19,6 +19,7 @@ import pygit2
 
 from gitpatch.checkout.filters import Filters
 from gitpatch.core.model import AddFile, Changeset, DeleteFile, Proposal, UpdateFile
+from gitpatch.core.spliced import as_bytes
 from gitpatch.errors import (
     FilesystemError,
     InvalidArguments,
@@ -306,7 +307,7 @@ def check_gitmodules(changeset: Changeset) -> None:
     for change in changeset.changes:
         if change.content is None or change.path.rsplit("/", 1)[-1] != ".gitmodules":
             continue
-        text = change.content.decode("utf-8", "replace")
+        text = as_bytes(change.content).decode("utf-8", "replace")
         bad = _GITMODULES_BAD.search(text)
         names = re.findall(r'^\s*\[submodule\s+"([^"]*)"\s*\]', text, re.MULTILINE)
         if bad is None and not any(".." in n.replace("\\", "/").split("/") for n in names):

@@ -10,6 +10,7 @@ import pygit2
 import pytest
 
 from gitpatch.core.model import FileChange as F
+from gitpatch.core.spliced import Spliced
 from gitpatch.errors import RepositoryError
 from gitpatch.store import Store, loose
 from tests.gitkit import git, make_repo
@@ -44,20 +45,16 @@ def test_a_large_blob_written_here_is_the_blob_git_reads(repo: Path) -> None:
     assert leftovers == []
 
 
-def test_writing_pieces_equals_writing_the_whole(tmp_path: Path) -> None:
+def test_writing_a_spliced_content_equals_writing_the_whole(tmp_path: Path) -> None:
     objects = tmp_path / "objects"
-    whole = loose.write_blob(objects, (BIG,), len(BIG))
-    view = memoryview(BIG)
-    again = loose.write_blob(objects, (view[:10], b"", view[10:]), len(BIG))  # already there
-    assert whole == again == str(pygit2.hash(BIG))
-    assert loose.read_blob(objects, whole) == BIG
-
-
-def test_a_size_that_does_not_add_up_writes_nothing(tmp_path: Path) -> None:
-    objects = tmp_path / "objects"
-    with pytest.raises(ValueError, match="announced"):
-        loose.write_blob(objects, (BIG,), len(BIG) + 1)
-    assert [p for p in objects.rglob("*") if p.is_file()] == []
+    spliced = Spliced(BIG, [(5, 9, b"LINE"), (100, 100, b"inserted "), (200, 230, b"")])
+    whole = bytes(spliced)
+    assert len(spliced) == len(whole) and spliced == whole
+    first = loose.write_blob(objects, whole)
+    again = loose.write_blob(objects, spliced)  # the same object: kept as it is
+    assert first == again == str(pygit2.hash(whole)) == loose.blob_id(spliced)
+    assert loose.read_blob(objects, first) == whole
+    assert [p for p in objects.iterdir() if p.name.startswith("tmp_")] == []
 
 
 def test_the_compression_level_follows_git_config(repo: Path) -> None:
@@ -115,5 +112,5 @@ def test_the_fingerprint_hash_is_reused_by_the_write(tmp_path: Path) -> None:
     content = BIG + b"tail\n"
     hexid = loose.blob_id(content)
     assert hexid == str(pygit2.hash(content))
-    assert loose.write_blob(objects, (content,), len(content)) == hexid
+    assert loose.write_blob(objects, content) == hexid
     assert loose.read_blob(objects, hexid) == content
