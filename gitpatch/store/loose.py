@@ -111,13 +111,15 @@ def write_blob(
     names them (a full disk is ``filesystem_error``); the temp file never stays behind.
     """
     known = _known_id(content)
+    if known is not None and _path(objects, known).exists():
+        return known  # the same content again (a revert, a replay): nothing to write
     size = len(content)
     digest = hashlib.sha1(b"blob %d\0" % size)
     deflater = zlib.compressobj(level)
     objects.mkdir(exist_ok=True)
     fd, tmp = _temp(objects)
     try:
-        with os.fdopen(fd, "wb", buffering=0) as out:
+        with os.fdopen(fd, "wb") as out:  # buffered: every write is whole
             out.write(deflater.compress(b"blob %d\0" % size))
             written = 0
             for chunk in chunks_of(content):
@@ -131,6 +133,7 @@ def write_blob(
             if written != size:
                 raise ValueError(f"blob of {written} bytes announced as {size}")
             out.write(deflater.flush())
+            out.flush()
             if durable:
                 os.fsync(out.fileno())
         hexid = known or digest.hexdigest()
