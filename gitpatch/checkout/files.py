@@ -13,13 +13,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gitpatch.checkout._modes import file_mode
+from gitpatch.core.spliced import Content
 from gitpatch.safety import atomic
 from gitpatch.safety.atomic import TMP_SUFFIX
 
 __all__ = ["TMP_SUFFIX", "remove_temp_files", "temp_file"]
 
 
-def temp_file(full: Path, data: bytes, mode: int) -> Path:
+def temp_file(full: Path, data: Content, mode: int) -> Path:
     """A fsynced temp file next to ``full`` holding ``data`` with git ``mode``'s permissions
     (``safety.atomic``, the one atomic write)."""
     return atomic.temp_file(full, data, file_mode(mode))

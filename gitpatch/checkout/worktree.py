@@ -32,6 +32,7 @@ from gitpatch.checkout import indexsync, sparse
 from gitpatch.checkout._modes import disk_mode
 from gitpatch.checkout.files import TMP_SUFFIX, remove_temp_files, temp_file
 from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attributes
+from gitpatch.core.spliced import Content
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
 from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.safety.journal import Journal, fsync_dir
@@ -104,7 +105,7 @@ class WorkingTree:
         # path -> fstat of the file a land wrote, before its rename (see indexsync); blob id ->
         # content of large blobs just written (Store.fresh_blobs), so they are not read back
         self._written: dict[str, os.stat_result] = {}
-        self._blobs: dict[pygit2.Oid, bytes] = store.fresh_blobs
+        self._blobs: dict[pygit2.Oid, Content] = store.fresh_blobs
 
     @classmethod
     def of(cls, store: Store) -> WorkingTree | None:
@@ -473,13 +474,13 @@ class WorkingTree:
             )
         crashpoint("index.written")
 
-    def _content(self, path: str, oid: pygit2.Oid) -> bytes:
+    def _content(self, path: str, oid: pygit2.Oid) -> Content:
         """What checkout writes at ``path`` for ``oid``: a large blob just stored is taken from
         memory (``Store.fresh_blobs``) unless git converts the path."""
         filters = self._landing or self.filters
         data = self._blobs.pop(oid, None)
         if data is None or filters.converts(path):
-            data = filters.checkout_bytes(path, oid)
+            return filters.checkout_bytes(path, oid)
         return data
 
     @contextlib.contextmanager

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from gitpatch.core.spliced import Content
 from gitpatch.errors import InvalidPatch
 
 __all__ = [
@@ -208,7 +209,8 @@ class EditReport:
 
 @dataclass(frozen=True)
 class FileChange:
-    """The new state of one path: ``content`` bytes, or ``None`` for a deletion.
+    """The new state of one path: ``content`` bytes (a large file's may be ``Spliced``: its old
+    bytes with the replaced spans), or ``None`` for a deletion.
 
     ``source`` is set when the file was moved here from another path (which is then gone).
     ``mode`` (a git file mode) is set only when the mode itself changes (a recorded
@@ -216,7 +218,7 @@ class FileChange:
     """
 
     path: str
-    content: bytes | None
+    content: Content | None
     source: str | None = None
     mode: int | None = None
 

@@ -18,6 +18,7 @@ import codecs
 from collections.abc import Sequence
 
 from gitpatch.core.model import Edit, EditReport, Replace
+from gitpatch.core.spliced import LARGE, Content, Spliced, as_bytes
 from gitpatch.core.text import BOM
 
 __all__ = ["replace_on_bytes"]
@@ -27,19 +28,19 @@ _CHUNK = 1 << 22
 
 def replace_on_bytes(
     path: str, data: bytes, edits: Sequence[Edit]
-) -> tuple[bytes, list[EditReport]] | None:
+) -> tuple[Content, list[EditReport]] | None:
     """The new bytes and reports of ``edits`` (all ``Replace``) on ``data``, or None when the
     text path must do it (see the module docstring). Results are the text path's, byte for
-    byte."""
+    byte; a large file's last edit gives a ``Spliced`` (the file is never copied whole)."""
     if not edits or not all(isinstance(e, Replace) for e in edits):
         return None
     if data.startswith(BOM) or b"\r" in data or b"\x00" in data or not _is_utf8(data):
         return None
-    current = data
+    current: Content = data
     reports: list[EditReport] = []
     for index, edit in enumerate(edits):
         assert isinstance(edit, Replace)
-        step = _replace(current, edit)
+        step = _replace(as_bytes(current), edit, spliced=index == len(edits) - 1)
         if step is None:
             return None
         current, first, last = step
@@ -47,7 +48,7 @@ def replace_on_bytes(
     return current, reports
 
 
-def _replace(data: bytes, edit: Replace) -> tuple[bytes, int, int] | None:
+def _replace(data: bytes, edit: Replace, *, spliced: bool) -> tuple[Content, int, int] | None:
     try:
         old, new = edit.old.encode("utf-8"), edit.new.encode("utf-8")
     except UnicodeEncodeError:
@@ -60,6 +61,8 @@ def _replace(data: bytes, edit: Replace) -> tuple[bytes, int, int] | None:
     first = data.count(b"\n", 0, spans[0][0]) + 1
     last_at = max(spans[-1][0], spans[-1][1] - 1)
     last = data.count(b"\n", 0, last_at) + 1
+    if spliced and len(data) >= LARGE:
+        return Spliced(data, [(start, end, new) for start, end in spans]), first, last
     view = memoryview(data)
     pieces: list[bytes | memoryview] = []
     pos = 0

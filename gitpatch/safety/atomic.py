@@ -16,21 +16,25 @@ import os
 import time
 from pathlib import Path
 
+from gitpatch.core.spliced import Content
+
 __all__ = ["TMP_SUFFIX", "fsync_dir", "temp_file", "write_atomic"]
 
 #: How every temp file gitpatch writes ends (recovery looks for it).
 TMP_SUFFIX = ".gitpatch-tmp"
 
 
-def temp_file(target: Path, data: bytes, perms: int = 0o644, *, fsync: bool = True) -> Path:
+def temp_file(target: Path, data: Content, perms: int = 0o644, *, fsync: bool = True) -> Path:
     """A new temp file beside ``target`` holding ``data`` with permissions ``perms`` (fsynced
-    unless ``fsync`` is False); removed again if writing it fails."""
+    unless ``fsync`` is False); removed again if writing it fails. A ``Spliced`` is written
+    chunk by chunk, never joined."""
     tmp = target.parent / f".{target.name}.{os.getpid()}.{time.monotonic_ns()}{TMP_SUFFIX}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, perms)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        for chunk in (data,) if isinstance(data, bytes) else data.chunks():
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view) :]
         os.fchmod(fd, perms)  # the umask narrowed what os.open was given
         if fsync:
             os.fsync(fd)

@@ -21,7 +21,7 @@ import pygit2
 from gitpatch.errors import FilesystemError, RepositoryError
 from gitpatch.safety.owners import common_dir
 
-__all__ = ["apply", "components", "objects_written", "wanted"]
+__all__ = ["apply", "components", "enabled", "objects_written", "wanted"]
 
 _DEFAULT = frozenset({"pack", "pack-metadata", "commit-graph"})
 _AGGREGATES = {
@@ -70,6 +70,12 @@ def apply(durable: bool) -> None:
     if _applied != [durable]:
         pygit2.settings.enable_fsync_gitdir(durable)
         _applied[:] = [durable]
+
+
+def enabled() -> bool:
+    """Whether this process fsyncs what it writes to the git directory (``apply``'s last
+    word; libgit2's default, off, until then)."""
+    return _applied == [True]
 
 
 @contextlib.contextmanager

@@ -20,9 +20,10 @@ from typing import Any
 import pygit2
 
 from gitpatch.core.model import FileChange
+from gitpatch.core.spliced import Content
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, NotATextResource, RepositoryError
 from gitpatch.safety import durability, owners
-from gitpatch.store import diffs, entries, history, merging, notes, refs, treediff, trees
+from gitpatch.store import diffs, entries, history, loose, merging, notes, refs, treediff, trees
 from gitpatch.store._errors import git_errors
 
 __all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "HISTORY_DEPTH", "CommitInfo", "Store", "TreeEntry"]
@@ -104,8 +105,9 @@ class Store:
         self._identity: tuple[str, str] | None = None
         #: The last few large blobs ``build_tree`` wrote, id -> content (see ``trees.build``):
         #: a land takes its blob from here instead of reading it back (``WorkingTree``).
-        self.fresh_blobs: dict[pygit2.Oid, bytes] = {}
+        self.fresh_blobs: dict[pygit2.Oid, Content] = {}
         self._durable = durability.wanted(self.config_get)
+        self._objects = owners.common_dir(repo.path) / "objects"
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Store:
@@ -263,7 +265,18 @@ class Store:
                 details={"path": path, "kind": found.kind},
             )
         with git_errors(f"read {path!r} in {commit}"):
-            return bytes(obj.data)
+            return self.blob_data(obj.id)
+
+    def blob_data(self, oid: pygit2.Oid) -> bytes:
+        """The content of blob ``oid``; a large loose one inflated once, straight into the
+        bytes returned (``loose``), the rest through libgit2's object database."""
+        with git_errors(f"read blob {oid}"):
+            kind, size = self.repo.odb.read_header(oid)
+            if size >= loose.LARGE and kind == pygit2.enums.ObjectType.BLOB:
+                data = loose.read_blob(self._objects, str(oid))
+                if data is not None:
+                    return data
+            return self.repo.odb.read(oid)[1]
 
     # -- writing ----------------------------------------------------------------------------
 

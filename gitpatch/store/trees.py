@@ -14,6 +14,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from gitpatch.core.model import FileChange
+from gitpatch.core.spliced import Content, as_bytes
 from gitpatch.errors import (
     InvalidArguments,
     NotATextResource,
@@ -21,6 +22,9 @@ from gitpatch.errors import (
     ResourceNotFound,
     UnsafePath,
 )
+from gitpatch.safety import durability
+from gitpatch.safety.owners import common_dir
+from gitpatch.store import loose
 
 __all__ = [
     "MODE_BLOB",
@@ -241,10 +245,22 @@ def raise_tree_cache() -> None:
 
 
 def _create_blob(
-    repo: pygit2.Repository, content: bytes, fresh: dict[pygit2.Oid, bytes] | None
+    repo: pygit2.Repository, content: Content, fresh: dict[pygit2.Oid, Content] | None
 ) -> pygit2.Oid:
-    """Write a blob; a large one is also remembered in ``fresh`` (a few, newest last)."""
-    oid = repo.create_blob(content)
+    """Write a blob; a large one is also remembered in ``fresh`` (a few, newest last).
+
+    A large one is written by ``loose`` (hashed and deflated in one pass, as git does).
+    """
+    if len(content) >= loose.LARGE:
+        hexid = loose.write_blob(
+            common_dir(repo.path) / "objects",
+            content,
+            level=_loose_level(repo),
+            durable=durability.enabled(),
+        )
+        oid = pygit2.Oid(hex=hexid)
+    else:
+        oid = repo.create_blob(as_bytes(content))
     if fresh is not None and len(content) >= FRESH_MIN:
         fresh[oid] = content
         while len(fresh) > FRESH_MAX:
@@ -252,11 +268,23 @@ def _create_blob(
     return oid
 
 
+def _loose_level(repo: pygit2.Repository) -> int:
+    """git's zlib level for loose objects: ``core.looseCompression``, ``core.compression``, 1."""
+    for key in ("core.looseCompression", "core.compression"):
+        try:
+            level = int(str(repo.config[key])) if key in repo.config else None
+        except (KeyError, ValueError, pygit2.GitError):
+            level = None
+        if level is not None and -1 <= level <= 9:
+            return level
+    return loose.DEFAULT_LEVEL
+
+
 def _apply(
     repo: pygit2.Repository,
     tree: _Overlay,
     change: FileChange,
-    fresh: dict[pygit2.Oid, bytes] | None = None,
+    fresh: dict[pygit2.Oid, Content] | None = None,
 ) -> None:
     _check_path(change.path)
     if change.source is not None:
@@ -299,7 +327,7 @@ def build(
     repo: pygit2.Repository,
     base: pygit2.Tree | None,
     changes: Sequence[FileChange],
-    fresh: dict[pygit2.Oid, bytes] | None = None,
+    fresh: dict[pygit2.Oid, Content] | None = None,
 ) -> pygit2.Oid:
     """Write the tree ``base`` becomes after ``changes`` (applied in order); return its id.
 

@@ -18,6 +18,7 @@ from gitpatch.checkout import preflight as checkout
 from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attributes
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Changeset, FileChange, Proposal
+from gitpatch.core.spliced import as_bytes
 from gitpatch.errors import DirtyWorktree, ProposalRejected
 from gitpatch.store import Store
 from gitpatch.workspace import carry, guards
@@ -136,7 +137,7 @@ def _attributes_after(
     out = {p: store.read(base, p) or b"" for p in names} if base is not None else {}
     for change in changeset.changes:
         if _is_attributes(change.path):
-            out[change.path] = change.content or b""
+            out[change.path] = as_bytes(change.content or b"")
     return out
 
 
@@ -162,8 +163,8 @@ def _rejected(store: Store, commit: pygit2.Oid, print_: str) -> ProposalRejected
 def _cleaned(changeset: Changeset, filters: Filters) -> Changeset:
     changes = tuple(
         c
-        if c.content is None
-        else dataclasses.replace(c, content=filters.to_blob(c.path, c.content))
+        if c.content is None or not filters.converts(c.path)  # to_blob would keep it as is
+        else dataclasses.replace(c, content=filters.to_blob(c.path, as_bytes(c.content)))
         for c in changeset.changes
     )
     return dataclasses.replace(changeset, changes=changes)

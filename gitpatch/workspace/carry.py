@@ -24,6 +24,7 @@ import pygit2
 
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Changeset, FileChange
+from gitpatch.core.spliced import as_bytes
 from gitpatch.errors import DirtyWorktree
 from gitpatch.store import Store
 
@@ -61,7 +62,9 @@ def onto_branch(
                 details={"paths": [change.path]},
             )
         disk = store.read(seen, change.path)
-        merged = _merge(store, change.path, disk, change.content, committed, person="base")
+        merged = _merge(
+            store, change.path, disk, as_bytes(change.content), committed, person="base"
+        )
         out.append(FileChange(change.path, merged, mode=change.mode))
     return out
 

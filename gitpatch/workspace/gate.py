@@ -39,6 +39,8 @@ __all__ = [
     "Pending",
     "approve_commits",
     "check_update",
+    "git_system_config",
+    "hook_script",
     "pending",
     "run_hook",
 ]
@@ -272,8 +274,8 @@ _SCRIPT = """\
 # only with a person's approval note on refs/notes/gitpatch. Installed by `gitpatch hooks install`;
 # a hook that was here before is kept as {name}.local and runs first.
 # Every git command a person runs pays for this hook, so the shell passes what cannot need the
-# gate (a deletion, an unprotected ref, a range with no Gitpatch-Proposal line) with one `git
-# rev-list` or `git config` per ref in the common cases, and starts Python only for the rest.
+# gate (a deletion, an unprotected ref, a range with no Gitpatch-Proposal line), reading the
+# protected list itself when it can be sure of it, and starts Python only for the rest.
 python="${{GITPATCH_PYTHON:-{python}}}"
 case $0 in */*) here=${{0%/*}} ;; *) here=. ;; esac
 local_hook="$here/{name}.local"
@@ -286,20 +288,67 @@ done
 if [ -n "$local_hook" ]; then
     printf '%s' "$input" | "$local_hook" "$@" || exit $?
 fi
-{late}guarded=
+{late}# A config file (or `git -c`) can name gitpatch.protected only by naming gitpatch, and can
+# pull in another file only by an include: one doing neither leaves the list as it is.
+quiet_file() {{
+    [ -e "$1" ] || return 0
+    [ -f "$1" ] && [ -r "$1" ] || return 1
+    while IFS= read -r cline || [ -n "$cline" ]; do
+        case $cline in
+        *[Gg][Ii][Tt][Pp][Aa][Tt][Cc][Hh]* | *[Ii][Nn][Cc][Ll][Uu][Dd][Ee]*) return 1 ;;
+        esac
+    done <"$1"
+}}
+# Where the protected list comes from: "quiet" when no config git or the gate reads can
+# change the defaults (the shell knows them: no process), "any" when git and the gate may
+# read different config (the environment gives git config that libgit2 ignores: every agent
+# range goes to Python), else "git": `git config` answers (an include, a linked worktree,
+# worktree config, a file the shell cannot read, a file naming gitpatch).
+config_source() {{
+    source=any
+    case ${{GIT_CONFIG_PARAMETERS-}} in
+    *[Gg][Ii][Tt][Pp][Aa][Tt][Cc][Hh]* | *[Ii][Nn][Cc][Ll][Uu][Dd][Ee]*) return ;;
+    esac
+    [ -z "${{GIT_CONFIG_COUNT-}}${{GIT_CONFIG-}}${{GIT_CONFIG_GLOBAL-}}${{GIT_CONFIG_SYSTEM-}}" ] ||
+        return
+    for file in /etc/gitconfig {system}; do
+        if ! quiet_file "$file"; then
+            # git skips these under GIT_CONFIG_NOSYSTEM, the gate does not
+            [ -n "${{GIT_CONFIG_NOSYSTEM-}}" ] || source=git
+            return
+        fi
+    done
+    source=git
+    [ -z "${{GIT_COMMON_DIR-}}" ] && [ -n "${{HOME-}}" ] || return
+    gitdir=${{GIT_DIR:-.git}}
+    case $gitdir in /* | . | .git) ;; *) return ;; esac
+    [ -d "$gitdir" ] && [ -f "$gitdir/config" ] || return
+    [ ! -e "$gitdir/commondir" ] && [ ! -e "$gitdir/config.worktree" ] || return
+    for file in "$gitdir/config" "$HOME/.gitconfig" "$HOME/.config/git/config" \\
+        "${{XDG_CONFIG_HOME:-$HOME/.config}}/git/config"; do
+        quiet_file "$file" || return
+    done
+    source=quiet
+}}
+source=
+guarded=
 protected() {{
     if [ -z "$guarded" ]; then
+        names=
+        [ "$source" != git ] || names=$(git config --get-all gitpatch.protected </dev/null)
         set -f
         saved_ifs=$IFS
         IFS=",$IFS"
         guarded=" "
-        for name in $(git config --get-all gitpatch.protected </dev/null); do
+        for name in $names; do
             case $name in refs/*) ;; *) name="refs/heads/$name" ;; esac
             guarded="$guarded$name "
         done
         IFS=$saved_ifs
         set +f
-        if [ "$guarded" = " " ]; then
+        if [ "$source" = any ]; then
+            guarded=any
+        elif [ "$guarded" = " " ]; then
             # .gitpatch.toml may name other branches: only Python reads it.
             guarded=" {defaults} "
             [ ! -f .gitpatch.toml ] || guarded=any
@@ -321,9 +370,11 @@ needed=
 while read -r {fields}; do
     case $new in *[!0]*) ;; *) continue ;; esac
     case $ref in refs/*) ;; *) continue ;; esac
-    # Cheaper test first: a range is a few commits, a new ref's history may be all of it.
-    case $old in
-    *[!0]*) agent_commit "$old" "$new" && protected "$ref" || continue ;;
+    [ -n "$source" ] || config_source
+    # Cheaper test first: the list when the shell knows it (no process), else a range's few
+    # commits before `git config`; a new ref's history may be all of it.
+    case $source$old in
+    git*[!0]*) agent_commit "$old" "$new" && protected "$ref" || continue ;;
     *) protected "$ref" && agent_commit "$old" "$new" || continue ;;
     esac
     needed=1
@@ -343,9 +394,13 @@ _FIELDS = {
 }
 
 
-def hook_script(name: str, python: str = "python3") -> str:
+def hook_script(name: str, python: str = "python3", system_config: str | None = None) -> str:
     """The shell shim for git hook ``name``: it settles in the shell every update that cannot
-    need the gate and runs ``python -m gitpatch.workspace.gate`` for the rest."""
+    need the gate and runs ``python -m gitpatch.workspace.gate`` for the rest.
+
+    ``system_config`` is the system config file of the git that installs it (the shim reads
+    ``/etc/gitconfig`` too, libgit2's): the shell reads the protected list itself only when
+    none of the files git or the gate would read can change it."""
     if name not in HOOKS:
         raise InvalidArguments(f"unknown hook {name!r}", hint=f"Use one of {', '.join(HOOKS)}.")
     # reference-transaction runs for every ref git moves, in three states: only "prepared" can
@@ -359,8 +414,36 @@ def hook_script(name: str, python: str = "python3") -> str:
         late='[ "$1" = prepared ] || exit 0\n' if refs_only else "",
         defaults=" ".join(f"refs/heads/{n}" for n in DEFAULT_PROTECTED),
         fields=_FIELDS[name],
+        system=_shell_word(system_config) if system_config not in (None, "/etc/gitconfig") else "",
         module="gitpatch.workspace.gate",
     )
+
+
+def git_system_config() -> str | None:
+    """The system config file of the ``git`` on PATH (it names it to an editor), or None."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_CONFIG")}
+    env["GIT_EDITOR"] = "echo"
+    try:
+        done = subprocess.run(
+            ["git", "config", "--system", "--edit"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    path = done.stdout.strip()
+    return path if done.returncode == 0 and path.startswith("/") and "\n" not in path else None
+
+
+def _shell_word(text: str) -> str:
+    """``text`` as one single-quoted shell word."""
+    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,6 +19,7 @@ import pygit2
 
 from gitpatch.checkout.filters import Filters
 from gitpatch.core.model import AddFile, Changeset, DeleteFile, Proposal, UpdateFile
+from gitpatch.core.spliced import as_bytes
 from gitpatch.errors import (
     FilesystemError,
     InvalidArguments,
@@ -30,7 +31,7 @@ from gitpatch.errors import (
     ResourceNotFound,
     UnsafePath,
 )
-from gitpatch.store import Store
+from gitpatch.store import Store, loose
 from gitpatch.store.entries import file_id
 from gitpatch.store.trees import MODE_LINK, MODE_SUBMODULE, MODE_TREE
 
@@ -56,16 +57,8 @@ def fingerprint(changeset: Changeset) -> str:
     for change in changeset.changes:
         if change.source is not None:
             blobs[change.source] = None
-        blobs[change.path] = None if change.content is None else _blob_id(change.content)
+        blobs[change.path] = None if change.content is None else loose.blob_id(change.content)
     return fingerprint_of(blobs)
-
-
-def _blob_id(content: bytes) -> str:
-    """git's blob id of ``content`` (``hashlib``: several times faster than libgit2's
-    collision-detecting SHA-1 on a large file)."""
-    digest = hashlib.sha1(b"blob %d\x00" % len(content))
-    digest.update(content)
-    return digest.hexdigest()
 
 
 def fingerprint_of(blobs: Mapping[str, str | None]) -> str:
@@ -314,7 +307,7 @@ def check_gitmodules(changeset: Changeset) -> None:
     for change in changeset.changes:
         if change.content is None or change.path.rsplit("/", 1)[-1] != ".gitmodules":
             continue
-        text = change.content.decode("utf-8", "replace")
+        text = as_bytes(change.content).decode("utf-8", "replace")
         bad = _GITMODULES_BAD.search(text)
         names = re.findall(r'^\s*\[submodule\s+"([^"]*)"\s*\]', text, re.MULTILINE)
         if bad is None and not any(".." in n.replace("\\", "/").split("/") for n in names):

@@ -49,7 +49,8 @@ FileAction = Literal["update", "add", "delete", "move"]
 
 
 class _Result(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Built on first use: a process uses a few of these, and each schema costs its start.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class FileResult(_Result):

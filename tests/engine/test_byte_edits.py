@@ -100,3 +100,33 @@ def test_the_engine_takes_the_byte_path_for_patch_resource(
     proposal = Proposal(operations=(op,), format="patch_resource", tool="test")
     changeset = engine.apply(proposal, {"f.txt": b"a\nb\nc\n"})
     assert changeset.changes[0].content == b"a\nB\nc\n"
+
+
+def test_a_large_file_s_new_content_shares_the_old_bytes() -> None:
+    from gitpatch.core.spliced import LARGE, Spliced
+
+    data = b"".join(b"line %d\n" % n for n in range(200_000))
+    assert len(data) >= LARGE
+    fast = replace_on_bytes("big.txt", data, [Replace("line 7\n", "seven\n", replace_all=True)])
+    assert fast is not None and isinstance(fast[0], Spliced)
+    assert fast[0].base is data  # the old file is not copied
+    assert fast[0] == data.replace(b"line 7\n", b"seven\n")
+    # several edits: the last one is spliced onto the result of the others
+    two = replace_on_bytes(
+        "big.txt", data, [Replace("line 1\n", "one\n"), Replace("line 2\n", "2\n")]
+    )
+    assert two is not None and isinstance(two[0], Spliced)
+    assert two[0] == data.replace(b"line 1\n", b"one\n", 1).replace(b"line 2\n", b"2\n", 1)
+    small = replace_on_bytes("f.txt", b"a\nb\nc\n", [Replace("b\n", "B\n")])
+    assert small is not None and small[0] == b"a\nB\nc\n" and isinstance(small[0], bytes)
+
+
+def test_a_large_file_edit_that_changes_nothing_is_refused() -> None:
+    from gitpatch import engine
+    from gitpatch.core.model import Proposal, UpdateFile
+
+    data = b"".join(b"line %d\n" % n for n in range(200_000))
+    op = UpdateFile(path="big.txt", edits=(Replace("line 5\n", "line 5\n"),))
+    with pytest.raises(GitpatchError) as caught:
+        engine.apply(Proposal(operations=(op,), format="patch_resource"), {"big.txt": data})
+    assert caught.value.code == "no_change"

@@ -415,3 +415,21 @@ def test_a_note_changed_under_a_step_rebuilds_the_whole_step(
     assert calls["n"] == 3
     stamped = json.loads(note(repo, res.version))
     assert stamped["approved_by"] == "Ann" and stamped["text"].strip() == "other"
+
+
+def test_a_large_file_edit_lands_as_git_would_store_it(tmp_path: Path) -> None:
+    # Past core.spliced.LARGE: the new content is streamed (blob and working file), never
+    # joined; git must see exactly the bytes a plain edit would give.
+    big = "".join(f"value_{n} = {n}\n" for n in range(120_000))
+    repo = make_repo(tmp_path / "big", {"big.py": big, "a.txt": "a\n"})
+    ws = Workspace.open(repo)
+    res = ws.propose(edit("big.py", "value_60000 = 60000\n", "value_60000 = -1\n"))
+    want = big.replace("value_60000 = 60000\n", "value_60000 = -1\n")
+    assert (repo / "big.py").read_text() == want
+    assert git(repo, "show", f"{res.version}:big.py") == want
+    assert status_porcelain(repo) == "" and git(repo, "diff-files", "--name-only") == ""
+    assert git(repo, "fsck", "--strict", "--no-dangling") == ""
+    # and the next edit reads the blob just written (from its loose object)
+    ws.propose(edit("big.py", "value_7 = 7\n", "value_7 = 'seven'\n"))
+    assert (repo / "big.py").read_text() == want.replace("value_7 = 7\n", "value_7 = 'seven'\n")
+    assert status_porcelain(repo) == ""

@@ -163,7 +163,8 @@ def install_hooks(directory: Path, *, force: bool = False) -> list[str]:
 
     # A server (bare) needs pre-receive only: it sees the whole push, notes included.
     names = ("pre-receive",) if working_root(directory) is None else gate.HOOKS
-    scripts = {name: gate.hook_script(name, sys.executable) for name in names}
+    system = gate.git_system_config()
+    scripts = {name: gate.hook_script(name, sys.executable, system) for name in names}
     plans = {name: _plan(where, name, script, force) for name, script in scripts.items()}
     where.mkdir(parents=True, exist_ok=True)
     for name, (action, chain) in plans.items():

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from gitpatch.core.spliced import as_bytes
 from gitpatch.doors.cli._common import Env, pass_env, read_input
 from gitpatch.doors.terms import in_terms
 from gitpatch.errors import InvalidArguments
@@ -77,7 +78,7 @@ def _dry_run(env: Env, ws: Workspace, proposal: Proposal) -> None:
     chunks: list[str] = []
     for change in changeset.changes:
         before = snapshot.get(change.source or change.path, b"")
-        after = change.content or b""
+        after = as_bytes(change.content or b"")
         old = f"a/{change.source or change.path}" if before or change.source else "/dev/null"
         new = f"b/{change.path}" if change.content is not None else "/dev/null"
         lines = difflib.unified_diff(

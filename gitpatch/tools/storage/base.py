@@ -31,6 +31,7 @@ from typing import Literal, Protocol, runtime_checkable
 from gitpatch import engine
 from gitpatch.core.model import Changeset, EditReport, Proposal
 from gitpatch.core.paths import Address, normalize, parse_address
+from gitpatch.core.spliced import as_bytes
 from gitpatch.errors import (
     InvalidArguments,
     NotATextResource,
@@ -268,7 +269,9 @@ class MemoryStorage:
                 for change in changeset.changes:
                     if change.source is not None:
                         staged.setdefault(change.source, None)
-                    staged[change.path] = change.content
+                    staged[change.path] = (
+                        None if change.content is None else as_bytes(change.content)
+                    )
             version = self._last
             self._link_moves(moves)
             return Applied(

@@ -12,7 +12,7 @@ import pytest
 
 from gitpatch.workspace import gate
 from tests.doors.cli.clikit import PATCH_A, git_run, gp_ok, propose
-from tests.gitkit import git, head, make_repo
+from tests.gitkit import git, git_env, head, make_repo
 
 pytestmark = pytest.mark.slow  # a server or git's hooks in processes of their own
 
@@ -198,7 +198,8 @@ def test_hooks_installed_before_the_layout_move_still_gate_and_install_refreshes
     git(repo, "reset", "-q", "--merge")
 
     assert "reference-transaction: updated" in gp_ok(repo, "hooks", "install")
-    assert hook.read_text() == gate.hook_script("reference-transaction", sys.executable)
+    system = gate.git_system_config()
+    assert hook.read_text() == gate.hook_script("reference-transaction", sys.executable, system)
 
 
 def test_the_gate_imports_neither_pydantic_nor_the_checkout() -> None:
@@ -211,3 +212,121 @@ def test_the_gate_imports_neither_pydantic_nor_the_checkout() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- the protected list: read by the shell only when it can be sure, else git config or Python
+
+
+def _git_with(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        env={**git_env(repo), **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _refused_into(repo: Path, branch: str, env: dict[str, str] | None = None) -> None:
+    """An agent commit fast-forwarded into ``branch`` is refused and ``branch`` stays put."""
+    git(repo, "switch", "-q", branch)
+    before = head(repo, branch)
+    out = _git_with(repo, env or {}, "merge", "--ff-only", "feature")
+    assert out.returncode != 0 and f"{branch} is protected" in out.stderr, out.stderr
+    assert head(repo, branch) == before
+    git(repo, "reset", "-q", "--merge")
+
+
+def test_a_config_file_included_by_the_repository_s_config_is_read(
+    repo: Path, starts: Path
+) -> None:
+    (repo / ".git" / "protect.cfg").write_text("[gitpatch]\n\tprotected = topic\n")
+    git(repo, "config", "include.path", "protect.cfg")
+    git(repo, "branch", "-q", "topic")
+    _agent_branch(repo, "feature")
+    _refused_into(repo, "topic")
+    git(repo, "switch", "-q", "main")
+    assert git_run(repo, "merge", "--ff-only", "feature").returncode == 0  # main is not listed
+
+
+def test_the_global_config_s_protected_list_counts(repo: Path, starts: Path) -> None:
+    # git_env sets HOME to the repository itself, so ~/.gitconfig is repo/.gitconfig
+    (repo / ".gitconfig").write_text("[GitPatch]\n\tProtected = topic\n")
+    git(repo, "branch", "-q", "topic")
+    git(repo, "branch", "-q", "other")
+    _agent_branch(repo, "feature")
+    _refused_into(repo, "topic")
+    (repo / ".gitconfig").unlink()
+    (repo / ".config" / "git").mkdir(parents=True)
+    (repo / ".config" / "git" / "config").write_text("[gitpatch]\n\tprotected = other\n")
+    _refused_into(repo, "other")
+
+
+def test_git_c_options_and_config_environment_leave_the_decision_to_python(
+    repo: Path, starts: Path
+) -> None:
+    git(repo, "branch", "-q", "topic")
+    _agent_branch(repo, "feature")
+    git(repo, "switch", "-q", "main")
+    before = head(repo, "main")
+    for args in (("-c", "gc.auto=0"), ("-c", "gitpatch.protected=topic")):
+        out = git_run(repo, *args, "merge", "--ff-only", "feature")
+        assert out.returncode != 0 and "main is protected" in out.stderr, (args, out.stderr)
+        assert head(repo, "main") == before
+        git(repo, "reset", "-q", "--merge")
+    empty = repo / ".git" / "empty.cfg"
+    empty.write_text("")
+    environments = [
+        {"GIT_CONFIG_GLOBAL": str(empty)},
+        {"GIT_CONFIG_SYSTEM": str(empty)},
+        {
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "gitpatch.protected",
+            "GIT_CONFIG_VALUE_0": "topic",
+        },
+    ]
+    for env in environments:
+        _refused_into(repo, "main", env)
+    # the gate reads the repository's own config, whatever git was told
+    starts.write_text("")
+    git(repo, "config", "gitpatch.protected", "topic")
+    _refused_into(repo, "topic", {"GIT_CONFIG_GLOBAL": str(empty)})
+    assert starts.read_text().count("gitpatch.workspace.gate") == 1
+
+
+def test_a_person_s_commit_never_starts_python_whatever_the_config_source(
+    repo: Path, starts: Path
+) -> None:
+    (repo / ".git" / "protect.cfg").write_text("[gitpatch]\n\tprotected = main\n")
+    git(repo, "config", "include.path", "protect.cfg")
+    (repo / ".gitpatch.toml").write_text('[review]\nprotected = ["main"]\n')
+    _commit(repo, "x.txt", "by hand\n")
+    out = _git_with(
+        repo, {"GIT_CONFIG_GLOBAL": "/dev/null"}, "commit", "-qam", "again", "--allow-empty"
+    )
+    assert out.returncode == 0, out.stderr
+    assert (
+        git_run(
+            repo, "-c", "gitpatch.protected=x", "commit", "-q", "--allow-empty", "-m", "c"
+        ).returncode
+        == 0
+    )
+    assert starts.read_text() == ""
+
+
+def test_the_system_config_git_names_is_read_too(tmp_path: Path, repo: Path, starts: Path) -> None:
+    system = tmp_path / "etc" / "gitconfig"
+    system.parent.mkdir()
+    system.write_text("[include]\n\tpath = /nowhere\n")
+    hook = repo / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(gate.hook_script("reference-transaction", sys.executable, str(system)))
+    assert f"'{system}'" in hook.read_text()
+    _agent_branch(repo, "feature")
+    # git skips it under GIT_CONFIG_NOSYSTEM (set for every test), the gate may not: Python
+    # decides every agent range, and refuses the one reaching main.
+    _refused_into(repo, "main")
+    assert starts.read_text().count("gitpatch.workspace.gate") == 1
+    git(repo, "switch", "-q", "-c", "topic")
+    _commit(repo, "t.txt", "t\n")
+    assert starts.read_text().count("gitpatch.workspace.gate") == 1
