@@ -295,6 +295,7 @@ class _Memo:
     stack: Stack
     stacked: frozenset[str]
     parents: set[pygit2.Oid]
+    commits: set[pygit2.Oid]
 
 
 def _session_stack(store: Store, session: str, target: str) -> tuple[Stack, frozenset[str]]:
@@ -308,17 +309,18 @@ def _session_stack(store: Store, session: str, target: str) -> tuple[Stack, froz
     with _indexing:
         index = _current(store, where)
         key = (where, session, target)
-        memo = _memos.get(key)
+        memo = _memos.pop(key, None)  # put back below once it is up to date
         if memo is not None and memo.index is index and _extend(store, where, memo, index):
+            _memos[key] = memo
             return memo.stack, memo.stacked
         entries = index.entries.values()
         stack = of_session(store, session, target, entries)
         stacked = _stacked(store, stack, where)
         mine = sum(1 for e in entries if _belongs(e, stack))
         parents = {p for e in stack.entries for p in _parents(store, e.commit, where)}
-        _memos.pop(key, None)
         if mine == len(stack.entries) and _chained(store, where, stack.entries):
-            _memos[key] = _Memo(index, index.version, stack, stacked, parents)
+            commits = {e.commit for e in stack.entries}
+            _memos[key] = _Memo(index, index.version, stack, stacked, parents, commits)
             while len(_memos) > _CACHED_STACKS:
                 del _memos[next(iter(_memos))]
         return stack, stacked
@@ -352,9 +354,8 @@ def _extend(store: Store, where: str, memo: _Memo, index: _Index) -> bool:
         return False
     stack = memo.stack
     entries = list(stack.entries)
-    commits = {e.commit for e in entries}
     stacked = set(memo.stacked)
-    parents = set(memo.parents)
+    commits, parents = memo.commits, memo.parents  # a False return drops the memo
     for _version, before, after in changes:
         if not any(e is not None and _belongs(e, stack) for e in (before, after)):
             continue  # another session's proposal, or another target's
@@ -370,7 +371,7 @@ def _extend(store: Store, where: str, memo: _Memo, index: _Index) -> bool:
         stacked.update(files_of(store, after, where))
         parents.update(_parents(store, after.commit, where))
     memo.stack = Stack(stack.session, stack.target, tuple(entries))
-    memo.stacked, memo.parents, memo.version = frozenset(stacked), parents, index.version
+    memo.stacked, memo.version = frozenset(stacked), index.version
     return True
 
 
