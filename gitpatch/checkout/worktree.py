@@ -30,7 +30,7 @@ import pygit2
 
 from gitpatch.checkout import indexsync, sparse
 from gitpatch.checkout._modes import disk_mode
-from gitpatch.checkout.files import TMP_SUFFIX, Flush, remove_temp_files, temp_file
+from gitpatch.checkout.files import TMP_SUFFIX, remove_temp_files, temp_file
 from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attributes
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
 from gitpatch.safety.crashpoints import crashpoint
@@ -160,19 +160,16 @@ class WorkingTree:
                 raise refused("the land journal", exc) from exc
             crashpoint("journal.written")
             staged: dict[str, Path] = {}
-            flush = Flush(())
             with self._converting(journal):
                 try:
-                    staged, flush = self._stage(journal)
+                    staged = self._stage(journal)
                     crashpoint("files.staged")
                     move_ref()
                 except BaseException:
-                    with contextlib.suppress(OSError):
-                        flush.wait()
                     self._drop_staged(staged)
                     self._remove_journal()
                     raise
-                self._apply_or_explain(journal, only_if_old=False, staged=staged, flush=flush)
+                self._apply_or_explain(journal, only_if_old=False, staged=staged)
             self._remove_journal()
             crashpoint("journal.dropped")
 
@@ -231,12 +228,11 @@ class WorkingTree:
                 else:
                     store.update_note(oid, _replace_with(before))
 
-    def _stage(self, journal: Journal) -> tuple[dict[str, Path], Flush]:
-        """Write the new content of the journal's paths to temp files next to them, BEFORE the
-        ref moves: a full or read-only disk then refuses the land with nothing moved. Their
-        fsync runs meanwhile (the ``Flush``, waited for before the first rename). Paths whose
-        folder does not exist yet are written after the move. Also checks that the index can
-        be rewritten (free space for a copy of it)."""
+    def _stage(self, journal: Journal) -> dict[str, Path]:
+        """Write the new content of the journal's paths to temp files next to them (fsynced),
+        BEFORE the ref moves: a full or read-only disk then refuses the land with nothing
+        moved. Paths whose folder does not exist yet are written after the move. Also checks
+        that the index can be rewritten (free space for a copy of it)."""
         new_tree = self._tree(journal.carry[1] if journal.carry else journal.new)
         skipped = sparse.skipped(self.gitdir, self.root, journal.paths)  # not on disk
         staged: dict[str, Path] = {}
@@ -245,19 +241,12 @@ class WorkingTree:
                 want = _entry(new_tree, path)
                 full = self.root / path
                 if want is not None and path not in skipped and full.parent.is_dir():
-                    data = self._content(path, want[0])
-                    staged[path] = temp_file(full, data, want[1], fsync=False)
-            flush = Flush(list(staged.values()))
-            try:
-                self._check_room_for_index()
-            except OSError:
-                with contextlib.suppress(OSError):
-                    flush.wait()
-                raise
+                    staged[path] = temp_file(full, self._content(path, want[0]), want[1])
+            self._check_room_for_index()
         except OSError as exc:
             self._drop_staged(staged)
             raise refused("the new files to the working tree", exc) from exc
-        return staged, flush
+        return staged
 
     def _check_room_for_index(self) -> None:
         """The index is the one write after the ref moves: make sure the disk and this
@@ -277,18 +266,10 @@ class WorkingTree:
             tmp.unlink(missing_ok=True)
 
     def _apply_or_explain(
-        self,
-        journal: Journal,
-        *,
-        only_if_old: bool,
-        staged: Mapping[str, Path] | None = None,
-        flush: Flush | None = None,
+        self, journal: Journal, *, only_if_old: bool, staged: Mapping[str, Path] | None = None
     ) -> None:
-        """``_apply`` (once ``flush`` has fsynced the staged files); an OS error (permissions,
-        disk full) keeps the journal for the next call."""
+        """``_apply``; an OS error (permissions, disk full) keeps the journal for the next call."""
         try:
-            if flush is not None:
-                flush.wait()
             self._apply(journal, only_if_old=only_if_old, staged=staged or {})
         except OSError as exc:
             raise RepositoryError(

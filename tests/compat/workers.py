@@ -8,7 +8,6 @@ through a queue or a pipe; nothing here relies on timing to order events.
 from __future__ import annotations
 
 import os
-import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -169,15 +168,12 @@ _HOOKED = ("replace", "rename", "fsync", "unlink", "remove", "rmdir")
 
 
 def _install_hooks(report: Callable[[str], None]) -> None:
-    """Make every file-system step of interest pause at a handshake with the parent (one
-    handshake at a time: a land fsyncs its staged files in a thread while its refs move)."""
-    handshake = threading.Lock()
+    """Make every file-system step of interest pause at a handshake with the parent."""
     for name in _HOOKED:
         real = getattr(os, name)
 
         def hooked(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
-            with handshake:
-                report(_name)
+            report(_name)
             return _real(*args, **kwargs)
 
         setattr(os, name, hooked)
