@@ -12,6 +12,7 @@ import contextlib
 import itertools
 import os
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,6 +98,10 @@ def _format_message(message: str, trailers: Mapping[str, str] | None) -> str:
     return body + "\n\n" + "\n".join(lines) + "\n"
 
 
+#: How old stat data must be before a listing keyed by it is kept (``flat_ref_names``).
+_SETTLED_NS = 100_000_000
+
+
 class Store:
     """All git access. One Store (and one pygit2.Repository) per thread/process."""
 
@@ -108,6 +113,8 @@ class Store:
         self.fresh_blobs: dict[pygit2.Oid, Content] = {}
         self._durable = durability.wanted(self.config_get)
         self._objects = owners.common_dir(repo.path) / "objects"
+        #: prefix -> (stat data of its folder and of packed-refs, the names listed then)
+        self._flat: dict[str, tuple[tuple[Any, ...], list[str]]] = {}
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Store:
@@ -448,6 +455,42 @@ class Store:
             return sorted(
                 r.name for r in self.repo.references.iterator() if r.name.startswith(prefix)
             )
+
+    def flat_ref_names(self, prefix: str) -> list[str]:
+        """``ref_names(prefix)`` for a folder of refs one level deep (``prefix`` ends with
+        ``/``), listed again only when the stat data of that folder or of ``packed-refs``
+        changed since the last listing. libgit2 lists every ref to find a few (it reads each
+        loose ref file): with 1,000 open proposals that is ~10 ms. Like git's own stat checks
+        this trusts only settled stat data (changed over 0.1 s before the look), and a listing
+        with a name below a deeper folder is never kept."""
+        stamp = self._refs_stamp(prefix)
+        kept = self._flat.get(prefix)
+        if stamp is not None and kept is not None and kept[0] == stamp:
+            return list(kept[1])
+        names = self.ref_names(prefix)
+        self._flat.pop(prefix, None)
+        if stamp is not None and not any("/" in n[len(prefix) :] for n in names):
+            self._flat[prefix] = (stamp, names)
+        return list(names)
+
+    def _refs_stamp(self, prefix: str) -> tuple[Any, ...] | None:
+        """Stat data of ``prefix``'s folder and of ``packed-refs`` (None for one that does not
+        exist), or None when either changed too recently to be trusted."""
+        common = owners.common_dir(self.repo.path)
+        now = time.time_ns()
+        stamp: list[Any] = []
+        for path in (common / prefix.rstrip("/"), common / "packed-refs"):
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                stamp.append(None)
+                continue
+            except OSError:
+                return None
+            if now - max(st.st_mtime_ns, st.st_ctime_ns) < _SETTLED_NS:
+                return None
+            stamp.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        return tuple(stamp)
 
     def set_head(self, ref: str) -> None:
         """Point HEAD at the branch ``ref``; ``ConcurrentUpdate`` (reason ``locked``) while

@@ -23,7 +23,6 @@ from gitpatch.workspace.lookup import (
     hex_or_empty,
     info,
     oid,
-    session_names,
 )
 from gitpatch.workspace.publisher import NoteChange
 from gitpatch.workspace.results import ProposalDetail, ProposalInfo, now_iso
@@ -129,7 +128,8 @@ def overlaps(ctx: Context) -> list[str]:
         return []
     store = ctx.store
     entries = stack.open_entries(store)
-    names = session_names(store)
+    # listed again only when the session folder changed (this runs around every agent call)
+    names = [n.removeprefix(SESSION_PREFIX) for n in store.flat_ref_names(SESSION_PREFIX)]
     if not names and all(e.session in ("", ctx.session) for e in entries):
         return []  # nobody else has open work: the common case, without reading any diff
     where = str(store.git_dir)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import itertools
 import re
 import threading
-from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections import OrderedDict, deque
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,15 +143,19 @@ def open_entries(store: Store, *, fresh: bool = False) -> list[Entry]:
     tree diff), not every proposal ref. ``fresh`` lists the refs themselves (what a person's
     step does, so a proposal branch deleted by hand with git is never acted on).
     """
-    where = str(store.git_dir)
     with _indexing:  # one index per repository, shared by the threads of a process
-        tip = store.ref_target(NOTES_REF)
-        index = _indexes.get(where)
-        if fresh or index is None or index.tip is None or not store.has_commit(index.tip):
-            index = _indexes[where] = _Index(tip, _listed(store, where))
-        elif index.tip != tip and tip is not None:
-            index.follow(store, where, tip)
-        return list(index.entries.values())
+        return list(_current(store, str(store.git_dir), fresh).entries.values())
+
+
+def _current(store: Store, where: str, fresh: bool = False) -> _Index:
+    """The repository's index brought to the notes ref's tip (``_indexing`` held)."""
+    tip = store.ref_target(NOTES_REF)
+    index = _indexes.get(where)
+    if fresh or index is None or index.tip is None or not store.has_commit(index.tip):
+        index = _indexes[where] = _Index(tip, _listed(store, where))
+    elif index.tip != tip and tip is not None:
+        index.follow(store, where, tip)
+    return index
 
 
 def _listed(store: Store, where: str) -> dict[str, Entry]:
@@ -168,10 +172,16 @@ def _listed(store: Store, where: str) -> dict[str, Entry]:
 
 @dataclass
 class _Index:
-    """The open proposals as of the notes commit ``tip``."""
+    """The open proposals as of the notes commit ``tip``; ``version`` counts the changes to
+    ``entries`` and ``log`` holds the latest ones (version, entry before, entry after), so a
+    session's stack computed at an older version is brought up to date from them alone."""
 
     tip: pygit2.Oid | None
     entries: dict[str, Entry]
+    version: int = 0
+    log: deque[tuple[int, Entry | None, Entry | None]] = field(
+        default_factory=lambda: deque(maxlen=_LOGGED)
+    )
 
     def follow(self, store: Store, where: str, tip: pygit2.Oid) -> None:
         """Bring the index to the notes commit ``tip`` (from ``self.tip``)."""
@@ -185,11 +195,20 @@ class _Index:
             if not PROPOSAL_ID.fullmatch(pid):
                 continue
             now = store.ref_target(PROPOSAL_PREFIX + pid)
-            if now is None:
+            before = self.entries.get(pid)
+            after = None if now is None else Entry(pid, now, _facts.get(store, now, where))
+            if after is None:
                 self.entries.pop(pid, None)
             else:
-                self.entries[pid] = Entry(pid, now, _facts.get(store, now, where))
+                self.entries[pid] = after
+            if before is not None or after is not None:
+                self.version += 1
+                self.log.append((self.version, before, after))
         self.tip = tip
+
+
+#: Changes an index remembers for bringing a session's stack up to date (more: recomputed).
+_LOGGED = 64
 
 
 _indexes: dict[str, _Index] = {}
@@ -248,17 +267,121 @@ def view(store: Store, branch: str, session: str | None, target: str) -> View:
     head = store.ref_target(branch)
     if session is None:
         return View(head)
-    stack = of_session(store, session, target)
+    stack, stacked = _session_stack(store, session, target)
     top = stack.top
     if top is not None and store.ref_target(PROPOSAL_PREFIX + stack.entries[-1].id) != top:
         # its branch went without a note (deleted by hand): list the refs themselves
         stack = of_session(store, session, target, open_entries(store, fresh=True))
+        stacked = _stacked(store, stack, str(store.git_dir))
         top = stack.top
     if top is None:
         return View(head, stack=stack)
-    where = str(store.git_dir)
-    stacked = frozenset(p for e in stack.entries for p in files_of(store, e, where))
     return View(top, stacked, stack)
+
+
+def _stacked(store: Store, stack: Stack, where: str) -> frozenset[str]:
+    return frozenset(p for e in stack.entries for p in files_of(store, e, where))
+
+
+@dataclass
+class _Memo:
+    """A session's stack as computed at ``version`` of ``index``, kept only while it is one
+    chain (each proposal's nearest first parent among them is the one before it, and every
+    open proposal of the session is in it: what a session's calls make). ``parents`` are
+    the first parents ``of_session`` looked at, so a new proposal is known to sit above all."""
+
+    index: _Index
+    version: int
+    stack: Stack
+    stacked: frozenset[str]
+    parents: set[pygit2.Oid]
+    commits: set[pygit2.Oid]
+
+
+def _session_stack(store: Store, session: str, target: str) -> tuple[Stack, frozenset[str]]:
+    """``of_session`` of the current index, and the paths its proposals change.
+
+    A call costs what changed since the session's last call, not the depth of its stack:
+    when the only changes to this session's proposals since then are new proposals, each
+    built on the top (what each call adds), the stack is extended; anything else recomputes.
+    """
+    where = str(store.git_dir)
+    with _indexing:
+        index = _current(store, where)
+        key = (where, session, target)
+        memo = _memos.pop(key, None)  # put back below once it is up to date
+        if memo is not None and memo.index is index and _extend(store, where, memo, index):
+            _memos[key] = memo
+            return memo.stack, memo.stacked
+        entries = index.entries.values()
+        stack = of_session(store, session, target, entries)
+        stacked = _stacked(store, stack, where)
+        mine = sum(1 for e in entries if _belongs(e, stack))
+        parents = {p for e in stack.entries for p in _parents(store, e.commit, where)}
+        if mine == len(stack.entries) and _chained(store, where, stack.entries):
+            commits = {e.commit for e in stack.entries}
+            _memos[key] = _Memo(index, index.version, stack, stacked, parents, commits)
+            while len(_memos) > _CACHED_STACKS:
+                del _memos[next(iter(_memos))]
+        return stack, stacked
+
+
+def _chained(store: Store, where: str, entries: Sequence[Entry]) -> bool:
+    """True when each entry's nearest first parent among ``entries`` is the one before it."""
+    commits = {e.commit for e in entries}
+    below = None
+    for entry in entries:
+        if _below(store, where, entry.commit, commits) != below:
+            return False
+        below = entry.commit
+    return True
+
+
+def _below(
+    store: Store, where: str, commit: pygit2.Oid, commits: set[pygit2.Oid]
+) -> pygit2.Oid | None:
+    """``commit``'s nearest first parent among ``commits`` (as ``of_session`` finds it)."""
+    return next((p for p in _parents(store, commit, where) if p in commits), None)
+
+
+def _extend(store: Store, where: str, memo: _Memo, index: _Index) -> bool:
+    """Bring ``memo`` to ``index.version`` from the index's log; False when it cannot (the
+    log no longer reaches back, or a change is not a new proposal on the stack's top)."""
+    if memo.version == index.version:
+        return True
+    changes = [c for c in index.log if c[0] > memo.version]
+    if not changes or changes[0][0] != memo.version + 1:
+        return False
+    stack = memo.stack
+    entries = list(stack.entries)
+    stacked = set(memo.stacked)
+    commits, parents = memo.commits, memo.parents  # a False return drops the memo
+    for _version, before, after in changes:
+        if not any(e is not None and _belongs(e, stack) for e in (before, after)):
+            continue  # another session's proposal, or another target's
+        if before is not None and after is not None and before.commit == after.commit:
+            continue  # its note changed (a comment, a status), not its commit
+        if before is not None or after is None or after.commit in parents:
+            return False  # one of the stack's proposals moved or closed, or one came beneath
+        top = entries[-1].commit if entries else None
+        if _below(store, where, after.commit, commits) != top:
+            return False
+        entries.append(after)
+        commits.add(after.commit)
+        stacked.update(files_of(store, after, where))
+        parents.update(_parents(store, after.commit, where))
+    memo.stack = Stack(stack.session, stack.target, tuple(entries))
+    memo.stacked, memo.version = frozenset(stacked), index.version
+    return True
+
+
+def _belongs(entry: Entry, stack: Stack) -> bool:
+    return entry.session == stack.session and entry.target == stack.target
+
+
+_memos: dict[tuple[str, str, str], _Memo] = {}
+#: Sessions whose stacks are kept (one process serves a few).
+_CACHED_STACKS = 64
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pygit2
@@ -352,3 +353,32 @@ def test_update_note_reapplies_the_change_after_losing_the_race(store: Store) ->
     assert store.update_note(c1, add_bob) == {"votes": ["ann", "cid", "bob"]}
     assert seen == [{"votes": ["ann"]}, {"votes": ["ann", "cid"]}]
     assert store.read_note(c1) == {"votes": ["ann", "cid", "bob"]}
+
+
+def _age(path: Path) -> None:
+    """Make ``path``'s stat data a minute old (settled), as if nothing changed there lately."""
+    past = path.stat().st_mtime - 60
+    os.utime(path, (past, past))
+
+
+def test_flat_ref_names_follow_every_change_made_with_git(store: Store, git_repo: Path) -> None:
+    root = land(store, [F("a.txt", b"a\n")])
+    prefix = "refs/heads/gitpatch/session/"
+    git(git_repo, "update-ref", f"{prefix}one", str(root))
+    folder = git_repo / ".git" / prefix.rstrip("/")
+    _age(folder)
+    assert store.flat_ref_names(prefix) == [f"{prefix}one"]
+    assert store.flat_ref_names(prefix) == [f"{prefix}one"]  # kept: nothing changed there
+    git(git_repo, "update-ref", f"{prefix}two", str(root))
+    assert store.flat_ref_names(prefix) == [f"{prefix}one", f"{prefix}two"]
+    git(git_repo, "pack-refs", "--all")  # into packed-refs: the folder's files go
+    for path in (folder, git_repo / ".git" / "packed-refs"):
+        if path.exists():
+            _age(path)
+    assert store.flat_ref_names(prefix) == [f"{prefix}one", f"{prefix}two"]
+    git(git_repo, "update-ref", "-d", f"{prefix}one")  # packed-refs rewritten
+    assert store.flat_ref_names(prefix) == [f"{prefix}two"]
+    git(git_repo, "update-ref", f"{prefix}deeper/three", str(root))  # never kept
+    assert f"{prefix}deeper/three" in store.flat_ref_names(prefix)
+    git(git_repo, "update-ref", "-d", f"{prefix}deeper/three")
+    assert store.flat_ref_names(prefix) == [f"{prefix}two"]
