@@ -14,7 +14,11 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
+from gitpatch.core.model import Proposal, WriteFile
+from gitpatch.doors.hosted import Spaces
 from gitpatch.doors.hosted.generations import INDEX_FILE, SAVE_EVERY
+from gitpatch.doors.hosted.maintenance import Maintenance
+from gitpatch.workspace.api import Workspace
 from tests.doors.hosted.svckit import Server, make_credentials, run, space_refs, text_of
 from tests.gitkit import git
 
@@ -148,3 +152,53 @@ def test_versions_far_back_are_found_through_the_kept_index_after_a_restart(
         since = top
         assert stale.meta["code"] == "resource_conflict"
         assert "changed since version 3" in text_of(stale)
+
+
+def test_each_change_of_an_auto_space_is_one_commit_without_a_note(tmp_path: Path) -> None:
+    data, creds, tokens = _place(tmp_path, "")
+    repo = data / "users" / "bob.git"
+    Spaces(data).get("users/bob").create()
+    old = Workspace.open(
+        repo, "auto", "refs/heads/main", protected=[]
+    )  # a space as the Workspace wrote it
+    old.propose(Proposal((WriteFile("old.md", b"old\n", True),), "patch_resource"))
+    noted = git(repo, "rev-parse", "main").strip()
+    notes_before = git(repo, "rev-parse", "refs/notes/gitpatch").strip()
+    line = "a line of about forty bytes, say it so.\n"
+
+    async def scenario(client: ClientSession) -> list[Any]:
+        out = [await client.call_tool("create_resource", {"path": "h.md", "content": "0\n"})]
+        for _ in range(40):
+            edit = [{"after_line": 0, "new_string": line}]
+            out.append(await client.call_tool("patch_resource", {"path": "h.md", "edits": edit}))
+        out.append(await client.call_tool("read_resource", {"path": "old.md"}))
+        return out
+
+    server = Server(data, creds)
+    try:
+        results = run(server.url, tokens["bob"], scenario)
+    finally:
+        server.stop()
+    assert not any(r.is_error for r in results), [text_of(r) for r in results if r.is_error]
+    *changes, read_old = results
+    assert read_old.structured_content["content"] == "old\n"
+    assert read_old.structured_content["version"] == 42
+    assert len({r.structured_content["id"] for r in changes}) == 1  # edits keep the id
+    # no note per change: the notes ref is where the Workspace left it, its note still there
+    assert git(repo, "rev-parse", "refs/notes/gitpatch").strip() == notes_before
+    assert '"status": "applied"' in git(repo, "notes", "--ref=gitpatch", "show", noted)
+    # what the note said is in the commit: id and tool trailers, the requester, the base
+    log = Workspace.open(repo, "auto", "refs/heads/main", protected=[]).log(limit=100)
+    assert [e.tool for e in log] == ["patch_resource"] * 40 + ["create_resource", "propose"]
+    newest = changes[-1].structured_content
+    assert log[0].commit == newest["commit"]
+    message = git(repo, "log", "-1", "--format=%B", "main")
+    assert f"Gitpatch-Proposal: {log[0].proposal_id}" in message
+    assert "Gitpatch-Tool: patch_resource" in message
+    assert "Requested by bob (credential " in message
+    assert git(repo, "rev-parse", "main^").strip() == changes[-2].structured_content["commit"]
+    # after the service's packing, a 40-byte edit costs its commit, tree and blob delta
+    Maintenance(grace="now").pack(Spaces(data).get("users/bob"))
+    packs = sum(p.stat().st_size for p in (repo / "objects" / "pack").iterdir())
+    assert packs / 41 < 2 * len(line) + 400, packs / 41
+    git(repo, "fsck", "--strict", "--no-progress")
