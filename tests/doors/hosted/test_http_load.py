@@ -8,12 +8,14 @@ from __future__ import annotations
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
+from mcp import ClientSession
 
 from tests.doors.hosted.loadkit import Outcome, load, replay, resource_name, setup
-from tests.doors.hosted.svckit import Server, call, make_credentials
+from tests.doors.hosted.svckit import Server, call, make_credentials, run, text_of
 from tests.gitkit import git
 
 #: load and a SIGKILLed server: `make test-fast` leaves these out (`-m "not slow"`).
@@ -177,3 +179,34 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "Z"
+
+
+def test_every_tool_answers_through_two_stateless_workers(
+    place: tuple[Path, Path, dict[str, str]],
+) -> None:
+    data, creds, tokens = place
+    server = Server(data, creds, "--workers", "2")
+
+    async def scenario(client: ClientSession) -> list[Any]:
+        edit = [{"old_string": "one", "new_string": "two"}]
+        return [
+            await client.call_tool("create_resource", {"path": "d/a.md", "content": "one\n"}),
+            await client.call_tool("patch_resource", {"path": "d/a.md", "edits": edit}),
+            await client.call_tool(
+                "update_resource", {"path": "d/a.md", "content": "three\n", "expected_version": 2}
+            ),
+            await client.call_tool("read_resource", {"path": "d/a.md"}),
+            await client.call_tool("grep_resource", {"pattern": "^thr", "path": "d"}),
+            await client.call_tool("list_resources", {"prefix": "d"}),
+        ]
+
+    try:
+        made, patched, updated, read, grep, listed = run(server.url, tokens["ada"], scenario)
+    finally:
+        server.stop()
+    for result in (made, patched, updated, read, grep, listed):
+        assert not result.is_error, text_of(result)
+    assert updated.structured_content["version"] == 3
+    assert read.structured_content["content"] == "three\n"
+    assert grep.structured_content["matches"] == [{"path": "d/a.md", "line": 1, "text": "three"}]
+    assert listed.structured_content["resources"] == ["d/a.md"]
