@@ -30,11 +30,10 @@ import pygit2
 
 from gitpatch.core.model import Changeset, Proposal
 from gitpatch.core.paths import parse_address
-from gitpatch.doors.hosted.direct import commit_change
+from gitpatch.doors.hosted.direct import Change, Made, WriteQueue, build_change, preview_on
 from gitpatch.doors.hosted.generations import Generations
 from gitpatch.doors.hosted.limits import SpacesConfig, SpaceSettings
 from gitpatch.errors import (
-    ConcurrentUpdate,
     GitpatchError,
     InvalidArguments,
     PayloadTooLarge,
@@ -90,6 +89,8 @@ class Space:
         self._ws: Workspace | None = None
         self._generations: Generations | None = None
         self.storage = SpaceStorage(self)
+        #: An auto space's changes, committed in batches (``direct``).
+        self.queue = WriteQueue(lambda: self.workspace().store, BRANCH, self.writing)
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
@@ -169,9 +170,6 @@ class Space:
             return None
         return self.workspace().store.ref_target(BRANCH)
 
-
-#: Lost compare-and-swaps (another process moved ``main``) a change absorbs by rebuilding.
-_ATTEMPTS = 20
 
 #: A path component may have at most this many bytes (UTF-8): the limit of ext4, XFS, APFS...
 MAX_COMPONENT_BYTES = 255
@@ -270,50 +268,77 @@ class SpaceStorage:
         before_write: BeforeWrite | None = None,
     ) -> Applied:
         """Check the limits, then apply; versions are integers. A space is created only for
-        a change that passed every check. In an auto space a change is one commit moving
-        ``main`` (``direct``: no note); a review, a revision or a change a person rejected
-        goes through the Workspace. Another process moving ``main`` meanwhile costs a
-        rebuild on its head, or ``resource_conflict`` when it changed a path this touches."""
+        a change that passed every check. In an auto space a change is one commit on
+        ``main`` (``direct``: no note), committed with the changes queued with it; a review,
+        a revision or a change a person rejected goes through the Workspace. Either way the
+        writes of a space queue (``Space.writing``)."""
         if not self.space.exists():
-            self._check_limits(None, None, proposal)
-            self.space.create()
+            with self.space.writing():
+                if not self.space.exists():
+                    self._check_limits(None, None, preview(None, proposal).changeset)
+                    self.space.create()
         ws = self.space.workspace()
         direct = ws.mode == "auto" and not review and proposal.revises is None
-        direct = direct and all(parse_address(p) is None for p in proposal.paths)
-        first = ws.store.ref_target(BRANCH)
-        # the spec's order: a stale version first, then the edit itself, then the limits
-        expected = self._expected(first, expected_version)
-        reference = None if expected is None else pygit2.Oid(hex=expected)
-        if expected_version is not None and reference is not None:
-            self._check_unchanged(ws.store, first, reference, proposal)
-        try:
-            head = first
-            for attempt in range(_ATTEMPTS):
-                if attempt:  # as the Workspace checks a rebuild: changed, or deleted since
-                    head = ws.store.ref_target(BRANCH)
+        if not direct or any(parse_address(p) is not None for p in proposal.paths):
+            with self.space.writing():
+                return self._through_workspace(ws, proposal, expected_version, review, before_write)
+        wrote = [before_write is None]
+        reference: list[pygit2.Oid] = []
+
+        def build(
+            head: pygit2.Oid | None, moved: tuple[pygit2.Oid | None, ...] | None
+        ) -> Made | None:
+            try:
+                if moved is not None:  # another writer moved main: did it touch these paths?
                     check_unchanged(
-                        ws.store, reference, head, proposal.paths, since_version=True, branch=BRANCH
+                        ws.store,
+                        moved[0],
+                        moved[1],
+                        proposal.paths,
+                        since_version=True,
+                        branch=BRANCH,
                     )
-                written, changes = self._check_limits(ws, head, proposal)
-                if not direct:
-                    break
-                if before_write is not None and not attempt:
+                # the spec's order: a stale version first, then the edit, then the limits
+                if expected_version is not None:
+                    if not reference:  # the commit of that version, found once
+                        reference.append(
+                            pygit2.Oid(hex=str(self._expected(head, expected_version)))
+                        )
+                    self._check_unchanged(ws.store, head, reference[0], proposal)
+                changes = preview_on(ws, head, proposal)
+                written = self._check_limits(ws, head, changes)
+                if not wrote[0] and before_write is not None:
                     before_write()
-                try:
-                    tool = proposal.tool or "propose"
-                    found = commit_change(ws, BRANCH, head, changes, proposal.message, tool)
-                except ConcurrentUpdate as exc:
-                    if exc.reason != "changed" or attempt == _ATTEMPTS - 1:
-                        raise
-                    continue
-                if found is not None:
-                    return self._numbered(found, written)
-                break  # a change a person rejected: the Workspace refuses it with the reasons
+                    wrote[0] = True
+                tool = proposal.tool or "propose"
+                return build_change(ws, head, changes, proposal.message, tool, written)
+            except (ResourceConflict, ResourceNotFound) as exc:
+                raise self._in_versions(exc, expected_version) from exc
+
+        made = self.space.queue.submit(Change(build))
+        if made is not None:
+            return self._numbered(made.applied(ws, BRANCH), made.written)
+        with self.space.writing():  # a change a person rejected: refused with the reasons
+            return self._through_workspace(ws, proposal, expected_version, review, None)
+
+    def _through_workspace(
+        self,
+        ws: Workspace,
+        proposal: Proposal,
+        expected_version: Version | None,
+        review: bool,
+        before_write: BeforeWrite | None,
+    ) -> Applied:
+        """The change through the Workspace (its propose loop, note included)."""
+        head = ws.store.ref_target(BRANCH)
+        # the spec's order: a stale version first, then the edit itself, then the limits
+        expected = self._expected(head, expected_version)
+        if expected_version is not None and expected is not None:
+            self._check_unchanged(ws.store, head, pygit2.Oid(hex=expected), proposal)
+        written = self._check_limits(ws, head, ws.preview(proposal).changeset)
+        try:
             applied = self._inner().apply(
-                proposal,
-                expected_version=expected,
-                review=review,
-                before_write=None if direct else before_write,
+                proposal, expected_version=expected, review=review, before_write=before_write
             )
         except (ResourceConflict, ResourceNotFound) as exc:
             raise self._in_versions(exc, expected_version) from exc
@@ -382,16 +407,14 @@ class SpaceStorage:
     # -- limits ------------------------------------------------------------------------------
 
     def _check_limits(
-        self, ws: Workspace | None, head: pygit2.Oid | None, proposal: Proposal
-    ) -> tuple[int, Changeset]:
-        """``payload_too_large`` / ``storage_limit_reached`` from the change the proposal makes
-        on the current head (``ws`` None: on an empty space), and every error the engine
-        finds there (the Workspace's dry run: nothing is written); returns the bytes of
-        content it writes and the change itself."""
+        self, ws: Workspace | None, head: pygit2.Oid | None, changeset: Changeset
+    ) -> int:
+        """``payload_too_large`` / ``storage_limit_reached`` from ``changeset``, what the
+        proposal does on ``head`` (``ws`` None: on an empty space); returns the bytes of
+        content it writes."""
         settings = self.space.settings
         store = None if ws is None else ws.store
-        found = preview(None, proposal) if ws is None else ws.preview(proposal)
-        changes = found.changeset.changes
+        changes = changeset.changes
         delta = written = 0
         for change in changes:
             size = len(change.content or b"")
@@ -425,7 +448,7 @@ class SpaceStorage:
                 hint="Delete or shrink resources in this space first, or ask for a larger limit.",
                 details={"used": used, "change": delta, "limit": settings.max_space_bytes},
             )
-        return written, found.changeset
+        return written
 
     @staticmethod
     def _blob_size(store: Store | None, commit: pygit2.Oid | None, path: str) -> int:

@@ -19,6 +19,7 @@ from gitpatch.doors.hosted import (
 )
 from gitpatch.doors.hosted.limits import DEFAULT_MAX_FILE_BYTES, SpacesConfig
 from gitpatch.errors import GitpatchError, InvalidArguments
+from gitpatch.workspace.api import Workspace
 from tests.gitkit import git
 
 # -- credentials --------------------------------------------------------------------------------
@@ -166,13 +167,19 @@ def test_spaces_are_created_on_first_write_and_versions_are_generations(tmp_path
     assert again.commit_of(3) == space.storage.commit_of(3)
 
 
+def _outside(tmp_path: Path) -> Workspace:
+    """A writer that does not queue with the service (a person, another host): the Workspace
+    on the space's repository itself. (Service processes queue on the space's flock.)"""
+    return Workspace.open(tmp_path / "users" / "ada.git", "auto", "refs/heads/main", protected=[])
+
+
 def test_a_change_made_while_preparing_is_a_conflict(tmp_path: Path) -> None:
-    mine, other = Spaces(tmp_path), Spaces(tmp_path)  # two processes on one data dir
+    mine = Spaces(tmp_path)
     _write(mine, "users/ada", "a.txt", b"one\n", create=True)
     before = git(tmp_path / "users" / "ada.git", "rev-parse", "main")
 
     def meanwhile() -> None:
-        _write(other, "users/ada", "a.txt", b"theirs\n")
+        _outside(tmp_path).propose(Proposal((WriteFile("a.txt", b"theirs\n", False),), "x"))
 
     with pytest.raises(GitpatchError) as caught:
         _write(mine, "users/ada", "a.txt", b"mine\n", before_write=meanwhile)
@@ -182,13 +189,13 @@ def test_a_change_made_while_preparing_is_a_conflict(tmp_path: Path) -> None:
 
 
 def test_deleted_and_recreated_while_preparing_is_not_found(tmp_path: Path) -> None:
-    mine, other = Spaces(tmp_path), Spaces(tmp_path)
+    mine = Spaces(tmp_path)
     _write(mine, "users/ada", "a.txt", b"one\n", create=True)
 
     def meanwhile() -> None:
-        storage = other.get("users/ada").storage
-        storage.apply(Proposal((DeleteFile("a.txt"),), "patch_resource"))
-        _write(other, "users/ada", "a.txt", b"replacement\n", create=True)
+        other = _outside(tmp_path)
+        other.propose(Proposal((DeleteFile("a.txt"),), "patch_resource"))
+        other.propose(Proposal((WriteFile("a.txt", b"replacement\n", True),), "x"))
 
     with pytest.raises(GitpatchError) as caught:
         _write(mine, "users/ada", "a.txt", b"mine\n", before_write=meanwhile)
