@@ -164,6 +164,11 @@ class WriteQueue:
         self._waiting: list[Change] = []
         self._running = False
 
+    def waiting(self) -> int:
+        """How many changes wait for the batch after the running one."""
+        with self._cond:
+            return len(self._waiting)
+
     def submit(self, change: Change) -> Made | None:
         """Queue ``change`` and return once its batch ran (see ``Change.outcome``)."""
         with self._cond:

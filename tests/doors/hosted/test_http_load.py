@@ -210,3 +210,28 @@ def test_every_tool_answers_through_two_stateless_workers(
     assert read.structured_content["content"] == "three\n"
     assert grep.structured_content["matches"] == [{"path": "d/a.md", "line": 1, "text": "three"}]
     assert listed.structured_content["resources"] == ["d/a.md"]
+
+
+def test_sixteen_clients_on_one_resource_are_queued_and_each_change_is_its_own_commit(
+    place: tuple[Path, Path, dict[str, str]],
+) -> None:
+    data, creds, tokens = place
+    data.mkdir(mode=0o700)
+    (data / "spaces.toml").write_text("[calls]\nmax_concurrent_calls = 16\n")  # one credential
+    server = Server(data, creds)
+    try:
+        anyio.run(setup, server.url, tokens["ada"], 1)
+        outcomes = anyio.run(load, server.url, tokens["ada"], 16, 5, 1)
+    finally:
+        server.stop()
+    codes = Counter(o.code for o in outcomes if not o.ok)
+    assert set(codes) <= {"resource_conflict"}, codes  # a version read before another's write
+    assert all(o.ok for o in outcomes if o.client % 2 == 1)  # queued: none thrown away
+    repo = data / "users" / "ada.git"
+    _check_replay(repo, outcomes, 1)
+    # batched or not, each change is one commit of one line on main's first-parent line
+    versions = sorted(o.version for o in outcomes if o.ok and o.version is not None)
+    assert versions == list(range(2, 2 + len(versions)))
+    for version in versions:
+        commit = f"main~{versions[-1] - version}"
+        assert git(repo, "diff", "--numstat", f"{commit}^", commit).split()[:2] == ["1", "0"]
