@@ -6,11 +6,13 @@ using the same repository). A resource is a path on the space's ``main``.
 
 ``SpaceStorage`` is the space seen as a ``tools.storage.base.Storage``: it speaks the spec's
 integer versions (``main``'s first-parent generation number: 1 for the first commit, +1 per
-commit, each naming exactly one commit), enforces the space's size limits before anything is
-written, and otherwise hands every call to the space's ``Workspace`` (through
-``WorkspaceStorage``), so every rule of the Workspace (compare-and-swap on the ref, the
-approval gate, review branches, notes) holds here too. This module does not decide who may use
-a space (``gitpatch.doors.hosted.access``).
+commit, each naming exactly one commit) and enforces the space's size limits before anything
+is written. An auto space's changes are committed by ``gitpatch.doors.hosted.direct`` (one
+commit each, no note, in batches), keeping the Workspace's rules for them (path checks,
+rejected changes, compare-and-swap on the ref); every other call goes to the space's
+``Workspace`` (through ``WorkspaceStorage``), so the approval gate, review branches and notes
+hold here too. This module does not decide who may use a space
+(``gitpatch.doors.hosted.access``).
 """
 
 from __future__ import annotations
@@ -94,11 +96,12 @@ class Space:
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
-        """Held for the whole of one change: the writes of a space queue here, in this
-        process (a lock) and across processes (an exclusive ``flock`` on the repository
-        directory, which packing takes too: ``git gc`` removes the empty object directories
-        a writer is about to fill), instead of racing on the branch and throwing work away.
-        The compare-and-swap on ``main`` still guards against every other writer."""
+        """Held while a space's change (or batch of changes, ``direct.WriteQueue``) is
+        written: the writes of a space queue here, in this process (a lock) and across
+        processes (an exclusive ``flock`` on the repository directory, which packing takes
+        too: ``git gc`` removes the empty object directories a writer is about to fill),
+        instead of racing on the branch and throwing work away. The compare-and-swap on
+        ``main`` still guards against every other writer."""
         with self._writing, self._flock(fcntl.LOCK_EX):
             yield
 
