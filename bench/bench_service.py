@@ -6,7 +6,8 @@ over streamable HTTP pays), of ``patch_resource`` on ``gitpatch serve --http --w
 ``--workers 2`` (one space, 8 resources, each call inserting a line), and their ratio to echo.
 Then the server's CPU per call (all its processes, from /proc) against the same call made
 in-process (``ResourceService.patch_resource``), and the disk bytes a space holds per edit
-after the service packed it, against the bytes each edit changed. Loopback only; servers are
+after the service's packing (``Maintenance.pack``, pruning at once), against the bytes each
+edit changed. Loopback only; servers are
 started and stopped here. ``python -m bench.bench_service [CALLS]``.
 """
 
@@ -23,8 +24,9 @@ from pathlib import Path
 
 import anyio
 
+from gitpatch.doors.hosted import Spaces
+from gitpatch.doors.hosted.maintenance import Maintenance
 from tests.doors.hosted.svckit import Server, make_credentials, session
-from tests.gitkit import git
 
 CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 40
 CLIENTS = (1, 4, 16, 64)
@@ -163,6 +165,8 @@ def in_process_cpu(root: Path) -> float:
 
 def disk_bytes(repo: Path) -> int:
     """Bytes of every file of the repository (what it really holds on disk)."""
+    if repo.is_file():
+        return repo.stat().st_size
     return sum(p.stat().st_size for p in repo.rglob("*") if p.is_file())
 
 
@@ -182,7 +186,7 @@ def main() -> None:
             cpu["echo"] = (cpu_seconds(echo.proc.pid) - before) / (sum(CLIENTS) * CALLS)
         finally:
             echo.stop()
-        packed: tuple[int, int, int] = (0, 0, 0)
+        packed: tuple[int, int, int, int] = (0, 0, 0, 0)
         for workers in (1, 2):
             data = root / f"data{workers}"
             data.mkdir(mode=0o700)
@@ -204,8 +208,10 @@ def main() -> None:
             if workers == 1:
                 repo = data / "users" / "ada.git"
                 loose = disk_bytes(repo)
-                git(repo, "gc", "--quiet", "--prune=now")
-                packed = (loose, disk_bytes(repo), calls)
+                # the service's own packing (git gc as maintenance runs it), pruning at once
+                Maintenance(grace="now").pack(Spaces(data).get("users/ada"))
+                packs = sum(disk_bytes(p) for p in (repo / "objects" / "pack").iterdir())
+                packed = (loose, disk_bytes(repo), calls, packs)
         inproc = in_process_cpu(root)
     print(f"{CALLS} calls per client; patch_resource inserts a {len(LINE)}-byte line")
     print("per server and number of clients: calls/s, p50 and p99 latency, throughput vs echo")
@@ -229,11 +235,11 @@ def main() -> None:
             f"  server CPU per call, {name}: {per_call * 1000:.2f} ms "
             f"({per_call / inproc:.2f}× the in-process call, {inproc * 1000:.2f} ms)"
         )
-    loose, after, edits = packed
+    loose, after, edits, packs = packed
     print(
         f"  disk per edit: {loose / edits:.0f} B loose, {after / edits:.0f} B after packing "
         f"({after / edits / len(LINE):.1f}× the {len(LINE)} bytes each edit changed; "
-        f"{edits} edits)"
+        f"{edits} edits; the pack and its index: {packs / edits:.0f} B per edit)"
     )
 
 

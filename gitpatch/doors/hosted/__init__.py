@@ -4,6 +4,8 @@
 - ``limits``: per-space size limits and review mode (``DIR/spaces.toml``);
 - ``watched``: the one way both files are re-read when they change;
 - ``spaces``: one bare repository per user or team, integer versions, limit checks;
+- ``direct``: a change to an auto space as one commit and one compare-and-swap (no note);
+- ``generations``: commit <-> integer version, with the index kept in the repository;
 - ``access``: which space a call addresses and whether the credential may (the spec's rules);
 - ``resources``: the six resource tools for one caller;
 - ``remote``: pushing proposal branches and notes to a git remote;

@@ -2,9 +2,8 @@
 
 Every change of a space is counted; after ``pack_every_changes`` of them (``spaces.toml``) the
 space is packed in a background thread, one run per space at a time, with ``git gc``: loose
-objects go into packs (deltas between versions), refs are packed, a commit-graph is written
-(so walks over a long history stay cheap after a restart), and unreachable objects older than
-``PRUNE_GRACE`` are deleted: the objects of failed writes (a lost compare-and-swap, a full
+objects go into packs (deltas between versions), refs are packed, and unreachable objects older
+than ``PRUNE_GRACE`` are deleted: the objects of failed writes (a lost compare-and-swap, a full
 disk) go there. Packing holds ``Space.packing``, exclusive against the space's writers in
 every process (``git gc`` removes empty object directories a writer may be filling), so a
 space's writes wait for its packing; the grace period keeps objects a write in flight may
@@ -23,12 +22,16 @@ import threading
 from gitpatch.checkout import gitbin
 from gitpatch.doors.hosted.spaces import Space, disk_bytes
 
-__all__ = ["PRUNE_GRACE", "REMEASURE_EVERY", "Maintenance", "disk_bytes"]
+__all__ = ["NO_INDEXES", "PRUNE_GRACE", "REMEASURE_EVERY", "Maintenance", "disk_bytes"]
 
 _log = logging.getLogger("gitpatch.doors.hosted")
 
 #: Unreachable objects younger than this are kept (a write in flight elsewhere may need them).
 PRUNE_GRACE = "1.hour.ago"
+#: What ``git gc`` leaves out: a commit-graph and reachability bitmaps speed up git's own
+#: walks and clones, which the service does not run (its versions have their index,
+#: ``gitpatch.doors.hosted.generations``), for about 80 bytes per change on disk.
+NO_INDEXES = ("-c", "gc.writeCommitGraph=false", "-c", "repack.writeBitmaps=false")
 #: A space's disk use is measured again after this many changes (and after every packing).
 REMEASURE_EVERY = 32
 
@@ -79,9 +82,6 @@ class Maintenance:
 
     def _gc(self, space: Space, where: str) -> None:
         try:
-            # the commit-graph is written once the packing is done (not by gc halfway)
-            gc = ["-c", "gc.writeCommitGraph=false", "gc", "--quiet", f"--prune={self.grace}"]
-            gitbin.run(where, where, gc)
-            gitbin.run(where, where, ["commit-graph", "write", "--reachable", "--no-progress"])
+            gitbin.run(where, where, [*NO_INDEXES, "gc", "--quiet", f"--prune={self.grace}"])
         except (gitbin.GitFailed, OSError) as exc:  # packing later is fine; never lose a call
             _log.warning("packing %s failed: %s", space.name, exc)

@@ -141,8 +141,8 @@ class ResourceService:
             return error_result("patch_resource", exc)
         view = _AsCaller(space.storage, cred)
         tool = patch_resource_tool(view, view)
-        with space.writing():
-            result = tool(path=loc.path, edits=edits, expected_version=expected_version)
+        # the space's storage queues the write itself (``SpaceStorage.apply``)
+        result = tool(path=loc.path, edits=edits, expected_version=expected_version)
         if not result.ok:
             return _storage_refusal("patch_resource", result)
         data = dict(result.data)
@@ -169,10 +169,9 @@ class ResourceService:
             proposal = Proposal(
                 (WriteFile(target.key, data(), create),), "patch_resource", tool=tool
             )
-            with space.writing():
-                applied = _AsCaller(space.storage, cred).apply(
-                    proposal, expected_version=expected_version
-                )
+            applied = _AsCaller(space.storage, cred).apply(
+                proposal, expected_version=expected_version
+            )
         except (GitpatchError, OSError) as exc:
             return _storage_refusal(tool, error_result(tool, exc))
         verb = "Created" if create else "Replaced"

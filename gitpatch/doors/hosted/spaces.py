@@ -6,11 +6,13 @@ using the same repository). A resource is a path on the space's ``main``.
 
 ``SpaceStorage`` is the space seen as a ``tools.storage.base.Storage``: it speaks the spec's
 integer versions (``main``'s first-parent generation number: 1 for the first commit, +1 per
-commit, each naming exactly one commit), enforces the space's size limits before anything is
-written, and otherwise hands every call to the space's ``Workspace`` (through
-``WorkspaceStorage``), so every rule of the Workspace (compare-and-swap on the ref, the
-approval gate, review branches, notes) holds here too. This module does not decide who may use
-a space (``gitpatch.doors.hosted.access``).
+commit, each naming exactly one commit) and enforces the space's size limits before anything
+is written. An auto space's changes are committed by ``gitpatch.doors.hosted.direct`` (one
+commit each, no note, in batches), keeping the Workspace's rules for them (path checks,
+rejected changes, compare-and-swap on the ref); every other call goes to the space's
+``Workspace`` (through ``WorkspaceStorage``), so the approval gate, review branches and notes
+hold here too. This module does not decide who may use a space
+(``gitpatch.doors.hosted.access``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ from pathlib import Path
 
 import pygit2
 
-from gitpatch.core.model import Proposal
+from gitpatch.core.model import Changeset, Proposal
+from gitpatch.core.paths import parse_address
+from gitpatch.doors.hosted.direct import Change, Made, WriteQueue, build_change, preview_on
+from gitpatch.doors.hosted.generations import Generations
 from gitpatch.doors.hosted.limits import SpacesConfig, SpaceSettings
 from gitpatch.errors import (
     GitpatchError,
@@ -38,7 +43,6 @@ from gitpatch.errors import (
     ResourceNotFound,
     StorageLimitReached,
 )
-from gitpatch.safety.atomic import write_atomic
 from gitpatch.store import Store
 from gitpatch.tools.storage.base import (
     Applied,
@@ -51,7 +55,7 @@ from gitpatch.tools.storage.base import (
 )
 from gitpatch.tools.storage.workspace import WorkspaceStorage
 from gitpatch.workspace.api import Workspace
-from gitpatch.workspace.guards import blob
+from gitpatch.workspace.guards import blob, check_unchanged
 from gitpatch.workspace.propose import preview
 
 __all__ = ["BRANCH", "Space", "SpaceStorage", "Spaces", "check_path_limits", "disk_bytes"]
@@ -60,77 +64,6 @@ __all__ = ["BRANCH", "Space", "SpaceStorage", "Spaces", "check_path_limits", "di
 BRANCH = "refs/heads/main"
 #: Who the service's commits name as author (the caller is in the notes' tool facts).
 AUTHOR = "gitpatch service <gitpatch@localhost>"
-
-
-class Generations:
-    """Integer versions of one space: commit <-> first-parent generation, cached (a commit's
-    generation never changes, so the cache is shared by every call and safe across processes).
-
-    The last head's generation is also kept in ``seed`` (a file in the repository), so the
-    first read after a restart walks only the commits made since, not the whole history.
-    The file is a hint: a missing or unreadable one only costs that walk."""
-
-    def __init__(self, store: Store, seed: Path | None = None) -> None:
-        self.store = store
-        self.seed = seed
-        self._known: dict[pygit2.Oid, int] = {}
-        self._lock = threading.Lock()
-        self._load_seed()
-
-    def _load_seed(self) -> None:
-        if self.seed is None:
-            return
-        with contextlib.suppress(OSError, ValueError):
-            oid, number = self.seed.read_text(encoding="ascii").split()
-            self._known[pygit2.Oid(hex=oid)] = int(number)
-
-    def remember(self, commit: pygit2.Oid) -> None:
-        """Keep ``commit``'s generation in the seed file (best effort, replaced atomically)."""
-        if self.seed is None:
-            return
-        number = self.of(commit)
-        text = f"{commit} {number}\n".encode("ascii")
-        with contextlib.suppress(OSError):  # a hint: no fsync, a lost one costs one walk
-            write_atomic(self.seed, text, 0o600, durable=False)  # the service's alone
-
-    def of(self, commit: pygit2.Oid | None) -> int:
-        """The generation of ``commit`` (0 for no commit)."""
-        if commit is None:
-            return 0
-        with self._lock:
-            found = self._known.get(commit)
-            if found is not None:
-                return found
-            chain: list[pygit2.Oid] = []
-            base = 0
-            tip: pygit2.Oid | None = commit
-            while tip is not None and not base:
-                last = None
-                for c in self.store.first_parents(tip):
-                    if c.id in self._known:
-                        base = self._known[c.id]
-                        break
-                    chain.append(c.id)
-                    last = c
-                tip = last.parents[0].id if last is not None and last.parents and not base else None
-            for depth, oid in enumerate(reversed(chain), 1):
-                self._known[oid] = base + depth
-            return self._known[commit]
-
-    def commit_at(self, head: pygit2.Oid | None, version: int) -> pygit2.Oid | None:
-        """The commit of ``version`` on the first-parent line of ``head`` (None: no such)."""
-        top = self.of(head)
-        if head is None or not 1 <= version <= top:
-            return None
-        steps = top - version
-        tip = head
-        while True:
-            for n, c in enumerate(self.store.first_parents(tip)):
-                if n == steps:
-                    return c.id
-                last = c
-            steps -= n + 1
-            tip = last.parents[0].id
 
 
 def disk_bytes(path: Path) -> int:
@@ -158,15 +91,18 @@ class Space:
         self._ws: Workspace | None = None
         self._generations: Generations | None = None
         self.storage = SpaceStorage(self)
+        #: An auto space's changes, committed in batches (``direct``).
+        self.queue = WriteQueue(lambda: self.workspace().store, BRANCH, self.writing)
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
-        """Held for the whole of one change. Inside a process the writes of a space queue
-        here instead of racing on the branch and throwing work away (other processes still
-        meet at the compare-and-swap); across processes it is a shared ``flock`` that packing
-        takes exclusively (``packing``), since ``git gc`` removes the empty object directories
-        a writer is about to fill."""
-        with self._writing, self._flock(fcntl.LOCK_SH):
+        """Held while a space's change (or batch of changes, ``direct.WriteQueue``) is
+        written: the writes of a space queue here, in this process (a lock) and across
+        processes (an exclusive ``flock`` on the repository directory, which packing takes
+        too: ``git gc`` removes the empty object directories a writer is about to fill),
+        instead of racing on the branch and throwing work away. The compare-and-swap on
+        ``main`` still guards against every other writer."""
+        with self._writing, self._flock(fcntl.LOCK_EX):
             yield
 
     @contextlib.contextmanager
@@ -221,8 +157,7 @@ class Space:
                 self._ws = Workspace.open(
                     self.path, mode, BRANCH, protected=protected, author=AUTHOR
                 )
-                seed = self.path / "gitpatch-generation"
-                self._generations = Generations(self._ws.store, seed)
+                self._generations = Generations(self._ws.store, self.path)
             return self._ws
 
     @property
@@ -335,30 +270,89 @@ class SpaceStorage:
         review: bool = False,
         before_write: BeforeWrite | None = None,
     ) -> Applied:
-        """Check the limits, then apply through the Workspace; versions are integers. A
-        space is created only for a change that passed every check."""
+        """Check the limits, then apply; versions are integers. A space is created only for
+        a change that passed every check. In an auto space a change is one commit on
+        ``main`` (``direct``: no note), committed with the changes queued with it; a review,
+        a revision or a change a person rejected goes through the Workspace. Either way the
+        writes of a space queue (``Space.writing``)."""
         if not self.space.exists():
-            self._check_limits(None, None, proposal)
-            self.space.create()
+            with self.space.writing():
+                if not self.space.exists():
+                    self._check_limits(None, None, preview(None, proposal).changeset)
+                    self.space.create()
         ws = self.space.workspace()
+        direct = ws.mode == "auto" and not review and proposal.revises is None
+        if not direct or any(parse_address(p) is not None for p in proposal.paths):
+            with self.space.writing():
+                return self._through_workspace(ws, proposal, expected_version, review, before_write)
+        wrote = [before_write is None]
+        reference: list[pygit2.Oid] = []
+
+        def build(
+            head: pygit2.Oid | None, moved: tuple[pygit2.Oid | None, ...] | None
+        ) -> Made | None:
+            try:
+                if moved is not None:  # another writer moved main: did it touch these paths?
+                    check_unchanged(
+                        ws.store,
+                        moved[0],
+                        moved[1],
+                        proposal.paths,
+                        since_version=True,
+                        branch=BRANCH,
+                    )
+                # the spec's order: a stale version first, then the edit, then the limits
+                if expected_version is not None:
+                    if not reference:  # the commit of that version, found once
+                        reference.append(
+                            pygit2.Oid(hex=str(self._expected(head, expected_version)))
+                        )
+                    self._check_unchanged(ws.store, head, reference[0], proposal)
+                changes = preview_on(ws, head, proposal)
+                written = self._check_limits(ws, head, changes)
+                if not wrote[0] and before_write is not None:
+                    before_write()
+                    wrote[0] = True
+                tool = proposal.tool or "propose"
+                return build_change(ws, head, changes, proposal.message, tool, written)
+            except (ResourceConflict, ResourceNotFound) as exc:
+                raise self._in_versions(exc, expected_version) from exc
+
+        made = self.space.queue.submit(Change(build))
+        if made is not None:
+            return self._numbered(made.applied(ws, BRANCH), made.written)
+        with self.space.writing():  # a change a person rejected: refused with the reasons
+            return self._through_workspace(ws, proposal, expected_version, review, None)
+
+    def _through_workspace(
+        self,
+        ws: Workspace,
+        proposal: Proposal,
+        expected_version: Version | None,
+        review: bool,
+        before_write: BeforeWrite | None,
+    ) -> Applied:
+        """The change through the Workspace (its propose loop, note included)."""
         head = ws.store.ref_target(BRANCH)
         # the spec's order: a stale version first, then the edit itself, then the limits
         expected = self._expected(head, expected_version)
         if expected_version is not None and expected is not None:
             self._check_unchanged(ws.store, head, pygit2.Oid(hex=expected), proposal)
-        written = self._check_limits(ws, head, proposal)
+        written = self._check_limits(ws, head, ws.preview(proposal).changeset)
         try:
             applied = self._inner().apply(
                 proposal, expected_version=expected, review=review, before_write=before_write
             )
         except (ResourceConflict, ResourceNotFound) as exc:
             raise self._in_versions(exc, expected_version) from exc
+        return self._numbered(applied, written)
+
+    def _numbered(self, applied: Applied, written: int) -> Applied:
+        """``applied`` with the space's integer version; the disk use counted up."""
         if self.space.disk_used is not None:  # until the next measure: at most this much more
             self.space.disk_used += written
         commit = pygit2.Oid(hex=str(applied.version))
-        after = ws.store.ref_target(BRANCH) if applied.review else commit
-        if after is not None:
-            self.space.generations.remember(after)
+        after = self.space.head() if applied.review else commit
         return dataclasses.replace(
             applied,
             version=self.space.generations.of(after),
@@ -416,16 +410,14 @@ class SpaceStorage:
     # -- limits ------------------------------------------------------------------------------
 
     def _check_limits(
-        self, ws: Workspace | None, head: pygit2.Oid | None, proposal: Proposal
+        self, ws: Workspace | None, head: pygit2.Oid | None, changeset: Changeset
     ) -> int:
-        """``payload_too_large`` / ``storage_limit_reached`` from the change the proposal makes
-        on the current head (``ws`` None: on an empty space), and every error the engine
-        finds there (the Workspace's dry run: nothing is written); returns the bytes of
+        """``payload_too_large`` / ``storage_limit_reached`` from ``changeset``, what the
+        proposal does on ``head`` (``ws`` None: on an empty space); returns the bytes of
         content it writes."""
         settings = self.space.settings
         store = None if ws is None else ws.store
-        found = preview(None, proposal) if ws is None else ws.preview(proposal)
-        changes = found.changeset.changes
+        changes = changeset.changes
         delta = written = 0
         for change in changes:
             size = len(change.content or b"")

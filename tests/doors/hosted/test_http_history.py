@@ -1,5 +1,6 @@
-"""History kept small: a space is packed and pruned on schedule, with a commit-graph, and its
-real disk use counts against a quota (issue 20, items 11-12), through the server and the SDK.
+"""History kept small: a space is packed and pruned on schedule, each change is one commit
+without a note, its real disk use counts against a quota, and versions far back are found
+through the kept generation index (issue 20, items 11-12), through the server and the SDK.
 """
 
 from __future__ import annotations
@@ -13,6 +14,11 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
+from gitpatch.core.model import Proposal, WriteFile
+from gitpatch.doors.hosted import Spaces
+from gitpatch.doors.hosted.generations import INDEX_FILE, SAVE_EVERY
+from gitpatch.doors.hosted.maintenance import Maintenance
+from gitpatch.workspace.api import Workspace
 from tests.doors.hosted.svckit import Server, make_credentials, run, space_refs, text_of
 from tests.gitkit import git
 
@@ -41,19 +47,17 @@ def _loose(repo: Path) -> int:
     return sum(1 for d in (repo / "objects").glob("[0-9a-f][0-9a-f]") for _ in d.iterdir())
 
 
-def test_a_space_is_packed_on_schedule_with_a_commit_graph(tmp_path: Path) -> None:
+def test_a_space_is_packed_on_schedule(tmp_path: Path) -> None:
     data, creds, tokens = _place(tmp_path, "[defaults]\npack_every_changes = 20\n")
     server = Server(data, creds)
     try:
         results = run(server.url, tokens["bob"], _edits(25))
         assert not any(r.is_error for r in results)
         repo = data / "users" / "bob.git"
-        graph = repo / "objects" / "info" / "commit-graph"
-        for _ in range(3000):  # packing runs in the background, the graph last: wait (bounded)
-            if graph.exists():
+        for _ in range(3000):  # packing runs in the background: wait for it (bounded)
+            if list((repo / "objects" / "pack").glob("*.pack")) and _loose(repo) < 40:
                 break
             time.sleep(0.01)
-        assert graph.exists()
         assert list((repo / "objects" / "pack").glob("*.pack"))
         read = run(
             server.url, tokens["bob"], lambda c: c.call_tool("read_resource", {"path": "h.md"})
@@ -96,28 +100,105 @@ def test_what_a_space_takes_on_disk_counts_against_its_quota(tmp_path: Path) -> 
         server.stop()
 
 
-def test_versions_survive_a_restart_from_the_generation_seed(tmp_path: Path) -> None:
+def test_versions_far_back_are_found_through_the_kept_index_after_a_restart(
+    tmp_path: Path,
+) -> None:
     data, creds, tokens = _place(tmp_path, "")
     server = Server(data, creds)
     try:
-        assert not any(r.is_error for r in run(server.url, tokens["bob"], _edits(30)))
+        made = run(
+            server.url,
+            tokens["bob"],
+            lambda c: c.call_tool("create_resource", {"path": "still.md", "content": "s\n"}),
+        )
+        assert not made.is_error, text_of(made)
+        assert not any(r.is_error for r in run(server.url, tokens["bob"], _edits(80)))
     finally:
         server.stop()
     repo = data / "users" / "bob.git"
-    oid, number = (repo / "gitpatch-generation").read_text().split()
-    assert oid == git(repo, "rev-parse", "main").strip() and number == "30"
-    server = Server(data, creds)
-    try:
+    line = git(repo, "rev-list", "--first-parent", "--reverse", "main").split()
+    assert len(line) == 81
+    raw = (repo / INDEX_FILE).read_bytes()  # rewritten every SAVE_EVERY commits
+    kept = [raw[i : i + 20].hex() for i in range(0, len(raw), 20)]
+    assert SAVE_EVERY <= len(kept) <= 81 and kept == line[: len(kept)]
 
-        async def scenario(client: ClientSession) -> list[Any]:
+    def scenario(since: int) -> Any:
+        async def calls(client: ClientSession) -> list[Any]:
             read = await client.call_tool("read_resource", {"path": "h.md"})
             edit = [{"after_line": 0, "new_string": "again\n"}]
-            old = {"path": "h.md", "edits": edit, "expected_version": 3}
-            return [read, await client.call_tool("patch_resource", old)]
+            far = {"path": "still.md", "edits": edit, "expected_version": since}
+            stale = {"path": "h.md", "edits": edit, "expected_version": 3}
+            return [
+                read,
+                await client.call_tool("patch_resource", far),
+                await client.call_tool("patch_resource", stale),
+            ]
 
-        read, stale = run(server.url, tokens["bob"], scenario)
+        return calls
+
+    since = 1  # still.md is unchanged since version 1, 80 versions back
+    for index in (raw, b"\x01" * len(raw)):  # the kept index, then one that is not this line
+        (repo / INDEX_FILE).write_bytes(index)
+        server = Server(data, creds)
+        try:
+            read, far, stale = run(server.url, tokens["bob"], scenario(since))
+        finally:
+            server.stop()
+        top = len(git(repo, "rev-list", "--first-parent", "main").split())
+        assert read.structured_content["version"] == top - 1
+        assert read.structured_content["commit"] == git(repo, "rev-parse", "main~1").strip()
+        assert not far.is_error, text_of(far)
+        assert far.structured_content["version"] == top
+        since = top
+        assert stale.meta["code"] == "resource_conflict"
+        assert "changed since version 3" in text_of(stale)
+
+
+def test_each_change_of_an_auto_space_is_one_commit_without_a_note(tmp_path: Path) -> None:
+    data, creds, tokens = _place(tmp_path, "")
+    repo = data / "users" / "bob.git"
+    Spaces(data).get("users/bob").create()
+    old = Workspace.open(
+        repo, "auto", "refs/heads/main", protected=[]
+    )  # a space as the Workspace wrote it
+    old.propose(Proposal((WriteFile("old.md", b"old\n", True),), "patch_resource"))
+    noted = git(repo, "rev-parse", "main").strip()
+    notes_before = git(repo, "rev-parse", "refs/notes/gitpatch").strip()
+    line = "a line of about forty bytes, say it so.\n"
+
+    async def scenario(client: ClientSession) -> list[Any]:
+        out = [await client.call_tool("create_resource", {"path": "h.md", "content": "0\n"})]
+        for _ in range(40):
+            edit = [{"after_line": 0, "new_string": line}]
+            out.append(await client.call_tool("patch_resource", {"path": "h.md", "edits": edit}))
+        out.append(await client.call_tool("read_resource", {"path": "old.md"}))
+        return out
+
+    server = Server(data, creds)
+    try:
+        results = run(server.url, tokens["bob"], scenario)
     finally:
         server.stop()
-    assert read.structured_content["version"] == 30
-    assert read.structured_content["commit"] == oid
-    assert stale.meta["code"] == "resource_conflict"
+    assert not any(r.is_error for r in results), [text_of(r) for r in results if r.is_error]
+    *changes, read_old = results
+    assert read_old.structured_content["content"] == "old\n"
+    assert read_old.structured_content["version"] == 42
+    assert len({r.structured_content["id"] for r in changes}) == 1  # edits keep the id
+    # no note per change: the notes ref is where the Workspace left it, its note still there
+    assert git(repo, "rev-parse", "refs/notes/gitpatch").strip() == notes_before
+    assert '"status": "applied"' in git(repo, "notes", "--ref=gitpatch", "show", noted)
+    # what the note said is in the commit: id and tool trailers, the requester, the base
+    log = Workspace.open(repo, "auto", "refs/heads/main", protected=[]).log(limit=100)
+    assert [e.tool for e in log] == ["patch_resource"] * 40 + ["create_resource", "propose"]
+    newest = changes[-1].structured_content
+    assert log[0].commit == newest["commit"]
+    message = git(repo, "log", "-1", "--format=%B", "main")
+    assert f"Gitpatch-Proposal: {log[0].proposal_id}" in message
+    assert "Gitpatch-Tool: patch_resource" in message
+    assert "Requested by bob (credential " in message
+    assert git(repo, "rev-parse", "main^").strip() == changes[-2].structured_content["commit"]
+    # after the service's packing, a 40-byte edit costs its commit, tree and blob delta
+    Maintenance(grace="now").pack(Spaces(data).get("users/bob"))
+    packs = sum(p.stat().st_size for p in (repo / "objects" / "pack").iterdir())
+    assert packs / 41 < 2 * len(line) + 400, packs / 41
+    git(repo, "fsck", "--strict", "--no-progress")

@@ -8,12 +8,14 @@ from __future__ import annotations
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
+from mcp import ClientSession
 
 from tests.doors.hosted.loadkit import Outcome, load, replay, resource_name, setup
-from tests.doors.hosted.svckit import Server, call, make_credentials
+from tests.doors.hosted.svckit import Server, call, make_credentials, run, text_of
 from tests.gitkit import git
 
 #: load and a SIGKILLed server: `make test-fast` leaves these out (`-m "not slow"`).
@@ -69,6 +71,9 @@ def test_two_server_processes_over_one_data_dir_lose_no_update(
     assert len(outcomes) == CLIENTS * (CALLS // 2)
     codes = Counter(o.code for o in outcomes if not o.ok)
     assert set(codes) <= {"resource_conflict"}, codes
+    # the writes of a space queue across the workers too: a call without a version is never
+    # thrown away because the other worker wrote meanwhile
+    assert all(o.ok for o in outcomes if o.client % 2 == 1)
     repo = data / "users" / "ada.git"
     _check_replay(repo, outcomes, RESOURCES)
     generations = int(git(repo, "rev-list", "--first-parent", "--count", "main"))
@@ -153,6 +158,9 @@ def test_two_workers_share_the_load_lose_no_update_and_die_with_their_parent(
     assert len(outcomes) == CLIENTS * (CALLS // 2)
     codes = Counter(o.code for o in outcomes if not o.ok)
     assert set(codes) <= {"resource_conflict"}, codes
+    # the writes of a space queue across the workers too: a call without a version is never
+    # thrown away because the other worker wrote meanwhile
+    assert all(o.ok for o in outcomes if o.client % 2 == 1)
     repo = data / "users" / "ada.git"
     _check_replay(repo, outcomes, RESOURCES)
     generations = int(git(repo, "rev-list", "--first-parent", "--count", "main"))
@@ -171,3 +179,59 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "Z"
+
+
+def test_every_tool_answers_through_two_stateless_workers(
+    place: tuple[Path, Path, dict[str, str]],
+) -> None:
+    data, creds, tokens = place
+    server = Server(data, creds, "--workers", "2")
+
+    async def scenario(client: ClientSession) -> list[Any]:
+        edit = [{"old_string": "one", "new_string": "two"}]
+        return [
+            await client.call_tool("create_resource", {"path": "d/a.md", "content": "one\n"}),
+            await client.call_tool("patch_resource", {"path": "d/a.md", "edits": edit}),
+            await client.call_tool(
+                "update_resource", {"path": "d/a.md", "content": "three\n", "expected_version": 2}
+            ),
+            await client.call_tool("read_resource", {"path": "d/a.md"}),
+            await client.call_tool("grep_resource", {"pattern": "^thr", "path": "d"}),
+            await client.call_tool("list_resources", {"prefix": "d"}),
+        ]
+
+    try:
+        made, patched, updated, read, grep, listed = run(server.url, tokens["ada"], scenario)
+    finally:
+        server.stop()
+    for result in (made, patched, updated, read, grep, listed):
+        assert not result.is_error, text_of(result)
+    assert updated.structured_content["version"] == 3
+    assert read.structured_content["content"] == "three\n"
+    assert grep.structured_content["matches"] == [{"path": "d/a.md", "line": 1, "text": "three"}]
+    assert listed.structured_content["resources"] == ["d/a.md"]
+
+
+def test_sixteen_clients_on_one_resource_are_queued_and_each_change_is_its_own_commit(
+    place: tuple[Path, Path, dict[str, str]],
+) -> None:
+    data, creds, tokens = place
+    data.mkdir(mode=0o700)
+    (data / "spaces.toml").write_text("[calls]\nmax_concurrent_calls = 16\n")  # one credential
+    server = Server(data, creds)
+    try:
+        anyio.run(setup, server.url, tokens["ada"], 1)
+        outcomes = anyio.run(load, server.url, tokens["ada"], 16, 5, 1)
+    finally:
+        server.stop()
+    codes = Counter(o.code for o in outcomes if not o.ok)
+    assert set(codes) <= {"resource_conflict"}, codes  # a version read before another's write
+    assert all(o.ok for o in outcomes if o.client % 2 == 1)  # queued: none thrown away
+    repo = data / "users" / "ada.git"
+    _check_replay(repo, outcomes, 1)
+    # batched or not, each change is one commit of one line on main's first-parent line
+    versions = sorted(o.version for o in outcomes if o.ok and o.version is not None)
+    assert versions == list(range(2, 2 + len(versions)))
+    for version in versions:
+        commit = f"main~{versions[-1] - version}"
+        assert git(repo, "diff", "--numstat", f"{commit}^", commit).split()[:2] == ["1", "0"]

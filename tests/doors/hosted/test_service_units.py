@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +22,8 @@ from gitpatch.doors.hosted import (
 )
 from gitpatch.doors.hosted.limits import DEFAULT_MAX_FILE_BYTES, SpacesConfig
 from gitpatch.errors import GitpatchError, InvalidArguments
+from gitpatch.formats import patch_resource as edit_objects
+from gitpatch.workspace.api import Workspace
 from tests.gitkit import git
 
 # -- credentials --------------------------------------------------------------------------------
@@ -166,13 +171,19 @@ def test_spaces_are_created_on_first_write_and_versions_are_generations(tmp_path
     assert again.commit_of(3) == space.storage.commit_of(3)
 
 
+def _outside(tmp_path: Path) -> Workspace:
+    """A writer that does not queue with the service (a person, another host): the Workspace
+    on the space's repository itself. (Service processes queue on the space's flock.)"""
+    return Workspace.open(tmp_path / "users" / "ada.git", "auto", "refs/heads/main", protected=[])
+
+
 def test_a_change_made_while_preparing_is_a_conflict(tmp_path: Path) -> None:
-    mine, other = Spaces(tmp_path), Spaces(tmp_path)  # two processes on one data dir
+    mine = Spaces(tmp_path)
     _write(mine, "users/ada", "a.txt", b"one\n", create=True)
     before = git(tmp_path / "users" / "ada.git", "rev-parse", "main")
 
     def meanwhile() -> None:
-        _write(other, "users/ada", "a.txt", b"theirs\n")
+        _outside(tmp_path).propose(Proposal((WriteFile("a.txt", b"theirs\n", False),), "x"))
 
     with pytest.raises(GitpatchError) as caught:
         _write(mine, "users/ada", "a.txt", b"mine\n", before_write=meanwhile)
@@ -182,13 +193,13 @@ def test_a_change_made_while_preparing_is_a_conflict(tmp_path: Path) -> None:
 
 
 def test_deleted_and_recreated_while_preparing_is_not_found(tmp_path: Path) -> None:
-    mine, other = Spaces(tmp_path), Spaces(tmp_path)
+    mine = Spaces(tmp_path)
     _write(mine, "users/ada", "a.txt", b"one\n", create=True)
 
     def meanwhile() -> None:
-        storage = other.get("users/ada").storage
-        storage.apply(Proposal((DeleteFile("a.txt"),), "patch_resource"))
-        _write(other, "users/ada", "a.txt", b"replacement\n", create=True)
+        other = _outside(tmp_path)
+        other.propose(Proposal((DeleteFile("a.txt"),), "patch_resource"))
+        other.propose(Proposal((WriteFile("a.txt", b"replacement\n", True),), "x"))
 
     with pytest.raises(GitpatchError) as caught:
         _write(mine, "users/ada", "a.txt", b"mine\n", before_write=meanwhile)
@@ -241,3 +252,50 @@ def test_versions_past_the_history_walk_limit(tmp_path: Path, monkeypatch) -> No
     assert fresh.commit_of(1) == git(repo, "rev-list", "--max-parents=0", "main").strip()
     assert fresh.commit_of(7) == git(repo, "rev-parse", "main~4").strip()
     assert fresh.commit_of(12) is None and fresh.commit_of(0) is None
+
+
+def test_changes_queued_together_are_one_batch_each_its_own_commit(tmp_path: Path) -> None:
+    spaces = Spaces(tmp_path)
+    _write(spaces, "users/ada", "a.txt", b"a\n", create=True)
+    _write(spaces, "users/ada", "b.txt", b"b\n", create=True)
+    space = spaces.get("users/ada")
+    repo = tmp_path / "users" / "ada.git"
+    results: dict[str, Any] = {}
+
+    def change(name: str, proposal: Proposal) -> None:
+        try:
+            results[name] = space.storage.apply(proposal)
+        except GitpatchError as exc:
+            results[name] = exc
+
+    def edit(path: str, old: str, new: str) -> Proposal:
+        return edit_objects.parse(path, [{"old_string": old, "new_string": new}])
+
+    others = [
+        threading.Thread(target=change, args=("a2", edit("a.txt", "a", "a2"))),
+        threading.Thread(target=change, args=("bad", edit("a.txt", "missing", "x"))),
+        threading.Thread(target=change, args=("a3", edit("a.txt", "a2", "a3"))),
+    ]
+
+    def hold() -> None:  # the running batch waits until the next one has all three
+        for t in others:
+            t.start()
+            for _ in range(2000):
+                if space.queue.waiting() == others.index(t) + 1:
+                    break
+                time.sleep(0.005)
+        # and a writer outside the service moves main meanwhile: the batch is built again
+        _outside(tmp_path).propose(Proposal((WriteFile("c.txt", b"c\n", True),), "x"))
+
+    first = space.storage.apply(
+        Proposal((WriteFile("b.txt", b"b2\n", False),), "patch_resource"), before_write=hold
+    )
+    for t in others:
+        t.join()
+    assert first.version == 4  # built again on the outside commit (version 3)
+    assert results["bad"].code == "match_not_found"
+    assert [results["a2"].version, results["a3"].version] == [5, 6]
+    assert git(repo, "show", "main:a.txt") == "a3\n"
+    assert git(repo, "show", "main:b.txt") == "b2\n" and git(repo, "show", "main:c.txt") == "c\n"
+    for n, path in enumerate(["a.txt", "a.txt", "b.txt", "c.txt"]):
+        assert git(repo, "diff", "--name-only", f"main~{n + 1}", f"main~{n}").split() == [path]

@@ -1,0 +1,235 @@
+"""A change to an auto space as one commit on ``main``, with no note, committed in batches.
+
+The Workspace publishes every change together with a status note on ``refs/notes/gitpatch``:
+a notes commit, the notes trees it rewrites and a JSON blob per change. In a space that takes
+thousands of small edits that is most of what history keeps (about 600 of 1,100 bytes per
+40-byte edit after packing) and a good part of each call's work. Everything such a note says
+of a change applied to ``main`` is in the change's own commit: its id and tool
+(``Gitpatch-Proposal`` and ``Gitpatch-Tool`` trailers), its base (the first parent), branch
+and target (``main``), who asked (the message's "Requested by" line) and when (the commit
+time). So ``SpaceStorage`` commits the changes of an auto space here, and readers of history
+(``gitpatch log``, ``git log``, undo, resource ids, versions) read the commits; notes written
+before (older spaces, review spaces) stay where they are and are read as ever.
+
+The rules of the Workspace's path hold: paths are checked as ``propose`` checks them
+(``check_paths``), ``.gitmodules`` content is checked, a change a person rejected (its
+fingerprint's ``refs/gitpatch/rejected/`` ref) is left to the Workspace so it is refused with
+the reviewer's reasons, and ``main`` moves by a compare-and-swap in the ref transaction that
+recovery settles after a kill.
+
+``WriteQueue``: the changes of one space queue, and whoever finds no batch running commits
+every change waiting (each its own commit, each built on the one before) and then moves
+``main`` once for all of them, so a busy space pays one ref transaction (lock, fsync, owner
+record) per batch instead of per change. A change is answered only once ``main`` holds it.
+When another writer moved ``main`` meanwhile, the batch is built again on its new head; a
+change whose paths that writer touched is then refused (``resource_conflict``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+
+import pygit2
+
+from gitpatch import engine
+from gitpatch.core.model import Changeset, Proposal
+from gitpatch.errors import ConcurrentUpdate
+from gitpatch.store import Store
+from gitpatch.tools.storage.base import Applied
+from gitpatch.tools.storage.resource_ids import resource_id
+from gitpatch.workspace import guards
+from gitpatch.workspace.api import Workspace
+from gitpatch.workspace.build import Built, proposal_files, proposal_result
+from gitpatch.workspace.propose import check_paths
+from gitpatch.workspace.results import summary
+from gitpatch.workspace.sessions import REJECTED_PREFIX
+
+__all__ = ["Change", "Made", "WriteQueue", "build_change", "preview_on"]
+
+#: Lost compare-and-swaps (another writer moved ``main``) a batch absorbs by rebuilding.
+ATTEMPTS = 20
+
+
+def preview_on(ws: Workspace, head: pygit2.Oid | None, proposal: Proposal) -> Changeset:
+    """What ``proposal`` does on ``head`` (which ``main`` may not point at yet), its paths
+    checked as ``propose`` checks them; nothing is written."""
+    proposal = ws.normalize_proposal(proposal)
+    check_paths(ws.context, head, proposal.paths, proposal)
+    before: dict[str, bytes] = {}
+    if head is not None:
+        for path in proposal.paths:
+            data = ws.store.read(head, path)
+            if data is not None:
+                before[path] = data
+    return engine.apply(proposal, before)
+
+
+@dataclasses.dataclass(frozen=True)
+class Made:
+    """A change's commit, written but not yet on ``main``."""
+
+    commit: pygit2.Oid
+    head: pygit2.Oid | None
+    changeset: Changeset
+    pid: str
+    fingerprint: str
+    written: int
+
+    def applied(self, ws: Workspace, branch: str) -> Applied:
+        """What the change is once ``branch`` holds it (versions are commit ids here)."""
+        built = Built(self.commit, self.head, self.changeset, self.fingerprint, ())
+        result = proposal_result(ws.context, built, self.pid)
+        ids: dict[str, str] = {}
+        for f in result.files:
+            ident = resource_id(ws.store, self.commit, f.path) if f.action != "delete" else None
+            if ident is not None:
+                ids[f.path] = ident
+        return Applied(
+            version=result.version,
+            files=tuple(result.files),
+            edits=self.changeset.report,
+            ids=ids,
+            proposal_id=self.pid,
+            branch=branch,
+            target=result.target,
+        )
+
+
+def build_change(
+    ws: Workspace,
+    head: pygit2.Oid | None,
+    changeset: Changeset,
+    message: str | None,
+    tool: str,
+    written: int,
+) -> Made | None:
+    """Write ``changeset``'s commit on ``head`` (no ref moves); None when the Workspace must
+    take the change (a person rejected exactly this change)."""
+    store = ws.store
+    guards.check_gitmodules(changeset)
+    print_ = guards.fingerprint(changeset)
+    if store.ref_target(REJECTED_PREFIX + print_) is not None:
+        return None
+    pid = secrets.token_hex(6)
+    tree = store.build_tree(head, changeset.changes)
+    text = message or summary(tool, proposal_files(store, head, changeset))
+    trailers = {"Gitpatch-Proposal": pid, "Gitpatch-Tool": tool}
+    parents = [head] if head is not None else []
+    author = ws.context.agent_signature()
+    commit = store.commit(tree, parents, text, trailers, author=author)
+    return Made(commit, head, changeset, pid, print_, written)
+
+
+#: Builds one change on a head: given the head and, on a rebuild, (the head the batch first
+#: saw, the head another writer left), its commit, or None for the Workspace's path.
+Build = Callable[
+    [pygit2.Oid | None, tuple[pygit2.Oid | None, pygit2.Oid | None] | None], Made | None
+]
+
+
+class Change:
+    """One queued change and, once its batch ran, what came of it."""
+
+    def __init__(self, build: Build) -> None:
+        self.build = build
+        self.finished = False
+        self.made: Made | None = None
+        self.error: BaseException | None = None
+
+    def outcome(self) -> Made | None:
+        """The change's commit (on ``main`` now), None for the Workspace's path, or its error."""
+        if self.error is not None:
+            raise self.error
+        return self.made
+
+
+class WriteQueue:
+    """The direct writes of one space, committed in batches (module docstring). ``writing``
+    is the space's lock (held while a batch runs, so packing and the Workspace's path wait)."""
+
+    def __init__(
+        self,
+        store: Callable[[], Store],
+        branch: str,
+        writing: Callable[[], AbstractContextManager[None]],
+    ) -> None:
+        self.store = store
+        self.branch = branch
+        self.writing = writing
+        self._cond = threading.Condition()
+        self._waiting: list[Change] = []
+        self._running = False
+
+    def waiting(self) -> int:
+        """How many changes wait for the batch after the running one."""
+        with self._cond:
+            return len(self._waiting)
+
+    def submit(self, change: Change) -> Made | None:
+        """Queue ``change`` and return once its batch ran (see ``Change.outcome``)."""
+        with self._cond:
+            self._waiting.append(change)
+            while self._running and not change.finished:
+                self._cond.wait()
+            if change.finished:
+                return change.outcome()
+            self._running = True
+            batch, self._waiting = self._waiting, []
+        try:
+            self._run(batch)
+        except BaseException as exc:  # noqa: BLE001 - every change of the batch learns it
+            for item in batch:
+                if not item.finished:
+                    item.error = exc
+        finally:
+            with self._cond:
+                for item in batch:
+                    item.finished = True
+                self._running = False
+                self._cond.notify_all()
+        return change.outcome()
+
+    def _run(self, batch: list[Change]) -> None:
+        with self.writing():
+            store = self.store()
+            start = store.ref_target(self.branch)
+            moved: tuple[pygit2.Oid | None, pygit2.Oid | None] | None = None
+            for attempt in range(ATTEMPTS):
+                first = store.ref_target(self.branch)
+                if attempt:
+                    moved = (start, first)
+                made = list(self._built(batch, first, moved))
+                tip = next((m.commit for m in reversed(made)), None)
+                if tip is None:
+                    return
+                try:
+                    store.update_refs([(self.branch, tip, first)], f"gitpatch: {len(made)} changes")
+                except ConcurrentUpdate as exc:
+                    if exc.reason != "changed" or attempt == ATTEMPTS - 1:
+                        raise
+                    for item in batch:
+                        item.made, item.error = None, None
+                    continue
+                return
+
+    @staticmethod
+    def _built(
+        batch: list[Change],
+        head: pygit2.Oid | None,
+        moved: tuple[pygit2.Oid | None, pygit2.Oid | None] | None,
+    ) -> Iterator[Made]:
+        """Each change built on the one before it (a refused one is skipped)."""
+        for item in batch:
+            try:
+                found = item.build(head, moved)
+            except Exception as exc:  # noqa: BLE001 - the change's own error, told to it
+                item.error = exc
+                continue
+            item.made = found
+            if found is not None:
+                head = found.commit
+                yield found
