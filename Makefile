@@ -18,9 +18,11 @@ test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
 
 # the edit-test loop: everything but the tests marked slow (kill, load, browser, and those that
-# start servers, console scripts or hooks in processes of their own), on every core
+# start servers, console scripts or hooks in processes of their own), two workers per core:
+# the tests wait on fsync and on git processes about a third of the time
+JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" -n auto
+	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" -n $(JOBS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check gitpatch tests bench
