@@ -37,6 +37,7 @@ __all__ = [
     "Dirty",
     "build",
     "carried",
+    "commit_changes",
     "proposal_files",
     "proposal_result",
     "record_dirty",
@@ -77,15 +78,33 @@ def build(
             changeset = _cleaned(changeset, after)
     elif filters is not None:
         changeset = _cleaned(changeset, filters)
+    commit, print_ = commit_changes(store, proposal, base, changeset, pid, revision, by)
+    land = tuple(dict.fromkeys([*recorded, *changeset.paths]))
+    return Built(commit, base, changeset, print_, land)
+
+
+def commit_changes(
+    store: Store,
+    proposal: Proposal,
+    base: pygit2.Oid | None,
+    changeset: Changeset,
+    pid: str,
+    revision: bool,
+    by: tuple[pygit2.Signature, str] | None,
+) -> tuple[pygit2.Oid, str]:
+    """The commit of an applied ``changeset`` on ``base`` and its fingerprint; move no ref.
+
+    ``.gitmodules`` content is checked and a change a person rejected is refused
+    (``proposal_rejected``, with their reasons) unless ``revision``. ``build`` and the hosted
+    service's direct writes both commit through here.
+    """
     guards.check_gitmodules(changeset)
     print_ = guards.fingerprint(changeset)
     rejected = None if revision else store.ref_target(REJECTED_PREFIX + print_)
     if rejected is not None:
         raise _rejected(store, rejected, print_)
     tree = store.build_tree(base, changeset.changes)
-    commit = _commit(store, proposal, base, tree, changeset, pid, by)
-    land = tuple(dict.fromkeys([*recorded, *changeset.paths]))
-    return Built(commit, base, changeset, print_, land)
+    return _commit(store, proposal, base, tree, changeset, pid, by), print_
 
 
 def _commit(

@@ -37,16 +37,13 @@ import pygit2
 
 from gitpatch import engine
 from gitpatch.core.model import Changeset, Proposal
-from gitpatch.errors import ConcurrentUpdate
+from gitpatch.errors import ConcurrentUpdate, ProposalRejected
 from gitpatch.store import Store
 from gitpatch.tools.storage.base import Applied
 from gitpatch.tools.storage.resource_ids import resource_id
-from gitpatch.workspace import guards
 from gitpatch.workspace.api import Workspace
-from gitpatch.workspace.build import Built, proposal_files, proposal_result
+from gitpatch.workspace.build import Built, commit_changes, proposal_result
 from gitpatch.workspace.propose import check_paths
-from gitpatch.workspace.results import summary
-from gitpatch.workspace.sessions import REJECTED_PREFIX
 
 __all__ = ["Change", "Made", "WriteQueue", "build_change", "preview_on"]
 
@@ -100,27 +97,18 @@ class Made:
 
 
 def build_change(
-    ws: Workspace,
-    head: pygit2.Oid | None,
-    changeset: Changeset,
-    message: str | None,
-    tool: str,
-    written: int,
+    ws: Workspace, head: pygit2.Oid | None, changeset: Changeset, proposal: Proposal, written: int
 ) -> Made | None:
-    """Write ``changeset``'s commit on ``head`` (no ref moves); None when the Workspace must
-    take the change (a person rejected exactly this change)."""
-    store = ws.store
-    guards.check_gitmodules(changeset)
-    print_ = guards.fingerprint(changeset)
-    if store.ref_target(REJECTED_PREFIX + print_) is not None:
-        return None
+    """Write ``changeset``'s commit on ``head`` as the Workspace's ``build`` commits it (the
+    one ``commit_changes``: checks, trailers, the agent as author); no ref moves. None when the
+    Workspace must take the change (a person rejected exactly this change: it refuses it with
+    their reasons, or lets a revision through)."""
     pid = secrets.token_hex(6)
-    tree = store.build_tree(head, changeset.changes)
-    text = message or summary(tool, proposal_files(store, head, changeset))
-    trailers = {"Gitpatch-Proposal": pid, "Gitpatch-Tool": tool}
-    parents = [head] if head is not None else []
-    author = ws.context.agent_signature()
-    commit = store.commit(tree, parents, text, trailers, author=author)
+    by = (ws.context.agent_signature(), ws.context.session_label())
+    try:
+        commit, print_ = commit_changes(ws.store, proposal, head, changeset, pid, False, by)
+    except ProposalRejected:
+        return None
     return Made(commit, head, changeset, pid, print_, written)
 
 

@@ -313,8 +313,7 @@ class SpaceStorage:
                 if not wrote[0] and before_write is not None:
                     before_write()
                     wrote[0] = True
-                tool = proposal.tool or "propose"
-                return build_change(ws, head, changes, proposal.message, tool, written)
+                return build_change(ws, head, changes, proposal, written)
             except (ResourceConflict, ResourceNotFound) as exc:
                 raise self._in_versions(exc, expected_version) from exc
 

@@ -196,6 +196,10 @@ def test_each_change_of_an_auto_space_is_one_commit_without_a_note(tmp_path: Pat
     assert f"Gitpatch-Proposal: {log[0].proposal_id}" in message
     assert "Gitpatch-Tool: patch_resource" in message
     assert "Requested by bob (credential " in message
+    # committed as the Workspace commits an agent's change: the agent is the author, and the
+    # session trailer names who made it (the shared ``build.commit_changes``)
+    assert "Gitpatch-Session: " in message
+    assert "gitpatch.invalid" in git(repo, "log", "-1", "--format=%ae", "main")
     assert git(repo, "rev-parse", "main^").strip() == changes[-2].structured_content["commit"]
     # after the service's packing, a 40-byte edit costs its commit, tree and blob delta
     Maintenance(grace="now").pack(Spaces(data).get("users/bob"))
