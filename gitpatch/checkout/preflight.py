@@ -36,6 +36,7 @@ from gitpatch.errors import (
     ResourceExists,
     StagedChanges,
 )
+from gitpatch.safety import owners
 from gitpatch.store import RefUpdate, Store
 from gitpatch.store.trees import MODE_TREE
 
@@ -321,6 +322,9 @@ def _wait_for_index_lock(gitdir: Path) -> None:
     """A git command holding ``index.lock`` usually finishes at once: wait for it a little,
     then refuse (``concurrent_update``, locked) rather than fail after the branch moved."""
     lock = gitdir / "index.lock"
+    record = owners.current()
+    if record is not None and record.owns(str(lock)):
+        return  # the land's own (``indexlock``): held from before the branch moves
     deadline = time.monotonic() + INDEX_LOCK_WAIT_SECONDS
     delay = 0.005
     while lock.exists():

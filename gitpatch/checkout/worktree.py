@@ -28,16 +28,18 @@ from typing import Any
 
 import pygit2
 
-from gitpatch.checkout import indexsync, sparse
+from gitpatch.checkout import gitbin, indexsync, sparse
 from gitpatch.checkout._modes import disk_mode
-from gitpatch.checkout.files import TMP_SUFFIX, remove_temp_files, temp_file
+from gitpatch.checkout.files import TMP_SUFFIX, Staging
 from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attributes
+from gitpatch.checkout.indexlock import HeldIndex, held_index, remove_scratch
 from gitpatch.core.spliced import Content
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
+from gitpatch.safety import atomic
 from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.safety.journal import Journal, fsync_dir
 from gitpatch.safety.locks import land_lock
-from gitpatch.safety.owners import Owner, holding
+from gitpatch.safety.owners import Owner
 from gitpatch.safety.refusals import refused
 from gitpatch.store import Store
 from gitpatch.store.entries import entry as _entry
@@ -48,6 +50,8 @@ __all__ = ["Journal", "WorkingTree"]
 # A stat-cache entry is trusted only once the file's mtime is this far behind the moment the
 # entry was recorded: a write within the same clock tick could otherwise go unseen.
 _RACY_NS = 2_000_000_000
+#: How many saves racing one rename a land puts back before it leaves the person's file be.
+_PUT_BACK_ROUNDS = 4
 
 
 def _attribute_files(tree: pygit2.Tree | None, prefix: str = "") -> dict[str, bytes]:
@@ -60,6 +64,25 @@ def _attribute_files(tree: pygit2.Tree | None, prefix: str = "") -> dict[str, by
         elif item.name == ATTRIBUTES_FILE and item.type == pygit2.enums.ObjectType.BLOB:
             out[path] = bytes(item.peel(pygit2.Blob).data)
     return out
+
+
+#: A file written this recently may be written again within the same tick of the file clock,
+#: keeping its size and mtime: its identity proves nothing then, its content is read.
+_SETTLING_NS = 50_000_000
+
+
+def _identity(full: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime) of the file ``full`` when that tells it from any later save: a
+    save by rename brings a new inode, one in place a new mtime (or size); None when the file
+    is missing, not regular or changed too recently for its mtime to tell (``_SETTLING_NS``).
+    The inode survives the land's own rename of it (``atomic.exchange``), its ctime does not."""
+    try:
+        st = full.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or time.time_ns() - st.st_mtime_ns < _SETTLING_NS:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _replace_with(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
@@ -90,6 +113,7 @@ class WorkingTree:
         self.gitdir = Path(repo.path)
         self.state_dir = self.gitdir / "gitpatch"
         self.journal_path = self.state_dir / "journal.json"
+        self.staging = Staging(self.gitdir)  # where a land's temp files wait (``files``)
         #: fsync the journal and its directory (git config core.fsync asks for refs or objects)
         self.durable = store.durable()
         self._index: pygit2.Index | None = None
@@ -106,6 +130,8 @@ class WorkingTree:
         # content of large blobs just written (Store.fresh_blobs), so they are not read back
         self._written: dict[str, os.stat_result] = {}
         self._blobs: dict[pygit2.Oid, Content] = store.fresh_blobs
+        # path -> ``_identity`` of its file when the running land checked the disk
+        self._seen: dict[str, tuple[tuple[int, int, int] | None, str | None]] = {}
 
     @classmethod
     def of(cls, store: Store) -> WorkingTree | None:
@@ -143,11 +169,21 @@ class WorkingTree:
             for c, (before, after) in (notes or {}).items()
         )
         journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept, Owner.me().tag(), carry)
-        with self._land_lock():
-            self._recover_locked()
-            preflight()  # under the lock: no other land is half done
+        with self._land_lock(), held_index(self.gitdir) as held:
+            # index.lock from here until the index is written: a person's git command runs
+            # wholly before or after this land, never between the branch move and the index
+            self._recover_locked(held)
+            if ref.startswith("refs/heads/") and self.store.head_branch() != ref:
+                raise ConcurrentUpdate(
+                    f"{ref} is no longer checked out here (a git checkout ran meanwhile)",
+                    hint="Retry the call.",
+                    details={"ref": ref},
+                    reason="changed",
+                )
+            preflight()  # under the locks: no other land is half done
             self.check_index_writable()
             changed = self.modified(carry[0] if carry else old, journal.paths) if verify else []
+            self._seen = {p: (_identity(self.root / p), self.disk_blob(p)) for p in journal.paths}
             if changed:
                 raise ConcurrentUpdate(
                     f"{', '.join(changed)} changed on disk while the proposal was prepared",
@@ -170,9 +206,12 @@ class WorkingTree:
                     self._drop_staged(staged)
                     self._remove_journal()
                     raise
-                self._apply_or_explain(journal, only_if_old=False, staged=staged)
-            self._remove_journal()
-            crashpoint("journal.dropped")
+                try:
+                    self._apply_or_explain(journal, held, only_if_old=False, staged=staged)
+                finally:
+                    self._seen = {}
+        self._remove_journal()
+        crashpoint("journal.dropped")
 
     def recover(self) -> bool:
         """Finish or discard an interrupted land (its refs were settled first, by the store).
@@ -185,25 +224,36 @@ class WorkingTree:
             names = os.listdir(self.state_dir)
         except FileNotFoundError:
             return False
-        if not any(n in ("journal.json", "land.lock") or n.endswith(TMP_SUFFIX) for n in names):
+        if not any(
+            n in ("journal.json", "land.lock") or n.endswith((TMP_SUFFIX, ".scratch"))
+            for n in names
+        ) and not ("tmp" in names and self.staging.left()):
             return False
         with self._land_lock():
             for name in os.listdir(self.state_dir):
                 if name.startswith(".journal.json.") and name.endswith(TMP_SUFFIX):
                     (self.state_dir / name).unlink(missing_ok=True)
-            return self._recover_locked()
+            if not self.journal_path.exists():
+                self.staging.clear(self.root, ())
+                remove_scratch(self.gitdir)
+                return False
+            with held_index(self.gitdir) as held:
+                return self._recover_locked(held)
 
-    def _recover_locked(self) -> bool:
+    def _recover_locked(self, held: HeldIndex) -> bool:
+        self._seen = {}  # recovery reads every file's content
         if not self.journal_path.exists():
             return False
         journal = self._read_journal()
+        remove_scratch(self.gitdir)
         if journal is not None:
-            remove_temp_files(self.root, journal.paths)  # staged by a land killed before the move
+            # staged by a land killed before the move
+            self.staging.clear(self.root, journal.paths)
             moved = self._ref_target(journal.ref) == journal.new
             self._mend_notes(journal, moved)
             if moved:
                 with self._converting(journal):
-                    self._apply_or_explain(journal, only_if_old=True)
+                    self._apply_or_explain(journal, held, only_if_old=True)
         self._remove_journal()
         return True
 
@@ -230,10 +280,10 @@ class WorkingTree:
                     store.update_note(oid, _replace_with(before))
 
     def _stage(self, journal: Journal) -> dict[str, Path]:
-        """Write the new content of the journal's paths to temp files next to them (fsynced),
-        BEFORE the ref moves: a full or read-only disk then refuses the land with nothing
-        moved. Paths whose folder does not exist yet are written after the move. Also checks
-        that the index can be rewritten (free space for a copy of it)."""
+        """Write the new content of the journal's paths to temp files (fsynced, where git does
+        not see them: ``files.Staging``), BEFORE the ref moves: a full or read-only disk then
+        refuses the land with nothing moved. Paths whose folder does not exist yet are
+        written after the move. Also checks that the index can be rewritten (free space)."""
         new_tree = self._tree(journal.carry[1] if journal.carry else journal.new)
         skipped = sparse.skipped(self.gitdir, self.root, journal.paths)  # not on disk
         staged: dict[str, Path] = {}
@@ -242,7 +292,8 @@ class WorkingTree:
                 want = _entry(new_tree, path)
                 full = self.root / path
                 if want is not None and path not in skipped and full.parent.is_dir():
-                    staged[path] = temp_file(full, self._content(path, want[0]), want[1])
+                    data = self._content(path, want[0])
+                    staged[path] = self.staging.temp_file(full, data, want[1])
             self._check_room_for_index()
         except OSError as exc:
             self._drop_staged(staged)
@@ -267,18 +318,25 @@ class WorkingTree:
             tmp.unlink(missing_ok=True)
 
     def _apply_or_explain(
-        self, journal: Journal, *, only_if_old: bool, staged: Mapping[str, Path] | None = None
+        self,
+        journal: Journal,
+        held: HeldIndex,
+        *,
+        only_if_old: bool,
+        staged: Mapping[str, Path] | None = None,
     ) -> None:
-        """``_apply``; an OS error (permissions, disk full) keeps the journal for the next call."""
+        """``_apply``; an OS error (permissions, disk full, a git that failed on the index)
+        keeps the journal for the next call, and says the change IS committed."""
         try:
-            self._apply(journal, only_if_old=only_if_old, staged=staged or {})
-        except OSError as exc:
+            self._apply(journal, held, only_if_old=only_if_old, staged=staged or {})
+        except (OSError, gitbin.GitFailed) as exc:
+            self._drop_staged(staged or {})
             raise RepositoryError(
                 f"the change is committed ({journal.new[:12]} on {journal.ref or 'HEAD'}) but "
-                f"writing it to the working tree failed: {exc}",
-                hint="Fix the cause (permissions, free space); the next gitpatch call finishes "
-                "writing those files. Nothing else needs to be done.",
-                details={"paths": list(journal.paths), "commit": journal.new},
+                f"writing it to the working tree or the index failed: {exc}",
+                hint="Fix the cause (permissions, free space, the index); the next gitpatch "
+                "call finishes writing those files and the index. The commit is not undone.",
+                details={"paths": list(journal.paths), "commit": journal.new, "landed": True},
             ) from exc
 
     def read(self, path: str) -> bytes | None:
@@ -290,19 +348,28 @@ class WorkingTree:
         except OSError as exc:
             raise FilesystemError.of(path, exc, "read") from exc
 
-    def _apply(self, journal: Journal, *, only_if_old: bool, staged: Mapping[str, Path]) -> None:
+    def _apply(
+        self,
+        journal: Journal,
+        held: HeldIndex,
+        *,
+        only_if_old: bool,
+        staged: Mapping[str, Path],
+    ) -> None:
         """Write each journal path's content at ``new`` to disk, then its index entry.
 
         With ``only_if_old`` (recovery) a path is rewritten only while its disk content is still
         the one at ``old``: a person may have edited it since, and their edit wins (its index
-        entry still follows the branch, so ``git status`` shows their edit as unstaged).
+        entry still follows the branch, so ``git status`` shows their edit as unstaged). The
+        same holds for a save that slips in during the land itself (``_put``): the change is
+        merged into it, or it stays as the person saved it; it is never overwritten.
         """
         carry = journal.carry
         new_tree = self._tree(carry[1] if carry else journal.new)
         old_tree = self._tree(carry[0] if carry else journal.old)
         skipped = sparse.skipped(self.gitdir, self.root, journal.paths)
         if not staged:
-            remove_temp_files(self.root, journal.paths)
+            self.staging.clear(self.root, journal.paths)
         to_delete: list[str] = []
         to_write: list[tuple[str, pygit2.Oid, int]] = []
         landed: list[str] = []
@@ -322,17 +389,24 @@ class WorkingTree:
             else:
                 to_write.append((path, want[0], want[1]))
         # Deletes first: a move or an add may need the place a deleted file or directory held.
+        saved: list[str] = []  # paths a person saved during the land: theirs, merged or not
         for path in to_delete:
-            self._delete(path)
+            if not self._delete(path, self._expected(path, old_tree)):
+                saved.append(path)
             crashpoint("file.deleted")
         for path, oid, mode in to_write:
-            self._write(path, oid, mode, staged.get(path))
+            if not self._write(path, oid, mode, staged.get(path), self._expected(path, old_tree)):
+                saved.append(path)
             crashpoint("file.renamed")
+        landed = [p for p in landed if p not in saved]
         kept = [p for p in journal.paths if p not in landed and p not in skipped]
         if carry is not None:
             new_tree, old_tree, landed, kept = self._carried_index(journal, new_tree, landed, kept)
-        self._update_index(new_tree, landed, kept, old_tree)
-        sparse.update_entries(self.gitdir, self.root, new_tree, sorted(skipped))
+        self._update_index(held, new_tree, landed, kept, old_tree)
+        if skipped:
+            sparse.update_entries(self.gitdir, self.root, new_tree, sorted(skipped), held.scratch())
+        held.commit()  # one rename: the entries, their stat data and skip-worktree bits
+        crashpoint("index.written")
 
     def _carried_index(
         self,
@@ -447,32 +521,28 @@ class WorkingTree:
 
     def _update_index(
         self,
+        held: HeldIndex,
         tree: pygit2.Tree | None,
         landed: Sequence[str],
         kept: Sequence[str] = (),
         old: pygit2.Tree | None = None,
     ) -> None:
         """Point the index entries of ``landed`` (on disk as in ``tree``) and ``kept`` (on disk
-        with someone else's content) at ``tree`` (see ``indexsync.sync``).
-
-        ``index.lock`` is announced in an owner record first (an operation of its own when none
-        is running), whoever takes it below, so recovery can remove it if this process is
-        killed holding it: the in-place patch holds it across Python-level calls."""
+        with someone else's content) at ``tree`` in ``held`` (see ``indexsync.sync``)."""
         written, self._written = self._written, {}
         if not landed and not kept:
             return
-        with holding(str(self.gitdir), [str(self.gitdir / "index.lock")]):
-            indexsync.sync(
-                self.repo,
-                lambda: self.index,
-                old,
-                tree,
-                landed,
-                kept,
-                written,
-                self.filters.converts,
-            )
-        crashpoint("index.written")
+        indexsync.sync(
+            self.repo,
+            held,
+            lambda: self.index,
+            old,
+            tree,
+            landed,
+            kept,
+            written,
+            self.filters.converts,
+        )
 
     def _content(self, path: str, oid: pygit2.Oid) -> Content:
         """What checkout writes at ``path`` for ``oid``: a large blob just stored is taken from
@@ -501,22 +571,151 @@ class WorkingTree:
 
     # -- files -------------------------------------------------------------------------------
 
-    def _write(self, path: str, oid: pygit2.Oid, mode: int, tmp: Path | None = None) -> None:
-        """Put ``oid``'s content at ``path`` by rename (of ``tmp`` when it was staged)."""
+    def _write(
+        self,
+        path: str,
+        oid: pygit2.Oid,
+        mode: int,
+        tmp: Path | None,
+        before: str | None,
+    ) -> bool:
+        """Put ``oid``'s content at ``path`` by rename (of ``tmp`` when it was staged), if the
+        disk still holds ``before`` (the content the land replaces); False when a person saved
+        the file meanwhile: the change is then merged into their save, or their save stays."""
         full = self.root / path
         full.parent.mkdir(parents=True, exist_ok=True)
         if full.is_dir() and not full.is_symlink():
             full.rmdir()  # only an empty one; a non-empty directory raises and is reported
         if tmp is None:
-            tmp = temp_file(full, self._content(path, oid), mode)
-        self._written[path] = os.stat(tmp)  # the file indexsync may record (same after rename)
-        os.replace(tmp, full)
+            tmp = self.staging.temp_file(full, self._content(path, oid), mode)
+        written = os.stat(tmp)  # the file indexsync may record (same after rename)
+        landed = self._put(path, tmp, before, oid)
         self._stat_cache.pop(path, None)
+        if landed:
+            self._written[path] = written
+        return landed
 
-    def _delete(self, path: str) -> None:
+    def _put(self, path: str, tmp: Path, before: str | None, new: pygit2.Oid) -> bool:
+        """Rename ``tmp`` (the content ``new``) to ``path`` unless a person's save is there.
+
+        The last check runs right before the rename, under the land's locks; the rename then
+        swaps the files (``atomic.exchange``), so what it replaced is kept and checked again:
+        a save that slipped in between is put back, with the change merged into it when the
+        two touch different lines (``_onto``), else as the person saved it. True when
+        ``path`` holds the change alone."""
         full = self.root / path
-        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-            full.unlink()
+        if before is not None and before.startswith("<"):  # a symlink or device: git's way
+            os.replace(tmp, full)
+            return True
+        expect = before  # what the rename may replace
+        content = str(new)  # what tmp holds
+        for _round in range(_PUT_BACK_ROUNDS):
+            if not self._holds(path, full, expect):  # a save since the land checked the disk
+                person = self.read(path)
+                tmp.unlink(missing_ok=True)
+                merged = self._onto(path, person, before, new)
+                if merged is None or person is None:
+                    return False  # their save stays as it is
+                tmp, content = merged
+                expect = str(pygit2.hash(self.filters.to_blob(path, person)))
+                continue
+            try:
+                swapped = atomic.exchange(tmp, full)
+            except FileExistsError:
+                continue  # a file appeared where there was none: checked again above
+            if not swapped:
+                os.replace(tmp, full)  # this file system cannot swap: the check was the last
+            elif os.path.lexists(tmp) and not self._holds(path, tmp, expect):
+                # a save slipped in between the check and the rename: it is in tmp now
+                person = tmp.read_bytes() if tmp.is_file() and not tmp.is_symlink() else None
+                merged = self._onto(path, person, before, new)
+                expect = content  # what path holds now
+                if merged is not None:
+                    tmp.unlink()
+                    tmp, content = merged
+                else:  # tmp keeps the save; the next round puts it back
+                    content = self._blob_of(path, tmp)
+                continue
+            tmp.unlink(missing_ok=True)
+            return content == str(new)
+        tmp.unlink(missing_ok=True)
+        return False
+
+    def _onto(
+        self,
+        path: str,
+        person: bytes | None,
+        before: str | None,
+        new: pygit2.Oid,
+    ) -> tuple[Path, str] | None:
+        """A temp file holding the person's save ``person`` with the change (``before`` ->
+        ``new``) merged in, and its blob (hex); None when they cannot be merged."""
+        found = self.repo.get(before) if before is not None else None
+        if person is None or not isinstance(found, pygit2.Blob):
+            return None  # what the person's save is based on is not known: no merge
+        theirs = self.filters.to_blob(path, person)
+        base = bytes(found.data)
+        change = bytes(self.repo[new].peel(pygit2.Blob).data)
+        merged = self.store.merge_file(path, base, theirs, change)
+        if merged is None:
+            return None
+        oid = self.repo.create_blob(merged)
+        mode = self.disk_mode(path) or 0o100644
+        data = self.filters.checkout_bytes(path, oid)
+        return self.staging.temp_file(self.root / path, data, mode), str(oid)
+
+    def _expected(self, path: str, old: pygit2.Tree | None) -> str | None:
+        """The blob (hex) the disk must hold at ``path`` for the land to replace it: what its
+        check saw there (``_seen``), else (recovery) the content at the land's old commit."""
+        if path in self._seen:
+            return self._seen[path][1]
+        found = _entry(old, path)
+        return str(found[0]) if found else None
+
+    def _blob_of(self, path: str, full: Path) -> str:
+        """The blob (hex) ``git add`` would make of the file ``full`` if it were at ``path``."""
+        return str(pygit2.hash(self.filters.to_blob(path, full.read_bytes())))
+
+    def _holds(self, path: str, full: Path, expect: str | None) -> bool:
+        """True when the file ``full`` holds what ``path`` held when the land checked it (the
+        blob ``expect``, or nothing), as git would compare it."""
+        if expect is None:
+            return not os.path.lexists(full)
+        try:
+            st = full.lstat()
+        except FileNotFoundError:
+            return False
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        seen = self._seen.get(path, (None, None))[0]
+        if seen is not None and _identity(full) == seen:
+            return True  # the very file the land checked, untouched since (see ``_identity``)
+        if full != self.root / path:
+            return self._blob_of(path, full) == expect
+        if self.disk_blob(path) == expect:
+            return True
+        return self._as_checked_out(path, pygit2.Oid(hex=expect))
+
+    def _delete(self, path: str, expect: str | None) -> bool:
+        """Remove ``path`` unless a person saved it meanwhile (as ``_put``); False then."""
+        full = self.root / path
+        if expect is not None and os.path.isfile(full) and not full.is_symlink():
+            if not self._holds(path, full, expect):
+                return False
+            folder = self.staging.where(full) or full.parent
+            trash = folder / f".{full.name}.{os.getpid()}.{time.monotonic_ns()}{TMP_SUFFIX}"
+            os.rename(full, trash)  # the last check's file, or a save that slipped in
+            self._stat_cache.pop(path, None)
+            if not self._holds(path, trash, expect):
+                with contextlib.suppress(FileExistsError):
+                    if not atomic.exchange(trash, full):
+                        os.rename(trash, full)
+                trash.unlink(missing_ok=True)
+                return False
+            trash.unlink()
+        else:
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                full.unlink()
         self._stat_cache.pop(path, None)
         parent = full.parent
         while parent != self.root and self.root in parent.parents:
@@ -525,6 +724,7 @@ class WorkingTree:
             except OSError:
                 break
             parent = parent.parent
+        return True
 
     # -- locks and journal -------------------------------------------------------------------
 
