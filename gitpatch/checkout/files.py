@@ -62,10 +62,11 @@ class Staging:
         with open(exclude, "a", encoding="utf-8") as fh:
             fh.write(f"{sep}# temp files of gitpatch lands on another file system\n{_EXCLUDE}\n")
 
-    def temp_file(self, full: Path, data: Content, mode: int) -> Path:
-        """A fsynced temp file for ``full`` holding ``data`` with git ``mode``'s permissions
-        (``safety.atomic``, the one atomic write)."""
-        return atomic.temp_file(full, data, file_mode(mode), folder=self.where(full))
+    def temp_file(self, full: Path, data: Content, mode: int, *, fsync: bool = True) -> Path:
+        """A temp file for ``full`` holding ``data`` with git ``mode``'s permissions, fsynced
+        unless ``fsync`` is False (``safety.atomic``, the one atomic write)."""
+        where = self.where(full)
+        return atomic.temp_file(full, data, file_mode(mode), fsync=fsync, folder=where)
 
     def clear(self, root: Path, paths: Iterable[str]) -> None:
         """Drop the temp files a killed land left (here, and beside ``paths``)."""

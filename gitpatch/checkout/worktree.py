@@ -50,8 +50,11 @@ __all__ = ["Journal", "WorkingTree"]
 # A stat-cache entry is trusted only once the file's mtime is this far behind the moment the
 # entry was recorded: a write within the same clock tick could otherwise go unseen.
 _RACY_NS = 2_000_000_000
-#: How many saves racing one rename a land puts back before it leaves the person's file be.
-_PUT_BACK_ROUNDS = 4
+#: How many saves racing one rename a land merges and puts back before the person's last save
+#: simply stays (each round takes well under a millisecond; an editor saves every few ms).
+_PUT_BACK_ROUNDS = 50
+#: Reads of a file that keeps growing while it is hashed before the error is reported.
+_HASH_ATTEMPTS = 5
 
 
 def _attribute_files(tree: pygit2.Tree | None, prefix: str = "") -> dict[str, bytes]:
@@ -69,6 +72,10 @@ def _attribute_files(tree: pygit2.Tree | None, prefix: str = "") -> dict[str, by
 #: A file written this recently may be written again within the same tick of the file clock,
 #: keeping its size and mtime: its identity proves nothing then, its content is read.
 _SETTLING_NS = 50_000_000
+
+
+def _hex(found: tuple[pygit2.Oid, int] | None) -> str | None:
+    return str(found[0]) if found else None
 
 
 def _identity(full: Path) -> tuple[int, int, int] | None:
@@ -182,8 +189,11 @@ class WorkingTree:
                 )
             preflight()  # under the locks: no other land is half done
             self.check_index_writable()
+            # identities first: a save after them shows in them, even one the check below
+            # reads already (it then refuses, or the save was the content it expects)
+            seen = {p: _identity(self.root / p) for p in journal.paths}
+            base = self._tree(carry[0] if carry else old)
             changed = self.modified(carry[0] if carry else old, journal.paths) if verify else []
-            self._seen = {p: (_identity(self.root / p), self.disk_blob(p)) for p in journal.paths}
             if changed:
                 raise ConcurrentUpdate(
                     f"{', '.join(changed)} changed on disk while the proposal was prepared",
@@ -191,6 +201,10 @@ class WorkingTree:
                     details={"paths": changed},
                     reason="disk",
                 )
+            self._seen = {
+                p: (seen[p], _hex(_entry(base, p)) if verify else self.disk_blob(p))
+                for p in journal.paths
+            }
             try:
                 self._write_journal(journal)
             except OSError as exc:
@@ -490,11 +504,23 @@ class WorkingTree:
             indexsync.recorded_blob(self.repo, path, st, self.filters.converts) if large else None
         )
         try:
-            blob = recorded or self.filters.hash_file(path, full)
+            blob = recorded or self._hash_settled(path, full)
         except OSError as exc:
             raise FilesystemError.of(path, exc, "read") from exc
         self._stat_cache[path] = (*key, time.time_ns(), blob)
         return blob
+
+    def _hash_settled(self, path: str, full: Path) -> str:
+        """``Filters.hash_file``, again when the file grew while it was read: libgit2 reads
+        the size it stat'ed and fails on more (an editor or a log appending just then)."""
+        for _attempt in range(_HASH_ATTEMPTS - 1):
+            try:
+                return self.filters.hash_file(path, full)
+            except OSError as exc:
+                if not os.path.isfile(full) or exc.errno not in (None, 0):
+                    raise
+                time.sleep(0.001)
+        return self.filters.hash_file(path, full)
 
     # -- index -------------------------------------------------------------------------------
 
@@ -599,16 +625,17 @@ class WorkingTree:
         """Rename ``tmp`` (the content ``new``) to ``path`` unless a person's save is there.
 
         The last check runs right before the rename, under the land's locks; the rename then
-        swaps the files (``atomic.exchange``), so what it replaced is kept and checked again:
-        a save that slipped in between is put back, with the change merged into it when the
-        two touch different lines (``_onto``), else as the person saved it. True when
-        ``path`` holds the change alone."""
+        swaps the files (``atomic.exchange``), so what it replaced is kept and checked again.
+        A save found by the check gets the change merged into it (``_onto``); one that slipped
+        in between is put back: appended lines are appended again, any other save is merged
+        with the change, or stays as the person saved it. A person's bytes are never dropped.
+        True when ``path`` holds the change alone."""
         full = self.root / path
         if before is not None and before.startswith("<"):  # a symlink or device: git's way
             os.replace(tmp, full)
             return True
         expect = before  # what the rename may replace
-        content = str(new)  # what tmp holds
+        landed = True  # tmp holds the change alone (not merged into a save)
         for _round in range(_PUT_BACK_ROUNDS):
             if not self._holds(path, full, expect):  # a save since the land checked the disk
                 person = self.read(path)
@@ -616,7 +643,7 @@ class WorkingTree:
                 merged = self._onto(path, person, before, new)
                 if merged is None or person is None:
                     return False  # their save stays as it is
-                tmp, content = merged
+                tmp, landed = merged[0], False
                 expect = str(pygit2.hash(self.filters.to_blob(path, person)))
                 continue
             try:
@@ -625,21 +652,41 @@ class WorkingTree:
                 continue  # a file appeared where there was none: checked again above
             if not swapped:
                 os.replace(tmp, full)  # this file system cannot swap: the check was the last
-            elif os.path.lexists(tmp) and not self._holds(path, tmp, expect):
-                # a save slipped in between the check and the rename: it is in tmp now
-                person = tmp.read_bytes() if tmp.is_file() and not tmp.is_symlink() else None
-                merged = self._onto(path, person, before, new)
-                expect = content  # what path holds now
-                if merged is not None:
-                    tmp.unlink()
-                    tmp, content = merged
-                else:  # tmp keeps the save; the next round puts it back
-                    content = self._blob_of(path, tmp)
-                continue
+                return landed
+            if os.path.lexists(tmp) and not self._holds(path, tmp, expect):
+                self._put_back(path, tmp, expect, before, new)  # a save slipped in
+                return False
             tmp.unlink(missing_ok=True)
-            return content == str(new)
-        tmp.unlink(missing_ok=True)
+            return landed
+        tmp.unlink(missing_ok=True)  # the change only: the person's last save stays
         return False
+
+    def _put_back(
+        self, path: str, saved: Path, was: str | None, before: str | None, new: pygit2.Oid
+    ) -> None:
+        """A save slipped in between the last check and the rename: ``saved`` (the file the
+        rename replaced) holds it, ``was`` is what the check saw. Lines it appended are
+        appended to the file now at ``path``; any other save gets the change merged in, or
+        goes back as it is (``_put``, whose own check covers a further save)."""
+        data = saved.read_bytes() if saved.is_file() and not saved.is_symlink() else None
+        old = self.repo.get(was) if was is not None else None
+        if data is not None and isinstance(old, pygit2.Blob) and not self.filters.converts(path):
+            base = bytes(old.data)
+            if data.startswith(base):  # appended in place, as a log or an autosave does
+                fd = os.open(self.root / path, os.O_WRONLY | os.O_APPEND)
+                try:
+                    os.write(fd, data[len(base) :])
+                finally:
+                    os.close(fd)
+                saved.unlink()
+                return
+        merged = self._onto(path, data, before, new)
+        here = self.disk_blob(path)
+        if merged is not None:
+            saved.unlink()
+            self._put(path, merged[0], here, pygit2.Oid(hex=merged[1]))
+        else:
+            self._put(path, saved, here, pygit2.Oid(hex=self._blob_of(path, saved)))
 
     def _onto(
         self,
@@ -662,7 +709,8 @@ class WorkingTree:
         oid = self.repo.create_blob(merged)
         mode = self.disk_mode(path) or 0o100644
         data = self.filters.checkout_bytes(path, oid)
-        return self.staging.temp_file(self.root / path, data, mode), str(oid)
+        # not fsynced: the person's file is at stake, not the land (the journal has that)
+        return self.staging.temp_file(self.root / path, data, mode, fsync=False), str(oid)
 
     def _expected(self, path: str, old: pygit2.Tree | None) -> str | None:
         """The blob (hex) the disk must hold at ``path`` for the land to replace it: what its
