@@ -80,6 +80,8 @@ _HINTS = {
 _NAME_MAX = 255
 #: How long a landing waits for another git process to release ``index.lock``.
 INDEX_LOCK_WAIT_SECONDS = 2.0
+#: Reads of the index and branch tip that a git command may disturb before giving up.
+_SETTLE_ATTEMPTS = 20
 
 #: path -> (blob id hex, mode) of a file in some commit, None when it has none there.
 Entries = Callable[[str], "tuple[str, int] | None"]
@@ -229,8 +231,8 @@ def preflight(
 ) -> None:
     """``check_landing`` for ``worktree``, where ``branch`` lands ``paths`` as they are in
     ``new``; run under the land lock, when no other land is half done."""
-    index = index_view(worktree, paths)
-    now = store.ref_target(branch)  # the index must agree with it (if it moved, the move fails)
+    # the index must agree with the branch (if it moves later, the move fails)
+    index, now = _settled(store, worktree, branch, paths)
     at = functools.partial(_entries_at, store)
 
     check_assumed(worktree, paths)
@@ -260,8 +262,47 @@ def check_staged(
     store: Store, worktree: WorkingTree, head: pygit2.Oid | None, paths: Sequence[str]
 ) -> None:
     """``staged_changes`` (or an unmerged refusal) when a path's index entry is not its entry
-    at ``head``: what the land would refuse, refused before any merge is tried."""
-    _check_index(index_view(worktree, paths), _entries_at(store, head), paths)
+    at ``head``: what the land would refuse, refused before any merge is tried. When the
+    checked-out branch is no longer at ``head`` (a person's commit), ``concurrent_update``:
+    the caller rebuilds on the new head."""
+    branch = store.head_branch() or "HEAD"
+    index, now = _settled(store, worktree, branch, paths)
+    try:
+        _check_index(index, _entries_at(store, head), paths)
+    except StagedChanges:
+        if now == head:
+            raise
+        raise ConcurrentUpdate(
+            f"{_short(branch)} moved while the change was built (a commit was made)",
+            hint="Retry the call.",
+            details={"branch": branch},
+            reason="changed",
+        ) from None
+
+
+def _settled(
+    store: Store, worktree: WorkingTree, branch: str, paths: Sequence[str]
+) -> tuple[IndexView, pygit2.Oid | None]:
+    """The index entries of ``paths`` and the tip of ``branch``, read while no git command
+    holds ``index.lock``: git's commit moves the branch first and renames its index last,
+    both under that lock, so a read in between would take the new tip with the old index
+    for staged work. ``concurrent_update`` when one keeps starting."""
+    lock = worktree.gitdir / "index.lock"
+    record = owners.current()
+    ours = record is not None and record.owns(str(lock))
+    for _attempt in range(_SETTLE_ATTEMPTS):
+        if not ours:
+            _wait_for_index_lock(worktree.gitdir)
+        tip = store.ref_target(branch)
+        index = index_view(worktree, paths)
+        if store.ref_target(branch) == tip and (ours or not lock.exists()):
+            return index, tip
+    raise ConcurrentUpdate(
+        f"git commands kept changing the index of {worktree.root} while it was read",
+        hint="Retry in a moment. Nothing was changed.",
+        details={"lock": str(lock)},
+        reason="locked",
+    )
 
 
 def check_landing(
