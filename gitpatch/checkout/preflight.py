@@ -80,6 +80,8 @@ _HINTS = {
 _NAME_MAX = 255
 #: How long a landing waits for another git process to release ``index.lock``.
 INDEX_LOCK_WAIT_SECONDS = 2.0
+_MODE_LINK = 0o120000
+_EMPTY = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # the empty blob: an intent-to-add entry
 #: Reads of the index and branch tip that a git command may disturb before giving up.
 _SETTLE_ATTEMPTS = 20
 
@@ -324,7 +326,29 @@ def check_landing(
     refuse_operation_here(gitdir, branch, root)
     _wait_for_index_lock(gitdir)
     _check_index(index, staged_base, paths)
-    preflight_paths(root, new, [p for p in paths if p not in skipped])
+    on_disk = [p for p in paths if p not in skipped]
+    _check_kinds(root, staged_base, on_disk)
+    preflight_paths(root, new, on_disk)
+
+
+def _check_kinds(root: Path, base: Entries, paths: Sequence[str]) -> None:
+    """Refuse (``dirty_worktree``, reason ``type_changed``) a path the person turned from the
+    branch's file into a symlink: their change is of the file's kind, not its lines, so
+    neither a merge nor a re-read would make sense of it. (The other way round is left to
+    the content checks: with ``core.symlinks`` off, git itself writes links as files.)"""
+    for path in paths:
+        entry = base(path)
+        full = root / path
+        if entry is None or entry[1] == _MODE_LINK or not full.is_symlink():
+            continue
+        raise DirtyWorktree(
+            f"{path} is a symlink (to {os.readlink(full)}) on disk where the branch has a "
+            "file: the person changed what kind of file it is (not committed), and landing "
+            "this change would replace it",
+            hint=f"Ask the person to commit that change or restore {path} (`git checkout -- "
+            f"{path}`), then retry. Nothing was changed.",
+            details={"paths": [path], "reason": "type_changed"},
+        )
 
 
 def check_unmerged(worktree: WorkingTree, paths: Sequence[str]) -> None:
@@ -444,6 +468,16 @@ def _check_unmerged(index: IndexView, paths: Sequence[str], doing: str | None) -
 def _check_index(index: IndexView, base: Entries, paths: Sequence[str]) -> None:
     _check_unmerged(index, paths, None)
     staged = [p for p in paths if index(p).get(0) != base(p)]
+    # `git add -N`: an entry of the empty blob for a file the branch does not have yet
+    planned = [p for p in staged if base(p) is None and (index(p).get(0) or ("",))[0] == _EMPTY]
+    if planned and planned == staged:
+        raise StagedChanges(
+            f"{', '.join(planned)} is marked intent-to-add (`git add -N`): the person plans to "
+            "add it, and gitpatch does not take that over",
+            hint=f"Ask the person to `git add {planned[0]}` (stage it) or `git rm --cached "
+            f"{planned[0]}` (drop the mark), then retry. Nothing was changed.",
+            details={"paths": planned, "reason": "intent_to_add"},
+        )
     if staged:
         raise StagedChanges(
             f"{', '.join(staged)} has staged changes (the index differs from the branch); "
