@@ -43,6 +43,13 @@ ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 GIT_LOOP = ("commit", "stash", "checkout", "add")
+#: name, the person's git loop, whether the editor runs (the tests run the first three)
+SCENARIOS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
+    ("commit -a / add -A", ("commit", "add"), False),
+    ("editor", (), True),
+    ("editor + commit -a / add -A", ("commit", "add"), True),
+    ("commit -a / stash / checkout / add -A", GIT_LOOP, False),
+)
 _AGENT = re.compile(r"agent \d+")
 
 
@@ -232,11 +239,11 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lands", type=int, default=1000)
+    parser.add_argument("--only", type=int, help="run only this scenario (0-based)")
     args = parser.parse_args()
-    for name, kinds, with_editor in (
-        ("git loop", GIT_LOOP, False),
-        ("editor + commits", ("commit", "add"), True),
-    ):
+    for n, (name, kinds, with_editor) in enumerate(SCENARIOS):
+        if args.only is not None and n != args.only:
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             out = run(Path(tmp), args.lands, kinds, with_editor)
         print(

