@@ -11,7 +11,6 @@ git would see in the window, and the next call removes the temp file.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import tempfile
@@ -23,24 +22,14 @@ import pytest
 from gitpatch import Workspace
 from tests.gitkit import git, make_repo, run_git
 from tests.realrepo.kit import edit, fsck, status
+from tests.safety.proofkit import propose_in_child
 
 FILES = {"a.txt": "one\ntwo\n", "d/b.txt": "bee\n"}
 
 
-def _child(repo: str) -> None:
-    os.environ["GITPATCH_CRASH_AT"] = "files.staged"
-    try:
-        Workspace.open(repo).propose(edit("d/b.txt", "bee", "BEE"))
-    except BaseException:
-        os._exit(3)
-    os._exit(0)
-
-
 def _killed_after_staging(repo: Path) -> None:
-    child = multiprocessing.get_context("fork").Process(target=_child, args=(str(repo),))
-    child.start()
-    child.join()
-    assert child.exitcode == 137
+    edited = edit("d/b.txt", "bee", "BEE")
+    assert propose_in_child(repo, edited, {"GITPATCH_CRASH_AT": "files.staged"}) == 137
 
 
 def _temp_files(root: Path) -> list[str]:

@@ -12,7 +12,6 @@ that SIGKILLs its parent the moment it is asked to set the bit, the gap of the t
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import stat
@@ -24,6 +23,7 @@ import pytest
 from gitpatch import Workspace
 from tests.gitkit import git, make_repo
 from tests.realrepo.kit import edit, fsck
+from tests.safety.proofkit import propose_in_child
 
 pytestmark = pytest.mark.slow
 
@@ -48,21 +48,8 @@ def _by_hand(root: Path) -> None:
 SETUPS: dict[str, Callable[[Path], None]] = {"sparse checkout": _sparse, "set by hand": _by_hand}
 
 
-def _child(repo: str, env: dict[str, str]) -> None:
-    os.environ.update(env)
-    try:
-        Workspace.open(repo).propose(edit("b/y.txt", "y two", "Y TWO"))
-    except BaseException:
-        os._exit(3)
-    os._exit(0)
-
-
 def _run(repo: Path, env: dict[str, str]) -> int:
-    child = multiprocessing.get_context("fork").Process(target=_child, args=(str(repo), env))
-    child.start()
-    child.join()
-    assert child.exitcode is not None
-    return child.exitcode
+    return propose_in_child(repo, edit("b/y.txt", "y two", "Y TWO"), env)
 
 
 def _killer(where: Path) -> str:
