@@ -22,7 +22,7 @@ from gitpatch.safety import atomic
 from gitpatch.safety.atomic import TMP_SUFFIX
 from gitpatch.safety.owners import common_dir
 
-__all__ = ["TMP_SUFFIX", "Staging", "remove_temp_files", "temp_file"]
+__all__ = ["TMP_SUFFIX", "Staging", "remove_temp_files"]
 
 _EXCLUDE = f"*{TMP_SUFFIX}"
 
@@ -82,12 +82,6 @@ class Staging:
             return bool(os.listdir(self.folder))
         except OSError:
             return False
-
-
-def temp_file(full: Path, data: Content, mode: int) -> Path:
-    """A fsynced temp file next to ``full`` holding ``data`` with git ``mode``'s permissions
-    (``safety.atomic``, the one atomic write)."""
-    return atomic.temp_file(full, data, file_mode(mode))
 
 
 def remove_temp_files(root: Path, paths: Iterable[str]) -> None:

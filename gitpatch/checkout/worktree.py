@@ -28,7 +28,7 @@ from typing import Any
 
 import pygit2
 
-from gitpatch.checkout import gitbin, indexsync, sparse
+from gitpatch.checkout import gitbin, indexsync, saves, sparse
 from gitpatch.checkout._modes import disk_mode
 from gitpatch.checkout.files import TMP_SUFFIX, Staging
 from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attributes
@@ -50,9 +50,6 @@ __all__ = ["Journal", "WorkingTree"]
 # A stat-cache entry is trusted only once the file's mtime is this far behind the moment the
 # entry was recorded: a write within the same clock tick could otherwise go unseen.
 _RACY_NS = 2_000_000_000
-#: How many saves racing one rename a land merges and puts back before the person's last save
-#: simply stays (each round takes well under a millisecond; an editor saves every few ms).
-_PUT_BACK_ROUNDS = 50
 #: Reads of a file that keeps growing while it is hashed before the error is reported.
 _HASH_ATTEMPTS = 5
 
@@ -69,27 +66,8 @@ def _attribute_files(tree: pygit2.Tree | None, prefix: str = "") -> dict[str, by
     return out
 
 
-#: A file written this recently may be written again within the same tick of the file clock,
-#: keeping its size and mtime: its identity proves nothing then, its content is read.
-_SETTLING_NS = 50_000_000
-
-
 def _hex(found: tuple[pygit2.Oid, int] | None) -> str | None:
     return str(found[0]) if found else None
-
-
-def _identity(full: Path) -> tuple[int, int, int] | None:
-    """(inode, size, mtime) of the file ``full`` when that tells it from any later save: a
-    save by rename brings a new inode, one in place a new mtime (or size); None when the file
-    is missing, not regular or changed too recently for its mtime to tell (``_SETTLING_NS``).
-    The inode survives the land's own rename of it (``atomic.exchange``), its ctime does not."""
-    try:
-        st = full.lstat()
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode) or time.time_ns() - st.st_mtime_ns < _SETTLING_NS:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _replace_with(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
@@ -137,7 +115,7 @@ class WorkingTree:
         # content of large blobs just written (Store.fresh_blobs), so they are not read back
         self._written: dict[str, os.stat_result] = {}
         self._blobs: dict[pygit2.Oid, Content] = store.fresh_blobs
-        # path -> ``_identity`` of its file when the running land checked the disk
+        # path -> ``saves.identity`` of its file when the running land checked the disk
         self._seen: dict[str, tuple[tuple[int, int, int] | None, str | None]] = {}
 
     @classmethod
@@ -191,7 +169,7 @@ class WorkingTree:
             self.check_index_writable()
             # identities first: a save after them shows in them, even one the check below
             # reads already (it then refuses, or the save was the content it expects)
-            seen = {p: _identity(self.root / p) for p in journal.paths}
+            seen = {p: saves.identity(self.root / p) for p in journal.paths}
             base = self._tree(carry[0] if carry else old)
             changed = self.modified(carry[0] if carry else old, journal.paths) if verify else []
             if changed:
@@ -455,13 +433,13 @@ class WorkingTree:
             if have == "<directory>" and is_dir(tree, path):
                 continue  # a directory then and now: its files are paths of their own
             if have != (str(want[0]) if want else None):
-                if not (want is not None and self._as_checked_out(path, want[0])):
+                if not (want is not None and self.as_checked_out(path, want[0])):
                     out.append(path)
             elif want is not None and self.disk_mode(path) not in (None, want[1]):
                 out.append(path)  # `chmod +x` is a change, as git sees it
         return out
 
-    def _as_checked_out(self, path: str, oid: pygit2.Oid) -> bool:
+    def as_checked_out(self, path: str, oid: pygit2.Oid) -> bool:
         """True when the file is byte for byte what checkout writes for ``oid``: git status
         calls it clean (a blob holding CRLF under autocrlf hashes differently from disk)."""
         if not self.filters.converts(path):
@@ -615,102 +593,15 @@ class WorkingTree:
         if tmp is None:
             tmp = self.staging.temp_file(full, self._content(path, oid), mode)
         written = os.stat(tmp)  # the file indexsync may record (same after rename)
-        landed = self._put(path, tmp, before, oid)
+        landed = saves.put(self, path, tmp, before, oid)
         self._stat_cache.pop(path, None)
         if landed:
             self._written[path] = written
         return landed
 
-    def _put(self, path: str, tmp: Path, before: str | None, new: pygit2.Oid) -> bool:
-        """Rename ``tmp`` (the content ``new``) to ``path`` unless a person's save is there.
-
-        The last check runs right before the rename, under the land's locks; the rename then
-        swaps the files (``atomic.exchange``), so what it replaced is kept and checked again.
-        A save found by the check gets the change merged into it (``_onto``); one that slipped
-        in between is put back: appended lines are appended again, any other save is merged
-        with the change, or stays as the person saved it. A person's bytes are never dropped.
-        True when ``path`` holds the change alone."""
-        full = self.root / path
-        if before is not None and before.startswith("<"):  # a symlink or device: git's way
-            os.replace(tmp, full)
-            return True
-        expect = before  # what the rename may replace
-        landed = True  # tmp holds the change alone (not merged into a save)
-        for _round in range(_PUT_BACK_ROUNDS):
-            if not self._holds(path, full, expect):  # a save since the land checked the disk
-                person = self.read(path)
-                tmp.unlink(missing_ok=True)
-                merged = self._onto(path, person, before, new)
-                if merged is None or person is None:
-                    return False  # their save stays as it is
-                tmp, landed = merged[0], False
-                expect = str(pygit2.hash(self.filters.to_blob(path, person)))
-                continue
-            try:
-                swapped = atomic.exchange(tmp, full)
-            except FileExistsError:
-                continue  # a file appeared where there was none: checked again above
-            if not swapped:
-                os.replace(tmp, full)  # this file system cannot swap: the check was the last
-                return landed
-            if os.path.lexists(tmp) and not self._holds(path, tmp, expect):
-                self._put_back(path, tmp, expect, before, new)  # a save slipped in
-                return False
-            tmp.unlink(missing_ok=True)
-            return landed
-        tmp.unlink(missing_ok=True)  # the change only: the person's last save stays
-        return False
-
-    def _put_back(
-        self, path: str, saved: Path, was: str | None, before: str | None, new: pygit2.Oid
-    ) -> None:
-        """A save slipped in between the last check and the rename: ``saved`` (the file the
-        rename replaced) holds it, ``was`` is what the check saw. Lines it appended are
-        appended to the file now at ``path``; any other save gets the change merged in, or
-        goes back as it is (``_put``, whose own check covers a further save)."""
-        data = saved.read_bytes() if saved.is_file() and not saved.is_symlink() else None
-        old = self.repo.get(was) if was is not None else None
-        if data is not None and isinstance(old, pygit2.Blob) and not self.filters.converts(path):
-            base = bytes(old.data)
-            if data.startswith(base):  # appended in place, as a log or an autosave does
-                fd = os.open(self.root / path, os.O_WRONLY | os.O_APPEND)
-                try:
-                    os.write(fd, data[len(base) :])
-                finally:
-                    os.close(fd)
-                saved.unlink()
-                return
-        merged = self._onto(path, data, before, new)
-        here = self.disk_blob(path)
-        if merged is not None:
-            saved.unlink()
-            self._put(path, merged[0], here, pygit2.Oid(hex=merged[1]))
-        else:
-            self._put(path, saved, here, pygit2.Oid(hex=self._blob_of(path, saved)))
-
-    def _onto(
-        self,
-        path: str,
-        person: bytes | None,
-        before: str | None,
-        new: pygit2.Oid,
-    ) -> tuple[Path, str] | None:
-        """A temp file holding the person's save ``person`` with the change (``before`` ->
-        ``new``) merged in, and its blob (hex); None when they cannot be merged."""
-        found = self.repo.get(before) if before is not None else None
-        if person is None or not isinstance(found, pygit2.Blob):
-            return None  # what the person's save is based on is not known: no merge
-        theirs = self.filters.to_blob(path, person)
-        base = bytes(found.data)
-        change = bytes(self.repo[new].peel(pygit2.Blob).data)
-        merged = self.store.merge_file(path, base, theirs, change)
-        if merged is None:
-            return None
-        oid = self.repo.create_blob(merged)
-        mode = self.disk_mode(path) or 0o100644
-        data = self.filters.checkout_bytes(path, oid)
-        # not fsynced: the person's file is at stake, not the land (the journal has that)
-        return self.staging.temp_file(self.root / path, data, mode, fsync=False), str(oid)
+    def seen_identity(self, path: str) -> tuple[int, int, int] | None:
+        """``saves.identity`` of ``path``'s file when the running land checked the disk."""
+        return self._seen.get(path, (None, None))[0]
 
     def _expected(self, path: str, old: pygit2.Tree | None) -> str | None:
         """The blob (hex) the disk must hold at ``path`` for the land to replace it: what its
@@ -720,41 +611,17 @@ class WorkingTree:
         found = _entry(old, path)
         return str(found[0]) if found else None
 
-    def _blob_of(self, path: str, full: Path) -> str:
-        """The blob (hex) ``git add`` would make of the file ``full`` if it were at ``path``."""
-        return str(pygit2.hash(self.filters.to_blob(path, full.read_bytes())))
-
-    def _holds(self, path: str, full: Path, expect: str | None) -> bool:
-        """True when the file ``full`` holds what ``path`` held when the land checked it (the
-        blob ``expect``, or nothing), as git would compare it."""
-        if expect is None:
-            return not os.path.lexists(full)
-        try:
-            st = full.lstat()
-        except FileNotFoundError:
-            return False
-        if not stat.S_ISREG(st.st_mode):
-            return False
-        seen = self._seen.get(path, (None, None))[0]
-        if seen is not None and _identity(full) == seen:
-            return True  # the very file the land checked, untouched since (see ``_identity``)
-        if full != self.root / path:
-            return self._blob_of(path, full) == expect
-        if self.disk_blob(path) == expect:
-            return True
-        return self._as_checked_out(path, pygit2.Oid(hex=expect))
-
     def _delete(self, path: str, expect: str | None) -> bool:
         """Remove ``path`` unless a person saved it meanwhile (as ``_put``); False then."""
         full = self.root / path
         if expect is not None and os.path.isfile(full) and not full.is_symlink():
-            if not self._holds(path, full, expect):
+            if not saves.holds(self, path, full, expect):
                 return False
             folder = self.staging.where(full) or full.parent
             trash = folder / f".{full.name}.{os.getpid()}.{time.monotonic_ns()}{TMP_SUFFIX}"
             os.rename(full, trash)  # the last check's file, or a save that slipped in
             self._stat_cache.pop(path, None)
-            if not self._holds(path, trash, expect):
+            if not saves.holds(self, path, trash, expect):
                 with contextlib.suppress(FileExistsError):
                     if not atomic.exchange(trash, full):
                         os.rename(trash, full)
