@@ -14,16 +14,32 @@ import os
 import stat
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import pygit2
 
+from gitpatch.checkout.files import Staging
+from gitpatch.checkout.filters import Filters
 from gitpatch.safety import atomic
-
-if TYPE_CHECKING:
-    from gitpatch.checkout.worktree import WorkingTree
+from gitpatch.store import Store
 
 __all__ = ["holds", "identity", "put"]
+
+
+class WorkingTree(Protocol):
+    """What of ``checkout.worktree.WorkingTree`` the renames use (that module imports this)."""
+
+    root: Path
+    store: Store
+    filters: Filters
+    staging: Staging
+
+    def read(self, path: str) -> bytes | None: ...
+    def disk_blob(self, path: str) -> str | None: ...
+    def disk_mode(self, path: str) -> int | None: ...
+    def as_checked_out(self, path: str, oid: pygit2.Oid) -> bool: ...
+    def seen_identity(self, path: str) -> tuple[int, int, int] | None: ...
+
 
 #: How many saves racing one rename a land merges and puts back before the person's last save
 #: simply stays (each round takes well under a millisecond; an editor saves every few ms).
@@ -97,9 +113,10 @@ def _put_back(
     appended to the file now at ``path``; any other save gets the change merged in, or
     goes back as it is (``_put``, whose own check covers a further save)."""
     data = saved.read_bytes() if saved.is_file() and not saved.is_symlink() else None
-    old = tree.repo.get(was) if was is not None else None
-    if data is not None and isinstance(old, pygit2.Blob) and not tree.filters.converts(path):
-        base = bytes(old.data)
+    old = pygit2.Oid(hex=was) if was is not None else None
+    known = old is not None and tree.store.has_blob(old)
+    if data is not None and old is not None and known and not tree.filters.converts(path):
+        base = tree.store.blob_data(old)
         if data.startswith(base):  # appended in place, as a log or an autosave does
             fd = os.open(tree.root / path, os.O_WRONLY | os.O_APPEND)
             try:
@@ -126,16 +143,16 @@ def _onto(
 ) -> tuple[Path, str] | None:
     """A temp file holding the person's save ``person`` with the change (``before`` ->
     ``new``) merged in, and its blob (hex); None when they cannot be merged."""
-    found = tree.repo.get(before) if before is not None else None
-    if person is None or not isinstance(found, pygit2.Blob):
+    found = pygit2.Oid(hex=before) if before is not None else None
+    if person is None or found is None or not tree.store.has_blob(found):
         return None  # what the person's save is based on is not known: no merge
     theirs = tree.filters.to_blob(path, person)
-    base = bytes(found.data)
-    change = bytes(tree.repo[new].peel(pygit2.Blob).data)
+    base = tree.store.blob_data(found)
+    change = tree.store.blob_data(new)
     merged = tree.store.merge_file(path, base, theirs, change)
     if merged is None:
         return None
-    oid = tree.repo.create_blob(merged)
+    oid = tree.store.write_blob(merged)
     mode = tree.disk_mode(path) or 0o100644
     data = tree.filters.checkout_bytes(path, oid)
     # not fsynced: the person's file is at stake, not the land (the journal has that)

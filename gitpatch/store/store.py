@@ -295,7 +295,21 @@ class Store:
                     return data
             return self.repo.odb.read(oid)[1]
 
+    def has_blob(self, oid: pygit2.Oid) -> bool:
+        """True when blob ``oid`` is in the object database."""
+        with git_errors(f"look up blob {oid}"):
+            try:
+                kind, _size = self.repo.odb.read_header(oid)
+            except KeyError:
+                return False
+            return bool(kind == pygit2.enums.ObjectType.BLOB)
+
     # -- writing ----------------------------------------------------------------------------
+
+    def write_blob(self, data: bytes) -> pygit2.Oid:
+        """Store ``data`` as a blob; its id."""
+        with git_errors("write a blob"):
+            return self.repo.create_blob(data)
 
     def build_tree(self, base: pygit2.Oid | None, changes: Sequence[FileChange]) -> pygit2.Oid:
         """The tree of commit ``base`` (None: empty) after ``changes``; cost ~ paths x depth."""
