@@ -30,7 +30,7 @@ from gitpatch.errors import (
     ProposalClosed,
     ProposalNotFound,
 )
-from gitpatch.review import series, worktrees
+from gitpatch.review import hunks, series, worktrees
 from gitpatch.review.lookup import (
     BOOKKEEPING_TOOLS,
     Subject,
@@ -75,6 +75,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RECENT_CLOSED",
     "approve",
+    "decider",
     "head",
     "is_open",
     "log",
@@ -82,6 +83,7 @@ __all__ = [
     "person",
     "proposals",
     "reject",
+    "retried",
     "show",
     "stamp",
     "stats",
@@ -169,7 +171,8 @@ def show(ctx: Context, proposal_id: str) -> ProposalDetail:
     shown = _show(ctx, proposal_id)
     tip = pygit2.Oid(hex=shown.info.commit)
     note = ctx.store.read_note(tip) or {}
-    return shown.model_copy(update={"message": ctx.store.info(tip).message, "note": note})
+    extra = {"message": ctx.store.info(tip).message, "note": note}
+    return shown.model_copy(update=extra | hunks.detail(ctx.store, shown, note))
 
 
 def _show(ctx: Context, proposal_id: str) -> ProposalDetail:
@@ -664,6 +667,16 @@ def _result(
 def _retried(step: Callable[[], ProposalResult]) -> ProposalResult:
     """Run one approve / reject / undo attempt, again from the start after a lost race."""
     return retry(step, attempts=STEP_ATTEMPTS, catch=ConcurrentUpdate, when=lost_race)
+
+
+def decider(by: str, verb: str) -> str:
+    """``by`` checked as the one-line name of the person who decides (``verb``: what)."""
+    return _person(by, verb)
+
+
+def retried(step: Callable[[], ProposalResult]) -> ProposalResult:
+    """Run one review step again from the start after a lost race (see ``_retried``)."""
+    return _retried(step)
 
 
 def _person(by: str, verb: str) -> str:
