@@ -54,8 +54,9 @@ class Landing:
 def open_hunks(ctx: Context, proposal_id: str) -> tuple[Subject, list[hunks.Hunk]]:
     """The open proposal ``proposal_id`` and its open hunks; a session, a proposal with open
     proposals beneath it or with a person's recorded work is refused (decide it whole)."""
-    sub = find(ctx, proposal_id)
-    if sub.session or series.session_top(ctx, proposal_id) is not None:
+    named = series.session_top(ctx, proposal_id)
+    sub = find(ctx, named[1] if named is not None else proposal_id)
+    if sub.session or named is not None:
         raise InvalidArguments(
             f"{proposal_id} is a session: hunks are decided one proposal at a time",
             hint="Pass the id of one of its proposals (see `gitpatch proposals`).",
@@ -96,10 +97,10 @@ def landing(ctx: Context, proposal_id: str, selection: str | Sequence[str]) -> L
     info = store.info(sub.tip)
     author = pygit2.Signature(info.author_name, info.author_email, int(info.time))
     names = ", ".join(f"{h.number} ({h.id})" for h in chosen)
-    message = f"{info.summary} (hunks {names})\n\nApproved hunks of proposal {sub.id}."
-    trailers = {"Gitpatch-Proposal": sub.id, "Gitpatch-Tool": str(sub.note.get("tool") or "")}
-    trailers = {k: v for k, v in trailers.items() if v}
-    commit = store.commit(tree, [head] if head is not None else [], message, trailers, author)
+    # the proposal's own message and trailers (proposal, tool, session), the hunks named
+    subject, _nl, rest = info.message.partition("\n")
+    message = f"{subject} (hunks {names})\n{rest}"
+    commit = store.commit(tree, [head] if head is not None else [], message, None, author)
     left = tuple(h for h in found if h not in chosen)
     rest = None
     if left:
