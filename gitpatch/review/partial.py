@@ -98,8 +98,8 @@ def landing(ctx: Context, proposal_id: str, selection: str | Sequence[str]) -> L
     author = pygit2.Signature(info.author_name, info.author_email, int(info.time))
     names = ", ".join(f"{h.number} ({h.id})" for h in chosen)
     # the proposal's own message and trailers (proposal, tool, session), the hunks named
-    subject, _nl, rest = info.message.partition("\n")
-    message = f"{subject} (hunks {names})\n{rest}"
+    subject, _nl, body = info.message.partition("\n")
+    message = f"{subject} (hunks {names})\n{body}"
     commit = store.commit(tree, [head] if head is not None else [], message, None, author)
     left = tuple(h for h in found if h not in chosen)
     rest = None
