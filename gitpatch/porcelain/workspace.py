@@ -502,14 +502,20 @@ class Workspace:
         *,
         files: Mapping[str, bytes | None] | None = None,
         patch: str | None = None,
+        hunk: str | None = None,
+        text: str | None = None,
     ) -> ProposalResult:
-        """A person's own edit of an open proposal: new contents of ``files`` or a unified
-        diff ``patch`` against its version; a new version in the same lineage
-        (``gitpatch.review.amend``)."""
-        if (files is None) == (patch is None):
+        """A person's own edit of an open proposal: new contents of ``files``, a unified
+        diff ``patch`` against its version, or the new ``text`` of one ``hunk`` (its context
+        and added lines); a new version in the same lineage (``gitpatch.review.amend``)."""
+        given = [files is not None, patch is not None, hunk is not None or text is not None]
+        if sum(given) != 1 or (hunk is None) != (text is None):
             raise InvalidArguments(
-                "amend needs either files or patch", hint="Pass files={path: bytes} or patch=TEXT."
+                "amend needs one of: files, patch, or hunk with text",
+                hint="Pass files={path: bytes}, patch=TEXT, or hunk='a.py:2' and text=LINES.",
             )
+        if hunk is not None and text is not None:
+            return amend.amend_hunk(self._ctx, proposal_id, by, hunk, text)
         if patch is not None:
             return amend.amend_patch(self._ctx, proposal_id, by, patch)
         assert files is not None

@@ -26,6 +26,7 @@ from gitpatch.errors import InvalidArguments
 from gitpatch.formats import unified_diff
 from gitpatch.review import hunks, lifecycle, partial
 from gitpatch.review.lookup import first_parent
+from gitpatch.store.diffs import split_lines
 from gitpatch.workspace.publisher import Transition, publish
 from gitpatch.workspace.results import ProposalResult, now_iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX
@@ -33,7 +34,7 @@ from gitpatch.workspace.sessions import PROPOSAL_PREFIX
 if TYPE_CHECKING:
     from gitpatch.workspace.context import Context
 
-__all__ = ["MAX_NOTED_DIFF", "amend", "amend_patch", "files_of"]
+__all__ = ["MAX_NOTED_DIFF", "amend", "amend_hunk", "amend_patch", "files_of"]
 
 #: The longest edit diff a note keeps in full (characters); a longer one is cut, saying so.
 MAX_NOTED_DIFF = 20_000
@@ -75,6 +76,41 @@ def amend_patch(ctx: Context, proposal_id: str, by: str, patch: str) -> Proposal
                     snapshot[path] = data
         changes = list(engine.apply(proposal, snapshot).changes)
         return _amend_once(ctx, proposal_id, who, changes)
+
+    return lifecycle.retried(once)
+
+
+def amend_hunk(ctx: Context, proposal_id: str, by: str, hunk: str, text: str) -> ProposalResult:
+    """Replace the new side of one open hunk (its context and added lines, as ``show`` lists
+    them) with ``text``: the page's edit in place. Line ends follow the file's."""
+    who = lifecycle.decider(by, "amend")
+    if not isinstance(text, str):
+        raise InvalidArguments("text must be a string", hint="Send the hunk's new lines.")
+
+    def once() -> ProposalResult:
+        sub, found = partial.open_hunks(ctx, proposal_id)
+        picked = hunks.select(found, hunk, sub.id)
+        target = picked[0].text if len(picked) == 1 else None
+        if target is None:
+            raise InvalidArguments(
+                f"hunk {hunk!r} of proposal {sub.id} is not one hunk of lines that can be edited",
+                hint="Name one `change` hunk (PATH:N); edit whole files with `gitpatch amend`.",
+                details={"id": sub.id, "hunk": hunk},
+            )
+        path = picked[0].path
+        old = split_lines(ctx.store.read(sub.tip, path) or b"")
+        start = target.new_start - 1 if target.new_lines else target.new_start
+        region = old[start : start + target.new_lines]
+        end = b"\r\n" if region and region[0].endswith(b"\r\n") else b"\n"
+        lines = [line.encode("utf-8") for line in text.replace("\r\n", "\n").split("\n")]
+        if lines and lines[-1] == b"":
+            lines.pop()
+        ends_open = bool(region) and not region[-1].endswith(b"\n")
+        new = [line + end for line in lines]
+        if new and ends_open and start + target.new_lines == len(old):
+            new[-1] = new[-1][: -len(end)]  # the file had no final newline: keep it so
+        data = b"".join(old[:start] + new + old[start + target.new_lines :])
+        return _amend_once(ctx, sub.id, who, [FileChange(path, data)])
 
     return lifecycle.retried(once)
 
