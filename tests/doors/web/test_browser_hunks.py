@@ -60,10 +60,9 @@ def _phone(driver: Any, height: int) -> None:
 
 
 def _bar(driver: Any, hunk: str) -> Any:
+    where = f'.hunk-bar[data-hunk="{hunk}"]'
     return wait_for(
-        driver,
-        lambda d: next(iter(d.find_elements("css selector", f'.hunk-bar[data-hunk="{hunk}"]')), None),
-        f"hunk {hunk}'s buttons",
+        driver, lambda d: next(iter(d.find_elements("css selector", where)), None), hunk
     )
 
 
@@ -113,7 +112,8 @@ def test_hunks_are_decided_edited_and_commented_on_the_page(
     _click(driver, _bar(driver, "values.py:2").find_element("css selector", ".hunk-reject"))
     _confirm(driver, "keep twenty a number")
     _reloaded(driver, _decided("values.py:2"), "hunk 2 listed as decided")
-    reason = driver.find_element("css selector", '.decided-hunk[data-hunk="values.py:2"] .hunk-reason')
+    where = '.decided-hunk[data-hunk="values.py:2"] .hunk-reason'
+    reason = driver.find_element("css selector", where)
     assert reason.text == "keep twenty a number"
 
     bar = _bar(driver, "values.py:3")
