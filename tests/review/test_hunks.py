@@ -383,3 +383,55 @@ def test_a_partly_decided_proposal_can_be_revised(repo: Path) -> None:
     assert git(repo, "show", "main:a.py") == LINES.replace("line 2\n", "line two\n").replace(
         "line 20\n", "line 20  # 20\n"
     ).replace("line 38\n", "line 38b\n")
+
+
+# -- the CLI and the page's API: the same steps ---------------------------------------------------
+
+
+def test_the_cli_decides_hunks_and_says_so(repo: Path) -> None:
+    pid = agent(repo).propose(three()).proposal_id
+    out = cli(repo, "approve", pid, "--hunks", "a.py:1")
+    assert "Approved hunks 1 (a.py:1)" in out and "stay open" in out
+    out = cli(repo, "reject", pid, "--hunks", "2", "--reason", "no")
+    assert "Rejected hunks 2 (a.py:2)" in out
+    shown = json.loads(cli(repo, "--json", "show", pid))
+    verdicts = [(h["id"], h["verdict"], h["reason"]) for h in shown["hunks"]]
+    assert verdicts == [
+        ("a.py:1", "approved", ""),
+        ("a.py:2", "rejected", "no"),
+        ("a.py:3", "open", ""),
+    ]
+    text = cli(repo, "show", pid)
+    assert "# [2] a.py:2 rejected by" in text and ": no" in text
+
+
+def test_the_page_api_takes_hunks_edits_and_line_comments(repo: Path) -> None:
+    from tests.doors.web.webkit import client
+
+    pid = agent(repo).propose(three()).proposal_id
+    web, access = client(repo)
+    auth = {"X-Gitpatch-Token": access.token}
+    base = f"/api/proposals/{pid}"
+    before = state(repo)
+    bad = web.post(f"{base}/amend", json={"by": "Ada", "hunk": "a.py:3"}, headers=auth)
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_arguments"
+    nowhere = {"by": "Ada", "text": "x", "at": "a.py:99"}
+    bad = web.post(f"{base}/comment", json=nowhere, headers=auth)
+    assert bad.status_code == 400
+    bad = web.post(f"{base}/reject", json={"by": "Ada", "hunks": "2"}, headers=auth)
+    assert bad.status_code == 400  # a reason is required
+    assert state(repo) == before
+    ok = web.post(f"{base}/approve", json={"by": "Ada", "hunks": "1"}, headers=auth)
+    assert ok.status_code == 200 and ok.json()["result"]["status"] == "approved"
+    shown = web.get(base, headers=auth).json()
+    edit = "\n".join(line[1:] for line in shown["hunks"][2]["lines"] if line[0] != "-")
+    edit = edit.replace("line 38b", "line 38 (Ada)")
+    ok = web.post(f"{base}/amend", json={"by": "Ada", "hunk": "a.py:3", "text": edit}, headers=auth)
+    assert ok.status_code == 200, ok.text
+    assert "line 38 (Ada)\nline 39\n" in git(repo, "show", f"gitpatch/{pid}:a.py")
+    ok = web.post(f"{base}/comment", json={"by": "Ada", "text": "x", "at": "a.py:38"}, headers=auth)
+    assert ok.json()["comment"]["line_text"] == "line 38 (Ada)"
+    page = web.get(f"/p/{pid}", headers=auth).text
+    assert 'data-hunk="a.py:2"' in page and 'data-hunk="a.py:3"' in page
+    assert 'class="decided-hunk approved" data-hunk="a.py:1"' in page
+    assert 'data-at="a.py:38"' in page and "line 38 (Ada)" in page
