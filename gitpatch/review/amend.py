@@ -148,18 +148,15 @@ def _amend_once(
     more_refs, more_notes, later = partial.restacked(ctx, sub, new, by, f"after {by} edited it")
     refs = [(PROPOSAL_PREFIX + sub.id, new, sub.tip), *more_refs]
     publish(ctx, Transition(tuple(refs), notes | more_notes, f"gitpatch: amend {sub.id}"))
-    return ProposalResult.model_validate(
-        {
-            "proposal_id": sub.id,
-            "version": str(new),
-            "branch": PROPOSAL_PREFIX + sub.id,
-            "target": sub.target,
-            "mode": ctx.mode,
-            "status": "proposed",
-            "base": str(parent) if parent is not None else "",
-            "message": f"Amended proposal {sub.id} by {by} ({'; '.join(where)}): version "
-            f"{str(new)[:12]} replaces {str(sub.tip)[:12]}; it is still open.{later}",
-        }
+    return partial.result(
+        ctx,
+        sub,
+        store,
+        new,
+        PROPOSAL_PREFIX + sub.id,
+        "proposed",
+        f"Amended proposal {sub.id} by {by} ({'; '.join(where)}): version "
+        f"{str(new)[:12]} replaces {str(sub.tip)[:12]}; it is still open.{later}",
     )
 
 

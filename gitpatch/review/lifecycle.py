@@ -83,6 +83,7 @@ __all__ = [
     "person",
     "proposals",
     "reject",
+    "result",
     "retried",
     "show",
     "stamp",
@@ -672,6 +673,13 @@ def _retried(step: Callable[[], ProposalResult]) -> ProposalResult:
 def decider(by: str, verb: str) -> str:
     """``by`` checked as the one-line name of the person who decides (``verb``: what)."""
     return _person(by, verb)
+
+
+def result(
+    ctx: Context, sub: Subject, *, version: pygit2.Oid, branch: str, status: str, message: str
+) -> ProposalResult:
+    """The result of a review step on ``sub`` (its files: ``sub.base`` to ``sub.tip``)."""
+    return _result(ctx, sub, version=version, branch=branch, status=status, message=message)
 
 
 def retried(step: Callable[[], ProposalResult]) -> ProposalResult:

@@ -16,6 +16,7 @@ finishes the checkout.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,13 +29,22 @@ from gitpatch.review.lookup import Subject, find, first_parent
 from gitpatch.store import RefUpdate, Store
 from gitpatch.workspace import guards, stack
 from gitpatch.workspace.publisher import NoteChange, Transition, publish
-from gitpatch.workspace.results import FileResult, ProposalResult, now_iso
+from gitpatch.workspace.results import ProposalResult, now_iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX, short
 
 if TYPE_CHECKING:
     from gitpatch.workspace.context import Context
 
-__all__ = ["Landing", "approve", "landing", "open_hunks", "reject", "restacked", "version_note"]
+__all__ = [
+    "Landing",
+    "approve",
+    "landing",
+    "open_hunks",
+    "reject",
+    "restacked",
+    "result",
+    "version_note",
+]
 
 
 @dataclass(frozen=True)
@@ -165,7 +175,7 @@ def _approve_once(
     )
     publish(ctx, step)
     left = ", ".join(f"{h.number} ({h.id})" for h in land.left)
-    return _result(
+    return result(
         ctx,
         sub,
         store,
@@ -199,7 +209,7 @@ def _reject_once(
     )
     publish(ctx, Transition(tuple(refs), notes, f"gitpatch: reject hunks {names} of {sub.id}"))
     because = f" ({reason})" if reason else ""
-    return _result(
+    return result(
         ctx,
         sub,
         store,
@@ -296,7 +306,7 @@ def _new_version(
     return refs + more_refs, notes | more_notes, later
 
 
-def _result(
+def result(
     ctx: Context,
     sub: Subject,
     store: Store,
@@ -305,18 +315,8 @@ def _result(
     status: str,
     message: str,
 ) -> ProposalResult:
-    parent = first_parent(store, version)
-    files = [FileResult(path=p, action="update") for p in store.changed_paths(parent, version)]
-    return ProposalResult.model_validate(
-        {
-            "proposal_id": sub.id,
-            "version": str(version),
-            "branch": branch,
-            "target": sub.target,
-            "mode": ctx.mode,
-            "status": status,
-            "base": str(parent) if parent is not None else "",
-            "files": [f.model_dump() for f in files],
-            "message": message,
-        }
+    """The step's result: ``version`` and the files it changes over its parent."""
+    made = dataclasses.replace(sub, base=first_parent(store, version), tip=version)
+    return lifecycle.result(
+        ctx, made, version=version, branch=branch, status=status, message=message
     )

@@ -7,17 +7,16 @@ stay as they were throughout, and `git fsck --strict` is clean."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
-import click
 import pytest
 from mcp import ClientSession
 
 from tests.doors.cli.clikit import gp_json, gp_ok
 from tests.doors.mcp.mcpkit import run, text_of
 from tests.gitkit import git, status_porcelain
+from tests.realrepo.test_review_loop import project  # noqa: F401 (the fixture)
 from tests.safety.proofkit import fsck_problems
 
 pytestmark = pytest.mark.slow  # a server in a process of its own
@@ -25,24 +24,6 @@ pytestmark = pytest.mark.slow  # a server in a process of its own
 SESSION = "hunk-bot"
 FILE = "click/termui.py"
 REVIEWER = "Rae Viewer <rae@example.com>"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """click's own sources in a repository on main, with a person's uncommitted work."""
-    repo = tmp_path / "click-copy"
-    shutil.copytree(
-        Path(click.__file__).parent, repo / "click", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.name", "Test Person")
-    git(repo, "config", "user.email", "person@example.com")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "click sources")
-    with (repo / "click/globals.py").open("a", encoding="utf-8") as fh:
-        fh.write("# the person's note\n")
-    (repo / "scratch.txt").write_text("person's scratch\n", encoding="utf-8")
-    return repo
 
 
 def three_lines(text: str) -> list[str]:
@@ -56,17 +37,17 @@ def three_lines(text: str) -> list[str]:
     return [unique[len(unique) // 10], unique[len(unique) // 2], unique[9 * len(unique) // 10]]
 
 
-def person_sees(project: Path) -> dict[str, str]:
+def person_sees(repo: Path) -> dict[str, str]:
     """What the person has: status, and their own files' bytes."""
     return {
-        "status": status_porcelain(project),
-        "globals": (project / "click/globals.py").read_text(encoding="utf-8"),
-        "scratch": (project / "scratch.txt").read_text(encoding="utf-8"),
-        "HEAD": git(project, "symbolic-ref", "HEAD"),
+        "status": status_porcelain(repo),
+        "globals": (repo / "click/globals.py").read_text(encoding="utf-8"),
+        "scratch": (repo / "scratch.txt").read_text(encoding="utf-8"),
+        "HEAD": git(repo, "symbolic-ref", "HEAD"),
     }
 
 
-def test_hunks_go_round_the_review_loop(project: Path) -> None:
+def test_hunks_go_round_the_review_loop(project: Path) -> None:  # noqa: F811
     original = (project / FILE).read_text(encoding="utf-8")
     one, two, three = three_lines(original)
     mine = person_sees(project)
