@@ -435,3 +435,25 @@ def test_the_page_api_takes_hunks_edits_and_line_comments(repo: Path) -> None:
     assert 'data-hunk="a.py:2"' in page and 'data-hunk="a.py:3"' in page
     assert 'class="decided-hunk approved" data-hunk="a.py:1"' in page
     assert 'data-at="a.py:38"' in page and "line 38 (Ada)" in page
+
+
+def test_a_stack_above_a_partly_approved_proposal_is_re_based_on_its_rest(repo: Path) -> None:
+    ws = agent(repo)
+    pid = ws.propose(three()).proposal_id
+    above = ws.propose(edit("b.py", "x = 1", "x = 2")).proposal_id
+    result = person(repo).approve(pid, by=PERSON, hunks="3")
+    assert above in result.message
+    rest = git(repo, "rev-parse", f"gitpatch/{pid}").strip()
+    assert git(repo, "rev-parse", f"gitpatch/{above}^").strip() == rest
+    main_tip = git(repo, "rev-parse", "main").strip()
+    assert git(repo, "rev-parse", f"gitpatch/{pid}^").strip() == main_tip
+    # approving the one above now lands the rest of the first beneath it, nothing twice
+    person(repo).approve(above, by=PERSON)
+    assert git(repo, "show", "main:a.py") == three_applied()
+    assert git(repo, "show", "main:b.py") == "x = 2\n"
+    assert git(repo, "log", "--format=%s", "main").splitlines()[:3] == [
+        "patch: update b.py",
+        "patch: update a.py",
+        "patch: update a.py (hunks 3 (a.py:3))",
+    ]
+    assert fsck_problems(repo) == ""
