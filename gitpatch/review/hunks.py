@@ -27,6 +27,7 @@ import pygit2
 
 from gitpatch.core.model import FileChange
 from gitpatch.errors import InvalidArguments
+from gitpatch.review.lookup import first_parent
 from gitpatch.store import Store
 from gitpatch.store.diffs import FilePatch, HunkText, apply_hunks, split_lines
 from gitpatch.workspace.results import Amendment, HunkInfo, ProposalDetail
@@ -312,7 +313,7 @@ def line_at(store: Store, tip: pygit2.Oid, at: str, pid: str) -> dict[str, Any]:
     data = store.read(tip, path) if sep and path and number.isdigit() else None
     lines = split_lines(data) if data is not None else []
     if data is None or not 1 <= int(number) <= len(lines):
-        files = ", ".join(store.changed_paths(first_parent_of(store, tip), tip)) or "none"
+        files = ", ".join(store.changed_paths(first_parent(store, tip), tip)) or "none"
         raise InvalidArguments(
             f"--at {at!r} names no line of proposal {pid}",
             hint=f"Pass PATH:LINE, a line of the proposal's version of a file (it changes "
@@ -321,12 +322,6 @@ def line_at(store: Store, tip: pygit2.Oid, at: str, pid: str) -> dict[str, Any]:
         )
     text = lines[int(number) - 1].decode("utf-8", "replace").rstrip("\r\n")
     return {"path": path, "line": int(number), "line_text": text}
-
-
-def first_parent_of(store: Store, commit: pygit2.Oid) -> pygit2.Oid | None:
-    """``commit``'s first parent (None for a root commit)."""
-    parents = store.info(commit).parents
-    return parents[0] if parents else None
 
 
 def detail(store: Store, shown: ProposalDetail, note: Mapping[str, Any]) -> dict[str, Any]:

@@ -94,7 +94,12 @@ def landing(ctx: Context, proposal_id: str, selection: str | Sequence[str]) -> L
     """The commits approving ``selection`` of ``proposal_id``'s hunks would make (written to
     the object store; no ref moves). ``merge_conflict`` when they clash with the target."""
     sub, found = open_hunks(ctx, proposal_id)
-    chosen = hunks.select(found, selection, sub.id)
+    return _landing(ctx, sub, found, hunks.select(found, selection, sub.id))
+
+
+def _landing(
+    ctx: Context, sub: Subject, found: Sequence[hunks.Hunk], chosen: Sequence[hunks.Hunk]
+) -> Landing:
     store = ctx.store
     head = store.ref_target(sub.target)
     picked = hunks.tree_with(store, sub.base, chosen)
@@ -141,9 +146,10 @@ def _approve_once(
     ctx: Context, proposal_id: str, by: str, selection: str | Sequence[str]
 ) -> ProposalResult:
     sub, found = open_hunks(ctx, proposal_id)
-    if len(hunks.select(found, selection, sub.id)) == len(found):
+    chosen = hunks.select(found, selection, sub.id)
+    if len(chosen) == len(found):
         return lifecycle.approve(ctx, sub.id, by)  # every open hunk: the whole verdict
-    land = landing(ctx, proposal_id, selection)
+    land = _landing(ctx, sub, found, chosen)
     assert land.rest is not None
     at = now_iso()
     store = ctx.store
