@@ -85,6 +85,15 @@ def _reloaded(driver: Any, check: Any, what: str) -> None:
     wait_for(driver, check, what)
 
 
+def _status(driver: Any) -> str | None:
+    """The proposal's status as the page shows it, read in one script: the page may be
+    reloading, and an element found before the reload would be stale."""
+    found = driver.execute_script(
+        "const p = document.getElementById('proposal'); return p && p.dataset.status;"
+    )
+    return str(found) if found else None
+
+
 def _decided(hunk: str) -> Any:
     return lambda d: d.find_elements("css selector", f'.decided-hunk[data-hunk="{hunk}"]')
 
@@ -135,11 +144,7 @@ def test_hunks_are_decided_edited_and_commented_on_the_page(
 
     _click(driver, _bar(driver, "values.py:3").find_element("css selector", ".hunk-approve"))
     _confirm(driver)
-    wait_for(
-        driver,
-        lambda d: d.find_element("id", "proposal").get_attribute("data-status") == "approved",
-        "the proposal approved",
-    )
+    wait_for(driver, lambda d: _status(d) == "approved", "the proposal approved")
     want = LINES.replace("value_2 = 2", "value_2 = 'two'").replace(
         "value_38 = 38", "value_38 = 38  # kept by a person"
     )
@@ -163,11 +168,7 @@ def test_hunks_are_decided_edited_and_commented_on_the_page(
     driver.get(url.split("/?")[0] + f"/p/{revision}")
     _click(driver, wait_for(driver, lambda d: d.find_element("id", "approve"), "Approve"))
     _confirm(driver)
-    wait_for(
-        driver,
-        lambda d: d.find_element("id", "proposal").get_attribute("data-status") == "approved",
-        "the revision approved",
-    )
+    wait_for(driver, lambda d: _status(d) == "approved", "the revision approved")
     final = want.replace("value_20 = 20\n", "value_20 = 20  # 20\n")
     assert git(repo, "show", "main:values.py") == final
     assert (status_porcelain(repo), (repo / "notes.txt").read_text()) == mine
