@@ -24,16 +24,17 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from gitpatch.errors import InvalidArguments
-from gitpatch.review import hunks, lifecycle, series
-from gitpatch.review.lookup import Subject, find, first_parent
+from gitpatch.review import _hunks as hunks
+from gitpatch.review import _lifecycle as lifecycle
+from gitpatch.review import _series as series
+from gitpatch.review._lookup import Subject, find, first_parent
 from gitpatch.store import RefUpdate, Store
-from gitpatch.workspace import guards, stack
-from gitpatch.workspace.publisher import NoteChange, Transition, publish
+from gitpatch.workspace import NoteChange, Transition, guards, publish, stack
 from gitpatch.workspace.results import ProposalResult, now_iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX, short
 
 if TYPE_CHECKING:
-    from gitpatch.workspace.context import Context
+    from gitpatch.workspace import Context
 
 __all__ = [
     "Landing",

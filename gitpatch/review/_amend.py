@@ -24,15 +24,17 @@ from gitpatch import engine
 from gitpatch.core.model import FileChange, UpdateFile
 from gitpatch.errors import InvalidArguments
 from gitpatch.formats import unified_diff
-from gitpatch.review import hunks, lifecycle, partial
-from gitpatch.review.lookup import first_parent
+from gitpatch.review import _hunks as hunks
+from gitpatch.review import _lifecycle as lifecycle
+from gitpatch.review import _partial as partial
+from gitpatch.review._lookup import first_parent
 from gitpatch.store.diffs import split_lines
-from gitpatch.workspace.publisher import Transition, publish
+from gitpatch.workspace import Transition, publish
 from gitpatch.workspace.results import ProposalResult, now_iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX
 
 if TYPE_CHECKING:
-    from gitpatch.workspace.context import Context
+    from gitpatch.workspace import Context
 
 __all__ = ["MAX_NOTED_DIFF", "amend", "amend_hunk", "amend_patch", "files_of"]
 
