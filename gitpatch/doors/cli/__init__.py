@@ -24,6 +24,7 @@ from gitpatch.doors.cli._admin import hooks, init, schema, serve
 from gitpatch.doors.cli._common import Env, wants_color
 from gitpatch.doors.cli._edit import apply, apply_patch, edit, patch, read
 from gitpatch.doors.cli._hosted import credentials, push
+from gitpatch.doors.cli._hunks import amend
 from gitpatch.doors.cli._review import approve, comment, log, proposals, reject, show, undo
 from gitpatch.doors.cli._web import web
 from gitpatch.doors.terms import in_terms
@@ -127,15 +128,14 @@ def _git_environment(env: Env, git_dir: str, work_tree: str | None) -> Env:
     would use (``GIT_WORK_TREE``, else ``core.worktree``, else the current directory);
     where libgit2 would pick another one, ``repository_error`` (reason ``work_tree``)."""
     from gitpatch.errors import RepositoryError
-    from gitpatch.store import Store
+    from gitpatch.porcelain.opening import worktree_setting
 
     here = env.directory
     gitdir = (here / git_dir).resolve()
-    store = Store.open(gitdir)
-    root = Path(store.workdir).resolve() if store.workdir else None
+    root, configured = worktree_setting(gitdir)
     if work_tree:
         wanted: Path | None = (here / work_tree).resolve()
-    elif store.config_get("core.worktree") is not None or root is None:
+    elif configured or root is None:
         wanted = root
     else:
         wanted = here.resolve()
@@ -160,6 +160,7 @@ for _command in (
     show,
     approve,
     reject,
+    amend,
     comment,
     undo,
     log,

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from gitpatch.porcelain.workspace import Workspace
     from gitpatch.tools import ToolResult
     from gitpatch.tools.policy import ToolPermissionPolicy
-    from gitpatch.workspace.results import ProposalInfo
+    from gitpatch.workspace.results import ProposalDetail, ProposalInfo
 
 __all__ = ["workspace_toolset"]
 
@@ -59,22 +59,20 @@ class _Repository:
     def claim(self) -> None:
         """Hold an explicit session name now, refusing one a live connection holds."""
         if self.session is not None and not self._release:
-            from gitpatch.store import Store
+            from gitpatch.porcelain.opening import git_dir
             from gitpatch.workspace.sessions import claim_session
 
-            gitdir = str(Store.open(self.path).git_dir)
-            _name, release = claim_session(gitdir, self.session, exact=True)
+            _name, release = claim_session(git_dir(self.path), self.session, exact=True)
             self._release.append(release)
 
     def _session_name(self) -> str:
         if self.session is not None:
             self.claim()
             return self.session
-        from gitpatch.store import Store
+        from gitpatch.porcelain.opening import git_dir
         from gitpatch.workspace.sessions import claim_session, session_name
 
-        gitdir = str(Store.open(self.path).git_dir)
-        name, release = claim_session(gitdir, session_name(self.client))
+        name, release = claim_session(git_dir(self.path), session_name(self.client))
         self._release.append(release)
         return name
 
@@ -155,7 +153,7 @@ class _EditAdapter:
         ws = self.source.workspace()
         if self._last is not None and self._last[0] == key:
             reply = self._last[1]
-            if reply.data is not None and str(ws.view().head) == reply.data.get("version"):
+            if reply.data is not None and ws.version() == reply.data.get("version"):
                 return _already(reply.text, reply.data)
         found = ws.replayed(key)
         if found is None:
@@ -205,7 +203,8 @@ def _describe(info: ProposalInfo) -> str:
         line += f"\n    {info.status} by {info.decided_by or '?'} at {info.decided_at or '?'}"
         line += f": {info.reason}" if info.reason else ""
     for c in info.comments:
-        line += f"\n    {c.by} ({c.kind}, {c.at}): {c.text}"
+        on = f" on {c.path} line {c.line} ({c.line_text!r})" if c.path else ""
+        line += f"\n    {c.by} ({c.kind}, {c.at}){on}: {c.text}"
     if info.revises:
         line += f"\n    revises {info.revises}"
     if info.revised_by:
@@ -215,6 +214,18 @@ def _describe(info: ProposalInfo) -> str:
     for flag in info.overlaps:
         line += f"\n    also changed by another session: {flag}"
     return line
+
+
+def _hunk_lines(detail: ProposalDetail) -> str:
+    """The hunks' ids and verdicts, and the person's edits, after the diff."""
+    lines = [
+        f"hunk {h.number} ({h.id}): {h.verdict}"
+        + (f" by {h.by}" if h.by and h.verdict != "open" else "")
+        + (f": {h.reason}" if h.reason else "")
+        for h in detail.hunks
+    ]
+    lines += [f"edited by {a.by} at {a.at}: {'; '.join(a.where)}" for a in detail.amendments]
+    return "\n\n" + "\n".join(lines) if lines else ""
 
 
 def _review_handlers(repo: _Repository) -> dict[str, Handler]:
@@ -234,9 +245,8 @@ def _review_handlers(repo: _Repository) -> dict[str, Handler]:
         # the published output keeps ``recorded`` (one text); ``records``, the commit message
         # and the raw note are for the review page
         data = detail.model_dump(mode="json", exclude={"records", "message", "note"})
-        return Reply(
-            True, f"proposal {_describe(detail.info)}\n\n{detail.diff}{detail.recorded}", data=data
-        )
+        text = f"proposal {_describe(detail.info)}\n\n{detail.diff}{detail.recorded}"
+        return Reply(True, text + _hunk_lines(detail), data=data)
 
     return {"list_proposals": list_proposals, "show_proposal": show_proposal}
 

@@ -1,10 +1,10 @@
 """What the review page shows, read through the review API; nothing here writes.
 
 ``Workspace.proposals`` and ``Workspace.show`` give the list, the diffs, the commits recording a
-person's own uncommitted work that a proposal brings and the note; ``gitpatch.review.lifecycle``
+person's own uncommitted work that a proposal brings and the note; ``gitpatch.review.queries``
 tells what approving would do (``outcome``), a listed proposal's +/- (``stats``) and when the
 list may have changed (``stamp``). This module turns them into what the page says. Approving,
-rejecting and undoing stay in ``gitpatch.review.lifecycle``.
+rejecting and undoing stay with the ``Workspace``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 from gitpatch.doors.web.diffview import FileDiff, parse_diff
 from gitpatch.porcelain.workspace import Workspace
-from gitpatch.review import lifecycle
-from gitpatch.workspace.results import ProposalDetail, ProposalInfo
+from gitpatch.review import queries
+from gitpatch.workspace.results import HunkInfo, ProposalDetail, ProposalInfo
 
 __all__ = [
     "Detail",
@@ -25,6 +25,7 @@ __all__ = [
     "SessionStack",
     "detail",
     "head",
+    "hunk_refs",
     "identity",
     "rows",
     "stacks",
@@ -83,6 +84,9 @@ class Detail:
     note: dict[str, Any]
     records: list[Record]
     preview: Preview | None
+    #: The open hunk shown as hunk ``j`` of file ``i`` (``"i:j"``), and a file taken whole
+    #: (``"i"``): what its per-hunk buttons decide.
+    hunk_refs: dict[str, HunkInfo] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         """The proposal for ``GET /api/proposals/{id}``."""
@@ -108,12 +112,12 @@ def rows(ws: Workspace, status: str = "all") -> list[Row]:
     out = []
     ctx = ws.context
     for info in ws.proposals():
-        opened = lifecycle.is_open(ctx, info)
+        opened = queries.is_open(ctx, info)
         if status == "open" and not opened:
             continue
         if status not in ("all", "open") and info.status != status:
             continue
-        stats = lifecycle.stats(ctx, info)
+        stats = queries.stats(ctx, info)
         out.append(Row(info, opened, stats.get("insertions", 0), stats.get("deletions", 0)))
     return out
 
@@ -152,31 +156,46 @@ def stacks(table: list[Row]) -> list[SessionStack]:
 def stamp(ws: Workspace) -> str:
     """Changes whenever the list could (``review.stamp``): the page polls it and fetches the
     list only when it changed."""
-    return lifecycle.stamp(ws.context)
+    return queries.stamp(ws.context)
 
 
 def detail(ws: Workspace, pid: str) -> Detail:
     """One proposal with its parsed diff, note, recorded local work and approval preview."""
     shown = ws.show(pid)
     info = shown.info
-    opened = lifecycle.is_open(ws.context, info)
+    opened = queries.is_open(ws.context, info)
+    files = parse_diff(shown.diff)
     return Detail(
         detail=shown,
         open=opened,
-        files=parse_diff(shown.diff),
+        files=files,
         message=shown.message,
         note=shown.note,
         records=[Record(r.commit, r.time, parse_diff(r.diff)) for r in shown.records]
         if opened
         else [],
         preview=preview(ws, info) if opened else None,
+        hunk_refs=hunk_refs(files, shown.hunks) if opened and info.tool != "session" else {},
     )
+
+
+def hunk_refs(files: list[FileDiff], hunks: list[HunkInfo]) -> dict[str, HunkInfo]:
+    """Which open hunk each shown hunk is: by file, in order (the page and ``show`` read
+    one diff); a file whose open hunks do not match what is shown one to one is left out."""
+    out: dict[str, HunkInfo] = {}
+    for i, f in enumerate(files):
+        mine = [h for h in hunks if h.verdict == "open" and h.path == f.path]
+        if len(mine) == 1 and mine[0].kind != "change":
+            out[str(i)] = mine[0]
+        elif len(mine) == len(f.hunks):
+            out |= {f"{i}:{j}": h for j, h in enumerate(mine)}
+    return out
 
 
 def preview(ws: Workspace, info: ProposalInfo) -> Preview:
     """What approving ``info`` would do to its target, in the page's words."""
     target = info.target.removeprefix("refs/heads/")
-    found = lifecycle.outcome(ws.context, info)
+    found = queries.outcome(ws.context, info)
     if found.kind == "fast-forward":
         return Preview("fast-forward", f"Approving fast-forwards {target} to this proposal.")
     if found.kind == "nothing":
@@ -200,10 +219,10 @@ def preview(ws: Workspace, info: ProposalInfo) -> Preview:
 
 def head(ws: Workspace, ref: str) -> dict[str, str]:
     """Where ``ref`` points now, as ``git log -1 --oneline`` would say."""
-    commit, summary = lifecycle.head(ws.context, ref)
+    commit, summary = queries.head(ws.context, ref)
     return {"branch": ref.removeprefix("refs/heads/"), "commit": commit, "summary": summary}
 
 
 def identity(ws: Workspace) -> str:
     """``Name <email>`` from git config, or ``""`` when the repository has none configured."""
-    return lifecycle.person(ws.context)
+    return queries.person(ws.context)
