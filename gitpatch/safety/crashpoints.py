@@ -14,11 +14,7 @@ __all__ = ["POINTS", "crash_requested", "crashpoint"]
 POINTS = (
     "objects.written",  # the proposal's (or step's) commits are in the object store
     "journal.written",  # the land journal names ref, old, new, paths and notes
-    "files.staged",  # the new files are written (fsynced) in .git/gitpatch/tmp, nothing moved
-    "file.deleted",  # one path deleted on disk (:n for the n-th), refs not moved yet
-    "file.renamed",  # one file renamed into place (:n for the n-th), refs not moved yet
-    "index.skip_worktree",  # skip-worktree entries set in the scratch index, their bits not yet
-    "index.written",  # the index names the new blobs (one rename), refs not moved yet
+    "files.staged",  # the new files are written (fsynced) next to their places, refs not moved
     "record.written",  # the owner record lists the lock files and refs about to be taken
     "refs.locked",  # every ref lock of the transaction is held, nothing moved
     "refs.partial",  # the first ref moved, the others still locked (a kill inside the commit)
@@ -26,6 +22,10 @@ POINTS = (
     "refs.moved",  # refs and notes moved together
     "head.moved",  # HEAD points at the session branch
     "config.written",  # the session's target is remembered in git config
+    "file.deleted",  # one path deleted on disk (:n for the n-th)
+    "file.renamed",  # one file renamed into place (:n for the n-th)
+    "index.skip_worktree",  # skip-worktree entries set in the scratch index, their bits not yet
+    "index.written",  # the index names the new blobs
     "journal.dropped",  # the land is complete
 )
 
