@@ -7,14 +7,11 @@ checkout`` runs wholly before the land or wholly after it (or fails at once with
 "Another git process seems to be running"), never between the branch move and the index
 write, where it would record the agent's change as reverted.
 
-Every index change of one land is committed by ONE rename of a scratch copy in ``.git/gitpatch``
-over the index, while the lock stays held: entries patched in the index's bytes
-(``indexfile``) are written there, and what only the git binary does (split and sparse indexes,
-filters, the skip-worktree bit) runs with ``GIT_INDEX_FILE`` on it. The index is renamed BEFORE
-the branch moves, as git's own commit and checkout do, so a command that reads the index
-without the lock (``git commit`` reads it, then locks) and HEAD before it never sees the new
-branch with the old index. A kill before the branch moved leaves the land's journal, and
-recovery puts files and index back; a kill after, and recovery finishes them.
+Every index change of one land is committed by ONE rename: entries patched in the index's bytes
+(``indexfile``) are written through the lock file itself; what only the git binary does (split
+and sparse indexes, filters, the skip-worktree bit) runs with ``GIT_INDEX_FILE`` on a scratch
+copy in ``.git/gitpatch`` that is renamed over the index. A kill before that rename leaves the
+old index (and the land's journal, so recovery writes it again); a kill after it, the new one.
 
 The lock is taken through the operation's owner record (``Record.pin``): listed in every plan
 written while it is held and proved, so recovery removes it after a kill, and only then.
@@ -38,7 +35,7 @@ from gitpatch.errors import ConcurrentUpdate
 from gitpatch.safety.locks import retry_locked
 from gitpatch.safety.owners import Record, operation
 
-__all__ = ["INDEX_LOCK_WAIT_SECONDS", "HeldIndex", "held_index", "remove_scratch", "restore_backup"]
+__all__ = ["INDEX_LOCK_WAIT_SECONDS", "HeldIndex", "held_index"]
 
 #: How long a land waits for a git command holding ``index.lock`` before it refuses
 #: (``concurrent_update``, locked): git's own commands hold it for milliseconds.
@@ -56,8 +53,6 @@ class HeldIndex:
         self._scratch = gitdir / "gitpatch" / f"index.{os.getpid()}.scratch"
         self._pending: bytes | None = None  # patched bytes not yet written anywhere
         self._copied = False  # the scratch copy exists and holds the land's index
-        self._backup = gitdir / "gitpatch" / f"index.{os.getpid()}.orig"
-        self._backed_up = False
 
     def _take(self, wait: float) -> None:
         deadline = time.monotonic() + wait
@@ -114,41 +109,20 @@ class HeldIndex:
         return str(self._scratch)
 
     def commit(self) -> None:
-        """Put the changed index in place, in one rename; the lock stays held (released when
-        the ``held_index`` block ends), so the branch can move after the index did. The
-        first time, the index it replaces is kept (a hard link, ``restore``)."""
-        if not self._backed_up and os.path.exists(self.path):
-            self._backup.unlink(missing_ok=True)
-            self._backup.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(self.path, self._backup)
-            except OSError:
-                shutil.copy2(self.path, self._backup)
-            self._backed_up = True
-        if self._pending is not None and not self._copied:
-            # patched bytes alone: through the scratch copy too, and kept for the next read
-            data, self._pending = self._pending, None
-            self._scratch.parent.mkdir(parents=True, exist_ok=True)
-            self._scratch.write_bytes(data)
-            with contextlib.suppress(FileNotFoundError):
-                shutil.copymode(self.path, self._scratch)
-            os.replace(self._scratch, self.path)
-            indexfile.remember(self.path, data)
-            return
+        """Put the changed index in place (one rename) and release the lock."""
         if self._copied:
             with contextlib.suppress(FileNotFoundError):
                 shutil.copymode(self.path, self._scratch)
             os.replace(self._scratch, self.path)
             self._copied = False
-
-    def restore(self) -> bool:
-        """Put back, byte for byte, the index this land replaced (its branch did not move;
-        nobody else could write the index meanwhile). A killed land's copy comes first (this
-        process's own is then the one recovery made of that land's index). False when there
-        is none to put back."""
-        done = restore_backup(self.path, self._backup.name)
-        self._backed_up = False
-        return done
+            self._release()
+        elif self._pending is not None:
+            fd, self._fd = self._fd, -1
+            data, self._pending = self._pending, None
+            indexfile.write_locked(fd, self.path, data)  # renames the lock into place
+            self._record.unpin(self.lock)
+        else:
+            self._release()
 
     def handover(self, write: Callable[[], object]) -> None:
         """Release the lock for a writer that takes it itself (libgit2, when there is no
@@ -167,8 +141,6 @@ class HeldIndex:
             self._scratch.unlink(missing_ok=True)
             self._copied = False
         self._pending = None
-        self._backup.unlink(missing_ok=True)
-        self._backed_up = False
 
 
 @contextlib.contextmanager
@@ -184,30 +156,11 @@ def held_index(gitdir: Path, wait: float = INDEX_LOCK_WAIT_SECONDS) -> Iterator[
             held._release()
 
 
-def restore_backup(index: str, own: str) -> bool:
-    """Rename the kept copy of the index a land replaced (``index.<pid>.orig`` in
-    ``.git/gitpatch``; another process's before ``own``) back over ``index``; False when
-    there is none."""
-    folder = Path(index).parent / "gitpatch"
-    try:
-        found = [n for n in os.listdir(folder) if n.endswith(".orig")]
-    except OSError:
-        return False
-    if not found:
-        return False
-    chosen = next((n for n in found if n != own), own)
-    os.replace(folder / chosen, index)
-    for name in found:
-        if name != chosen:
-            (folder / name).unlink(missing_ok=True)
-    return True
-
-
 def remove_scratch(gitdir: Path) -> None:
     """Drop scratch indexes a killed land left in ``.git/gitpatch`` (called under the land
     lock, when no land of this checkout runs)."""
     folder = gitdir / "gitpatch"
     with contextlib.suppress(OSError):
         for name in os.listdir(folder):
-            if name.startswith("index.") and name.endswith((".scratch", ".scratch.lock", ".orig")):
+            if name.startswith("index.") and name.endswith((".scratch", ".scratch.lock")):
                 (folder / name).unlink(missing_ok=True)

@@ -193,22 +193,13 @@ class WorkingTree:
                 try:
                     staged = self._stage(journal)
                     crashpoint("files.staged")
+                    move_ref()
                 except BaseException:
                     self._drop_staged(staged)
                     self._remove_journal()
                     raise
-                # files and index first, the branch last, all under index.lock: git's order
                 try:
                     self._apply_or_explain(journal, held, only_if_old=False, staged=staged)
-                    move_ref()
-                except BaseException:
-                    self._seen = {}
-                    self._drop_staged(staged)
-                    if self._ref_target(journal.ref) != journal.new and self._roll_back(
-                        journal, held
-                    ):
-                        self._remove_journal()
-                    raise
                 finally:
                     self._seen = {}
         self._remove_journal()
@@ -246,6 +237,7 @@ class WorkingTree:
         if not self.journal_path.exists():
             return False
         journal = self._read_journal()
+        remove_scratch(self.gitdir)
         if journal is not None:
             # staged by a land killed before the move
             self.staging.clear(self.root, journal.paths)
@@ -254,30 +246,7 @@ class WorkingTree:
             if moved:
                 with self._converting(journal):
                     self._apply_or_explain(journal, held, only_if_old=True)
-            elif not self._roll_back(journal, held):
-                raise RepositoryError(
-                    f"a land killed before {journal.ref or 'HEAD'} moved left files or index "
-                    "entries that could not be put back yet",
-                    hint="Fix the cause (permissions, free space); the next gitpatch call puts "
-                    "them back. Nothing was committed.",
-                    details={"paths": list(journal.paths)},
-                )
-        remove_scratch(self.gitdir)
         self._remove_journal()
-        return True
-
-    def _roll_back(self, journal: Journal, held: HeldIndex) -> bool:
-        """Put the paths of a land whose branch did not move back at its old commit: files
-        still holding the land's content (a person's later save stays) and index entries.
-        True when done; False (journal kept) when the disk refused."""
-        old = self._tree(journal.old)
-        back = journal.reversed(str(old.id) if old is not None else None)
-        try:
-            with self._converting(back):
-                self._apply(back, held, only_if_old=True, staged={}, index=False)
-            held.restore()  # the very index bytes the land replaced, if it got that far
-        except OSError:
-            return False
         return True
 
     def _mend_notes(self, journal: Journal, moved: bool) -> None:
@@ -349,21 +318,11 @@ class WorkingTree:
         staged: Mapping[str, Path] | None = None,
     ) -> None:
         """``_apply``; an OS error (permissions, disk full, a git that failed on the index)
-        keeps the journal for the next call. Before the branch moved (a land) the files are
-        put back and nothing was changed; after (recovery), the change IS committed."""
+        keeps the journal for the next call, and says the change IS committed."""
         try:
             self._apply(journal, held, only_if_old=only_if_old, staged=staged or {})
         except (OSError, gitbin.GitFailed) as exc:
             self._drop_staged(staged or {})
-            if self._ref_target(journal.ref) != journal.new:
-                back = self._roll_back(journal, held)
-                raise RepositoryError(
-                    f"writing the change to the working tree or the index failed: {exc}; "
-                    + ("nothing was changed" if back else "nothing was committed"),
-                    hint="Fix the cause (permissions, free space, the index), then retry."
-                    + ("" if back else " The next gitpatch call puts the files back."),
-                    details={"paths": list(journal.paths), "landed": False},
-                ) from exc
             raise RepositoryError(
                 f"the change is committed ({journal.new[:12]} on {journal.ref or 'HEAD'}) but "
                 f"writing it to the working tree or the index failed: {exc}",
@@ -388,9 +347,8 @@ class WorkingTree:
         *,
         only_if_old: bool,
         staged: Mapping[str, Path],
-        index: bool = True,
     ) -> None:
-        """Write each journal path's content at ``new`` to disk, then (``index``) its entry.
+        """Write each journal path's content at ``new`` to disk, then its index entry.
 
         With ``only_if_old`` (recovery) a path is rewritten only while its disk content is still
         the one at ``old``: a person may have edited it since, and their edit wins (its index
@@ -433,9 +391,6 @@ class WorkingTree:
                 saved.append(path)
             crashpoint("file.renamed")
         landed = [p for p in landed if p not in saved]
-        if not index:
-            self._written = {}
-            return
         kept = [p for p in journal.paths if p not in landed and p not in skipped]
         if carry is not None:
             new_tree, old_tree, landed, kept = self._carried_index(journal, new_tree, landed, kept)

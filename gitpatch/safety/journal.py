@@ -39,12 +39,6 @@ class Journal:
     #: simply go from ``old`` to ``new``.
     carry: tuple[str, str, str] | None = None
 
-    def reversed(self, old_tree: str | None) -> Journal:
-        """The land that puts this one back (``new`` -> ``old``) while its ref has not moved;
-        ``old_tree``: the tree of ``old``, which the index entries return to."""
-        carry = (self.carry[1], self.carry[0], old_tree or "") if self.carry else None
-        return Journal(self.ref, self.new, self.old or "", self.paths, (), self.owner, carry)
-
     def to_json(self) -> str:
         """Serialise for ``.git/gitpatch/journal.json``."""
         return json.dumps(

@@ -242,23 +242,18 @@ def test_reading_lock_is_shared_and_released(setup) -> None:  # type: ignore[no-
     assert (path / "a.txt").read_text() == "A\n"
 
 
-def test_write_failure_before_the_branch_moves_changes_nothing(setup) -> None:  # type: ignore[no-untyped-def]
-    # files and index are written before the branch moves (git's order): a write the disk
-    # refuses puts back what was written, and the branch never moved
+def test_write_failure_keeps_journal_and_next_call_finishes(setup) -> None:  # type: ignore[no-untyped-def]
     path, repo, wt, base = setup
     new = build_commit(repo, base, {"dir/b.txt": None, "dir": "now a file\n"})
     (path / "dir/untracked.txt").write_text("keeps the directory alive\n")
-    index_before = (path / ".git/index").read_bytes()
     move = mover(repo, "refs/heads/main", base, new)
     with pytest.raises(RepositoryError) as err:
         wt.land(base, new, ["dir/b.txt", "dir"], move, ref="refs/heads/main")
-    assert "nothing was changed" in err.value.message and err.value.hint
-    assert err.value.details["landed"] is False
-    assert not wt.journal_path.exists()
-    assert git(path, "rev-parse", "HEAD").strip() == base
-    assert (path / "dir/b.txt").exists() and (path / ".git/index").read_bytes() == index_before
+    assert "committed" in err.value.message and err.value.hint
+    assert wt.journal_path.exists()
+    assert git(path, "rev-parse", "HEAD").strip() == new
     (path / "dir/untracked.txt").unlink()
-    wt.land(base, new, ["dir/b.txt", "dir"], move, ref="refs/heads/main")
+    assert wt.recover() is True
     assert (path / "dir").read_text() == "now a file\n"
     assert status_porcelain(path) == ""
 

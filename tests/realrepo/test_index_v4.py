@@ -20,7 +20,7 @@ import pytest
 from gitpatch import Workspace
 from gitpatch.errors import GitpatchError
 from tests.gitkit import git, make_repo
-from tests.realrepo.kit import edit, fsck, state, status
+from tests.realrepo.kit import edit, fsck, status
 
 FILES = {"a/x.txt": "one\ntwo\nthree\n", "a/m.txt": "move me\n", "b/y.txt": "why\n"}
 FILLER = {f"c/f{n}.txt": f"{n}\n" for n in range(40)}  # git keeps a split index split
@@ -120,15 +120,11 @@ def test_every_kind_lands_through_git_and_keeps_the_format(
     assert status(repo) == ""
 
 
-def test_a_git_failure_on_the_index_changes_nothing(
+def test_a_git_failure_after_the_branch_moved_says_the_change_is_committed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the index is written before the branch moves: git failing on it leaves the branch,
-    # the files and the index as they were, and says so (never a false "nothing was changed"
-    # after a move, as before issue 26)
     repo = make_repo(tmp_path / "repo", {**FILES, **FILLER}, branch="work")
     _split(repo)
-    before = state(repo)
     real = shutil.which("git")
     assert real is not None
     shim = tmp_path / "bin" / "git"
@@ -144,10 +140,12 @@ def test_a_git_failure_on_the_index_changes_nothing(
         ws.propose(edit("a/x.txt", "two", "TWO"))
     monkeypatch.undo()
     err = caught.value
-    assert err.code == "repository_error" and err.details["landed"] is False
-    assert "index broken" in err.message and "nothing was changed" in err.message
-    assert state(repo) == before
-    assert not (repo / ".git" / "gitpatch" / "journal.json").exists()
-    Workspace.open(repo).propose(edit("a/x.txt", "two", "TWO"))  # works once git does
+    assert err.code == "repository_error" and err.details["landed"] is True
+    assert "is committed" in err.message and "Nothing was changed" not in str(err)
+    assert "index broken" in err.message
+    assert git(repo, "show", "HEAD:a/x.txt") == "one\nTWO\nthree\n"
+    assert (repo / ".git" / "gitpatch" / "journal.json").exists()
+    assert not (repo / ".git" / "index.lock").exists()
+    Workspace.open(repo).read("a/x.txt")  # the next call finishes the land
     assert status(repo) == "" and git(repo, "diff", "--cached", "--name-only") == ""
     _kept(repo, "v4 split")
