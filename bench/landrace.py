@@ -45,9 +45,10 @@ ENV = {
 GIT_LOOP = ("commit", "stash", "checkout", "add")
 #: name, the person's git loop, whether the editor runs (the tests run the first three)
 SCENARIOS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
-    ("commit -a / add -A", ("commit", "add"), False),
+    ("commit -a", ("commit",), False),
     ("editor", (), True),
-    ("editor + commit -a / add -A", ("commit", "add"), True),
+    ("editor + commit -a", ("commit",), True),
+    ("commit -a / add -A + commit", ("commit", "add"), False),
     ("commit -a / stash / checkout / add -A", GIT_LOOP, False),
 )
 _AGENT = re.compile(r"agent \d+")

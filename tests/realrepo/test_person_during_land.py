@@ -1,20 +1,21 @@
 """The person's own git and editor during auto-mode lands (issue 26, items 1-3).
 
 Real processes on one checkout (``bench/landrace.py``): the agent lands edits of ``shared.txt``
-while the person runs ``git commit -a`` and ``git add -A && git commit`` in a loop and an
-editor appends a line to ``shared.txt`` every 10-20 ms. Whatever the timing:
-no commit, stash or reflog entry removes a line other than one the agent replaced (no revert
-of the agent's change is recorded, no line of the editor's dropped), every line the editor
-wrote and every change the agent was told landed is on disk and in the branch, no gitpatch
-temp file was ever committed, and ``git fsck --strict`` is clean. Lands refused on the way
-(``concurrent_update``, or ``staged_changes`` while the person has staged work) are fine.
+while the person runs ``git commit -a`` in a loop and an editor appends a line to
+``shared.txt`` every 10-20 ms. Whatever the timing: no commit or reflog entry removes a line
+other than one the agent replaced (no revert of the agent's change is recorded, no line of the
+editor's dropped), every line the editor wrote and every change the agent was told landed is
+on disk and in the branch, no gitpatch temp file was ever committed, and ``git fsck --strict``
+is clean. Lands refused on the way (``concurrent_update``, ``resource_conflict`` when the
+person committed the file meanwhile) are fine.
 
 Sized for the test suite (40 + 30 + 20 lands, 30-50 s on a loaded 2-core machine);
-``python -m bench.landrace`` runs 1,000 of each kind for docs/benchmarks.md, and a fourth
-loop with ``git stash`` and ``git checkout`` too. That one is not a test: those commands read
-HEAD or the index before they take ``index.lock`` (``checkout`` resolves its target first,
-``stash pop`` writes the index it read before its merge), so a land in that gap, like any
-other git command there, can be undone by them; docs/benchmarks.md has its figures.
+``python -m bench.landrace`` runs 1,000 of each kind for docs/benchmarks.md, and two loops
+that are not tests because git itself leaves a gap there: ``git add -A && git commit`` (the
+commit reads HEAD, then the index, and only then takes ``index.lock``), ``git stash`` (its
+pop writes back the index it read before its merge) and ``git checkout`` (it resolves its
+target before it locks). A land falling in such a gap, like any other git command there, can
+be undone by them; docs/benchmarks.md has the rates.
 """
 
 from __future__ import annotations
