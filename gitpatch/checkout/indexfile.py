@@ -36,6 +36,7 @@ __all__ = [
     "patch",
     "read_index",
     "read_mandatory_extensions",
+    "remember",
     "rewrite_locked",
     "write_locked",
 ]
@@ -513,6 +514,12 @@ def _kept(index_path: str, st: os.stat_result) -> bytes | None:
     except OSError:
         return None
     return kept[1] if same else None
+
+
+def remember(index_path: str, data: bytes) -> None:
+    """``data`` was just renamed into place at ``index_path``: the next ``read_index`` may use
+    it (while the file's stat data and checksum still say so, see ``_kept``)."""
+    _keep(index_path, os.stat(index_path), data)
 
 
 def _keep(index_path: str, st: os.stat_result, data: bytes) -> None:

@@ -7,11 +7,12 @@ checkout`` runs wholly before the land or wholly after it (or fails at once with
 "Another git process seems to be running"), never between the branch move and the index
 write, where it would record the agent's change as reverted.
 
-Every index change of one land is committed by ONE rename: entries patched in the index's bytes
-(``indexfile``) are written through the lock file itself; what only the git binary does (split
-and sparse indexes, filters, the skip-worktree bit) runs with ``GIT_INDEX_FILE`` on a scratch
-copy in ``.git/gitpatch`` that is renamed over the index. A kill before that rename leaves the
-old index (and the land's journal, so recovery writes it again); a kill after it, the new one.
+Every index change of one land is committed by ONE rename of a scratch copy in ``.git/gitpatch``
+over the index, the lock still held until the land ends: entries patched in the index's bytes
+(``indexfile``) are written there, and what only the git binary does (split and sparse indexes,
+filters, the skip-worktree bit) runs on it with ``GIT_INDEX_FILE``. A kill before that rename
+leaves the old index (and the land's journal, so recovery writes it again); a kill after it,
+the new one.
 
 The lock is taken through the operation's owner record (``Record.pin``): listed in every plan
 written while it is held and proved, so recovery removes it after a kill, and only then.
@@ -109,20 +110,24 @@ class HeldIndex:
         return str(self._scratch)
 
     def commit(self) -> None:
-        """Put the changed index in place (one rename) and release the lock."""
+        """Put the changed index in place, in one rename of the scratch copy; the lock stays
+        held until the ``held_index`` block ends (a recovery that runs first in a land
+        commits too, and the land after it must still hold the lock)."""
+        if self._pending is not None and not self._copied:
+            # patched bytes alone: written to the scratch copy, and kept for the next read
+            data, self._pending = self._pending, None
+            self._scratch.parent.mkdir(parents=True, exist_ok=True)
+            self._scratch.write_bytes(data)
+            with contextlib.suppress(FileNotFoundError):
+                shutil.copymode(self.path, self._scratch)
+            os.replace(self._scratch, self.path)
+            indexfile.remember(self.path, data)
+            return
         if self._copied:
             with contextlib.suppress(FileNotFoundError):
                 shutil.copymode(self.path, self._scratch)
             os.replace(self._scratch, self.path)
             self._copied = False
-            self._release()
-        elif self._pending is not None:
-            fd, self._fd = self._fd, -1
-            data, self._pending = self._pending, None
-            indexfile.write_locked(fd, self.path, data)  # renames the lock into place
-            self._record.unpin(self.lock)
-        else:
-            self._release()
 
     def handover(self, write: Callable[[], object]) -> None:
         """Release the lock for a writer that takes it itself (libgit2, when there is no
