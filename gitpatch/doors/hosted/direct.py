@@ -27,6 +27,7 @@ change whose paths that writer touched is then refused (``resource_conflict``).
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import secrets
 import threading
@@ -124,6 +125,9 @@ class Change:
 
     def __init__(self, build: Build) -> None:
         self.build = build
+        # built in whichever thread runs the batch, under the submitter's own context (its
+        # budget, ``gitpatch.core.budget``), never under the batch runner's
+        self.context = contextvars.copy_context()
         self.finished = False
         self.made: Made | None = None
         self.error: BaseException | None = None
@@ -213,7 +217,7 @@ class WriteQueue:
         """Each change built on the one before it (a refused one is skipped)."""
         for item in batch:
             try:
-                found = item.build(head, moved)
+                found = item.context.run(item.build, head, moved)
             except Exception as exc:  # noqa: BLE001 - the change's own error, told to it
                 item.error = exc
                 continue

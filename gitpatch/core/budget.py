@@ -1,0 +1,139 @@
+"""A budget per call: the CPU time and wall time one call may take, checked where work happens.
+
+A ``Budget`` is made when a call starts and applied to it (``with budget.applied():``); the
+code that can run long (matching and its fuzzy level, ``replace_all``, a miss's closest-region
+search, grep) calls ``checkpoint()`` in its loops. Once the budget is spent, or stopped from
+outside (``Budget.stop``: the client went away, the service is shutting down), the next
+checkpoint raises ``BudgetExceeded`` and every later one raises again, so code that tries
+alternatives cannot swallow it. The commit step checks it last, before anything is written:
+a call over its budget changes nothing.
+
+The budget travels in a context variable: it follows the call into the worker thread that
+runs it (``asyncio.to_thread``, anyio's ``run_sync``, ``contextvars.Context.run``) and costs
+nothing when no budget is applied (the library's default). CPU time is the CPU of the threads
+that worked for the call, each measured from the first checkpoint it passed; wall time runs
+from the budget's creation, so time spent waiting for a turn counts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+import time
+from collections.abc import Iterator
+
+from gitpatch.errors import BudgetExceeded
+
+__all__ = ["Budget", "checkpoint", "current"]
+
+_CURRENT: contextvars.ContextVar[Budget | None] = contextvars.ContextVar(
+    "gitpatch_budget", default=None
+)
+
+
+class Budget:
+    """CPU seconds and wall seconds one call may use (None: no limit of that kind)."""
+
+    def __init__(
+        self,
+        cpu_seconds: float | None = None,
+        wall_seconds: float | None = None,
+        *,
+        what: str = "this call",
+    ) -> None:
+        self.cpu_seconds = cpu_seconds
+        self.wall_seconds = wall_seconds
+        self.what = what
+        self.started = time.monotonic()
+        self._wall_end = None if wall_seconds is None else self.started + wall_seconds
+        self._lock = threading.Lock()
+        self._threads: dict[int, tuple[float, float]] = {}  # thread: (first seen, last seen)
+        self._stopped: str | None = None
+        self.exceeded: BudgetExceeded | None = None
+
+    # -- from outside ---------------------------------------------------------------------------
+
+    def stop(self, reason: str) -> None:
+        """End the call at its next checkpoint (``reason`` completes "stopped: ...")."""
+        with self._lock:
+            if self._stopped is None:
+                self._stopped = reason
+
+    @property
+    def stopped(self) -> str | None:
+        """Why the budget was stopped from outside, or None."""
+        return self._stopped
+
+    def wall_left(self) -> float | None:
+        """Seconds of wall time left (never negative), or None without a wall limit."""
+        if self._wall_end is None:
+            return None
+        return max(0.0, self._wall_end - time.monotonic())
+
+    def cpu_used(self) -> float:
+        """CPU seconds the call's threads used, as of their last checkpoints."""
+        with self._lock:
+            return sum(last - first for first, last in self._threads.values())
+
+    # -- from the call --------------------------------------------------------------------------
+
+    def check(self) -> None:
+        """Raise ``BudgetExceeded`` when the budget is spent or stopped (and ever after)."""
+        if self.exceeded is not None:
+            raise self.exceeded
+        why = self._stopped
+        if why is None and self._wall_end is not None and time.monotonic() > self._wall_end:
+            why = f"it ran past its wall-time budget of {self.wall_seconds:g} s"
+        if why is None and self.cpu_seconds is not None:
+            now = time.thread_time()
+            me = threading.get_ident()
+            with self._lock:
+                first, _ = self._threads.get(me, (now, now))
+                self._threads[me] = (first, now)
+                used = sum(last - first for first, last in self._threads.values())
+            if used > self.cpu_seconds:
+                why = f"it used more than its CPU budget of {self.cpu_seconds:g} s"
+        if why is not None:
+            self.exceeded = self.error(why)
+            raise self.exceeded
+
+    def error(self, why: str) -> BudgetExceeded:
+        """The error a call over its budget answers (``why``: what happened)."""
+        return BudgetExceeded(
+            f"{self.what} was stopped before it changed anything: {why}",
+            hint="Nothing was changed. Make the call cheaper and send it again: a narrower "
+            "edit (a longer old_string that occurs once rather than replace_all of a short "
+            "one, fewer edits per call), a smaller file, or a grep with a path and a simpler "
+            "pattern. A call stopped because the service was shutting down can be sent again "
+            "as it is.",
+            details={
+                "cpu_seconds": self.cpu_seconds,
+                "wall_seconds": self.wall_seconds,
+                "reason": why,
+            },
+        )
+
+    @contextlib.contextmanager
+    def applied(self) -> Iterator[Budget]:
+        """Make this the budget of the code run inside (and of threads it hands work to
+        with its context)."""
+        token = _CURRENT.set(self)
+        try:
+            self.check()
+            yield self
+        finally:
+            _CURRENT.reset(token)
+
+
+def current() -> Budget | None:
+    """The budget applied to the running call, or None."""
+    return _CURRENT.get()
+
+
+def checkpoint() -> None:
+    """Raise ``BudgetExceeded`` when the running call's budget is spent or stopped; nothing
+    without a budget. Cheap enough for a loop that calls it every few thousand steps."""
+    budget = _CURRENT.get()
+    if budget is not None:
+        budget.check()
