@@ -78,14 +78,16 @@ class Budget:
 
     # -- from the call --------------------------------------------------------------------------
 
-    def check(self) -> None:
-        """Raise ``BudgetExceeded`` when the budget is spent or stopped (and ever after)."""
+    def check(self, *, cpu: bool = True) -> None:
+        """Raise ``BudgetExceeded`` when the budget is spent or stopped (and ever after);
+        ``cpu=False`` from a thread that does not work for the call (an event loop), whose
+        CPU time must not count."""
         if self.exceeded is not None:
             raise self.exceeded
         why = self._stopped
         if why is None and self._wall_end is not None and time.monotonic() > self._wall_end:
             why = f"it ran past its wall-time budget of {self.wall_seconds:g} s"
-        if why is None and self.cpu_seconds is not None:
+        if why is None and cpu and self.cpu_seconds is not None:
             now = time.thread_time()
             me = threading.get_ident()
             with self._lock:
@@ -120,7 +122,7 @@ class Budget:
         with its context)."""
         token = _CURRENT.set(self)
         try:
-            self.check()
+            self.check(cpu=False)
             yield self
         finally:
             _CURRENT.reset(token)

@@ -24,7 +24,7 @@ import dataclasses
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -34,6 +34,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from gitpatch.core.budget import checkpoint
 from gitpatch.doors.mcp._reply import Handler, Reply, ToolSet
 from gitpatch.doors.terms import in_terms
 from gitpatch.errors import GitpatchError
@@ -53,8 +54,10 @@ __all__ = [
 
 _log = logging.getLogger("gitpatch.mcp")
 
-#: Entered around each tool call (by tool name); raising a gitpatch error refuses the call.
-Admit = Callable[[str], AbstractContextManager[None]]
+#: Entered around each tool call (by tool name) on the event loop; raising a gitpatch error
+#: refuses the call. The context it sets (a budget, ``gitpatch.core.budget``) goes with the
+#: call into its worker thread.
+Admit = Callable[[str], AbstractAsyncContextManager[object]]
 
 
 # -- output models (the published outputSchema of each tool) ----------------------------------
@@ -228,6 +231,7 @@ def _tool_function(
 
     def run(arguments: dict[str, Any]) -> CallToolResult:
         try:
+            checkpoint()  # the call's CPU time counts from here, in the thread that runs it
             args = model.model_validate(arguments)
             return _to_result(tool.name, handler(args), outputs)
         except GitpatchError as exc:
@@ -243,7 +247,7 @@ def _tool_function(
     # call (a big patch, a grep over many files) never holds up the others' requests.
     async def call(**arguments: Any) -> CallToolResult:
         try:
-            with admit(tool.name) if admit is not None else contextlib.nullcontext():
+            async with admit(tool.name) if admit is not None else contextlib.nullcontext():
                 if offload:
                     return await anyio.to_thread.run_sync(run, arguments)
                 return run(arguments)
