@@ -19,13 +19,17 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from gitpatch.errors import BudgetExceeded
 
-__all__ = ["Budget", "checkpoint", "current"]
+__all__ = ["HEAVY", "Budget", "checkpoint", "current"]
+
+#: CPU seconds after which a call counts as heavy (``Budget``'s ``share``).
+HEAVY = 0.05
 
 _CURRENT: contextvars.ContextVar[Budget | None] = contextvars.ContextVar(
     "gitpatch_budget", default=None
@@ -33,7 +37,16 @@ _CURRENT: contextvars.ContextVar[Budget | None] = contextvars.ContextVar(
 
 
 class Budget:
-    """CPU seconds and wall seconds one call may use (None: no limit of that kind)."""
+    """CPU seconds and wall seconds one call may use (None: no limit of that kind).
+
+    A call that has used more than ``HEAVY`` CPU seconds is heavy. ``on_heavy`` is then
+    called once, at that checkpoint, in the call's thread: it may wait (a server lets few
+    heavy calls run at once) or raise. ``share``: from then on the call pauses at a checkpoint
+    for ``share`` seconds after each ``share`` CPU seconds, so threads of other calls in the
+    same process get the interpreter (the GIL) at least half the time: a server's light
+    calls, which give it up at every system call and must win it back each time, otherwise
+    wait behind a heavy one at every step. Light calls never pause or wait.
+    """
 
     def __init__(
         self,
@@ -41,16 +54,24 @@ class Budget:
         wall_seconds: float | None = None,
         *,
         what: str = "this call",
+        started: float | None = None,
+        share: float | None = None,
+        on_heavy: Callable[[], None] | None = None,
     ) -> None:
         self.cpu_seconds = cpu_seconds
         self.wall_seconds = wall_seconds
         self.what = what
-        self.started = time.monotonic()
+        #: When the wall time started (``time.monotonic``): now, or when the call arrived.
+        self.started = time.monotonic() if started is None else started
         self._wall_end = None if wall_seconds is None else self.started + wall_seconds
         self._lock = threading.Lock()
         self._threads: dict[int, tuple[float, float]] = {}  # thread: (first seen, last seen)
         self._stopped: str | None = None
         self.exceeded: BudgetExceeded | None = None
+        #: See ``share`` in the class docstring: CPU seconds between pauses (None: never).
+        self.share = share
+        self.on_heavy = on_heavy
+        self._heavy_at = HEAVY  # CPU seconds of the next pause (inf: never)
 
     # -- from outside ---------------------------------------------------------------------------
 
@@ -94,8 +115,17 @@ class Budget:
                 first, _ = self._threads.get(me, (now, now))
                 self._threads[me] = (first, now)
                 used = sum(last - first for first, last in self._threads.values())
+                heavy = used > self._heavy_at and used <= self.cpu_seconds
+                became = heavy and self._heavy_at == HEAVY
+                if heavy:
+                    self._heavy_at = math.inf if self.share is None else used + self.share
             if used > self.cpu_seconds:
                 why = f"it used more than its CPU budget of {self.cpu_seconds:g} s"
+            elif heavy:
+                if became and self.on_heavy is not None:
+                    self.on_heavy()
+                if self.share is not None:
+                    time.sleep(self.share)
         if why is not None:
             self.exceeded = self.error(why)
             raise self.exceeded

@@ -1,16 +1,20 @@
-"""Running the service's tool calls: a budget each, a fair share of the workers, and a way out.
+"""Running the service's tool calls: a budget each, a fair share of the GIL, and a way out.
 
 ``CallGate.call(fingerprint, cpu, wall, request)`` is entered around each tool call, on the
 event loop, once ``Quotas`` admitted it:
 
 - **a budget** (``gitpatch.core.budget``): the credential's ``cpu_seconds`` and
   ``wall_seconds`` (credentials file), else ``DEFAULT_CPU_SECONDS`` and
-  ``DEFAULT_WALL_SECONDS``; wall time runs from here, so waiting for a turn counts. The
-  budget is applied for the rest of the call and follows it into its worker thread;
-- **a turn**: each credential runs at most ``max_running_calls`` (``[calls]`` in
-  ``spaces.toml``) calls at once in worker threads; its other calls wait here, on the loop,
-  holding no thread. Matching is Python holding the GIL: one tenant with eight heavy calls
-  in eight threads would take seven ninths of the interpreter from every other tenant;
+  ``DEFAULT_WALL_SECONDS``; wall time runs from the request's arrival (reading and
+  parsing it, waiting for a slot count). The budget is applied for the rest of the call and
+  follows it into its worker thread;
+- **a fair share**: matching is Python holding the GIL, so one tenant with eight heavy
+  calls in eight threads would take the interpreter from every other tenant's calls. A call
+  that has used ``HEAVY`` CPU seconds (50 ms; most calls never do) takes one of its
+  credential's ``max_heavy_calls`` slots (``[calls]`` in ``spaces.toml``, 1 by default), or
+  waits for one, asleep in its thread, within its wall time; and from then on it pauses at
+  its checkpoints as long as it ran (``Budget``'s ``share``), so light calls of every
+  tenant get the interpreter at least half the time. Light calls neither wait nor pause;
 - **a way out**: the budgets of the calls of an HTTP request whose client went away
   (``Request.gone``), and of every call when the service drains (``drain``), are stopped:
   each call ends at its next checkpoint with ``budget_exceeded``, having written nothing
@@ -24,12 +28,10 @@ went away.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import threading
+import time
 import weakref
 from collections.abc import AsyncIterator, Callable
-
-import anyio
 
 from gitpatch.core.budget import Budget
 
@@ -39,6 +41,9 @@ __all__ = ["DEFAULT_CPU_SECONDS", "DEFAULT_WALL_SECONDS", "CallGate", "Request"]
 DEFAULT_CPU_SECONDS = 2.0
 #: The wall seconds a call may take (waiting for its turn included) without ``wall_seconds``.
 DEFAULT_WALL_SECONDS = 5.0
+
+#: A heavy call pauses this long after each such slice of CPU time (``Budget``'s ``share``).
+SHARE = 0.005
 
 #: How often a call waiting for its turn looks whether it was stopped meanwhile.
 _POLL = 0.05
@@ -54,6 +59,9 @@ class Request:
         self._lock = threading.Lock()
         self._budgets: weakref.WeakSet[Budget] = weakref.WeakSet()
         self.gone = False
+        #: When the request arrived: its calls' wall time counts from here (reading and
+        #: parsing a large request is part of the call).
+        self.arrived = time.monotonic()
 
     def add(self, budget: Budget) -> None:
         """Stop ``budget`` with the request (at once if its client is already gone)."""
@@ -72,24 +80,48 @@ class Request:
             budget.stop(GONE)
 
 
-@dataclasses.dataclass
 class _Share:
-    limiter: anyio.CapacityLimiter
-    waiting: int = 0
+    """The heavy-call slots of one credential, and how many of its calls hold a budget."""
+
+    def __init__(self, slots: int) -> None:
+        self.slots = threading.Semaphore(slots)
+        self.size = slots
+        self.users = 0
+
+
+class _Slot:
+    """One call's claim on its credential's heavy slots, taken when it becomes heavy."""
+
+    def __init__(self, share: _Share, budget: Budget) -> None:
+        self.share, self.budget = share, budget
+        self.held = False
+
+    def take(self) -> None:
+        """Wait (in the call's thread, within its wall time) for a slot; raises when the
+        budget ends first (spent, or stopped: the client went away, the service drains)."""
+        while not self.share.slots.acquire(timeout=_POLL):
+            self.budget.check(cpu=False)
+        self.held = True
+
+    def give_back(self) -> None:
+        if self.held:
+            self.held = False
+            self.share.slots.release()
 
 
 class CallGate:
-    """Budgets, turns and stops for the calls of one service process (module docstring)."""
+    """Budgets, heavy-call slots and stops for the calls of one service process (module
+    docstring)."""
 
-    def __init__(self, running: Callable[[str], int]) -> None:
-        self.running = running
+    def __init__(self, heavy_slots: Callable[[str], int]) -> None:
+        self.heavy_slots = heavy_slots
         self._lock = threading.Lock()
         self._shares: dict[str, _Share] = {}
         self._budgets: weakref.WeakSet[Budget] = weakref.WeakSet()
         self.draining = False
 
     def in_flight(self) -> int:
-        """How many calls hold a budget now (waiting for a turn or running)."""
+        """How many calls hold a budget now."""
         with self._lock:
             return len(self._budgets)
 
@@ -102,20 +134,18 @@ class CallGate:
             budget.stop(DRAINING)
 
     def _share(self, owner: str) -> _Share:
-        limit = self.running(owner)
+        size = self.heavy_slots(owner)
         with self._lock:
             share = self._shares.get(owner)
-            if share is None:
-                share = self._shares[owner] = _Share(anyio.CapacityLimiter(limit))
-            elif share.limiter.total_tokens != limit:
-                share.limiter.total_tokens = limit
-            share.waiting += 1
+            if share is None or (share.size != size and not share.users):
+                share = self._shares[owner] = _Share(size)
+            share.users += 1
             return share
 
     def _leave(self, owner: str, share: _Share) -> None:
         with self._lock:
-            share.waiting -= 1
-            if not share.waiting and self._shares.get(owner) is share:
+            share.users -= 1
+            if not share.users and self._shares.get(owner) is share:
                 del self._shares[owner]
 
     @contextlib.asynccontextmanager
@@ -126,11 +156,17 @@ class CallGate:
         wall_seconds: float | None,
         request: Request | None,
     ) -> AsyncIterator[Budget]:
-        """Run one call of ``owner`` under its budget, in its turn (module docstring)."""
+        """Run one call of ``owner`` under its budget (module docstring)."""
+        share = self._share(owner)
+        slot: list[_Slot] = []
         budget = Budget(
             DEFAULT_CPU_SECONDS if cpu_seconds is None else cpu_seconds,
             DEFAULT_WALL_SECONDS if wall_seconds is None else wall_seconds,
+            started=None if request is None else request.arrived,
+            share=SHARE,
+            on_heavy=lambda: slot[0].take(),
         )
+        slot.append(_Slot(share, budget))
         with self._lock:
             self._budgets.add(budget)
             draining = self.draining
@@ -138,25 +174,11 @@ class CallGate:
             budget.stop(DRAINING)
         if request is not None:
             request.add(budget)
-        share = self._share(owner)
         try:
-            await self._turn(share.limiter, budget)
-            try:
-                with budget.applied():
-                    yield budget
-            finally:
-                share.limiter.release()
+            with budget.applied():
+                yield budget
         finally:
+            slot[0].give_back()
             self._leave(owner, share)
             with self._lock:
                 self._budgets.discard(budget)
-
-    @staticmethod
-    async def _turn(limiter: anyio.CapacityLimiter, budget: Budget) -> None:
-        """Wait for one of the owner's running slots, within the budget's wall time."""
-        while True:
-            budget.check(cpu=False)  # spent waiting, or stopped: nothing ran, nothing to undo
-            left = budget.wall_left()
-            with anyio.move_on_after(_POLL if left is None else min(_POLL, left)):
-                await limiter.acquire()
-                return

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import multiprocessing.connection
+import os
 import resource
 import threading
 from collections.abc import Iterable, Iterator
@@ -161,6 +162,7 @@ def _child(
     wall: float | None,
 ) -> None:
     """Search in this process and send ("ok", matches) or ("error", the error's fields)."""
+    os.nice(10)  # a long search yields the cores to the service's other calls
     if cpu is not None:  # the hard stop under the cooperative one
         limit = math.ceil(cpu) + 1
         resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))

@@ -19,6 +19,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -91,7 +92,7 @@ def _app(
     service = ResourceService(Spaces(data), on_change=on_change)
     config = service.spaces.config
     quotas = Quotas(config.call_limits)
-    gate = CallGate(lambda owner: config.call_limits(owner).max_running_calls)
+    gate = CallGate(lambda owner: config.call_limits(owner).max_heavy_calls)
     creds = CredentialFile(credentials)
     server = build_server(
         service_toolset(service),
@@ -142,6 +143,9 @@ def _run(sock: socket.socket, served: Served) -> None:
                 timer.start()
             super().handle_exit(sig, frame)
 
+    # A heavy call holds the GIL in Python loops between its checkpoints; a shorter switch
+    # interval (5 ms by default) hands it to the event loop and light calls sooner.
+    sys.setswitchinterval(0.001)
     web = Draining(uvicorn.Config(served.app, log_level="warning", lifespan="on"))
     anyio.run(lambda: web.serve(sockets=[sock]))
 
