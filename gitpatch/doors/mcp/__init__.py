@@ -23,7 +23,7 @@ import contextlib
 import dataclasses
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -34,7 +34,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gitpatch.core.budget import checkpoint
+from gitpatch.core.budget import Budget, checkpoint
 from gitpatch.doors.mcp._reply import Handler, Reply, ToolSet
 from gitpatch.doors.terms import in_terms
 from gitpatch.errors import GitpatchError
@@ -47,6 +47,7 @@ __all__ = [
     "OUTPUTS",
     "Reply",
     "ToolSet",
+    "budget_admission",
     "build_server",
     "serve_http",
     "serve_stdio",
@@ -310,13 +311,33 @@ def build_server(
     return server
 
 
-def serve_stdio(path: str, mode: str | None = None, session: str | None = None) -> None:
+def budget_admission(cpu_seconds: float | None, wall_seconds: float | None) -> Admit:
+    """An ``admit`` that runs each call under a ``Budget`` of its own (``gitpatch.core.budget``):
+    a call past it answers ``budget_exceeded`` and changes nothing."""
+
+    @contextlib.asynccontextmanager
+    async def admit(tool: str) -> AsyncIterator[object]:
+        with Budget(cpu_seconds, wall_seconds).applied() as budget:
+            yield budget
+
+    return admit
+
+
+def serve_stdio(
+    path: str,
+    mode: str | None = None,
+    session: str | None = None,
+    budget: tuple[float | None, float | None] = (None, None),
+) -> None:
     """Serve the repository at ``path`` over stdio until the client disconnects; ``session``
-    names the agent's session (default: the client's name, else ``agent``)."""
+    names the agent's session (default: the client's name, else ``agent``); ``budget``: the
+    CPU and wall seconds each call may take (none by default: one local client, whose calls
+    are the user's own work)."""
     from gitpatch.doors.mcp._tools import workspace_toolset
 
     toolset = workspace_toolset(path, mode, session)
-    server = build_server(toolset)
+    limited = budget != (None, None)
+    server = build_server(toolset, admit=budget_admission(*budget) if limited else None)
     try:
         server.run("stdio")
     finally:
