@@ -43,6 +43,7 @@ from gitpatch.errors import (
     ResourceNotFound,
     StorageLimitReached,
 )
+from gitpatch.porcelain.workspace import Workspace
 from gitpatch.store import Store
 from gitpatch.tools.storage.base import (
     Applied,
@@ -54,7 +55,6 @@ from gitpatch.tools.storage.base import (
     resolve_plain,
 )
 from gitpatch.tools.storage.workspace import WorkspaceStorage
-from gitpatch.workspace.api import Workspace
 from gitpatch.workspace.guards import blob, check_unchanged
 from gitpatch.workspace.propose import preview
 
@@ -319,7 +319,7 @@ class SpaceStorage:
 
         made = self.space.queue.submit(Change(build))
         if made is not None:
-            return self._numbered(made.applied(ws, BRANCH), made.written)
+            return self._numbered(made.applied(ws), made.written)
         with self.space.writing():  # a change a person rejected: refused with the reasons
             return self._through_workspace(ws, proposal, expected_version, review, None)
 

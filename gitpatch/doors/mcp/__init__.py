@@ -51,6 +51,7 @@ __all__ = [
     "build_server",
     "serve_http",
     "serve_stdio",
+    "workspace_tools",
 ]
 
 _log = logging.getLogger("gitpatch.mcp")
@@ -323,6 +324,14 @@ def budget_admission(cpu_seconds: float | None, wall_seconds: float | None) -> A
     return admit
 
 
+def workspace_tools(path: str, mode: str | None = None, session: str | None = None) -> ToolSet:
+    """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
+    ``session``: the session name, else the client's name, else ``agent``)."""
+    from gitpatch.doors.mcp._tools import workspace_toolset
+
+    return workspace_toolset(path, mode, session)
+
+
 def serve_stdio(
     path: str,
     mode: str | None = None,
@@ -333,9 +342,7 @@ def serve_stdio(
     names the agent's session (default: the client's name, else ``agent``); ``budget``: the
     CPU and wall seconds each call may take (none by default: one local client, whose calls
     are the user's own work)."""
-    from gitpatch.doors.mcp._tools import workspace_toolset
-
-    toolset = workspace_toolset(path, mode, session)
+    toolset = workspace_tools(path, mode, session)
     limited = budget != (None, None)
     server = build_server(toolset, admit=budget_admission(*budget) if limited else None)
     try:
