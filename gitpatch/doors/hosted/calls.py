@@ -52,32 +52,58 @@ GONE = "its client went away"
 DRAINING = "the service is shutting down"
 
 
-class Request:
-    """The calls of one HTTP request, stopped together when its client goes away."""
+class _Group:
+    """Budgets stopped together, once, for one reason; one added after that stops at once."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._budgets: weakref.WeakSet[Budget] = weakref.WeakSet()
-        self.gone = False
+        self.reason: str | None = None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._budgets)
+
+    def add(self, budget: Budget) -> None:
+        with self._lock:
+            self._budgets.add(budget)
+            reason = self.reason
+        if reason is not None:
+            budget.stop(reason)
+
+    def discard(self, budget: Budget) -> None:
+        with self._lock:
+            self._budgets.discard(budget)
+
+    def stop(self, reason: str) -> None:
+        with self._lock:
+            self.reason = reason
+            budgets = list(self._budgets)
+        for budget in budgets:
+            budget.stop(reason)
+
+
+class Request:
+    """The calls of one HTTP request, stopped together when its client goes away."""
+
+    def __init__(self) -> None:
+        self.calls = _Group()
         #: When the request arrived: its calls' wall time counts from here (reading and
         #: parsing a large request is part of the call).
         self.arrived = time.monotonic()
 
+    @property
+    def gone(self) -> bool:
+        """Its client went away."""
+        return self.calls.reason is not None
+
     def add(self, budget: Budget) -> None:
         """Stop ``budget`` with the request (at once if its client is already gone)."""
-        with self._lock:
-            self._budgets.add(budget)
-            if not self.gone:
-                return
-        budget.stop(GONE)
+        self.calls.add(budget)
 
     def went_away(self) -> None:
         """The client closed the connection: stop every call of the request."""
-        with self._lock:
-            self.gone = True
-            budgets = list(self._budgets)
-        for budget in budgets:
-            budget.stop(GONE)
+        self.calls.stop(GONE)
 
 
 class _Share:
@@ -117,21 +143,15 @@ class CallGate:
         self.heavy_slots = heavy_slots
         self._lock = threading.Lock()
         self._shares: dict[str, _Share] = {}
-        self._budgets: weakref.WeakSet[Budget] = weakref.WeakSet()
-        self.draining = False
+        self._calls = _Group()
 
     def in_flight(self) -> int:
         """How many calls hold a budget now."""
-        with self._lock:
-            return len(self._budgets)
+        return len(self._calls)
 
     def drain(self) -> None:
         """Stop every call in flight and every call that arrives from now on."""
-        with self._lock:
-            self.draining = True
-            budgets = list(self._budgets)
-        for budget in budgets:
-            budget.stop(DRAINING)
+        self._calls.stop(DRAINING)
 
     def _share(self, owner: str) -> _Share:
         size = self.heavy_slots(owner)
@@ -167,11 +187,7 @@ class CallGate:
             on_heavy=lambda: slot[0].take(),
         )
         slot.append(_Slot(share, budget))
-        with self._lock:
-            self._budgets.add(budget)
-            draining = self.draining
-        if draining:
-            budget.stop(DRAINING)
+        self._calls.add(budget)
         if request is not None:
             request.add(budget)
         try:
@@ -180,5 +196,4 @@ class CallGate:
         finally:
             slot[0].give_back()
             self._leave(owner, share)
-            with self._lock:
-                self._budgets.discard(budget)
+            self._calls.discard(budget)
