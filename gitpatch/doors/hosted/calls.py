@@ -39,13 +39,13 @@ __all__ = ["DEFAULT_CPU_SECONDS", "DEFAULT_WALL_SECONDS", "CallGate", "Request"]
 
 #: The CPU seconds a call may use when its credential names no ``cpu_seconds``.
 DEFAULT_CPU_SECONDS = 2.0
-#: The wall seconds a call may take (waiting for its turn included) without ``wall_seconds``.
+#: The wall seconds a call may take (waiting for a slot included) without ``wall_seconds``.
 DEFAULT_WALL_SECONDS = 5.0
 
 #: A heavy call pauses this long after each such slice of CPU time (``Budget``'s ``share``).
 SHARE = 0.005
 
-#: How often a call waiting for its turn looks whether it was stopped meanwhile.
+#: How often a call waiting for a heavy-call slot looks whether it was stopped meanwhile.
 _POLL = 0.05
 
 GONE = "its client went away"

@@ -302,8 +302,8 @@ def call_admission(
 ) -> Callable[[str], AbstractAsyncContextManager[object]]:
     """``build_server``'s ``admit``: each tool call counts against its credential's allowance
     and concurrent-call limit (``Quotas.call``), decided before a worker thread is taken, then
-    runs under its credential's budget, in its turn, stopped if its client goes away
-    (``CallGate.call``, ``ClientWatch``)."""
+    runs under its credential's budget, a heavy call in one of its credential's heavy-call
+    slots, stopped if its client goes away (``CallGate.call``, ``ClientWatch``)."""
 
     @contextlib.asynccontextmanager
     async def admit(tool: str) -> AsyncIterator[object]:
