@@ -11,7 +11,8 @@ a call over its budget changes nothing.
 The budget travels in a context variable: it follows the call into the worker thread that
 runs it (``asyncio.to_thread``, anyio's ``run_sync``, ``contextvars.Context.run``) and costs
 nothing when no budget is applied (the library's default). CPU time is the CPU of the threads
-that worked for the call, each measured from the first checkpoint it passed; wall time runs
+that worked for the call, each counted from the first checkpoint it passed (``run_as`` keeps
+a thread's work for another call out of this one's count); wall time runs
 from the budget's creation, so time spent waiting for a turn counts.
 """
 
@@ -23,13 +24,16 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from gitpatch.errors import BudgetExceeded
 
-__all__ = ["HEAVY", "Budget", "checkpoint", "current"]
+__all__ = ["HEAVY", "Budget", "checkpoint", "current", "run_as"]
 
 #: CPU seconds after which a call counts as heavy (``Budget``'s ``share``).
 HEAVY = 0.05
+
+T = TypeVar("T")
 
 _CURRENT: contextvars.ContextVar[Budget | None] = contextvars.ContextVar(
     "gitpatch_budget", default=None
@@ -65,7 +69,8 @@ class Budget:
         self.started = time.monotonic() if started is None else started
         self._wall_end = None if wall_seconds is None else self.started + wall_seconds
         self._lock = threading.Lock()
-        self._threads: dict[int, tuple[float, float]] = {}  # thread: (first seen, last seen)
+        self._marks: dict[int, float] = {}  # thread: its CPU clock when last counted
+        self._used = 0.0
         self._stopped: str | None = None
         self.exceeded: BudgetExceeded | None = None
         #: See ``share`` in the class docstring: CPU seconds between pauses (None: never).
@@ -95,7 +100,7 @@ class Budget:
     def cpu_used(self) -> float:
         """CPU seconds the call's threads used, as of their last checkpoints."""
         with self._lock:
-            return sum(last - first for first, last in self._threads.values())
+            return self._used
 
     # -- from the call --------------------------------------------------------------------------
 
@@ -112,9 +117,9 @@ class Budget:
             now = time.thread_time()
             me = threading.get_ident()
             with self._lock:
-                first, _ = self._threads.get(me, (now, now))
-                self._threads[me] = (first, now)
-                used = sum(last - first for first, last in self._threads.values())
+                self._used += now - self._marks.get(me, now)
+                self._marks[me] = now
+                used = self._used
                 heavy = used > self._heavy_at and used <= self.cpu_seconds
                 became = heavy and self._heavy_at == HEAVY
                 if heavy:
@@ -129,6 +134,16 @@ class Budget:
         if why is not None:
             self.exceeded = self.error(why)
             raise self.exceeded
+
+    def _count_here(self, *, reset: bool = False) -> None:
+        """Count this thread's CPU since its last count (``reset``: start counting from now,
+        leaving out what it did meanwhile for someone else)."""
+        now = time.thread_time()
+        me = threading.get_ident()
+        with self._lock:
+            if not reset:
+                self._used += now - self._marks.get(me, now)
+            self._marks[me] = now
 
     def error(self, why: str) -> BudgetExceeded:
         """The error a call over its budget answers (``why``: what happened)."""
@@ -156,6 +171,25 @@ class Budget:
             yield self
         finally:
             _CURRENT.reset(token)
+
+
+def run_as(context: contextvars.Context, work: Callable[..., T], *args: Any) -> T:
+    """Run ``work`` in ``context``, another call's (a batch that builds several calls' changes
+    in one thread): the CPU it uses counts for that call's budget, never for this one's."""
+    mine, theirs = _CURRENT.get(), context.get(_CURRENT)
+    if mine is theirs:
+        return context.run(work, *args)
+    if mine is not None:
+        mine._count_here()
+    if theirs is not None:
+        theirs._count_here(reset=True)
+    try:
+        return context.run(work, *args)
+    finally:
+        if theirs is not None:
+            theirs._count_here()
+        if mine is not None:
+            mine._count_here(reset=True)
 
 
 def current() -> Budget | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gitpatch import Workspace
-from gitpatch.core.budget import HEAVY, Budget, checkpoint, current
+from gitpatch.core.budget import HEAVY, Budget, checkpoint, current, run_as
 from gitpatch.core.model import Proposal, Replace, UpdateFile
 from gitpatch.errors import BudgetExceeded, StagedChanges
 from tests.gitkit import git, make_repo, repo_state
@@ -79,6 +79,23 @@ def test_the_budget_follows_the_call_into_threads() -> None:
 
     asyncio.run(main())
     assert seen == [budget, budget, None]
+
+
+def test_work_done_in_one_thread_for_another_call_counts_for_that_call() -> None:
+    """A batch runner builds other calls' changes in its own thread (``run_as``): their CPU is
+    theirs, not the runner's, so the runner's call is never stopped for another's work."""
+    runner, other = Budget(cpu_seconds=60), Budget(cpu_seconds=60)
+    with other.applied():
+        theirs = contextvars.copy_context()
+    with runner.applied():
+        _spin(0.02)
+        run_as(theirs, _spin, 0.2)
+        _spin(0.02)
+    assert other.cpu_used() >= 0.2
+    assert runner.cpu_used() < 0.15
+    with runner.applied():  # its own context: counted as its own
+        run_as(contextvars.copy_context(), _spin, 0.2)
+    assert runner.cpu_used() >= 0.2
 
 
 def test_a_heavy_call_is_told_once_and_pauses() -> None:

@@ -37,6 +37,7 @@ from contextlib import AbstractContextManager
 
 import pygit2
 
+from gitpatch.core.budget import run_as
 from gitpatch.core.model import Changeset, Proposal
 from gitpatch.errors import ProposalRejected
 from gitpatch.porcelain.workspace import Workspace
@@ -180,7 +181,7 @@ class WriteQueue:
         """Each change built on the one before it (a refused one is skipped)."""
         for item in batch:
             try:
-                found = item.context.run(item.build, head, moved)
+                found = run_as(item.context, item.build, head, moved)
             except Exception as exc:  # noqa: BLE001 - the change's own error, told to it
                 item.error = exc
                 continue
