@@ -222,13 +222,16 @@ def test_a_client_that_goes_away_frees_its_slot(tmp_path: Path) -> None:
         call(server.url, tokens["ada"], "create_resource", path="a.txt", content=A_LINES)
         before = space_refs(data)
 
+        answered: list[Any] = []
+
         async def give_up() -> None:
             async with session(server.url, tokens["ada"]) as c:
                 with anyio.move_on_after(2):
-                    await c.call_tool("patch_resource", {"path": "a.txt", "edits": FLIP * 500})
-                    raise AssertionError("the heavy call ended before its client gave up")
+                    args = {"path": "a.txt", "edits": FLIP * 500}
+                    answered.append(await c.call_tool("patch_resource", args))
 
-        anyio.run(give_up)
+        anyio.run(_quiet, give_up)  # the abandoned request may fail the client's teardown
+        assert answered == [], "the heavy call ended before its client gave up"
         gave_up = time.monotonic()
         outcome = ""
         while time.monotonic() - gave_up < 10:  # freed at the next checkpoint: milliseconds
