@@ -95,17 +95,21 @@ class ShowProposalArgs(_Args):
 
 @dataclass(frozen=True)
 class ToolDef:
-    """One tool: its name, argument model and whether it changes anything."""
+    """One tool: its name, argument model, whether it changes anything, and whether an
+    identical call repeated changes nothing more (``idempotent``: a read, or an edit whose
+    retry is answered with the original result)."""
 
     name: str
     args: type[BaseModel]
     read_only: bool
+    #: None: as ``read_only``.
+    idempotent: bool | None = None
 
 
 TOOLS: tuple[ToolDef, ...] = (
-    ToolDef("patch", PatchArgs, read_only=False),
-    ToolDef("apply_patch", ApplyPatchArgs, read_only=False),
-    ToolDef("patch_resource", PatchResourceArgs, read_only=False),
+    ToolDef("patch", PatchArgs, read_only=False, idempotent=True),
+    ToolDef("apply_patch", ApplyPatchArgs, read_only=False, idempotent=True),
+    ToolDef("patch_resource", PatchResourceArgs, read_only=False, idempotent=True),
     ToolDef("read_file", ReadFileArgs, read_only=True),
     ToolDef("list_proposals", ListProposalsArgs, read_only=True),
     ToolDef("show_proposal", ShowProposalArgs, read_only=True),

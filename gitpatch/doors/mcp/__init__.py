@@ -298,8 +298,9 @@ def build_server(
             description=describe(tool.name),
             annotations=ToolAnnotations(
                 read_only_hint=tool.read_only,
-                destructive_hint=False,
-                idempotent_hint=tool.read_only,
+                destructive_hint=tool.name in toolset.destructive,
+                idempotent_hint=tool.read_only if tool.idempotent is None else tool.idempotent,
+                open_world_hint=False,
             ),
             structured_output=True,
         )

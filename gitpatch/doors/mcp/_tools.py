@@ -298,4 +298,12 @@ def workspace_toolset(path: str, mode: str | None = None, session: str | None = 
         if repo.client is None and name:
             repo.client = name
 
-    return ToolSet(handlers, instructions, closers=[repo.close], on_client=client)
+    # an edit lands on files in auto mode; in review mode it only adds a proposal branch
+    lands = (mode or repository_config(path).mode) == "auto"
+    return ToolSet(
+        handlers,
+        instructions,
+        closers=[repo.close],
+        on_client=client,
+        destructive=_EDITS if lands else frozenset(),
+    )
