@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from gitpatch.errors import ConcurrentUpdate, InvalidArguments, ProposalNotFound
+from gitpatch.errors import (
+    ConcurrentUpdate,
+    InvalidArguments,
+    ProposalClosed,
+    ProposalNotFound,
+)
 from gitpatch.store import NOTES_REF
 from gitpatch.workspace.lookup import BOOKKEEPING_TOOLS, PROPOSAL_ID, clean_id, note_for_id
 from gitpatch.workspace.publisher import NoteChange, Transition, publish
@@ -68,6 +73,15 @@ def comment(ctx: Context, pid: str, by: str, text: str, kind: str = "comment") -
             f"no proposal named {key!r}",
             hint="Pass a 12-character proposal id (see `gitpatch proposals --all`).",
             details={"id": key},
+        )
+    note = found[1]
+    if kind == "request_changes" and note.get("status") == "rejected":
+        raise ProposalClosed(
+            f"proposal {key} is already rejected (by {note.get('rejected_by') or 'a person'}"
+            f"{': ' + str(note['reason']) if note.get('reason') else ''}); the agent was told",
+            hint="Add it as a plain comment (kind='comment'): a note the agent reads for "
+            f"its revision (revises='{key}').",
+            details={"id": key, "status": "rejected"},
         )
     entry = {"by": by, "at": now_iso(), "text": text.strip(), "kind": kind}
 

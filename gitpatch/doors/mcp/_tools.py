@@ -210,7 +210,9 @@ def _describe(info: ProposalInfo) -> str:
         line += f"\n    revises {info.revises}"
     if info.revised_by:
         line += f"\n    revised by {info.revised_by}"
-    if info.lands:
+    if info.lands and info.id == info.session:  # a session: its own proposals, all of them
+        line += f"\n    approving the session lands its proposals {', '.join(info.lands)}"
+    elif info.lands:
         line += f"\n    approving it also lands {', '.join(info.lands)} (beneath it)"
     for flag in info.overlaps:
         line += f"\n    also changed by another session: {flag}"
