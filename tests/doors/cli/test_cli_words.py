@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gitpatch.workspace import Workspace
+from gitpatch import Workspace
 from tests.doors.cli.clikit import gp, gp_json, gp_ok
 from tests.gitkit import git, make_repo
 
