@@ -195,6 +195,7 @@ class Workspace:
         allow_ignored: bool | None = None,
         agent: str | None = None,
         name: str | None = None,
+        max_file_bytes: int | None = None,
     ) -> Workspace:
         """Open the repository at ``path`` (with a working tree or bare).
 
@@ -202,7 +203,8 @@ class Workspace:
         change does to a person's uncommitted work in the files it touches: ``carry`` merges
         the change into it and never commits it, ``record`` commits it first (the result and
         the review say so), ``refuse`` refuses. ``agent`` names the agent (its MCP client)
-        as the author of its commits.
+        as the author of its commits. ``max_file_bytes``: a proposal leaving a file larger
+        than that is refused (``payload_too_large``) before anything is written.
 
         ``branch`` defaults to the checked-out one. In auto mode a protected target
         (``protected``, else git config ``gitpatch.protected``, else ``.gitpatch.toml``'s
@@ -220,6 +222,8 @@ class Workspace:
             )
         if agent:
             ws._ctx = dataclasses.replace(ws._ctx, agent=agent)
+        if max_file_bytes is not None:
+            ws._ctx = dataclasses.replace(ws._ctx, max_file_bytes=max_file_bytes)
         return ws
 
     @classmethod

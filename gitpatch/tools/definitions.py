@@ -24,6 +24,7 @@ __all__ = [
     "ListProposalsArgs",
     "PatchArgs",
     "PatchResourceArgs",
+    "READ_MAX_BYTES",
     "ReadFileArgs",
     "ShowProposalArgs",
     "ToolDef",
@@ -91,6 +92,12 @@ class ShowProposalArgs(_Args):
     """Arguments of ``show_proposal``."""
 
     id: str = Field(description="A proposal id (12 hex characters) or a session name.")
+
+
+#: Bytes of file content (UTF-8) one read result holds at most, whatever ``limit`` says:
+#: about 25,000 tokens, so one read never floods a model's context. Lines stop at the cap
+#: (the result says where to continue); a single line longer than the cap is cut.
+READ_MAX_BYTES = 100 * 1024
 
 
 @dataclass(frozen=True)

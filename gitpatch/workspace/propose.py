@@ -111,7 +111,15 @@ class Attempt:
         filters = ctx.worktree.filters if ctx.worktree is not None else None
         by = (ctx.agent_signature(), ctx.session_label())
         built = build(
-            ctx.store, self.proposal, base, recorded, self.pid, self.revision, filters, by
+            ctx.store,
+            self.proposal,
+            base,
+            recorded,
+            self.pid,
+            self.revision,
+            filters,
+            by,
+            max_bytes=ctx.max_file_bytes,
         )
         kept: list[str] = []
         if recorded and ctx.dirty == "carry":

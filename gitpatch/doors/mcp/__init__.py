@@ -102,6 +102,10 @@ class ReadOutput(_Open):
     start_line: int
     end_line: int
     total_lines: int
+    #: The line to pass as ``offset`` to read on (absent at the end of the file).
+    next_offset: int | None = None
+    #: Lines longer than a result holds, cut (only their start is in ``content``).
+    cut_lines: list[int] | None = None
 
 
 class ProposalsOutput(_Out):
@@ -307,12 +311,18 @@ def build_server(
     return server
 
 
-def serve_stdio(path: str, mode: str | None = None, session: str | None = None) -> None:
+def serve_stdio(
+    path: str,
+    mode: str | None = None,
+    session: str | None = None,
+    max_file_bytes: int | None = None,
+) -> None:
     """Serve the repository at ``path`` over stdio until the client disconnects; ``session``
-    names the agent's session (default: the client's name, else ``agent``)."""
+    names the agent's session (default: the client's name, else ``agent``); an edit whose
+    result is a file over ``max_file_bytes`` (default ``MAX_FILE_BYTES``) is refused."""
     from gitpatch.doors.mcp._tools import workspace_toolset
 
-    toolset = workspace_toolset(path, mode, session)
+    toolset = workspace_toolset(path, mode, session, max_file_bytes)
     server = build_server(toolset)
     try:
         server.run("stdio")

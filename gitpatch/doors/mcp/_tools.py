@@ -28,7 +28,11 @@ if TYPE_CHECKING:
     from gitpatch.tools.policy import ToolPermissionPolicy
     from gitpatch.workspace.results import ProposalInfo
 
-__all__ = ["workspace_toolset"]
+__all__ = ["MAX_FILE_BYTES", "workspace_toolset"]
+
+#: The largest file an edit over stdio may write unless ``serve --max-file-bytes`` says
+#: otherwise: GitHub's per-file limit, so what an agent writes can still be pushed.
+MAX_FILE_BYTES = 100 * 1024 * 1024
 
 
 class _Repository:
@@ -39,10 +43,17 @@ class _Repository:
     made unique among live connections (``claim_session``), and released at ``close``.
     """
 
-    def __init__(self, path: str, mode: str | None, session: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        mode: str | None,
+        session: str | None = None,
+        max_file_bytes: int | None = None,
+    ) -> None:
         self.path = path
         self.mode = mode
         self.session = session
+        self.max_file_bytes = max_file_bytes
         self.client: str | None = None
         self._ws: Workspace | None = None
         self._lock = threading.Lock()
@@ -53,6 +64,7 @@ class _Repository:
             if self._ws is None:
                 mode: Any = self.mode
                 extra: dict[str, Any] = {"agent": self.client} if self.client else {}
+                extra["max_file_bytes"] = self.max_file_bytes
                 self._ws = open_workspace(self.path, mode, name=self._session_name(), **extra)
             return self._ws
 
@@ -274,10 +286,16 @@ def _with_notices(repo: _Repository, name: str, handler: Handler, told: set[str]
 _EDITS = frozenset({"patch", "apply_patch", "patch_resource"})
 
 
-def workspace_toolset(path: str, mode: str | None = None, session: str | None = None) -> ToolSet:
+def workspace_toolset(
+    path: str,
+    mode: str | None = None,
+    session: str | None = None,
+    max_file_bytes: int | None = None,
+) -> ToolSet:
     """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
-    ``session``: the session name, else the client's name, else ``agent``)."""
-    repo = _Repository(path, mode, session)
+    ``session``: the session name, else the client's name, else ``agent``); an edit writing
+    a file over ``max_file_bytes`` (default ``MAX_FILE_BYTES``) is ``payload_too_large``."""
+    repo = _Repository(path, mode, session, max_file_bytes or MAX_FILE_BYTES)
     repo.claim()  # a name in use elsewhere is refused before the client connects
     edits = _EditAdapter(repo)
     handlers: dict[str, Handler] = {
@@ -293,7 +311,10 @@ def workspace_toolset(path: str, mode: str | None = None, session: str | None = 
         "Edit files in this git repository with patch, apply_patch or patch_resource; read them "
         "with read_file. Every edit is one commit; in review mode it waits for a person "
         "(see list_proposals / show_proposal), your later calls see your pending proposals, "
-        "and a rejected one can be revised (revises: its id). You cannot approve or reject."
+        "and a rejected one can be revised (revises: its id). You cannot approve or reject. "
+        f"An edit may leave a file of at most {repo.max_file_bytes} bytes (payload_too_large "
+        f"above); read_file returns at most {tooldefs.READ_MAX_BYTES} bytes per call (pass "
+        "offset to read on)."
     )
 
     def client(name: str | None) -> None:
