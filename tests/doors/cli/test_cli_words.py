@@ -29,7 +29,7 @@ def _two(ws: Workspace) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize(("typed", "meant"), [("list", "proposals"), ("aprove", "approve")])
+@pytest.mark.parametrize(("typed", "meant"), [("list", "proposals"), ("ls", "proposals")])
 def test_an_unknown_command_names_the_one_that_does_it(repo: Path, typed: str, meant: str) -> None:
     out = gp(repo, typed)
     assert out.returncode == 2, out.stderr
