@@ -113,6 +113,11 @@ def _serialized(
     return run
 
 
+#: What a proposal's note keeps of a tool call's result for its retries (``replayed``): what
+#: the note and the branch do not already say.
+_REPLAYED = frozenset({"files", "edits", "message", "worktree", "recorded", "carried"})
+
+
 class Workspace:
     """One repository, one target branch, one mode; its calls run one at a time."""
 
@@ -405,22 +410,28 @@ class Workspace:
         one.call = proposal.call
 
         def attempt() -> ProposalResult:
-            one.build()
-            self._publish(one, proposal.tool, revised)
-            assert one.built is not None
-            return proposal_result(
-                self._ctx, one.built, one.pid, recorded=one.recorded, carried=one.kept
+            built = one.build()
+            result = proposal_result(
+                self._ctx, built, one.pid, recorded=one.recorded, carried=one.kept
             )
+            self._publish(one, proposal.tool, revised, result)
+            return result
 
         return retried(attempt, self.branch)
 
     def _publish(
-        self, one: Attempt, tool: str, revised: tuple[str, pygit2.Oid] | None = None
+        self,
+        one: Attempt,
+        tool: str,
+        revised: tuple[str, pygit2.Oid] | None = None,
+        result: ProposalResult | None = None,
     ) -> None:
         """Move the branch (auto) or create the proposal ref (review) together with the note,
         in one ref transaction: a proposal never exists without its note, nor a note without
         its proposal. In auto mode the disk follows when the branch is checked out; when the
-        change was carried onto the person's uncommitted work, that work gets it merged in."""
+        change was carried onto the person's uncommitted work, that work gets it merged in.
+        A tool call's ``result`` is kept in the note with the call's digest, so a retry of that
+        call gets the whole original result, also from a restarted server (``replayed``)."""
         if self.mode == "auto" and self.branch in self.protected:
             raise InternalError("refusing to land an agent commit on a protected branch")
         built = one.built
@@ -428,6 +439,8 @@ class Workspace:
         auto = self.mode == "auto"
         ref = self.branch if auto else PROPOSAL_PREFIX + one.pid
         note = one.note(tool)
+        if one.call and result is not None:
+            note["result"] = result.model_dump(mode="json", include=set(_REPLAYED))
         notes: dict[pygit2.Oid, NoteChange] = {built.commit: lambda _old: note}
         if revised is not None:
             note["revises"] = revised[0]
@@ -498,7 +511,8 @@ class Workspace:
     @_serialized
     def replayed(self, call: str) -> ProposalResult | None:
         """The proposal the tool call with digest ``call`` made, when nothing moved since (it
-        is still the head of ``view``): a harness retrying that call. None otherwise."""
+        is still the head of ``view``): a harness retrying that call. None otherwise. Its
+        files, edits, worktree and message are the original result's (kept in the note)."""
         head = self.view().head
         note = self.store.read_note(head) if head is not None and call else None
         if note is None or note.get("call") != call:
@@ -506,15 +520,22 @@ class Workspace:
         pid = str(note.get("id") or "")
         status: ProposalStatus = "proposed" if self.mode == "review" else "applied"
         branch = self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid
-        return ProposalResult(
-            proposal_id=pid,
-            version=str(head),
-            branch=branch,
-            target=self.target,
-            mode=self.mode,
-            status=status,
-            base=str(note.get("base") or ""),
-            message=f"Already applied as proposal {pid} (version {head}).",
+        kept = note.get("result") if isinstance(note.get("result"), dict) else {}
+        found = {
+            "message": f"Already applied as proposal {pid} (version {head}).",
+            **{k: v for k, v in (kept or {}).items() if k in _REPLAYED},
+        }
+        return ProposalResult.model_validate(
+            {
+                **found,
+                "proposal_id": pid,
+                "version": str(head),
+                "branch": branch,
+                "target": self.target,
+                "mode": self.mode,
+                "status": status,
+                "base": str(note.get("base") or ""),
+            }
         )
 
     @_serialized

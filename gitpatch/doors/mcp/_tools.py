@@ -125,14 +125,14 @@ class _EditAdapter:
     the policy of ``.gitpatch.toml`` combined with the git config's tool rules.
 
     A call identical to the last edit that succeeded, while nothing moved since (the view's
-    head is still the version it returned), is a harness retry: it gets the original result,
-    marked already applied, and changes nothing.
+    head is still the version it returned), is a harness retry: the tool layer answers it with
+    the original result (kept in the proposal's note, so a restarted server knows it too),
+    marked already applied here, and nothing changes.
     """
 
     def __init__(self, source: _Repository) -> None:
         self.source = source
         self._tools: dict[str, Any] = {}
-        self._last: tuple[str, Reply] | None = None
 
     def tool(self, name: str) -> Any:
         """The tool-layer tool ``name``, made once over the Workspace."""
@@ -152,31 +152,10 @@ class _EditAdapter:
     def _edit(self, name: str, args: BaseModel, **call: Any) -> Reply:
         text = json.dumps([name, args.model_dump(mode="json")], sort_keys=True)
         key = hashlib.sha256(text.encode()).hexdigest()[:32]
-        replay = self._replayed(key, name, args)
-        if replay is not None:
-            return replay
         reply = _reply(self.tool(name).invoke(key, **call))
-        if reply.ok:
-            self._last = (key, reply)
+        if reply.ok and reply.data is not None and reply.data.get("already_applied"):
+            return _already(reply.text, reply.data)
         return reply
-
-    def _replayed(self, key: str, name: str, args: BaseModel) -> Reply | None:
-        """The original result of the call ``key`` when it is the last change and nothing
-        moved since: from this connection, else rebuilt from the proposal's note (a
-        restarted server)."""
-        ws = self.source.workspace()
-        if self._last is not None and self._last[0] == key:
-            reply = self._last[1]
-            if reply.data is not None and str(ws.view().head) == reply.data.get("version"):
-                return _already(reply.text, reply.data)
-        found = ws.replayed(key)
-        if found is None:
-            return None
-        data: dict[str, Any] = {"version": found.version, "status": found.status}
-        data |= {"proposal_id": found.proposal_id, "branch": found.branch}
-        if name == "patch_resource" or name == "patch":
-            data |= {"path": getattr(args, "path", ""), "id": None}
-        return _already(found.message, data)
 
     def patch(self, args: tooldefs.PatchArgs) -> Reply:
         return self._edit("patch", args, path=args.path, edits=args.edits, revises=args.revises)
