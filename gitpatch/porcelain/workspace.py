@@ -545,6 +545,12 @@ class Workspace:
         return series.overlaps(self._ctx)
 
     @_serialized
+    def new_overlaps(self) -> list[str]:
+        """The ``overlaps()`` this session was not told of yet; each is told once, also across
+        restarts (``feedback.new_overlaps``)."""
+        return feedback.new_overlaps(self._ctx, series.overlaps(self._ctx))
+
+    @_serialized
     def notices(self) -> list[str]:
         """One line per change to this session's proposals since it was last told (verdicts,
         re-bases, comments); each is told once. Empty without a session."""

@@ -234,30 +234,30 @@ def _review_handlers(repo: _Repository) -> dict[str, Handler]:
     return {"list_proposals": list_proposals, "show_proposal": show_proposal}
 
 
-def _with_notices(repo: _Repository, name: str, handler: Handler, told: set[str]) -> Handler:
+def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
     """``handler`` whose reply starts with the session's notices (verdicts, re-bases,
-    comments, other sessions' work on the same files) and, after an edit, flags those files."""
+    comments, other sessions' work on the same files) and, after an edit that made its files
+    overlap another session's work, ends with that warning. Each line is told once, also
+    across restarts (``Workspace.notices`` / ``new_overlaps``)."""
 
     def overlaps() -> list[str]:
-        fresh = [f for f in repo.workspace().overlaps() if f not in told]
-        told.update(fresh)
-        return fresh
+        return [f"Another session also changes {f}." for f in repo.workspace().new_overlaps()]
 
     def run(args: BaseModel) -> Reply:
         ws = repo.workspace()
-        lines = ws.notices() + [f"Another session also changes {f}." for f in overlaps()]
+        lines = ws.notices() + overlaps()
         try:
             reply = handler(args)
         except GitpatchError as exc:
             reply = Reply(False, exc.message, exc.code, hint=exc.hint)
-        if reply.ok and name in _EDITS:
-            lines += [f"Another session also changes {f}." for f in overlaps()]
-        if not lines:
+        after = overlaps() if reply.ok and name in _EDITS else []
+        if not lines and not after:
             return reply
         data = reply.data
         if data is not None:
-            data = {**data, "notices": lines}
-        return dataclasses.replace(reply, data=data, notices=tuple(lines))
+            data = {**data, "notices": lines + after}
+        text = "\n".join([reply.text, *after])
+        return dataclasses.replace(reply, text=text, data=data, notices=tuple(lines))
 
     return run
 
@@ -284,8 +284,7 @@ def workspace_toolset(
         "read_file": edits.read_file,  # type: ignore[dict-item]
         **_review_handlers(repo),
     }
-    told: set[str] = set()
-    handlers = {n: _with_notices(repo, n, h, told) for n, h in handlers.items()}
+    handlers = {n: _with_notices(repo, n, h) for n, h in handlers.items()}
     instructions = (
         "Edit files in this git repository with patch, apply_patch or patch_resource; read them "
         "with read_file. Every edit is one commit; in review mode it waits for a person "
