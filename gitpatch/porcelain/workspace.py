@@ -125,6 +125,7 @@ class Workspace:
         self._ctx = context
         self._calls = threading.RLock()
         self._told_at: pygit2.Oid | None = None  # the notes tip the last notices were read at
+        self._told_overlaps = True  # a record of told overlaps may exist (unknown at first)
 
     # -- state (read-only) -------------------------------------------------------------------
 
@@ -548,7 +549,11 @@ class Workspace:
     def new_overlaps(self) -> list[str]:
         """The ``overlaps()`` this session was not told of yet; each is told once, also across
         restarts (``feedback.new_overlaps``)."""
-        return feedback.new_overlaps(self._ctx, series.overlaps(self._ctx))
+        current = series.overlaps(self._ctx)
+        if not current and not self._told_overlaps:
+            return []  # nothing now, nothing recorded: the common case touches no file
+        self._told_overlaps = bool(current)
+        return feedback.new_overlaps(self._ctx, current)
 
     @_serialized
     def notices(self) -> list[str]:

@@ -15,8 +15,10 @@ under the git dir), so a restarted server does not tell it again either.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pygit2
@@ -202,13 +204,19 @@ def _changed_notes(
             yield commit, note
 
 
+@functools.lru_cache(maxsize=64)
+def _told_path(git_dir: str, session: str) -> Path:
+    """Where session ``session`` keeps the overlaps it was told of (computed once)."""
+    return common_dir(git_dir) / "gitpatch" / "sessions" / f"{session}.told"
+
+
 def new_overlaps(ctx: Context, current: Sequence[str]) -> list[str]:
     """Of ``current`` (the session's overlaps with other sessions' work now), those it was not
     told yet; all of ``current`` is then remembered as told, and what is no longer current is
     forgotten (told again if it comes back). Without a session, all of ``current``."""
     if ctx.session is None:
         return list(current)
-    path = common_dir(str(ctx.store.git_dir)) / "gitpatch" / "sessions" / f"{ctx.session}.told"
+    path = _told_path(str(ctx.store.git_dir), ctx.session)
     if not current:  # the common case: one syscall, nothing read
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
