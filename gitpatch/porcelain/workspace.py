@@ -40,7 +40,6 @@ from gitpatch.core.paths import normalize, normalize_proposal
 from gitpatch.core.text import Document
 from gitpatch.errors import (
     GitpatchError,
-    InternalError,
     InvalidArguments,
     ResourceNotFound,
 )
@@ -48,18 +47,18 @@ from gitpatch.formats import apply_patch, detect, patch_resource, search_replace
 from gitpatch.review import feedback, lifecycle, series, worktrees
 from gitpatch.store import Store
 from gitpatch.workspace import guards, stack, versions
-from gitpatch.workspace.build import Dirty, proposal_result
+from gitpatch.workspace.build import Dirty
 from gitpatch.workspace.context import Context
 from gitpatch.workspace.propose import (
+    REPLAYED,
     Attempt,
     Preview,
     check_paths,
     consistent_view,
     disk,
+    land,
     preview,
-    retried,
 )
-from gitpatch.workspace.publisher import NoteChange, Transition, publish
 from gitpatch.workspace.results import (
     Mode,
     ProposalResult,
@@ -111,11 +110,6 @@ def _serialized(
 
     functools.update_wrapper(run, method)
     return run
-
-
-#: What a proposal's note keeps of a tool call's result for its retries (``replayed``): what
-#: the note and the branch do not already say.
-_REPLAYED = frozenset({"files", "edits", "message", "worktree", "recorded", "carried"})
 
 
 class Workspace:
@@ -409,53 +403,8 @@ class Workspace:
         expected = None if read_as is None else versions.unpin(self.store, read_as)
         one = Attempt(self._ctx, proposal, secrets.token_hex(6), revision, read_as, expected)
         one.call = proposal.call
-
-        def attempt() -> ProposalResult:
-            built = one.build()
-            result = proposal_result(
-                self._ctx, built, one.pid, recorded=one.recorded, carried=one.kept
-            )
-            self._publish(one, proposal.tool, revised, result)
-            return result
-
-        return retried(attempt, self.branch)
-
-    def _publish(
-        self,
-        one: Attempt,
-        tool: str,
-        revised: tuple[str, pygit2.Oid] | None = None,
-        result: ProposalResult | None = None,
-    ) -> None:
-        """Move the branch (auto) or create the proposal ref (review) together with the note,
-        in one ref transaction: a proposal never exists without its note, nor a note without
-        its proposal. In auto mode the disk follows when the branch is checked out; when the
-        change was carried onto the person's uncommitted work, that work gets it merged in.
-        A tool call's ``result`` is kept in the note with the call's digest, so a retry of that
-        call gets the whole original result, also from a restarted server (``replayed``)."""
-        if self.mode == "auto" and self.branch in self.protected:
-            raise InternalError("refusing to land an agent commit on a protected branch")
-        built = one.built
-        assert built is not None
-        auto = self.mode == "auto"
-        ref = self.branch if auto else PROPOSAL_PREFIX + one.pid
-        note = one.note(tool)
-        if one.call and result is not None:
-            note["result"] = result.model_dump(mode="json", include=set(_REPLAYED))
-        notes: dict[pygit2.Oid, NoteChange] = {built.commit: lambda _old: note}
-        if revised is not None:
-            note["revises"] = revised[0]
-            pid = one.pid
-            notes[revised[1]] = lambda old: {**(old or {}), "revised_by": pid}
-        step = Transition(
-            refs=((ref, built.commit, one.head if auto else None),),
-            notes=notes,
-            message=f"gitpatch: {tool or 'propose'} {one.pid}",
-            checkout=(self.branch, built.base, built.commit) if auto else None,
-            paths=built.land_paths,
-            disk_checked=not one.kept,
-        )
-        publish(self._ctx, step)
+        land(self._ctx, [one], proposal.tool, revised=revised)
+        return one.result()
 
     @_serialized
     def preview(self, proposal: Proposal) -> Preview:
@@ -497,9 +446,17 @@ class Workspace:
     # -- review (written in gitpatch.review.lifecycle) --------------------------------------------
 
     @_serialized
-    def approve(self, proposal_id: str, by: str, *, squash: bool = False) -> ProposalResult:
-        """Merge a proposal (or a session, by name) into its target; see ``review``."""
-        return lifecycle.approve(self._ctx, proposal_id, by, squash=squash)
+    def approve(
+        self,
+        proposal_id: str,
+        by: str,
+        *,
+        squash: bool = False,
+        told: Callable[[str], None] | None = None,
+    ) -> ProposalResult:
+        """Merge a proposal (or a session, by name) into its target; see ``review``.
+        ``told`` hears, before anything moves, which other open proposals it lands."""
+        return lifecycle.approve(self._ctx, proposal_id, by, squash=squash, told=told)
 
     @_serialized
     def comment(
@@ -524,7 +481,7 @@ class Workspace:
         kept = note.get("result") if isinstance(note.get("result"), dict) else {}
         found = {
             "message": f"Already applied as proposal {pid} (version {head}).",
-            **{k: v for k, v in (kept or {}).items() if k in _REPLAYED},
+            **{k: v for k, v in (kept or {}).items() if k in REPLAYED},
         }
         return ProposalResult.model_validate(
             {

@@ -49,6 +49,7 @@ __all__ = [
     "build_server",
     "serve_http",
     "serve_stdio",
+    "workspace_tools",
 ]
 
 _log = logging.getLogger("gitpatch.mcp")
@@ -311,6 +312,20 @@ def build_server(
     return server
 
 
+def workspace_tools(
+    path: str,
+    mode: str | None = None,
+    session: str | None = None,
+    max_file_bytes: int | None = None,
+) -> ToolSet:
+    """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
+    ``session``: the session name, else the client's name, else ``agent``); an edit whose
+    result is a file over ``max_file_bytes`` (default ``MAX_FILE_BYTES``) is refused."""
+    from gitpatch.doors.mcp._tools import workspace_toolset
+
+    return workspace_toolset(path, mode, session, max_file_bytes)
+
+
 def serve_stdio(
     path: str,
     mode: str | None = None,
@@ -318,11 +333,9 @@ def serve_stdio(
     max_file_bytes: int | None = None,
 ) -> None:
     """Serve the repository at ``path`` over stdio until the client disconnects; ``session``
-    names the agent's session (default: the client's name, else ``agent``); an edit whose
-    result is a file over ``max_file_bytes`` (default ``MAX_FILE_BYTES``) is refused."""
-    from gitpatch.doors.mcp._tools import workspace_toolset
-
-    toolset = workspace_toolset(path, mode, session, max_file_bytes)
+    names the agent's session (default: the client's name, else ``agent``); see
+    ``workspace_tools`` for ``max_file_bytes``."""
+    toolset = workspace_tools(path, mode, session, max_file_bytes)
     server = build_server(toolset)
     try:
         server.run("stdio")

@@ -236,21 +236,22 @@ def _review_handlers(repo: _Repository) -> dict[str, Handler]:
 
 def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
     """``handler`` whose reply starts with the session's notices (verdicts, re-bases,
-    comments, other sessions' work on the same files) and, after an edit that made its files
-    overlap another session's work, ends with that warning. Each line is told once, also
-    across restarts (``Workspace.notices`` / ``new_overlaps``)."""
-
-    def overlaps() -> list[str]:
-        return [f"Another session also changes {f}." for f in repo.workspace().new_overlaps()]
+    comments, other sessions' work on the same files) and, after an edit that made one of its
+    files overlap another session's work, ends with that warning. Each line is told once,
+    also across restarts (``Workspace.notices`` / ``new_overlaps``)."""
 
     def run(args: BaseModel) -> Reply:
-        ws = repo.workspace()
-        lines = ws.notices() + overlaps()
+        lines = repo.workspace().notices()
         try:
             reply = handler(args)
         except GitpatchError as exc:
             reply = Reply(False, exc.message, exc.code, hint=exc.hint)
-        after = overlaps() if reply.ok and name in _EDITS else []
+        # looked for once, after the call: an edit's own files are flagged at once, at the end
+        touched = _touched(reply) if reply.ok and name in _EDITS else set()
+        after: list[str] = []
+        for flag in repo.workspace().new_overlaps():
+            caused = flag.rsplit(": session ", 1)[0] in touched
+            (after if caused else lines).append(f"Another session also changes {flag}.")
         if not lines and not after:
             return reply
         data = reply.data
@@ -260,6 +261,15 @@ def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
         return dataclasses.replace(reply, text=text, data=data, notices=tuple(lines))
 
     return run
+
+
+def _touched(reply: Reply) -> set[str]:
+    """The paths a successful edit's result names (``path``, or each of ``files``)."""
+    data = reply.data or {}
+    found = {str(data["path"])} if data.get("path") else set()
+    for f in data.get("files") or ():
+        found.update(str(f[k]) for k in ("path", "moved_from") if f.get(k))
+    return found
 
 
 _EDITS = frozenset({"patch", "apply_patch", "patch_resource"})
