@@ -40,7 +40,8 @@ import pygit2
 
 from gitpatch.checkout import gitbin
 from gitpatch.core.text import is_utf8_text
-from gitpatch.errors import FilterFailed, NotATextResource
+from gitpatch.errors import FilterFailed, GitpatchError, NotATextResource
+from gitpatch.store import git_errors
 
 __all__ = ["ATTRIBUTES", "ATTRIBUTES_FILE", "Filters", "changes_attributes"]
 
@@ -108,14 +109,18 @@ class Filters:
     def _converts(self, path: str) -> bool:
         config = self._config
         try:
-            autocrlf = str(config["core.autocrlf"]).lower() if "core.autocrlf" in config else ""
-        except (pygit2.GitError, ValueError):
+            with git_errors("read core.autocrlf"):
+                autocrlf = str(config["core.autocrlf"]).lower() if "core.autocrlf" in config else ""
+        except GitpatchError:
             autocrlf = ""
         if autocrlf in ("true", "input", "1", "yes", "on"):
             return True
         try:
-            return any(self._repo.get_attr(path, name) not in (None, False) for name in ATTRIBUTES)
-        except pygit2.GitError:
+            with git_errors(f"read the attributes of {path}"):
+                return any(
+                    self._repo.get_attr(path, name) not in (None, False) for name in ATTRIBUTES
+                )
+        except GitpatchError:
             return True  # attributes libgit2 cannot read (a split index): git itself decides
 
     def to_blob(self, path: str, data: bytes) -> bytes:
@@ -160,8 +165,9 @@ class Filters:
     def encoding(self, path: str) -> str | None:
         """The ``working-tree-encoding`` of ``path`` (the disk's encoding), None without one."""
         try:
-            value = self._repo.get_attr(path, "working-tree-encoding")
-        except pygit2.GitError:
+            with git_errors(f"read the attributes of {path}"):
+                value = self._repo.get_attr(path, "working-tree-encoding")
+        except GitpatchError:
             return None
         return value if isinstance(value, str) and value else None
 
