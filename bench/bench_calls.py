@@ -5,6 +5,9 @@ measured in the same run: `python -m bench.bench_calls` (also part of `make benc
   repository, through ``gitpatch serve`` and the SDK's own client, against the ``echo`` tool of
   the SDK's own server (``bench/echo_server.py``). Both sessions stay open and the calls
   alternate, so load on the machine hits both alike. Target: <= 3.
+- MCP layer: the MCP edit minus the same edit in process (``Workspace.patch`` on another line
+  of the same file, alternating with the two above), against the echo call: what the door,
+  the SDK and the pipe add to an edit. Target (issue 24): <= 2.
 - MCP start: spawning ``gitpatch serve`` to its first tool result (``read_file``) against
   spawning the echo server to its first ``echo`` result, alternately. Target: <= 1.15.
 - big file: ``gitpatch edit`` (the whole CLI process) of one line of a 52 MB file against
@@ -38,7 +41,7 @@ from bench._common import GIT_QUIET, bytecode_env, git, make_repo
 
 HERE = Path(__file__).resolve().parent
 BIG, BIG_LINES = "big/module.py", 2000
-TARGETS = {"edit": 3.0, "start": 1.15, "big_time": 1.5, "big_rss": 2.0}
+TARGETS = {"edit": 3.0, "layer": 2.0, "start": 1.15, "big_time": 1.5, "big_rss": 2.0}
 GITPATCH = str(Path(sys.executable).parent / "gitpatch")
 TIME = "/usr/bin/time"  # GNU time: the peak resident set of a command
 #: The children's environment: ``bytecode_env`` (set in ``main``), the same for both sides.
@@ -60,8 +63,8 @@ def _echo_server() -> StdioServerParameters:
     )
 
 
-def _edit(n: int) -> dict[str, Any]:
-    old, new = f"value_1000 = 1000  # rev {n}", f"value_1000 = 1000  # rev {n + 1}"
+def _edit(n: int, line: int = 1000) -> dict[str, Any]:
+    old, new = f"value_{line} = {line}  # rev {n}", f"value_{line} = {line}  # rev {n + 1}"
     return {"path": BIG, "edits": f"<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n"}
 
 
@@ -73,10 +76,15 @@ async def _timed(client: ClientSession, tool: str, arguments: dict[str, Any]) ->
     return elapsed
 
 
-async def _edits(repo: Path, runs: int) -> tuple[float, float]:
-    """Median ms of the auto-mode edit and of the echo call, alternating on live sessions."""
+async def _edits(repo: Path, runs: int) -> tuple[float, float, float]:
+    """Median ms of the auto-mode MCP edit, of the echo call and of the same edit in process
+    (another line of the file), alternating on live sessions."""
+    from gitpatch import Workspace
+
     ours: list[float] = []
     echo: list[float] = []
+    inproc: list[float] = []
+    ws = Workspace.open(repo, mode="auto")
     async with (
         stdio_client(_gitpatch_server(repo), errlog=sys.stderr) as (read, write),
         ClientSession(read, write) as client,
@@ -88,10 +96,14 @@ async def _edits(repo: Path, runs: int) -> tuple[float, float]:
         for k in range(runs + 3):
             mine = await _timed(client, "patch", _edit(k))
             theirs = await _timed(anchor, "echo", {"text": f"call {k}"})
+            start = time.perf_counter()
+            ws.patch(**_edit(k, 1500))
+            local = (time.perf_counter() - start) * 1000
             if k >= 3:
                 ours.append(mine)
                 echo.append(theirs)
-    return statistics.median(ours), statistics.median(echo)
+                inproc.append(local)
+    return statistics.median(ours), statistics.median(echo), statistics.median(inproc)
 
 
 async def _start(params: StdioServerParameters, tool: str, arguments: dict[str, Any]) -> float:
@@ -208,8 +220,11 @@ def main() -> int:
         git(repo, "add", BIG)
         git(repo, "commit", "-q", "-m", "a 2,000-line file")
         print(f"{opts.files:,}-file repository, one-line edits of a {BIG_LINES:,}-line file")
-        ours, echo = anyio.run(_edits, repo, opts.runs)
+        ours, echo, inproc = anyio.run(_edits, repo, opts.runs)
         held &= _row("MCP patch, auto mode", ours, echo, "ms", TARGETS["edit"], "echo")
+        print(f"{'  the same edit in process':<34} {inproc:9.2f} ms")
+        layer = ours - inproc
+        held &= _row("MCP layer (MCP - in process)", layer, echo, "ms", TARGETS["layer"], "echo")
         mine, theirs = _starts(repo, opts.starts)
         ratios = [a / b for a, b in zip(mine, theirs, strict=True)]
         held &= _row(
