@@ -5,8 +5,8 @@ measured in the same run: `python -m bench.bench_calls` (also part of `make benc
   repository, through ``gitpatch serve`` and the SDK's own client, against the ``echo`` tool of
   the SDK's own server (``bench/echo_server.py``). Both sessions stay open and the calls
   alternate, so load on the machine hits both alike. Target: <= 3.
-- MCP layer: the MCP edit minus the same edit in process (``Workspace.patch`` on another line
-  of the same file, alternating with the two above), against the echo call: what the door,
+- MCP layer: the MCP edit minus the same edit in process (``Workspace.patch`` on a copy of the
+  repository, alternating with the two above), against the echo call: what the door,
   the SDK and the pipe add to an edit. Target (issue 24): <= 2.
 - MCP start: spawning ``gitpatch serve`` to its first tool result (``read_file``) against
   spawning the echo server to its first ``echo`` result, alternately. Target: <= 1.15.
@@ -78,13 +78,16 @@ async def _timed(client: ClientSession, tool: str, arguments: dict[str, Any]) ->
 
 async def _edits(repo: Path, runs: int) -> tuple[float, float, float]:
     """Median ms of the auto-mode MCP edit, of the echo call and of the same edit in process
-    (another line of the file), alternating on live sessions."""
+    (on a copy of the repository, so neither sees the other's commits), alternating on live
+    sessions."""
     from gitpatch import Workspace
 
     ours: list[float] = []
     echo: list[float] = []
     inproc: list[float] = []
-    ws = Workspace.open(repo, mode="auto")
+    twin = repo.with_name(repo.name + "-in-process")
+    git(repo.parent, "clone", "-q", str(repo), str(twin))  # its own fresh index
+    ws = Workspace.open(twin, mode="auto")
     async with (
         stdio_client(_gitpatch_server(repo), errlog=sys.stderr) as (read, write),
         ClientSession(read, write) as client,
@@ -97,7 +100,7 @@ async def _edits(repo: Path, runs: int) -> tuple[float, float, float]:
             mine = await _timed(client, "patch", _edit(k))
             theirs = await _timed(anchor, "echo", {"text": f"call {k}"})
             start = time.perf_counter()
-            ws.patch(**_edit(k, 1500))
+            ws.patch(**_edit(k))
             local = (time.perf_counter() - start) * 1000
             if k >= 3:
                 ours.append(mine)
