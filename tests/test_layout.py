@@ -238,7 +238,7 @@ def test_only_the_store_touches_the_pygit2_repository() -> None:
         if name.startswith(allowed):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Attribute) and node.attr == "repo":
+            if isinstance(node, ast.Attribute) and node.attr in ("repo", "_repo"):
                 users.append(f"{name}:{node.lineno}")
     assert users == []
 
