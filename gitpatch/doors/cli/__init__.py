@@ -24,6 +24,7 @@ from gitpatch.doors.cli._admin import hooks, init, schema, serve
 from gitpatch.doors.cli._common import Env, wants_color
 from gitpatch.doors.cli._edit import apply, apply_patch, edit, patch, read
 from gitpatch.doors.cli._hosted import credentials, push
+from gitpatch.doors.cli._hunks import amend
 from gitpatch.doors.cli._review import approve, comment, log, proposals, reject, show, undo
 from gitpatch.doors.cli._web import web
 from gitpatch.doors.terms import in_terms
@@ -159,6 +160,7 @@ for _command in (
     show,
     approve,
     reject,
+    amend,
     comment,
     undo,
     log,
