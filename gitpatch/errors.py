@@ -27,7 +27,8 @@ The tree::
     ├── LimitExceeded
     │   ├── PayloadTooLarge            payload_too_large
     │   ├── StorageLimitReached        storage_limit_reached
-    │   └── CallLimitReached           call_limit_reached   too many sessions, calls or tool calls
+    │   ├── CallLimitReached           call_limit_reached   too many sessions, calls or tool calls
+    │   └── BudgetExceeded             budget_exceeded      a call ran past its CPU or wall budget
     ├── AccessDenied
     │   ├── Forbidden                  forbidden
     │   ├── PermissionDenied           permission_denied    a policy rule denies the operation
@@ -69,6 +70,7 @@ __all__ = [
     "BranchCheckedOut",
     "CallLimitReached",
     "ApprovalRequired",
+    "BudgetExceeded",
     "ConcurrentUpdate",
     "DirtyWorktree",
     "EditOverlap",
@@ -305,6 +307,13 @@ class CallLimitReached(LimitExceeded):
     current window (the tool-invocation allowance)."""
 
     code = "call_limit_reached"
+
+
+class BudgetExceeded(LimitExceeded):
+    """A call used more than its budget of CPU or wall time (``gitpatch.core.budget``), or
+    was stopped (its client went away, the service is shutting down); it changed nothing."""
+
+    code = "budget_exceeded"
 
 
 class AccessDenied(_Coded):

@@ -85,6 +85,20 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     help="With --http: push proposal branches and notes to this git remote (in spaces that "
     "have it) after every change.",
 )
+@click.option(
+    "--cpu-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Without --http: the CPU seconds each tool call may use (default: no limit); a call "
+    "past it answers budget_exceeded and changes nothing. With --http each credential's "
+    "budget is set in the credentials file.",
+)
+@click.option(
+    "--wall-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Without --http: the wall seconds each tool call may take (default: no limit).",
+)
 @pass_env
 def serve(
     env: Env,
@@ -97,10 +111,19 @@ def serve(
     allowed: tuple[str, ...],
     workers: int | None,
     push: str | None,
+    cpu_seconds: float | None,
+    wall_seconds: float | None,
 ) -> None:
     """Serve the MCP tools over stdio for the repository (patch, apply_patch, patch_resource,
     read_file, list_proposals, show_proposal; no approve or reject); with --http, the
     resource service over spaces (docs/hosted-service.md)."""
+    if listen is not None and (cpu_seconds, wall_seconds) != (None, None):
+        raise InvalidArguments(
+            "--cpu-seconds and --wall-seconds are for stdio; with --http each credential "
+            "has its own budget",
+            hint="Set cpu_seconds and wall_seconds in the credential's block of the "
+            "credentials file (docs/hosted-service.md), and drop these options.",
+        )
     if listen is not None:
         from gitpatch.doors.cli._hosted import run_http
 
@@ -113,7 +136,7 @@ def serve(
         from gitpatch.workspace.sessions import check_session_name
 
         check_session_name(session)
-    serve_stdio(str(env.directory), mode, session, max_file_bytes)
+    serve_stdio(str(env.directory), mode, session, max_file_bytes, (cpu_seconds, wall_seconds))
 
 
 def _hooks_dir(directory: Path) -> Path:

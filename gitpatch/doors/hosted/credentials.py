@@ -9,6 +9,8 @@ The file holds one ``[[credential]]`` table per credential::
     teams = ["web", "infra"]     # teams bound to this credential
     manage = ["web"]             # bound teams it may change
     scopes = ["read", "edit"]
+    cpu_seconds = 2.0            # optional: the budget of each call (gitpatch.core.budget);
+    wall_seconds = 5.0           # omitted, the service's defaults apply
 
 Tokens are never stored in clear: a presented token is hashed and looked up. The file is
 re-read when its modification time, size or inode changes (one ``stat`` per lookup), so a
@@ -62,6 +64,9 @@ class Credential:
     teams: tuple[str, ...] = ()
     manage: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ("read",)
+    #: The CPU and wall seconds each of its calls may take (None: the service's default).
+    cpu_seconds: float | None = None
+    wall_seconds: float | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -125,7 +130,14 @@ def _credential(table: dict[str, object], where: str) -> Credential:
     for kind, name in names:
         if name is not None and not _valid(name):
             raise ValueError(f"{where}: {kind} name {name!r} is not valid")
-    return Credential(digest, user, org, teams, manage, scopes)  # type: ignore[arg-type]
+    budget = [table.get(key) for key in ("cpu_seconds", "wall_seconds")]
+    for key, value in zip(("cpu_seconds", "wall_seconds"), budget, strict=True):
+        if value is not None and (
+            not isinstance(value, int | float) or isinstance(value, bool) or not value > 0
+        ):
+            raise ValueError(f"{where}: {key} must be a positive number of seconds")
+    cpu, wall = (None if v is None else float(v) for v in budget)  # type: ignore[arg-type]
+    return Credential(digest, user, org, teams, manage, scopes, cpu, wall)  # type: ignore[arg-type]
 
 
 def load_credentials(path: Path) -> dict[str, Credential]:

@@ -11,13 +11,16 @@ credential from the verified token (``get_access_token``), once, and hands it to
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
 import re
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from importlib import resources
 from typing import Any, Literal
 
+import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
@@ -28,6 +31,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gitpatch.doors.hosted import Credential, CredentialFile, ResourceService
+from gitpatch.doors.hosted.calls import CallGate, Request
 from gitpatch.doors.hosted.limits import MAX_EDITS_PER_CALL
 from gitpatch.doors.hosted.listen import url_host
 from gitpatch.doors.hosted.quota import Quotas
@@ -39,6 +43,7 @@ from gitpatch.tools import definitions as tooldefs
 
 __all__ = [
     "BodyLimit",
+    "ClientWatch",
     "CredentialVerifier",
     "SessionLimit",
     "SessionIdFilter",
@@ -292,14 +297,77 @@ def auth_options(credentials: CredentialFile, host: str, port: int) -> dict[str,
 # -- per-credential limits -----------------------------------------------------------------------
 
 
-def call_admission(quotas: Quotas) -> Callable[[str], AbstractContextManager[None]]:
+def call_admission(
+    quotas: Quotas, gate: CallGate
+) -> Callable[[str], AbstractAsyncContextManager[object]]:
     """``build_server``'s ``admit``: each tool call counts against its credential's allowance
-    and concurrent-call limit (``Quotas.call``), decided before a worker thread is taken."""
+    and concurrent-call limit (``Quotas.call``), decided before a worker thread is taken, then
+    runs under its credential's budget, a heavy call in one of its credential's heavy-call
+    slots, stopped if its client goes away (``CallGate.call``, ``ClientWatch``)."""
 
-    def admit(tool: str) -> AbstractContextManager[None]:
-        return quotas.call(_caller().fingerprint)
+    @contextlib.asynccontextmanager
+    async def admit(tool: str) -> AsyncIterator[object]:
+        cred = _caller()
+        with quotas.call(cred.fingerprint):
+            request = _REQUEST.get()
+            async with gate.call(
+                cred.fingerprint, cred.cpu_seconds, cred.wall_seconds, request
+            ) as budget:
+                yield budget
 
     return admit
+
+
+_REQUEST: contextvars.ContextVar[Request | None] = contextvars.ContextVar(
+    "gitpatch_request", default=None
+)
+
+
+class ClientWatch:
+    """ASGI middleware: a POST whose client goes away (closes the connection) before it is
+    answered stops the calls it carries (``Request.went_away``): they end at their next
+    checkpoint, their slots freed, instead of running on for nobody. The request is known to
+    its calls through a context variable, which the SDK hands on with each message."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        request = Request()
+        token = _REQUEST.set(request)
+        gone = anyio.Event()
+
+        async def watch() -> None:  # after the body, the next message is the disconnect
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            request.went_away()
+            gone.set()
+
+        body_read = False
+
+        async def inner() -> Message:
+            nonlocal body_read
+            if body_read:
+                await gone.wait()
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                request.went_away()
+                gone.set()
+            elif not message.get("more_body"):
+                body_read = True
+                group.start_soon(watch)
+            return message
+
+        try:
+            async with anyio.create_task_group() as group:
+                await self.app(scope, inner, send)
+                group.cancel_scope.cancel()
+        finally:
+            _REQUEST.reset(token)
 
 
 def _http_error(status: int, message: str) -> JSONResponse:

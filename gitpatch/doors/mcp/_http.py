@@ -14,20 +14,39 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import logging
 import os
 import signal
 import socket
+import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp
 
+from gitpatch.doors.hosted.calls import CallGate
+
 __all__ = ["serve"]
 
 _log = logging.getLogger("gitpatch.doors.hosted")
+
+
+#: On SIGTERM, calls in flight get this long to finish by themselves before their budgets are
+#: stopped (``CallGate.drain``): they then end at their next checkpoint having written nothing.
+DRAIN_GRACE = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Served:
+    """The ASGI app of one process and the gate its tool calls pass (drained on SIGTERM)."""
+
+    app: ASGIApp
+    gate: CallGate
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -51,15 +70,18 @@ def _app(
     allowed: tuple[str, ...],
     stateless: bool,
     build_server: Callable[..., MCPServer],
-) -> ASGIApp:
-    """The service's ASGI app: body limit, session limits, then the SDK's streamable HTTP."""
+) -> Served:
+    """The service's ASGI app: client watch, body limit, session limits, then the SDK's
+    streamable HTTP; and the gate of its calls."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from gitpatch.doors.hosted import CredentialFile, ResourceService, Spaces
+    from gitpatch.doors.hosted.grepping import warm
     from gitpatch.doors.hosted.listen import allowed_hosts
     from gitpatch.doors.hosted.quota import Quotas
     from gitpatch.doors.mcp._hosted_http import (
         BodyLimit,
+        ClientWatch,
         SessionIdFilter,
         SessionLimit,
         auth_options,
@@ -70,13 +92,14 @@ def _app(
     service = ResourceService(Spaces(data), on_change=on_change)
     config = service.spaces.config
     quotas = Quotas(config.call_limits)
+    gate = CallGate(lambda owner: config.call_limits(owner).max_heavy_calls)
     creds = CredentialFile(credentials)
     server = build_server(
         service_toolset(service),
         name="gitpatch-service",
         log_level="WARNING",
         offload=True,
-        admit=call_admission(quotas),
+        admit=call_admission(quotas, gate),
         **auth_options(creds, host, port),
     )
     for handler in logging.getLogger().handlers:
@@ -100,14 +123,30 @@ def _app(
         ),
     )
     inner = app if stateless else SessionLimit(app, quotas, creds)
-    return BodyLimit(inner, limit)
+    warm()  # grep's forkserver, loaded before the first grep that needs it
+    return Served(ClientWatch(BodyLimit(inner, limit)), gate)
 
 
-def _run(sock: socket.socket, app: ASGIApp) -> None:
+def _run(sock: socket.socket, served: Served) -> None:
     import anyio
     import uvicorn
 
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    class Draining(uvicorn.Server):
+        """uvicorn's server, whose SIGTERM/SIGINT also drains the calls in flight: they get
+        ``DRAIN_GRACE`` to finish, then their budgets stop them, so shutting down waits for
+        no heavy call."""
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if not self.should_exit:
+                timer = threading.Timer(DRAIN_GRACE, served.gate.drain)
+                timer.daemon = True
+                timer.start()
+            super().handle_exit(sig, frame)
+
+    # A heavy call holds the GIL in Python loops between its checkpoints; a shorter switch
+    # interval (5 ms by default) hands it to the event loop and light calls sooner.
+    sys.setswitchinterval(0.001)
+    web = Draining(uvicorn.Config(served.app, log_level="warning", lifespan="on"))
     anyio.run(lambda: web.serve(sockets=[sock]))
 
 
