@@ -1,6 +1,6 @@
 """A TOML file the hosted service re-reads whenever it changes (credentials, space limits).
 
-The file's (mtime, size, inode) is checked on every use, which costs one ``stat``; when it
+The file's (mtime, size, inode, mode) is checked on every use, which costs one ``stat``; when it
 changed, the file is parsed again. A file that became malformed keeps the last good value and
 is retried on the next use, so a half-written edit never changes what the service does; an
 owner that must fail closed instead (the credentials) passes ``on_error``, whose answer then
@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 __all__ = ["WatchedFile"]
 
 _T = TypeVar("_T")
-_Stamp = tuple[int, int, int]
+_Stamp = tuple[int, int, int, int]
 
 
 class WatchedFile(Generic[_T]):
@@ -53,7 +53,7 @@ class WatchedFile(Generic[_T]):
             st = self.path.stat()
         except FileNotFoundError:
             return None
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
+        return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode)
 
     def _table(self) -> dict[str, Any] | None:
         try:

@@ -63,25 +63,33 @@ def test_the_file_is_reread_when_it_changes(tmp_path: Path) -> None:
     assert creds.lookup(second) is not None  # added: works at once
     good = path.read_text()
     path.write_text(good + "\n[[credential]]\ntoken_sha256 = 'nonsense'\n")
-    assert creds.lookup(first) is not None  # malformed: the last good contents stay
+    assert creds.lookup(first) is None  # malformed: nobody, not the last good contents
     path.write_text(good.replace(hash_token(first), "0" * 64))
+    assert creds.lookup(second) is not None  # fixed: works again
     assert creds.lookup(first) is None  # revoked without a restart
     path.unlink()
     assert creds.lookup(second) is None  # no file: nobody
 
 
-def test_a_file_that_stops_parsing_fails_closed_in_process(tmp_path: Path) -> None:
-    """Not the last good contents (WatchedFile's default) but what still parses: a block
-    removed in the same broken edit stops working, a block still whole keeps working."""
+def test_a_file_that_stops_parsing_or_opens_up_fails_closed_in_process(tmp_path: Path) -> None:
+    """Not the last good contents (WatchedFile's default), nor the blocks still whole: nothing,
+    until the file parses whole and is private again."""
     path = tmp_path / "c.toml"
     kept, _ = add_credential(path, user="ada", organization=None)
     removed, _ = add_credential(path, user="bob", organization=None)
     creds = CredentialFile(path)
     assert creds.lookup(removed) is not None
-    blocks = path.read_text().split("[[credential]]")
+    good = path.read_text()
+    blocks = good.split("[[credential]]")
     path.write_text("[[credential]]".join(blocks[:2]) + "[[credential]]\nuser = = 'x'\n")
-    assert creds.lookup(kept) is not None
+    assert creds.lookup(kept) is None
     assert creds.lookup(removed) is None
+    path.write_text(good)
+    assert creds.lookup(kept) is not None
+    path.chmod(0o640)
+    assert creds.lookup(kept) is None
+    path.chmod(0o600)
+    assert creds.lookup(kept) is not None
 
 
 def test_the_body_limit_follows_the_limits_file_at_once(tmp_path: Path) -> None:
