@@ -71,6 +71,13 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     "limits count per process.",
 )
 @click.option(
+    "--routed",
+    is_flag=True,
+    default=False,
+    help="With --http: this host keeps one shard of the spaces behind a router; serve only "
+    "each space's own URL, /s/users/<user>/mcp or /s/teams/<team>/mcp (plain /mcp is 404).",
+)
+@click.option(
     "--push",
     default=None,
     metavar="REMOTE",
@@ -87,6 +94,7 @@ def serve(
     creds: Path | None,
     allowed: tuple[str, ...],
     workers: int | None,
+    routed: bool,
     push: str | None,
 ) -> None:
     """Serve the MCP tools over stdio for the repository (patch, apply_patch, patch_resource,
@@ -95,7 +103,7 @@ def serve(
     if listen is not None:
         from gitpatch.doors.cli._hosted import run_http
 
-        run_http(listen, data, creds, push, allowed, workers)
+        run_http(listen, data, creds, push, allowed, workers, routed)
         return
     env.root()  # refuse a directory that is not a repository before the client connects
     from gitpatch.doors.mcp import serve_stdio

@@ -26,10 +26,12 @@ def run_http(
     push: str | None,
     allowed: tuple[str, ...] = (),
     workers: int | None = None,
+    routed: bool = False,
 ) -> None:
     """Start the HTTP service (blocks until interrupted); prints the URL once listening.
     ``allowed``: more Host names the service answers to (the loopback names and the bound
-    address always are); ``workers``: processes (None: one, which keeps MCP sessions)."""
+    address always are); ``workers``: processes (None: one, which keeps MCP sessions);
+    ``routed``: one shard of several (only ``/s/<space>/mcp`` URLs)."""
     if data is None or creds is None:
         raise InvalidArguments(
             "serve --http needs --data DIR and --credentials FILE",
@@ -65,7 +67,17 @@ def run_http(
             f"--workers {count} is not a number of processes",
             hint="Pass --workers 1 or more (default 1: stateful sessions).",
         )
-    serve_http(data, creds, host, port, on_change=hook, ready=ready, allowed=allowed, workers=count)
+    serve_http(
+        data,
+        creds,
+        host,
+        port,
+        on_change=hook,
+        ready=ready,
+        allowed=allowed,
+        workers=count,
+        routed=routed,
+    )
 
 
 @click.group("credentials")

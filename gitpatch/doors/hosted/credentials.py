@@ -44,6 +44,7 @@ __all__ = [
     "hash_token",
     "load_credentials",
     "require_private",
+    "valid_name",
 ]
 
 _log = logging.getLogger("gitpatch.doors.hosted")
@@ -81,14 +82,15 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def _valid(name: object) -> bool:
+def valid_name(name: object) -> bool:
+    """True for a valid user, organization or team name (see ``check_name``)."""
     return isinstance(name, str) and bool(_NAME.match(name)) and not name.endswith(".git")
 
 
 def check_name(kind: str, name: str) -> str:
     """``name`` when it is a valid user, organization or team name; ``invalid_arguments``
     otherwise (names become directory names of spaces, so they are kept plain)."""
-    if not _valid(name):
+    if not valid_name(name):
         raise InvalidArguments(
             f"{kind} name {name!r} is not valid",
             hint="Use 1-63 lowercase letters, digits, '.', '_' or '-', starting with a letter "
@@ -134,7 +136,7 @@ def _credential(table: dict[str, object], where: str) -> Credential:
         raise ValueError(f"{where}: a credential needs a user or an organization")
     names = [("user", user), ("organization", org), *(("team", t) for t in teams)]
     for kind, name in names:
-        if name is not None and not _valid(name):
+        if name is not None and not valid_name(name):
             raise ValueError(f"{where}: {kind} name {name!r} is not valid")
     return Credential(digest, user, org, teams, manage, scopes)  # type: ignore[arg-type]
 

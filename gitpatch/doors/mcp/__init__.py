@@ -330,12 +330,14 @@ def serve_http(
     ready: Callable[[str], None] | None = None,
     allowed: tuple[str, ...] = (),
     workers: int = 1,
+    routed: bool = False,
 ) -> None:
     """Serve the resource service for the spaces under ``data`` at ``http://host:port/mcp``
-    until interrupted, in ``workers`` processes (see ``_http``); port 0 takes a free one, and
-    ``ready(url)`` is called once the socket listens. Request bodies over the largest
-    per-file limit (as base64, plus room for the envelope) get HTTP 413 before they are
-    parsed. Host and Origin headers are checked on every bind (``allowed`` adds names)."""
+    (and each space at ``/s/<space>/mcp``) until interrupted, in ``workers`` processes (see
+    ``_http``); port 0 takes a free one, and ``ready(url)`` is called once the socket listens.
+    Request bodies over the largest per-file limit (as base64, plus room for the envelope) get
+    HTTP 413 before they are parsed. Host and Origin headers are checked on every bind
+    (``allowed`` adds names). ``routed``: one shard of several, only ``/s/<space>/mcp``."""
     from gitpatch.doors.mcp._http import serve
 
     serve(
@@ -348,4 +350,5 @@ def serve_http(
         allowed=allowed,
         workers=workers,
         build_server=build_server,
+        routed=routed,
     )

@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gitpatch.doors.hosted import Credential, CredentialFile, ResourceService
+from gitpatch.doors.hosted.access import ROUTED_SPACE, routed_space
 from gitpatch.doors.hosted.limits import MAX_EDITS_PER_CALL
 from gitpatch.doors.hosted.listen import url_host
 from gitpatch.doors.hosted.quota import Quotas
@@ -42,6 +43,7 @@ __all__ = [
     "CredentialVerifier",
     "SessionLimit",
     "SessionIdFilter",
+    "SpaceRoute",
     "auth_options",
     "call_admission",
     "service_toolset",
@@ -370,6 +372,36 @@ class SessionLimit:
                 self.quotas.opened(key, created)
             else:
                 self.quotas.closed(key)
+
+
+class SpaceRoute:
+    """ASGI middleware, first in line: ``/s/users/<user>/mcp`` and ``/s/teams/<team>/mcp`` are
+    the service's ``/mcp`` for one space, which every call of the request must address
+    (``ROUTED_SPACE``, checked by ``access.locate``: ``wrong_space`` otherwise). A router that
+    hashes the URL path sends every request for a space to one host, personal and team spaces
+    alike. With ``required`` (one shard of several: ``serve --routed``) plain ``/mcp`` is HTTP
+    404, so a client that skipped the router's map cannot create a space on the wrong host."""
+
+    def __init__(self, app: ASGIApp, required: bool) -> None:
+        self.app, self.required = app, required
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        space = routed_space(scope["path"]) if scope["type"] == "http" else None
+        if space is None:
+            if self.required and scope["type"] == "http" and scope["path"].rstrip("/") == "/mcp":
+                message = (
+                    "wrong_space: this host keeps a shard of the spaces; use the URL of one "
+                    "space, /s/users/<user>/mcp or /s/teams/<team>/mcp"
+                )
+                await _http_error(404, message)(scope, receive, send)
+                return
+            await self.app(scope, receive, send)
+            return
+        token = ROUTED_SPACE.set(space)
+        try:
+            await self.app({**scope, "path": "/mcp", "raw_path": b"/mcp"}, receive, send)
+        finally:
+            ROUTED_SPACE.reset(token)
 
 
 class BodyLimit:

@@ -51,8 +51,10 @@ def _app(
     allowed: tuple[str, ...],
     stateless: bool,
     build_server: Callable[..., MCPServer],
+    routed: bool,
 ) -> ASGIApp:
-    """The service's ASGI app: body limit, session limits, then the SDK's streamable HTTP."""
+    """The service's ASGI app: the space's URL, body limit, session limits, then the SDK's
+    streamable HTTP."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from gitpatch.doors.hosted import CredentialFile, ResourceService, Spaces
@@ -62,6 +64,7 @@ def _app(
         BodyLimit,
         SessionIdFilter,
         SessionLimit,
+        SpaceRoute,
         auth_options,
         call_admission,
         service_toolset,
@@ -100,7 +103,7 @@ def _app(
         ),
     )
     inner = app if stateless else SessionLimit(app, quotas, creds)
-    return BodyLimit(inner, limit)
+    return SpaceRoute(BodyLimit(inner, limit), routed)
 
 
 def _run(sock: socket.socket, app: ASGIApp) -> None:
@@ -178,6 +181,7 @@ def serve(
     allowed: tuple[str, ...],
     workers: int,
     build_server: Callable[..., MCPServer],
+    routed: bool = False,
 ) -> None:
     """See ``gitpatch.doors.mcp.serve_http`` (which passes its ``build_server``)."""
     from gitpatch.doors.hosted.listen import url_host
@@ -189,10 +193,17 @@ def serve(
     stateless = workers > 1
 
     def child() -> None:
-        _run(sock, _app(data, credentials, host, port, on_change, allowed, stateless, build_server))
+        _run(
+            sock,
+            _app(
+                data, credentials, host, port, on_change, allowed, stateless, build_server, routed
+            ),
+        )
 
     if not stateless:
-        app = _app(data, credentials, host, port, on_change, allowed, stateless, build_server)
+        app = _app(
+            data, credentials, host, port, on_change, allowed, stateless, build_server, routed
+        )
         if ready is not None:
             ready(url)
         _run(sock, app)
