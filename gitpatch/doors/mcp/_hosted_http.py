@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from importlib import resources
 from typing import Any, Literal
 
+import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
@@ -322,11 +323,7 @@ class SessionLimit:
         self.app, self.quotas, self.credentials = app, quotas, credentials
 
     def _owner(self, scope: Scope) -> str | None:
-        auth = Headers(scope=scope).get("authorization", "")
-        scheme, _, token = auth.partition(" ")
-        if scheme.lower() != "bearer" or not token:
-            return None
-        cred = self.credentials.lookup(token.strip())
+        cred = bearer_credential(self.credentials, scope)
         return None if cred is None else cred.fingerprint
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -404,16 +401,34 @@ class SpaceRoute:
             ROUTED_SPACE.reset(token)
 
 
+def bearer_credential(credentials: CredentialFile, scope: Scope) -> Credential | None:
+    """The credential of the request's bearer token, or None (no token, or an unknown one)."""
+    auth = Headers(scope=scope).get("authorization", "")
+    scheme, _, token = auth.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return credentials.lookup(token.strip())
+
+
 class BodyLimit:
     """ASGI middleware: a request body over ``limit()`` bytes is HTTP 413 before anything
     parses it. ``limit`` is asked per request, so raising ``max_file_bytes`` in spaces.toml
-    raises the cap without a restart. The body is read here (at most the limit) and handed on."""
+    raises the cap without a restart. The body is read here (at most the limit) and handed on,
+    only for a known bearer token: any other request goes on unread (the SDK answers 401), so
+    a client without credentials cannot hold a connection open by sending a slow body; a body
+    that sends nothing for ``idle`` seconds is HTTP 408."""
 
-    def __init__(self, app: ASGIApp, limit: Callable[[], int]) -> None:
-        self.app, self.limit = app, limit
+    def __init__(
+        self, app: ASGIApp, limit: Callable[[], int], credentials: CredentialFile, idle: float
+    ) -> None:
+        self.app, self.limit, self.credentials, self.idle = app, limit, credentials, idle
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT"):
+        if (
+            scope["type"] != "http"
+            or scope["method"] not in ("POST", "PUT")
+            or bearer_credential(self.credentials, scope) is None
+        ):
             await self.app(scope, receive, send)
             return
         limit = self.limit()
@@ -424,7 +439,12 @@ class BodyLimit:
         chunks: list[bytes] = []
         size, more = 0, True
         while more:
-            message = await receive()
+            message = None
+            with anyio.move_on_after(self.idle):
+                message = await receive()
+            if message is None:
+                await _http_error(408, "the request body stalled")(scope, receive, send)
+                return
             if message["type"] != "http.request":
                 break
             chunks.append(message.get("body", b""))

@@ -52,6 +52,7 @@ def _app(
     stateless: bool,
     build_server: Callable[..., MCPServer],
     routed: bool,
+    header_timeout: float,
 ) -> ASGIApp:
     """The service's ASGI app: the space's URL, body limit, session limits, then the SDK's
     streamable HTTP."""
@@ -103,14 +104,26 @@ def _app(
         ),
     )
     inner = app if stateless else SessionLimit(app, quotas, creds)
-    return SpaceRoute(BodyLimit(inner, limit), routed)
+    return SpaceRoute(BodyLimit(inner, limit, creds, header_timeout), routed)
 
 
-def _run(sock: socket.socket, app: ASGIApp) -> None:
+def _run(sock: socket.socket, app: ASGIApp, header_timeout: float, per_address: int) -> None:
+    """Serve ``app`` on ``sock`` under the connection guard (``_guard``) until stopped."""
     import anyio
     import uvicorn
 
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    from gitpatch.doors.mcp._guard import IDLE_SECONDS, AcceptErrorFilter, Guard, guarded_protocol
+
+    logging.getLogger("asyncio").addFilter(AcceptErrorFilter())
+    guard = Guard.for_process(header_timeout, per_address)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        http=guarded_protocol(guard),
+        timeout_keep_alive=IDLE_SECONDS,
+    )
+    web = uvicorn.Server(config)
     anyio.run(lambda: web.serve(sockets=[sock]))
 
 
@@ -182,6 +195,8 @@ def serve(
     workers: int,
     build_server: Callable[..., MCPServer],
     routed: bool = False,
+    header_timeout: float = 10.0,
+    per_address: int = 256,
 ) -> None:
     """See ``gitpatch.doors.mcp.serve_http`` (which passes its ``build_server``)."""
     from gitpatch.doors.hosted.listen import url_host
@@ -196,16 +211,36 @@ def serve(
         _run(
             sock,
             _app(
-                data, credentials, host, port, on_change, allowed, stateless, build_server, routed
+                data,
+                credentials,
+                host,
+                port,
+                on_change,
+                allowed,
+                stateless,
+                build_server,
+                routed,
+                header_timeout,
             ),
+            header_timeout,
+            per_address,
         )
 
     if not stateless:
         app = _app(
-            data, credentials, host, port, on_change, allowed, stateless, build_server, routed
+            data,
+            credentials,
+            host,
+            port,
+            on_change,
+            allowed,
+            stateless,
+            build_server,
+            routed,
+            header_timeout,
         )
         if ready is not None:
             ready(url)
-        _run(sock, app)
+        _run(sock, app, header_timeout, per_address)
         return
     _supervise(workers, child, lambda: ready(url) if ready is not None else None)
