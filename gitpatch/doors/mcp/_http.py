@@ -112,7 +112,8 @@ def _run(sock: socket.socket, app: ASGIApp, header_timeout: float, per_address: 
     import anyio
     import uvicorn
 
-    from gitpatch.doors.mcp._guard import IDLE_SECONDS, AcceptErrorFilter, Guard, guarded_protocol
+    from gitpatch.doors.hosted.connections import AcceptErrorFilter, Guard
+    from gitpatch.doors.mcp._guard import IDLE_SECONDS, guarded_protocol
 
     logging.getLogger("asyncio").addFilter(AcceptErrorFilter())
     guard = Guard.for_process(header_timeout, per_address)
