@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from bench._common import git, make_repo, median_ms_of_calls, one_line, path_of, timed_ms
-from gitpatch.workspace.api import Workspace
+from gitpatch.porcelain.workspace import Workspace
 
 
 def edits(repo: Path, files: int, runs: int) -> dict[str, float]:

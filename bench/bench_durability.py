@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from bench._common import git, make_repo, one_line, path_of
-from gitpatch.workspace.api import Workspace
+from gitpatch.porcelain.workspace import Workspace
 
 FILES = 1_000
 

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from bench._common import git, make_repo, median_ms, one_line, path_of, timed_ms
-from gitpatch.workspace.api import Workspace
+from gitpatch.porcelain.workspace import Workspace
 
 FIGURES = ("approve", "git_ff", "approve_3way", "git_3way", "reject", "undo")
 

@@ -38,7 +38,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from bench._common import git, make_repo, one_line, path_of
-from gitpatch.workspace.api import Workspace
+from gitpatch.porcelain.workspace import Workspace
 
 LINES = 2000
 LARGE, SMALL = 20_000, 500

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from bench._common import make_repo, median_ms, one_line, path_of, timed_ms
-from gitpatch.workspace.api import Workspace
+from gitpatch.porcelain.workspace import Workspace
 
 
 def _edit(ws: Workspace, i: int) -> None:

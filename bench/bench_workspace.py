@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from bench._common import git, make_repo, median_ms_of_calls, one_line, path_of
-from gitpatch.workspace.api import Workspace
+from gitpatch.porcelain.workspace import Workspace
 
 
 def bench_size(root: Path, files: int, runs: int) -> dict[str, float]:

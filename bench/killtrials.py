@@ -9,7 +9,7 @@ disk equals the branch, no lock, temp, journal or owner record is left, and ever
 or landed commit) has its note. The delay only varies where the kill lands; any moment must pass.
 
 Not a benchmark itself (``bench/run.py`` runs only ``bench_*.py``); ``bench_faults`` runs 200
-trials and ``tests/compat/test_faults.py`` 40.
+trials and ``tests/safety/test_faults.py`` 40.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def child_loop(repo: str, conn: Any) -> None:
     """Land and approve until killed; report ``ready`` once the Workspaces are open."""
     try:
         from gitpatch.core.model import Proposal
-        from gitpatch.workspace.api import Workspace
+        from gitpatch.porcelain.workspace import Workspace
 
         auto = Workspace.open(repo)
         review = Workspace.open(repo, mode="review")
@@ -158,7 +158,7 @@ def kill_once(repo: Path, delay: float) -> str | None:
 def problems_after_kill(repo: Path) -> list[str]:
     """Open as the next process would, then list what would need a person."""
     from gitpatch.errors import GitpatchError
-    from gitpatch.workspace.api import Workspace
+    from gitpatch.porcelain.workspace import Workspace
 
     try:
         ws = Workspace.open(str(repo))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gitpatch.core.model import Changeset, Proposal
     from gitpatch.errors import GitpatchError
+    from gitpatch.porcelain.workspace import Workspace
     from gitpatch.tools import (
         ToolResult,
         apply_patch_tool,
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     )
     from gitpatch.tools.storage.base import MemoryStorage
     from gitpatch.tools.storage.mounts import MountedFilesystem
-    from gitpatch.workspace.api import Workspace
     from gitpatch.workspace.results import (
         EditResult,
         FileResult,
@@ -63,7 +63,7 @@ _LAZY = {
     "patch_resource_tool": "gitpatch.tools",
     "patch_tool": "gitpatch.tools",
     "read_tool": "gitpatch.tools",
-    "Workspace": "gitpatch.workspace.api",
+    "Workspace": "gitpatch.porcelain.workspace",
 }
 
 

@@ -1,7 +1,7 @@
 """``python -m gitpatch.gate``: the entry the hook shims installed before the layout move run.
 
 Those shims start Python for every branch update; this module still applies the gate for them
-(``gitpatch.workspace.gate``), so a repository whose hooks predate the move keeps working, and
+(``gitpatch.doors.hooks``), so a repository whose hooks predate the move keeps working, and
 says how to get the current shims, which settle most updates in the shell:
 ``gitpatch hooks install`` replaces gitpatch's own hooks in place.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from gitpatch.workspace.gate import main
+from gitpatch.doors.hooks import main
 
 __all__ = ["main"]
 

@@ -1,4 +1,4 @@
-"""Building a proposal's commit for ``gitpatch.workspace.api``: nothing here moves a ref.
+"""Building a proposal's commit for ``gitpatch.porcelain.workspace``: nothing here moves a ref.
 
 ``record_dirty`` commits the disk content of touched files that differ from the branch head, so
 the agent's edit applies to what it saw; ``build`` applies the proposal on that base, refuses a

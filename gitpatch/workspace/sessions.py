@@ -3,7 +3,7 @@
 Agents never commit to a protected branch (git config ``gitpatch.protected``, else
 ``.gitpatch.toml``, default main and master: ``config.protected_names``). In auto mode on such
 a branch, their commits land on ``gitpatch/session/<name>``, started at the protected head and
-checked out in a linked worktree of its own (see ``sessiontrees``), never in the person's
+checked out in a linked worktree of its own (see ``review.worktrees``), never in the person's
 checkout; a person later merges the session with ``approve(<name>)``.
 """
 
@@ -162,7 +162,7 @@ def start_session(store: Store, target: str, name: str) -> str:
     """Start (or resume) session ``name`` for ``target``; return its full ref.
 
     Only the session branch (started at ``target``'s head) and its origin are written: HEAD
-    never moves. Where the session's commits go on disk is ``sessiontrees``' business.
+    never moves. Where the session's commits go on disk is ``gitpatch.review.worktrees``' business.
     """
     check_session_name(name)
     ref = branch_ref(SESSION_PREFIX + name)

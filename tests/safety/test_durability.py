@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from gitpatch.porcelain.workspace import Workspace
 from gitpatch.safety.durability import components, wanted
 from gitpatch.store import Store
-from gitpatch.workspace.api import Workspace
 from tests.gitkit import git, make_repo
 
 CASES = [

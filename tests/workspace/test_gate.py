@@ -9,6 +9,7 @@ import pygit2
 import pytest
 
 from gitpatch import Workspace
+from gitpatch.doors import hooks
 from gitpatch.errors import ApprovalRequired
 from gitpatch.workspace import gate
 from gitpatch.workspace.publisher import Transition, publish
@@ -76,11 +77,11 @@ def test_run_hook_reads_stdin_and_refuses_with_the_code(repo: Path) -> None:
     ws, pid, tip = _proposal(repo)
     line = f"{head(repo, 'main')} {tip} {MAIN}\n"
     err = io.StringIO()
-    code = gate.run_hook("pre-receive", [], io.StringIO(line), err, str(repo))
+    code = hooks.run_hook("pre-receive", [], io.StringIO(line), err, str(repo))
     assert code == 1 and "approval_required: main is protected" in err.getvalue()
     quiet = io.StringIO()
     assert (
-        gate.run_hook("reference-transaction", ["committed"], io.StringIO(line), quiet, str(repo))
+        hooks.run_hook("reference-transaction", ["committed"], io.StringIO(line), quiet, str(repo))
         == 0
     )
-    assert gate.run_hook("post-commit", [], io.StringIO(""), quiet, str(repo)) == 2
+    assert hooks.run_hook("post-commit", [], io.StringIO(""), quiet, str(repo)) == 2

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gitpatch.porcelain.workspace import Workspace
 from gitpatch.workspace import stack
-from gitpatch.workspace.api import Workspace
 from tests.gitkit import git, make_repo
 from tests.workspace.workspace_kit import sr
 

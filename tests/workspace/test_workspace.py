@@ -10,8 +10,8 @@ import pytest
 
 from gitpatch.core.model import AddFile, FileChange, Proposal, Replace, UpdateFile
 from gitpatch.errors import GitpatchError
+from gitpatch.porcelain.workspace import REJECTED_PREFIX, Workspace
 from gitpatch.store import NOTES_REF, notes
-from gitpatch.workspace.api import REJECTED_PREFIX, Workspace
 from tests.gitkit import git, head, make_repo, status_porcelain
 from tests.workspace.workspace_kit import commit_on, edit, note, sr, state
 

@@ -11,7 +11,7 @@ import pytest
 
 from gitpatch.errors import GitpatchError
 from gitpatch.formats import detect, search_replace
-from gitpatch.workspace.api import Workspace
+from gitpatch.porcelain.workspace import Workspace
 from tests.gitkit import git, make_repo, status_porcelain
 from tests.workspace.workspace_kit import note, sr, state
 

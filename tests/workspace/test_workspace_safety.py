@@ -10,7 +10,7 @@ import pytest
 
 from gitpatch.core.model import AddFile, DeleteFile, Proposal, Replace, UpdateFile
 from gitpatch.errors import GitpatchError
-from gitpatch.workspace.api import Workspace
+from gitpatch.porcelain.workspace import Workspace
 from tests.gitkit import git, head, make_repo, status_porcelain
 from tests.ownerkit import killed_holding
 from tests.workspace.workspace_kit import note, sr, state

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gitpatch.errors import GitpatchError
-from gitpatch.workspace.api import Workspace, protected_branches, session_target
+from gitpatch.porcelain.workspace import Workspace, protected_branches, session_target
 from tests.doors.cli.clikit import gp_json
 from tests.gitkit import git, head, make_repo, status_porcelain
 from tests.workspace.workspace_kit import commit_on, sr, state

@@ -1,5 +1,5 @@
 """Setup commands: serve (MCP over stdio), hooks install, schema, init. (The installed hook
-scripts run ``python -m gitpatch.workspace.gate``, not this CLI: it starts faster.)"""
+scripts run ``python -m gitpatch.doors.hooks``, not this CLI: it starts faster.)"""
 
 from __future__ import annotations
 
@@ -155,7 +155,7 @@ def _hooks_dir(directory: Path) -> Path:
 
 def _plan(where: Path, name: str, script: str, force: bool) -> tuple[str, bool]:
     """What installing hook ``name`` does: (description, chain the existing hook first)."""
-    from gitpatch.workspace import gate
+    from gitpatch.doors import hooks as shims
 
     target = where / name
     if not target.exists():
@@ -163,7 +163,7 @@ def _plan(where: Path, name: str, script: str, force: bool) -> tuple[str, bool]:
     current = target.read_text(encoding="utf-8", errors="replace")
     if current == script:
         return "already installed", False
-    if gate.MARKER in current:
+    if shims.MARKER in current:
         return "updated", False
     if force:
         return "replaced (--force)", False
@@ -185,15 +185,15 @@ def install_hooks(directory: Path, *, force: bool = False) -> list[str]:
     ``force``, which replaces it. Every hook is checked before any is written, so a refusal
     changes nothing.
     """
-    from gitpatch.workspace import gate
+    from gitpatch.doors import hooks as shims
 
     where = _hooks_dir(directory)
-    from gitpatch.workspace.opening import working_root
+    from gitpatch.porcelain.opening import working_root
 
     # A server (bare) needs pre-receive only: it sees the whole push, notes included.
-    names = ("pre-receive",) if working_root(directory) is None else gate.HOOKS
-    system = gate.git_system_config()
-    scripts = {name: gate.hook_script(name, sys.executable, system) for name in names}
+    names = ("pre-receive",) if working_root(directory) is None else shims.HOOKS
+    system = shims.git_system_config()
+    scripts = {name: shims.hook_script(name, sys.executable, system) for name in names}
     plans = {name: _plan(where, name, script, force) for name, script in scripts.items()}
     where.mkdir(parents=True, exist_ok=True)
     for name, (action, chain) in plans.items():

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from gitpatch.errors import InvalidArguments
 
 if TYPE_CHECKING:
-    from gitpatch.workspace.api import Workspace
+    from gitpatch.porcelain.workspace import Workspace
     from gitpatch.workspace.config import Config
     from gitpatch.workspace.results import Mode
 
@@ -54,13 +54,13 @@ class Env:
 
     def workspace(self, mode: Mode | None = None, **kw: Any) -> Workspace:
         """Open the repository at ``-C`` (or the current directory) in ``mode`` (config default)."""
-        from gitpatch.workspace.opening import open_workspace
+        from gitpatch.porcelain.opening import open_workspace
 
         return open_workspace(self.directory, mode, self.config(), **kw)
 
     def root(self) -> Path | None:
         """The working tree's root, or None for a bare repository."""
-        from gitpatch.workspace.opening import working_root
+        from gitpatch.porcelain.opening import working_root
 
         return working_root(self.directory)
 

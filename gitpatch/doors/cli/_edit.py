@@ -21,7 +21,7 @@ from gitpatch.errors import InvalidArguments
 
 if TYPE_CHECKING:
     from gitpatch.core.model import Proposal
-    from gitpatch.workspace.api import Workspace
+    from gitpatch.porcelain.workspace import Workspace
     from gitpatch.workspace.results import ProposalResult
 
 __all__ = ["apply", "apply_patch", "edit", "patch", "read"]

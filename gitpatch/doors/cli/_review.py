@@ -16,7 +16,7 @@ from gitpatch.doors.terms import in_terms
 from gitpatch.errors import InvalidArguments
 
 if TYPE_CHECKING:
-    from gitpatch.workspace.api import Workspace
+    from gitpatch.porcelain.workspace import Workspace
     from gitpatch.workspace.results import ProposalDetail, ProposalInfo
 
 __all__ = [
@@ -108,7 +108,7 @@ def _session_cell(info: ProposalInfo) -> str:
 @pass_env
 def proposals(env: Env, show_all: bool) -> None:
     """List open proposals and sessions (id, status, target, files, +/- lines, age)."""
-    from gitpatch.workspace.opening import is_open
+    from gitpatch.porcelain.opening import is_open
 
     ws = env.workspace("review")
     items = [i for i in ws.proposals() if show_all or is_open(ws, i)]
@@ -231,7 +231,7 @@ def approve(env: Env, id: str | None, by: str | None, rev_range: str | None, squ
 def _announce(env: Env, ws: Workspace, id: str) -> None:
     """Say on stderr which other open proposals an approval lands, before it moves."""
     from gitpatch.errors import GitpatchError
-    from gitpatch.workspace import series
+    from gitpatch.review import series
 
     named = series.session_top(ws.context, id)
     if named is not None:

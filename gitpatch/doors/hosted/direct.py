@@ -38,10 +38,10 @@ import pygit2
 from gitpatch import engine
 from gitpatch.core.model import Changeset, Proposal
 from gitpatch.errors import ConcurrentUpdate, ProposalRejected
+from gitpatch.porcelain.workspace import Workspace
 from gitpatch.store import Store
 from gitpatch.tools.storage.base import Applied
 from gitpatch.tools.storage.resource_ids import resource_id
-from gitpatch.workspace.api import Workspace
 from gitpatch.workspace.build import Built, commit_changes, proposal_result
 from gitpatch.workspace.propose import check_paths
 

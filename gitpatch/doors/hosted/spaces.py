@@ -43,6 +43,7 @@ from gitpatch.errors import (
     ResourceNotFound,
     StorageLimitReached,
 )
+from gitpatch.porcelain.workspace import Workspace
 from gitpatch.store import Store
 from gitpatch.tools.storage.base import (
     Applied,
@@ -54,7 +55,6 @@ from gitpatch.tools.storage.base import (
     resolve_plain,
 )
 from gitpatch.tools.storage.workspace import WorkspaceStorage
-from gitpatch.workspace.api import Workspace
 from gitpatch.workspace.guards import blob, check_unchanged
 from gitpatch.workspace.propose import preview
 

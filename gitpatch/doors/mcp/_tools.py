@@ -19,13 +19,13 @@ from pydantic import BaseModel
 
 from gitpatch.doors.mcp._reply import Handler, Reply, ToolSet
 from gitpatch.errors import GitpatchError
+from gitpatch.porcelain.opening import is_open, open_workspace, repository_config
 from gitpatch.tools import definitions as tooldefs
-from gitpatch.workspace.opening import is_open, open_workspace, repository_config
 
 if TYPE_CHECKING:
+    from gitpatch.porcelain.workspace import Workspace
     from gitpatch.tools import ToolResult
     from gitpatch.tools.policy import ToolPermissionPolicy
-    from gitpatch.workspace.api import Workspace
     from gitpatch.workspace.results import ProposalInfo
 
 __all__ = ["workspace_toolset"]

@@ -26,8 +26,8 @@ from starlette.staticfiles import StaticFiles
 from gitpatch.doors.web import views
 from gitpatch.doors.web.security import Access, Guard
 from gitpatch.errors import GitpatchError, InvalidArguments
-from gitpatch.workspace.api import Workspace
-from gitpatch.workspace.opening import open_workspace
+from gitpatch.porcelain.opening import open_workspace
+from gitpatch.porcelain.workspace import Workspace
 from gitpatch.workspace.results import ProposalResult
 
 __all__ = ["STATUSES", "create_app"]
@@ -61,7 +61,7 @@ _HERE = Path(__file__).parent
 def create_app(repo: str | Path, access: Access) -> Starlette:
     """The review page for the repository at ``repo``, guarded by ``access``.
 
-    The repository is opened as every front end opens it (``gitpatch.workspace.opening``): protected
+    The repository is opened as every front end opens it (``gitpatch.porcelain.opening``): protected
     branches from git config, else ``.gitpatch.toml``, else main and master.
     """
     root = str(Path(repo).resolve())

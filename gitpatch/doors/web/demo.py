@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from gitpatch.doors.web.server import serve
-from gitpatch.workspace.api import Workspace
+from gitpatch.porcelain.workspace import Workspace
 
 __all__ = ["AGENT", "build", "main"]
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from gitpatch.core.paths import normalize, parse_address
 from gitpatch.errors import InvalidArguments, UnsafePath
+from gitpatch.porcelain.workspace import Workspace
 from gitpatch.tools.storage.base import Namespace, Storage, Target
 from gitpatch.tools.storage.workspace import WorkspaceStorage
-from gitpatch.workspace.api import Workspace
 
 __all__ = ["MountedFilesystem", "as_storage", "namespace_of"]
 

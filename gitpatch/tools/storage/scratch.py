@@ -34,7 +34,7 @@ from gitpatch.workspace.publisher import Transition, publish
 from gitpatch.workspace.results import EditResult, FileResult, edit_results
 
 if TYPE_CHECKING:
-    from gitpatch.workspace.api import Workspace
+    from gitpatch.porcelain.workspace import Workspace
 
 __all__ = ["edit_report", "key", "propose_across", "rename", "roots", "strip"]
 

@@ -28,6 +28,7 @@ from gitpatch.errors import (
     InvalidArguments,
     ResourceNotFound,
 )
+from gitpatch.porcelain.workspace import Workspace
 from gitpatch.store.trees import MODE_TREE
 from gitpatch.tools.policy import RulePolicy, rules_from_config
 from gitpatch.tools.storage import scratch as families
@@ -42,7 +43,6 @@ from gitpatch.tools.storage.base import (
 )
 from gitpatch.tools.storage.resource_ids import resource_id, uuid_like
 from gitpatch.workspace import versions
-from gitpatch.workspace.api import Workspace
 from gitpatch.workspace.results import ProposalResult
 
 __all__ = ["READ_TRAILER", "WorkspaceStorage"]

@@ -9,7 +9,7 @@ import pytest
 
 from gitpatch.errors import InvalidArguments
 from gitpatch.formats import patch_resource
-from gitpatch.workspace import Workspace
+from gitpatch.porcelain import Workspace
 from tests.doors.cli.clikit import gp, gp_json, gp_ok
 from tests.gitkit import git, head, make_repo
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitpatch.workspace import gate
+from gitpatch.doors import hooks as gate
 from tests.doors.cli.clikit import PATCH_A, git_run, gp, gp_ok, propose
 from tests.gitkit import git, head, make_repo
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gitpatch.workspace import gate
+from gitpatch.doors import hooks as gate
 from tests.doors.cli.clikit import PATCH_A, git_run, gp_ok, propose
 from tests.gitkit import git, git_env, head, make_repo
 
@@ -75,7 +75,7 @@ def test_an_agent_commit_reaching_main_starts_the_gate_and_is_refused(
     out = git_run(repo, "merge", "--ff-only", "feature")
     assert out.returncode != 0 and "approval_required: main is protected" in out.stderr
     assert head(repo, "main") == before
-    assert starts.read_text() == "-m gitpatch.workspace.gate reference-transaction prepared\n"
+    assert starts.read_text() == "-m gitpatch.doors.hooks reference-transaction prepared\n"
 
 
 def test_an_agent_commit_reaching_an_unprotected_branch_starts_no_python(
@@ -97,7 +97,7 @@ def test_git_config_names_the_protected_branches_comma_separated(repo: Path, sta
     git(repo, "switch", "-q", "release")
     out = git_run(repo, "merge", "--ff-only", "feature")
     assert out.returncode != 0 and "release is protected" in out.stderr
-    assert starts.read_text().count("gitpatch.workspace.gate") == 1
+    assert starts.read_text().count("gitpatch.doors.hooks") == 1
 
 
 def test_the_config_file_s_protected_list_is_left_to_python(repo: Path, starts: Path) -> None:
@@ -106,10 +106,10 @@ def test_the_config_file_s_protected_list_is_left_to_python(repo: Path, starts: 
     _agent_branch(repo, "feature")
     # The shell cannot read the file: an agent range goes to Python, which lets main move.
     assert git_run(repo, "merge", "--ff-only", "feature").returncode == 0
-    assert starts.read_text().count("gitpatch.workspace.gate") == 1
+    assert starts.read_text().count("gitpatch.doors.hooks") == 1
     git(repo, "switch", "-q", "dev")
     _commit(repo, "d.txt", "d\n")  # a person's commit on dev: still no Python
-    assert starts.read_text().count("gitpatch.workspace.gate") == 1
+    assert starts.read_text().count("gitpatch.doors.hooks") == 1
     out = git_run(repo, "merge", "--no-edit", "feature")
     assert out.returncode != 0 and "dev is protected" in out.stderr
 
@@ -144,10 +144,10 @@ def test_pushes_start_python_only_for_agent_commits(
     pid = propose(repo)
     refused = git_run(repo, "push", "origin", f"gitpatch/{pid}:main")
     assert refused.returncode != 0 and "approval_required" in refused.stderr
-    assert starts.read_text() == "-m gitpatch.workspace.gate pre-push origin " + str(bare) + "\n"
+    assert starts.read_text() == "-m gitpatch.doors.hooks pre-push origin " + str(bare) + "\n"
     forced = git_run(repo, "push", "--no-verify", "origin", f"gitpatch/{pid}:main")
     assert forced.returncode != 0 and "pre-receive hook declined" in forced.stderr
-    assert starts.read_text().splitlines()[-1] == "-m gitpatch.workspace.gate pre-receive"
+    assert starts.read_text().splitlines()[-1] == "-m gitpatch.doors.hooks pre-receive"
 
 
 def test_a_chained_hook_sees_every_state_and_line(repo: Path, starts: Path) -> None:
@@ -174,7 +174,8 @@ def test_a_refusing_chained_hook_stops_the_update(repo: Path, starts: Path) -> N
     assert out.returncode != 0 and head(repo, "main") == before
 
 
-#: A shim as ``gitpatch hooks install`` wrote it before the layout move (``gitpatch.gate``).
+#: A shim as ``gitpatch hooks install`` wrote it before the layout move (``gitpatch.gate``);
+#: the shims of the next layout ran ``gitpatch.workspace.gate`` instead.
 LEGACY = """\
 #!/bin/sh
 # gitpatch-hook: approval gate.
@@ -186,11 +187,12 @@ printf '%s\\n' "$input" | "$python" -m gitpatch.gate reference-transaction "$@"
 """
 
 
+@pytest.mark.parametrize("module", ["gitpatch.gate", "gitpatch.workspace.gate"])
 def test_hooks_installed_before_the_layout_move_still_gate_and_install_refreshes_them(
-    repo: Path, starts: Path
+    repo: Path, starts: Path, module: str
 ) -> None:
     hook = repo / ".git" / "hooks" / "reference-transaction"
-    hook.write_text(LEGACY)
+    hook.write_text(LEGACY.replace("gitpatch.gate", module))
     _agent_branch(repo, "feature")
     out = git_run(repo, "merge", "--ff-only", "feature")
     assert out.returncode != 0 and "approval_required" in out.stderr
@@ -206,9 +208,10 @@ def test_the_gate_imports_neither_pydantic_nor_the_checkout() -> None:
     # What the gate needs is the store and the rule; the results' models and the working tree
     # are most of a start it would pay on every agent range a person moves.
     code = (
-        "import sys, gitpatch.workspace.gate; "
+        "import sys, gitpatch.doors.hooks; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic' "
-        "or m.startswith(('gitpatch.checkout', 'gitpatch.tools', 'gitpatch.doors'))))"
+        "or m.startswith(('gitpatch.checkout', 'gitpatch.tools', 'gitpatch.doors.')) "
+        "and m != 'gitpatch.doors.hooks'))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -292,7 +295,7 @@ def test_git_c_options_and_config_environment_leave_the_decision_to_python(
     starts.write_text("")
     git(repo, "config", "gitpatch.protected", "topic")
     _refused_into(repo, "topic", {"GIT_CONFIG_GLOBAL": str(empty)})
-    assert starts.read_text().count("gitpatch.workspace.gate") == 1
+    assert starts.read_text().count("gitpatch.doors.hooks") == 1
 
 
 def test_a_person_s_commit_never_starts_python_whatever_the_config_source(
@@ -326,7 +329,7 @@ def test_the_system_config_git_names_is_read_too(tmp_path: Path, repo: Path, sta
     # git skips it under GIT_CONFIG_NOSYSTEM (set for every test), the gate may not: Python
     # decides every agent range, and refuses the one reaching main.
     _refused_into(repo, "main")
-    assert starts.read_text().count("gitpatch.workspace.gate") == 1
+    assert starts.read_text().count("gitpatch.doors.hooks") == 1
     git(repo, "switch", "-q", "-c", "topic")
     _commit(repo, "t.txt", "t\n")
-    assert starts.read_text().count("gitpatch.workspace.gate") == 1
+    assert starts.read_text().count("gitpatch.doors.hooks") == 1

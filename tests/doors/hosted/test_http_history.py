@@ -18,7 +18,7 @@ from gitpatch.core.model import Proposal, WriteFile
 from gitpatch.doors.hosted import Spaces
 from gitpatch.doors.hosted.generations import INDEX_FILE, SAVE_EVERY
 from gitpatch.doors.hosted.maintenance import Maintenance
-from gitpatch.workspace.api import Workspace
+from gitpatch.porcelain.workspace import Workspace
 from tests.doors.hosted.svckit import Server, make_credentials, run, space_refs, text_of
 from tests.gitkit import git
 

@@ -23,7 +23,7 @@ from gitpatch.doors.hosted import (
 from gitpatch.doors.hosted.limits import DEFAULT_MAX_FILE_BYTES, SpacesConfig
 from gitpatch.errors import GitpatchError, InvalidArguments
 from gitpatch.formats import patch_resource as edit_objects
-from gitpatch.workspace.api import Workspace
+from gitpatch.porcelain.workspace import Workspace
 from tests.gitkit import git
 
 # -- credentials --------------------------------------------------------------------------------

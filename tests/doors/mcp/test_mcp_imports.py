@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 #: Not loaded by importing the package, the CLI and the server module (the repository and the
 #: Workspace come with serving, the matcher with the first edit).
-LATE = ("rapidfuzz", "pygit2", "gitpatch.workspace.api", "gitpatch.engine", "gitpatch.match")
+LATE = ("rapidfuzz", "pygit2", "gitpatch.porcelain.workspace", "gitpatch.engine", "gitpatch.match")
 
 
 def _loaded(code: str, cwd: Path | None = None) -> set[str]:
@@ -50,7 +50,7 @@ def test_the_public_api_is_still_there_on_first_use() -> None:
     loaded = _loaded(
         "import gitpatch\n"
         "from gitpatch import GitpatchError, Workspace, patch_tool\n"
-        "assert Workspace.__module__ == 'gitpatch.workspace.api'\n"
+        "assert Workspace.__module__ == 'gitpatch.porcelain.workspace'\n"
         "assert gitpatch.GitpatchError is GitpatchError and callable(patch_tool)\n"
         "assert set(gitpatch.__all__) <= set(dir(gitpatch))\n"
         "for name in gitpatch.__all__:\n"
@@ -62,17 +62,17 @@ def test_the_public_api_is_still_there_on_first_use() -> None:
         "else:\n"
         "    raise SystemExit('no AttributeError')"
     )
-    assert "gitpatch.workspace.api" in loaded
+    assert "gitpatch.porcelain.workspace" in loaded
 
 
 def test_a_first_read_loads_no_fuzzy_matcher(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.txt": "alpha\nbeta\n"})
     loaded = _loaded(
         "from gitpatch import read_tool\n"
-        "from gitpatch.workspace.opening import open_workspace\n"
+        "from gitpatch.porcelain.opening import open_workspace\n"
         f"ws = open_workspace({str(repo)!r}, 'review')\n"
         "result = read_tool(ws, ws)(path='a.txt')\n"
         "assert result.ok and 'beta' in str(result), result",
         cwd=repo,
     )
-    assert "gitpatch.workspace.api" in loaded and not _under(loaded, "rapidfuzz")
+    assert "gitpatch.porcelain.workspace" in loaded and not _under(loaded, "rapidfuzz")

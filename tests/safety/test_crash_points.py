@@ -29,10 +29,10 @@ import pytest
 
 from bench.killtrials import leftovers
 from gitpatch.core.model import Proposal, Replace, UpdateFile
+from gitpatch.porcelain.workspace import Workspace
 from gitpatch.store import Store
-from gitpatch.workspace.api import Workspace
-from tests.compat.proofkit import disk_files, fsck_problems, tree_files
 from tests.gitkit import git, make_repo, status_porcelain
+from tests.safety.proofkit import disk_files, fsck_problems, tree_files
 
 #: a forked kill at every crash point: `make test-fast` leaves these out (`-m "not slow"`).
 pytestmark = pytest.mark.slow

@@ -30,9 +30,8 @@ from gitpatch.errors import (
     ProposalClosed,
     ProposalNotFound,
 )
-from gitpatch.store import NOTES_REF, RefUpdate, Store
-from gitpatch.workspace import guards, series, sessiontrees, stack
-from gitpatch.workspace.lookup import (
+from gitpatch.review import series, worktrees
+from gitpatch.review.lookup import (
     BOOKKEEPING_TOOLS,
     Subject,
     brought,
@@ -48,6 +47,8 @@ from gitpatch.workspace.lookup import (
     session_names,
     walk,
 )
+from gitpatch.store import NOTES_REF, RefUpdate, Store
+from gitpatch.workspace import guards, stack
 from gitpatch.workspace.publisher import STEP_ATTEMPTS, NoteChange, Transition, publish
 from gitpatch.workspace.results import (
     ApprovalOutcome,
@@ -387,7 +388,7 @@ def _in_other_worktree(ctx: Context, ref: str) -> bool:
     """True when ``ref`` (a session branch) is checked out in a worktree other than this
     Workspace's, its session's own: it then stays where it is, its worktree in step with it,
     and the agent's next commits are merged on top of what was approved."""
-    where = sessiontrees.checked_out(ctx.store, ref) if ctx.store.workdir else None
+    where = worktrees.checked_out(ctx.store, ref) if ctx.store.workdir else None
     here = ctx.worktree.root.resolve() if ctx.worktree is not None else None
     return where is not None and where.resolve() != here
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from tests.compat import workers
-from tests.compat.proofkit import disk_files, fsck_problems
 from tests.gitkit import git, head, make_repo, status_porcelain
 from tests.ownerkit import killed_holding
+from tests.safety import workers
+from tests.safety.proofkit import disk_files, fsck_problems
 
 #: SIGKILLs: `make test-fast` leaves these out (`-m "not slow"`).
 pytestmark = pytest.mark.slow
@@ -138,7 +138,7 @@ def _check_crashed_state(repo: Path, since: str, where: str) -> tuple[int, bool]
 
 
 def _recover_and_check(repo: Path, step: int, land_next: bool) -> int:
-    from gitpatch.workspace.api import Workspace
+    from gitpatch.porcelain.workspace import Workspace
 
     ws = Workspace.open(str(repo))
     seen = ws.read("a.txt")
@@ -197,7 +197,7 @@ def test_sigkill_during_auto_apply_always_recovers(
 
 def test_lock_files_of_a_dead_process_are_removed(tmp_path: Path) -> None:
     """``*.lock`` files (ref and index) a killed owner took do not block the next call."""
-    from gitpatch.workspace.api import Workspace
+    from gitpatch.porcelain.workspace import Workspace
 
     repo = make_repo(tmp_path / "repo", workers.crash_state(0))
     stale = [repo / ".git" / "index.lock", repo / ".git" / "refs" / "heads" / "work.lock"]
@@ -217,7 +217,7 @@ def test_sigkill_during_approve_always_recovers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A person's approve (fast-forward of checked-out main + disk + notes) killed anywhere."""
-    from gitpatch.workspace.api import Workspace
+    from gitpatch.porcelain.workspace import Workspace
 
     repo = make_repo(tmp_path / "repo", workers.crash_state(0), branch="main")
     rng = random.Random(SEED + 1)

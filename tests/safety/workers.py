@@ -47,7 +47,7 @@ def edit_own_files(
     landed: list[tuple[int, str, str]] = []
     errors: list[tuple[int, str, str]] = []
     try:
-        from gitpatch.workspace.api import Workspace
+        from gitpatch.porcelain.workspace import Workspace
 
         if race_open:
             barrier.wait(BARRIER_TIMEOUT)
@@ -107,7 +107,7 @@ def edit_shared_file(
     """
     outcomes: list[tuple[str, int, str, str]] = []
     try:
-        from gitpatch.workspace.api import Workspace
+        from gitpatch.porcelain.workspace import Workspace
 
         ws = Workspace.open(repo)
         barrier.wait(BARRIER_TIMEOUT)
@@ -193,7 +193,7 @@ def crash_child(repo: str, first_step: int, conn: Any, handshake: bool) -> None:
             conn.recv()
 
     try:
-        from gitpatch.workspace.api import Workspace
+        from gitpatch.porcelain.workspace import Workspace
 
         ws = Workspace.open(repo)
         if handshake:
@@ -219,7 +219,7 @@ def approve_child(repo: str, proposal_id: str, conn: Any, handshake: bool) -> No
             conn.recv()
 
     try:
-        from gitpatch.workspace.api import Workspace
+        from gitpatch.porcelain.workspace import Workspace
 
         ws = Workspace.open(repo, mode="review")
         if handshake:

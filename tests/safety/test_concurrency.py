@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from tests.compat import workers
-from tests.compat.proofkit import (
+from tests.gitkit import git, head, make_repo
+from tests.safety import workers
+from tests.safety.proofkit import (
     assert_fsck_clean,
     assert_status_clean,
     disk_files,
     proposal_trailers,
     tree_files,
 )
-from tests.gitkit import git, head, make_repo
 
 #: eight processes at once (load): `make test-fast` leaves these out (`-m "not slow"`).
 pytestmark = pytest.mark.slow

@@ -45,8 +45,9 @@ from gitpatch.errors import (
     ResourceNotFound,
 )
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
+from gitpatch.review import feedback, lifecycle, series, worktrees
 from gitpatch.store import Store
-from gitpatch.workspace import feedback, guards, review, series, sessiontrees, stack, versions
+from gitpatch.workspace import guards, stack, versions
 from gitpatch.workspace.build import Dirty, proposal_result
 from gitpatch.workspace.context import Context
 from gitpatch.workspace.propose import (
@@ -207,7 +208,7 @@ class Workspace:
         (``protected``, else git config ``gitpatch.protected``, else ``.gitpatch.toml``'s
         ``protected``, default main and master), or an explicit ``session`` name,
         starts or resumes ``gitpatch/session/<name>`` in a linked worktree of its own (see
-        ``sessiontrees``): the person's HEAD, index and files are never touched. ``name`` is the
+        ``review.worktrees``): the person's HEAD, index and files are never touched. ``name`` is the
         session name to use when one is needed (a protected target in auto mode), and in
         review mode the session whose proposals stack (``session`` does the same there).
         """
@@ -475,12 +476,12 @@ class Workspace:
         """The working tree's absolute path: absolute paths below it are accepted."""
         return str(self.worktree.root).rstrip("/") if self.worktree is not None else None
 
-    # -- review (written in gitpatch.workspace.review) --------------------------------------------
+    # -- review (written in gitpatch.review.lifecycle) --------------------------------------------
 
     @_serialized
     def approve(self, proposal_id: str, by: str, *, squash: bool = False) -> ProposalResult:
         """Merge a proposal (or a session, by name) into its target; see ``review``."""
-        return review.approve(self._ctx, proposal_id, by, squash=squash)
+        return lifecycle.approve(self._ctx, proposal_id, by, squash=squash)
 
     @_serialized
     def comment(
@@ -528,28 +529,28 @@ class Workspace:
     @_serialized
     def reject(self, proposal_id: str, by: str, reason: str) -> ProposalResult:
         """Reject a proposal: its ref goes, the reason is noted; see ``review``."""
-        return review.reject(self._ctx, proposal_id, by, reason)
+        return lifecycle.reject(self._ctx, proposal_id, by, reason)
 
     @_serialized
     def proposals(self) -> list[ProposalInfo]:
-        """Every proposal with its status; see ``gitpatch.workspace.review``."""
-        return review.proposals(self._ctx)
+        """Every proposal with its status; see ``gitpatch.review.lifecycle``."""
+        return lifecycle.proposals(self._ctx)
 
     @_serialized
     def show(self, proposal_id: str) -> ProposalDetail:
-        """One proposal's diff, stats and info; see ``gitpatch.workspace.review``."""
-        return review.show(self._ctx, proposal_id)
+        """One proposal's diff, stats and info; see ``gitpatch.review.lifecycle``."""
+        return lifecycle.show(self._ctx, proposal_id)
 
     @_serialized
     def undo(self, proposal_id: str | None = None) -> ProposalResult:
         """Revert the last gitpatch commit (or proposal ``proposal_id``'s) with a new commit;
-        see ``gitpatch.workspace.review``."""
-        return review.undo(self._ctx, proposal_id)
+        see ``gitpatch.review.lifecycle``."""
+        return lifecycle.undo(self._ctx, proposal_id)
 
     @_serialized
     def log(self, limit: int = 50) -> list[LogEntry]:
-        """The gitpatch commits on the branch, newest first; see ``gitpatch.workspace.review``."""
-        return review.log(self._ctx, limit)
+        """The gitpatch commits on the branch, newest first; see ``gitpatch.review.lifecycle``."""
+        return lifecycle.log(self._ctx, limit)
 
 
 def _session_checkout(
@@ -557,7 +558,7 @@ def _session_checkout(
 ) -> tuple[Store, WorkingTree | None]:
     """The store and working tree a session works in: the person's checkout only when it
     already has the session branch checked out, else the session's own linked worktree
-    (``sessiontrees``); a bare repository, or a session with no commit yet, has none.
+    (``review.worktrees``); a bare repository, or a session with no commit yet, has none.
     ``fresh``: the session branch was just started, and goes again if its worktree fails."""
     if worktree is None or store.head_branch() == ref:
         return store, worktree
@@ -565,7 +566,7 @@ def _session_checkout(
     if start is None:
         return store, None  # an unborn session: git cannot check it out anywhere yet
     try:
-        linked = Store.open(sessiontrees.ensure(store, name, ref))
+        linked = Store.open(worktrees.ensure(store, name, ref))
     except GitpatchError:
         if fresh:  # a refused open leaves no branch behind (CAS: unless someone used it)
             with contextlib.suppress(GitpatchError):

@@ -24,8 +24,8 @@ from gitpatch.errors import (
     ProposalNotFound,
     ProposalRejected,
 )
-from gitpatch.workspace import review
-from gitpatch.workspace.api import Workspace
+from gitpatch.porcelain.workspace import Workspace
+from gitpatch.review import lifecycle
 from tests.gitkit import git, head, make_repo
 from tests.gitkit import repo_state as snapshot
 from tests.workspace.workspace_kit import edit
@@ -201,7 +201,7 @@ def test_approving_a_session_merges_it_into_the_protected_branch(tmp_path: Path)
     first = agent.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
     second = agent.propose(edit("b.txt", "one\n", "ONE\n"))
     assert second.branch == SESSION and head(repo, MAIN) == base
-    listed = {p.id: p for p in review.proposals(agent.context)}
+    listed = {p.id: p for p in lifecycle.proposals(agent.context)}
     assert listed["agent"].files == ["a.txt", "b.txt"] and listed["agent"].branch == SESSION
 
     person = Workspace.open(repo, mode="review", branch="main")
@@ -314,7 +314,7 @@ def test_proposals_lists_open_then_closed(repo: Path, ws: Workspace) -> None:
     taken = ws.propose(edit("b.txt", "three\n", "3\n"))
     ws.reject(gone.proposal_id, by="Bob", reason="needed")
     ws.approve(taken.proposal_id, by="Alice")
-    listed = review.proposals(ws.context)
+    listed = lifecycle.proposals(ws.context)
     assert [(p.id, p.status) for p in listed][0] == (kept.proposal_id, "proposed")
     by_id = {p.id: p for p in listed}
     assert by_id[gone.proposal_id].status == "rejected"
@@ -354,12 +354,12 @@ def test_stats_of_listed_proposals_match_show(repo: Path, ws: Workspace) -> None
     kept = ws.propose(edit("a.txt", "beta\n", "B1\nB2\n"))
     gone = ws.propose(edit("b.txt", "two\n", "2\n"))
     ws.reject(gone.proposal_id, by="Bob", reason="no")
-    for listed in review.proposals(ws.context):
-        assert review.stats(ws.context, listed) == ws.show(listed.id).stats
-    by_id = {p.id: p for p in review.proposals(ws.context)}
-    assert review.stats(ws.context, by_id[kept.proposal_id])["insertions"] == 2
-    assert review.is_open(ws.context, by_id[kept.proposal_id])
-    assert not review.is_open(ws.context, by_id[gone.proposal_id])
+    for listed in lifecycle.proposals(ws.context):
+        assert lifecycle.stats(ws.context, listed) == ws.show(listed.id).stats
+    by_id = {p.id: p for p in lifecycle.proposals(ws.context)}
+    assert lifecycle.stats(ws.context, by_id[kept.proposal_id])["insertions"] == 2
+    assert lifecycle.is_open(ws.context, by_id[kept.proposal_id])
+    assert not lifecycle.is_open(ws.context, by_id[gone.proposal_id])
 
 
 def test_outcome_tells_what_approving_would_do_and_writes_nothing(
@@ -367,40 +367,40 @@ def test_outcome_tells_what_approving_would_do_and_writes_nothing(
 ) -> None:
     ff = ws.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
     clash = ws.propose(edit("b.txt", "two\n", "agent\n"))
-    listed = {p.id: p for p in review.proposals(ws.context)}
+    listed = {p.id: p for p in lifecycle.proposals(ws.context)}
     before = snapshot(repo)
-    assert review.outcome(ws.context, listed[ff.proposal_id]).kind == "fast-forward"
+    assert lifecycle.outcome(ws.context, listed[ff.proposal_id]).kind == "fast-forward"
     (repo / "b.txt").write_text("one\nperson\nthree\n")
     git(repo, "commit", "-q", "-am", "person edits b")
     moved = snapshot(repo)
-    got = review.outcome(ws.context, listed[clash.proposal_id])
+    got = lifecycle.outcome(ws.context, listed[clash.proposal_id])
     assert (got.kind, got.paths) == ("conflict", ["b.txt"])
-    assert review.outcome(ws.context, listed[ff.proposal_id]).kind == "merge"
+    assert lifecycle.outcome(ws.context, listed[ff.proposal_id]).kind == "merge"
     assert snapshot(repo) == moved != before, "asking wrote nothing"
     ws.approve(ff.proposal_id, by="Alice")
     listed_again = listed[ff.proposal_id].model_copy(update={"target": "refs/heads/work"})
-    assert review.outcome(ws.context, listed_again).kind == "nothing"
+    assert lifecycle.outcome(ws.context, listed_again).kind == "nothing"
 
 
 def test_stamp_moves_with_proposals_verdicts_and_nothing_else(repo: Path, ws: Workspace) -> None:
-    first = review.stamp(ws.context)
-    assert review.stamp(ws.context) == first
+    first = lifecycle.stamp(ws.context)
+    assert lifecycle.stamp(ws.context) == first
     (repo / "b.txt").write_text("a person's edit\n")
-    assert review.stamp(ws.context) == first, "the working tree is not the list"
+    assert lifecycle.stamp(ws.context) == first, "the working tree is not the list"
     res = ws.propose(edit("a.txt", "beta\n", "BETA\n"))
-    second = review.stamp(ws.context)
+    second = lifecycle.stamp(ws.context)
     assert second != first
     ws.reject(res.proposal_id, by="Bob", reason="no")
-    assert review.stamp(ws.context) not in (first, second)
+    assert lifecycle.stamp(ws.context) not in (first, second)
 
 
 def test_head_and_person_read_the_repository(repo: Path, ws: Workspace) -> None:
-    commit, summary = review.head(ws.context, WORK)
+    commit, summary = lifecycle.head(ws.context, WORK)
     assert commit == head(repo) and summary == git(repo, "log", "-1", "--format=%s").strip()
-    assert review.head(ws.context, "refs/heads/none") == ("", "")
+    assert lifecycle.head(ws.context, "refs/heads/none") == ("", "")
     git(repo, "config", "user.name", "Pat Person")
     git(repo, "config", "user.email", "pat@example.com")
-    assert review.person(Workspace.open(repo, mode="review").context) == (
+    assert lifecycle.person(Workspace.open(repo, mode="review").context) == (
         "Pat Person <pat@example.com>"
     )
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitpatch.core.model import Proposal, Replace, UpdateFile
-from gitpatch.workspace.api import Workspace
+from gitpatch.porcelain.workspace import Workspace
 from tests.gitkit import git, make_repo
 
 TEXT = "".join(f"line {i}\n" for i in range(1, 11))

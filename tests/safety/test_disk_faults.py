@@ -24,9 +24,9 @@ import pytest
 from bench.killtrials import leftovers
 from gitpatch.core.model import AddFile, Proposal, Replace, UpdateFile
 from gitpatch.errors import GitpatchError
-from gitpatch.workspace.api import Workspace
-from tests.compat.proofkit import assert_fsck_clean, disk_files, refs_snapshot, tree_files
+from gitpatch.porcelain.workspace import Workspace
 from tests.gitkit import git, make_repo, status_porcelain
+from tests.safety.proofkit import assert_fsck_clean, disk_files, refs_snapshot, tree_files
 
 #: full disks and refused writes in forked children: `make test-fast` leaves these out.
 pytestmark = pytest.mark.slow

@@ -14,8 +14,9 @@ import pytest
 
 from gitpatch.core.model import AddFile, Proposal, Replace, UpdateFile
 from gitpatch.errors import GitpatchError
-from gitpatch.workspace.api import Workspace
-from tests.compat.proofkit import (
+from gitpatch.porcelain.workspace import Workspace
+from tests.gitkit import git, head, make_repo, run_git, write_files
+from tests.safety.proofkit import (
     assert_fsck_clean,
     assert_status_clean,
     disk_files,
@@ -24,7 +25,6 @@ from tests.compat.proofkit import (
     refs_snapshot,
     tree_files,
 )
-from tests.gitkit import git, head, make_repo, run_git, write_files
 
 MAIN = "refs/heads/main"
 FILES = {

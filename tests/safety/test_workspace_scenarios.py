@@ -17,9 +17,9 @@ import pygit2
 import pytest
 
 from gitpatch.errors import GitpatchError
-from gitpatch.workspace.api import Workspace
-from tests.compat.proofkit import assert_fsck_clean, disk_files
+from gitpatch.porcelain.workspace import Workspace
 from tests.gitkit import git, status_porcelain
+from tests.safety.proofkit import assert_fsck_clean, disk_files
 from tests.test_scenarios import _cases, check_error, parse_case, read_tree
 
 BRANCH = "refs/heads/work"

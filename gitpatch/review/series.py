@@ -1,4 +1,4 @@
-"""Review steps on a session's stack, for ``gitpatch.workspace.review``: what approving a
+"""Review steps on a session's stack, for ``gitpatch.review.lifecycle``: what approving a
 proposal also lands, a review-mode session by name, other sessions' work on the same files,
 the refs and notes of re-basing the proposals above a rejected one, and a squashed landing.
 Nothing here publishes: ``review`` does, in one ref transaction per step.
@@ -12,9 +12,7 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from gitpatch.errors import GitpatchError
-from gitpatch.store import RefUpdate, Store
-from gitpatch.workspace import stack
-from gitpatch.workspace.lookup import (
+from gitpatch.review.lookup import (
     PROPOSAL_ID,
     Subject,
     clean_id,
@@ -24,6 +22,8 @@ from gitpatch.workspace.lookup import (
     info,
     oid,
 )
+from gitpatch.store import RefUpdate, Store
+from gitpatch.workspace import stack
 from gitpatch.workspace.publisher import NoteChange
 from gitpatch.workspace.results import ProposalDetail, ProposalInfo, now_iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX, SESSION_PREFIX, short

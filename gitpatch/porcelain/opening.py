@@ -10,7 +10,7 @@ from gitpatch.store import Store
 from gitpatch.workspace.config import Config, load
 
 if TYPE_CHECKING:
-    from gitpatch.workspace.api import Workspace
+    from gitpatch.porcelain.workspace import Workspace
     from gitpatch.workspace.results import Mode, ProposalInfo
 
 __all__ = ["is_open", "open_workspace", "repository_config", "working_root"]
@@ -32,14 +32,14 @@ def open_workspace(
 ) -> Workspace:
     """A Workspace on the repository at ``directory`` in ``mode`` (default: the config's);
     the protected branches are the Workspace's own (``config.protected_names``)."""
-    from gitpatch.workspace.api import Workspace
+    from gitpatch.porcelain.workspace import Workspace
 
     cfg = config if config is not None else repository_config(directory)
     return Workspace.open(directory, mode=mode or cfg.mode, **kw)
 
 
 def is_open(ws: Workspace, info: ProposalInfo) -> bool:
-    """True for what awaits a person (``gitpatch.workspace.review.is_open``)."""
-    from gitpatch.workspace import review
+    """True for what awaits a person (``gitpatch.review.lifecycle.is_open``)."""
+    from gitpatch.review import lifecycle
 
-    return review.is_open(ws.context, info)
+    return lifecycle.is_open(ws.context, info)

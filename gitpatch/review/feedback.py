@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, ProposalNotFound
+from gitpatch.review.lookup import BOOKKEEPING_TOOLS, PROPOSAL_ID, clean_id, note_for_id
 from gitpatch.store import NOTES_REF
-from gitpatch.workspace.lookup import BOOKKEEPING_TOOLS, PROPOSAL_ID, clean_id, note_for_id
 from gitpatch.workspace.publisher import NoteChange, Transition, publish
 from gitpatch.workspace.results import now_iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX
