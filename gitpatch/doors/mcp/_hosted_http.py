@@ -401,13 +401,23 @@ class SpaceRoute:
             ROUTED_SPACE.reset(token)
 
 
+#: Where a request's scope keeps its bearer token's credential once looked up.
+_CREDENTIAL = "gitpatch.credential"
+
+
 def bearer_credential(credentials: CredentialFile, scope: Scope) -> Credential | None:
-    """The credential of the request's bearer token, or None (no token, or an unknown one)."""
+    """The credential of the request's bearer token, or None (no token, or an unknown one);
+    looked up once per request (kept in its scope for the next middleware)."""
+    if _CREDENTIAL in scope:
+        found: Credential | None = scope[_CREDENTIAL]
+        return found
     auth = Headers(scope=scope).get("authorization", "")
     scheme, _, token = auth.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return None
-    return credentials.lookup(token.strip())
+    found = None
+    if scheme.lower() == "bearer" and token.strip():
+        found = credentials.lookup(token.strip())
+    scope[_CREDENTIAL] = found
+    return found
 
 
 class BodyLimit:
