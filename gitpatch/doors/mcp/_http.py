@@ -208,27 +208,8 @@ def serve(
     url = f"http://{url_host(host)}:{port}/mcp"
     stateless = workers > 1
 
-    def child() -> None:
-        _run(
-            sock,
-            _app(
-                data,
-                credentials,
-                host,
-                port,
-                on_change,
-                allowed,
-                stateless,
-                build_server,
-                routed,
-                header_timeout,
-            ),
-            header_timeout,
-            per_address,
-        )
-
-    if not stateless:
-        app = _app(
+    def app() -> ASGIApp:
+        return _app(
             data,
             credentials,
             host,
@@ -240,8 +221,14 @@ def serve(
             routed,
             header_timeout,
         )
+
+    def child() -> None:
+        _run(sock, app(), header_timeout, per_address)
+
+    if not stateless:
+        served = app()
         if ready is not None:
             ready(url)
-        _run(sock, app, header_timeout, per_address)
+        _run(sock, served, header_timeout, per_address)
         return
     _supervise(workers, child, lambda: ready(url) if ready is not None else None)
