@@ -3,10 +3,13 @@
 The porcelain ``Workspace`` (``gitpatch.porcelain``) calls these namespaces, which take a
 ``Context``: ``lifecycle`` (approve, reject, list, show, undo and log what agents proposed),
 ``series`` (review steps on a session's stack: what approving also lands, other sessions' work),
-``feedback`` (comments and notices to the agent) and ``worktrees`` (a session's own linked
-worktree). Their modules (``_lifecycle``, ``_series``, ``_lookup`` for finding and describing
-proposals, ``_feedback``, ``_worktrees``) are private; the doors ask ``queries``, the few
-read-only questions a front end may put to the lifecycle directly.
+``feedback`` (comments and notices to the agent), ``worktrees`` (a session's own linked
+worktree), ``hunks`` (a proposal's hunks with stable ids, selections, the trees a partial
+verdict makes), ``partial`` (approving or rejecting some hunks) and ``amend`` (a person's own
+edit of a proposal). Their modules (``_lifecycle``, ``_series``, ``_lookup`` for finding and
+describing proposals, ``_feedback``, ``_worktrees``, ``_hunks``, ``_partial``, ``_amend``) are
+private; the doors ask ``queries``, the few read-only questions a front end may put to the
+lifecycle directly.
 
 Namespaces are imported on first use (PEP 562).
 """
@@ -17,8 +20,11 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from gitpatch.review import _amend as amend
     from gitpatch.review import _feedback as feedback
+    from gitpatch.review import _hunks as hunks
     from gitpatch.review import _lifecycle as lifecycle
+    from gitpatch.review import _partial as partial
     from gitpatch.review import _series as series
     from gitpatch.review import _worktrees as worktrees
 
@@ -26,13 +32,16 @@ if TYPE_CHECKING:
 _NAMES: dict[str, str] = {}
 #: The namespaces of the face: a private module under a public name.
 _SPACES: dict[str, str] = {
+    "amend": "_amend",
     "feedback": "_feedback",
+    "hunks": "_hunks",
     "lifecycle": "_lifecycle",
+    "partial": "_partial",
     "series": "_series",
     "worktrees": "_worktrees",
 }
 
-__all__ = ["feedback", "lifecycle", "series", "worktrees"]
+__all__ = ["amend", "feedback", "hunks", "lifecycle", "partial", "series", "worktrees"]
 
 
 def __getattr__(name: str) -> Any:
