@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from gitpatch.doors.mcp._reply import Handler, Reply, ToolSet
 from gitpatch.errors import GitpatchError
-from gitpatch.porcelain.opening import is_open, open_workspace
+from gitpatch.porcelain.opening import is_open, open_workspace, repository_config
 from gitpatch.tools import definitions as tooldefs
 
 if TYPE_CHECKING:
