@@ -36,7 +36,8 @@ The tree::
     │   ├── PlanModeDenied             plan_mode_denied     plan mode allows no such target
     │   ├── TeamNotFound               team_not_found
     │   ├── PersonalCannotAddressTeam  personal_cannot_address_team
-    │   └── NoPersonalSpace            no_personal_space
+    │   ├── NoPersonalSpace            no_personal_space
+    │   └── WrongSpace                 wrong_space          the URL names another space (shard)
     ├── StateError                     the repository or a proposal is not in a usable state
     │   ├── DirtyWorktree              dirty_worktree       uncommitted changes and dirty="refuse"
     │   ├── UnsavedChanges             unsaved_changes      an editor holds unsaved edits
@@ -113,6 +114,7 @@ __all__ = [
     "TeamNotFound",
     "UnsafePath",
     "UnsavedChanges",
+    "WrongSpace",
     "error_for_code",
 ]
 
@@ -362,6 +364,13 @@ class NoPersonalSpace(AccessDenied):
     """The caller has no personal space to address."""
 
     code = "no_personal_space"
+
+
+class WrongSpace(AccessDenied):
+    """The call addresses a space other than the one its URL names (``/s/<space>/mcp``): the
+    router sent it to that space's host, which must not create another space."""
+
+    code = "wrong_space"
 
 
 class StateError(_Coded):

@@ -274,6 +274,11 @@ class Store:
         with git_errors(f"read {path!r} in {commit}"):
             return self.blob_data(obj.id)
 
+    def blob_size(self, oid: pygit2.Oid) -> int:
+        """The size in bytes of blob ``oid``, from its header (the content is not inflated)."""
+        with git_errors(f"read the header of blob {oid}"):
+            return int(self.repo.odb.read_header(oid)[1])
+
     def blob_data(self, oid: pygit2.Oid) -> bytes:
         """The content of blob ``oid``; a large loose one inflated once, straight into the
         bytes returned (``loose``), the rest through libgit2's object database."""

@@ -79,6 +79,32 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     "limits count per process.",
 )
 @click.option(
+    "--routed",
+    is_flag=True,
+    default=False,
+    help="With --http: this host keeps one shard of the spaces behind a router; serve only "
+    "each space's own URL, /s/users/<user>/mcp or /s/teams/<team>/mcp (plain /mcp is 404).",
+)
+@click.option(
+    "--header-timeout",
+    type=float,
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --http: a connection that has not sent a whole request head within this time "
+    "is closed.",
+)
+@click.option(
+    "--max-connections-per-address",
+    "per_address",
+    type=int,
+    default=256,
+    show_default=True,
+    metavar="N",
+    help="With --http: at most N connections per client address (past it the oldest idle one "
+    "is closed). Behind a router every client has the router's address: raise it.",
+)
+@click.option(
     "--push",
     default=None,
     metavar="REMOTE",
@@ -110,6 +136,9 @@ def serve(
     creds: Path | None,
     allowed: tuple[str, ...],
     workers: int | None,
+    routed: bool,
+    header_timeout: float,
+    per_address: int,
     push: str | None,
     cpu_seconds: float | None,
     wall_seconds: float | None,
@@ -127,7 +156,7 @@ def serve(
     if listen is not None:
         from gitpatch.doors.cli._hosted import run_http
 
-        run_http(listen, data, creds, push, allowed, workers)
+        run_http(listen, data, creds, push, allowed, workers, routed, header_timeout, per_address)
         return
     env.root()  # refuse a directory that is not a repository before the client connects
     from gitpatch.doors.mcp import serve_stdio

@@ -378,12 +378,18 @@ def serve_http(
     ready: Callable[[str], None] | None = None,
     allowed: tuple[str, ...] = (),
     workers: int = 1,
+    routed: bool = False,
+    header_timeout: float = 10.0,
+    per_address: int = 256,
 ) -> None:
     """Serve the resource service for the spaces under ``data`` at ``http://host:port/mcp``
-    until interrupted, in ``workers`` processes (see ``_http``); port 0 takes a free one, and
-    ``ready(url)`` is called once the socket listens. Request bodies over the largest
-    per-file limit (as base64, plus room for the envelope) get HTTP 413 before they are
-    parsed. Host and Origin headers are checked on every bind (``allowed`` adds names)."""
+    (and each space at ``/s/<space>/mcp``) until interrupted, in ``workers`` processes (see
+    ``_http``); port 0 takes a free one, and ``ready(url)`` is called once the socket listens.
+    Request bodies over the largest per-file limit (as base64, plus room for the envelope) get
+    HTTP 413 before they are parsed. Host and Origin headers are checked on every bind
+    (``allowed`` adds names). ``routed``: one shard of several, only ``/s/<space>/mcp``.
+    Connections (``_guard``): ``header_timeout`` seconds to send a request head, at most
+    ``per_address`` connections per client address, a reserve of descriptors kept free."""
     from gitpatch.doors.mcp._http import serve
 
     serve(
@@ -396,4 +402,7 @@ def serve_http(
         allowed=allowed,
         workers=workers,
         build_server=build_server,
+        routed=routed,
+        header_timeout=header_timeout,
+        per_address=per_address,
     )

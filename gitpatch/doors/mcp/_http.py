@@ -70,9 +70,11 @@ def _app(
     allowed: tuple[str, ...],
     stateless: bool,
     build_server: Callable[..., MCPServer],
+    routed: bool,
+    header_timeout: float,
 ) -> Served:
-    """The service's ASGI app: client watch, body limit, session limits, then the SDK's
-    streamable HTTP; and the gate of its calls."""
+    """The service's ASGI app: client watch, the space's URL, body limit, session limits, then
+    the SDK's streamable HTTP; and the gate of its calls."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from gitpatch.doors.hosted import CredentialFile, ResourceService, Spaces
@@ -84,6 +86,7 @@ def _app(
         ClientWatch,
         SessionIdFilter,
         SessionLimit,
+        SpaceRoute,
         auth_options,
         call_admission,
         service_toolset,
@@ -124,12 +127,19 @@ def _app(
     )
     inner = app if stateless else SessionLimit(app, quotas, creds)
     warm()  # grep's forkserver, loaded before the first grep that needs it
-    return Served(ClientWatch(BodyLimit(inner, limit)), gate)
+    return Served(
+        ClientWatch(SpaceRoute(BodyLimit(inner, limit, creds, header_timeout), routed)), gate
+    )
 
 
-def _run(sock: socket.socket, served: Served) -> None:
+def _run(sock: socket.socket, served: Served, header_timeout: float, per_address: int) -> None:
+    """Serve ``served`` on ``sock`` under the connection guard (``_guard``) until stopped;
+    SIGTERM drains the calls in flight."""
     import anyio
     import uvicorn
+
+    from gitpatch.doors.hosted.connections import AcceptErrorFilter, Guard
+    from gitpatch.doors.mcp._guard import IDLE_SECONDS, guarded_protocol
 
     class Draining(uvicorn.Server):
         """uvicorn's server, whose SIGTERM/SIGINT also drains the calls in flight: they get
@@ -143,10 +153,19 @@ def _run(sock: socket.socket, served: Served) -> None:
                 timer.start()
             super().handle_exit(sig, frame)
 
+    logging.getLogger("asyncio").addFilter(AcceptErrorFilter())
+    guard = Guard.for_process(header_timeout, per_address)
     # A heavy call holds the GIL in Python loops between its checkpoints; a shorter switch
     # interval (5 ms by default) hands it to the event loop and light calls sooner.
     sys.setswitchinterval(0.001)
-    web = Draining(uvicorn.Config(served.app, log_level="warning", lifespan="on"))
+    config = uvicorn.Config(
+        served.app,
+        log_level="warning",
+        lifespan="on",
+        http=guarded_protocol(guard),
+        timeout_keep_alive=IDLE_SECONDS,
+    )
+    web = Draining(config)
     anyio.run(lambda: web.serve(sockets=[sock]))
 
 
@@ -217,6 +236,9 @@ def serve(
     allowed: tuple[str, ...],
     workers: int,
     build_server: Callable[..., MCPServer],
+    routed: bool = False,
+    header_timeout: float = 10.0,
+    per_address: int = 256,
 ) -> None:
     """See ``gitpatch.doors.mcp.serve_http`` (which passes its ``build_server``)."""
     from gitpatch.doors.hosted.listen import url_host
@@ -227,13 +249,27 @@ def serve(
     url = f"http://{url_host(host)}:{port}/mcp"
     stateless = workers > 1
 
+    def app() -> Served:
+        return _app(
+            data,
+            credentials,
+            host,
+            port,
+            on_change,
+            allowed,
+            stateless,
+            build_server,
+            routed,
+            header_timeout,
+        )
+
     def child() -> None:
-        _run(sock, _app(data, credentials, host, port, on_change, allowed, stateless, build_server))
+        _run(sock, app(), header_timeout, per_address)
 
     if not stateless:
-        app = _app(data, credentials, host, port, on_change, allowed, stateless, build_server)
+        served = app()
         if ready is not None:
             ready(url)
-        _run(sock, app)
+        _run(sock, served, header_timeout, per_address)
         return
     _supervise(workers, child, lambda: ready(url) if ready is not None else None)
