@@ -8,7 +8,8 @@ from typing import Literal
 import pygit2
 
 from gitpatch.checkout.worktree import WorkingTree
-from gitpatch.store import Store
+from gitpatch.errors import GitpatchError
+from gitpatch.store import Store, git_errors
 from gitpatch.workspace.results import Mode
 
 __all__ = ["Context"]
@@ -42,6 +43,8 @@ class Context:
     agent: str = "agent"
     #: Who the notes name as the proposals' author, when not the agent (``author=`` given).
     proposer: str = ""
+    #: The largest file a proposal may leave (None: no limit): ``payload_too_large`` above.
+    max_file_bytes: int | None = None
 
     def proposed_by(self) -> str:
         """``Name <email>`` of whoever makes the proposals: the ``author`` the Workspace was
@@ -58,8 +61,9 @@ class Context:
         name = f"{self.agent} (gitpatch session {label})"
         email = "".join(c if c.isalnum() or c in "-_." else "-" for c in label)
         try:
-            return pygit2.Signature(name, f"{email}@gitpatch.invalid")
-        except (pygit2.GitError, ValueError):
+            with git_errors("name the agent"):
+                return pygit2.Signature(name, f"{email}@gitpatch.invalid")
+        except GitpatchError:  # a name libgit2 refuses
             return pygit2.Signature("agent (gitpatch)", "agent@gitpatch.invalid")
 
     def session_label(self) -> str:

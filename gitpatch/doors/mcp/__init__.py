@@ -23,8 +23,8 @@ import contextlib
 import dataclasses
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -34,6 +34,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from gitpatch.core.budget import Budget, checkpoint
 from gitpatch.doors.mcp._reply import Handler, Reply, ToolSet
 from gitpatch.doors.terms import in_terms
 from gitpatch.errors import GitpatchError
@@ -46,6 +47,7 @@ __all__ = [
     "OUTPUTS",
     "Reply",
     "ToolSet",
+    "budget_admission",
     "build_server",
     "serve_http",
     "serve_stdio",
@@ -54,8 +56,10 @@ __all__ = [
 
 _log = logging.getLogger("gitpatch.mcp")
 
-#: Entered around each tool call (by tool name); raising a gitpatch error refuses the call.
-Admit = Callable[[str], AbstractContextManager[None]]
+#: Entered around each tool call (by tool name) on the event loop; raising a gitpatch error
+#: refuses the call. The context it sets (a budget, ``gitpatch.core.budget``) goes with the
+#: call into its worker thread.
+Admit = Callable[[str], AbstractAsyncContextManager[object]]
 
 
 # -- output models (the published outputSchema of each tool) ----------------------------------
@@ -103,6 +107,10 @@ class ReadOutput(_Open):
     start_line: int
     end_line: int
     total_lines: int
+    #: The line to pass as ``offset`` to read on (absent at the end of the file).
+    next_offset: int | None = None
+    #: Lines longer than a result holds, cut (only their start is in ``content``).
+    cut_lines: list[int] | None = None
 
 
 class ProposalsOutput(_Out):
@@ -233,6 +241,7 @@ def _tool_function(
 
     def run(arguments: dict[str, Any]) -> CallToolResult:
         try:
+            checkpoint()  # the call's CPU time counts from here, in the thread that runs it
             args = model.model_validate(arguments)
             return _to_result(tool.name, handler(args), outputs)
         except GitpatchError as exc:
@@ -248,7 +257,7 @@ def _tool_function(
     # call (a big patch, a grep over many files) never holds up the others' requests.
     async def call(**arguments: Any) -> CallToolResult:
         try:
-            with admit(tool.name) if admit is not None else contextlib.nullcontext():
+            async with admit(tool.name) if admit is not None else contextlib.nullcontext():
                 if offload:
                     return await anyio.to_thread.run_sync(run, arguments)
                 return run(arguments)
@@ -303,27 +312,55 @@ def build_server(
             description=describe(tool.name),
             annotations=ToolAnnotations(
                 read_only_hint=tool.read_only,
-                destructive_hint=False,
-                idempotent_hint=tool.read_only,
+                destructive_hint=tool.name in toolset.destructive,
+                idempotent_hint=tool.read_only if tool.idempotent is None else tool.idempotent,
+                open_world_hint=False,
             ),
             structured_output=True,
         )
     return server
 
 
-def workspace_tools(path: str, mode: str | None = None, session: str | None = None) -> ToolSet:
+def budget_admission(cpu_seconds: float | None, wall_seconds: float | None) -> Admit:
+    """An ``admit`` that runs each call under a ``Budget`` of its own (``gitpatch.core.budget``):
+    a call past it answers ``budget_exceeded`` and changes nothing."""
+
+    @contextlib.asynccontextmanager
+    async def admit(tool: str) -> AsyncIterator[object]:
+        with Budget(cpu_seconds, wall_seconds).applied() as budget:
+            yield budget
+
+    return admit
+
+
+def workspace_tools(
+    path: str,
+    mode: str | None = None,
+    session: str | None = None,
+    max_file_bytes: int | None = None,
+) -> ToolSet:
     """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
-    ``session``: the session name, else the client's name, else ``agent``)."""
+    ``session``: the session name, else the client's name, else ``agent``); an edit whose
+    result is a file over ``max_file_bytes`` (default ``MAX_FILE_BYTES``) is refused."""
     from gitpatch.doors.mcp._tools import workspace_toolset
 
-    return workspace_toolset(path, mode, session)
+    return workspace_toolset(path, mode, session, max_file_bytes)
 
 
-def serve_stdio(path: str, mode: str | None = None, session: str | None = None) -> None:
+def serve_stdio(
+    path: str,
+    mode: str | None = None,
+    session: str | None = None,
+    max_file_bytes: int | None = None,
+    budget: tuple[float | None, float | None] = (None, None),
+) -> None:
     """Serve the repository at ``path`` over stdio until the client disconnects; ``session``
-    names the agent's session (default: the client's name, else ``agent``)."""
-    toolset = workspace_tools(path, mode, session)
-    server = build_server(toolset)
+    names the agent's session (default: the client's name, else ``agent``); see
+    ``workspace_tools`` for ``max_file_bytes``; ``budget``: the CPU and wall seconds each call
+    may take (none by default: one local client, whose calls are the user's own work)."""
+    toolset = workspace_tools(path, mode, session, max_file_bytes)
+    limited = budget != (None, None)
+    server = build_server(toolset, admit=budget_admission(*budget) if limited else None)
     try:
         server.run("stdio")
     finally:
@@ -341,12 +378,18 @@ def serve_http(
     ready: Callable[[str], None] | None = None,
     allowed: tuple[str, ...] = (),
     workers: int = 1,
+    routed: bool = False,
+    header_timeout: float = 10.0,
+    per_address: int = 256,
 ) -> None:
     """Serve the resource service for the spaces under ``data`` at ``http://host:port/mcp``
-    until interrupted, in ``workers`` processes (see ``_http``); port 0 takes a free one, and
-    ``ready(url)`` is called once the socket listens. Request bodies over the largest
-    per-file limit (as base64, plus room for the envelope) get HTTP 413 before they are
-    parsed. Host and Origin headers are checked on every bind (``allowed`` adds names)."""
+    (and each space at ``/s/<space>/mcp``) until interrupted, in ``workers`` processes (see
+    ``_http``); port 0 takes a free one, and ``ready(url)`` is called once the socket listens.
+    Request bodies over the largest per-file limit (as base64, plus room for the envelope) get
+    HTTP 413 before they are parsed. Host and Origin headers are checked on every bind
+    (``allowed`` adds names). ``routed``: one shard of several, only ``/s/<space>/mcp``.
+    Connections (``_guard``): ``header_timeout`` seconds to send a request head, at most
+    ``per_address`` connections per client address, a reserve of descriptors kept free."""
     from gitpatch.doors.mcp._http import serve
 
     serve(
@@ -359,4 +402,7 @@ def serve_http(
         allowed=allowed,
         workers=workers,
         build_server=build_server,
+        routed=routed,
+        header_timeout=header_timeout,
+        per_address=per_address,
     )
