@@ -45,7 +45,7 @@ from gitpatch.errors import (
     ResourceNotFound,
 )
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
-from gitpatch.review import feedback, lifecycle, series, worktrees
+from gitpatch.review import checks, feedback, lifecycle, queue, series, worktrees
 from gitpatch.store import Store
 from gitpatch.workspace import guards, stack, versions
 from gitpatch.workspace.build import Dirty, proposal_result
@@ -479,9 +479,53 @@ class Workspace:
     # -- review (written in gitpatch.review.lifecycle) --------------------------------------------
 
     @_serialized
-    def approve(self, proposal_id: str, by: str, *, squash: bool = False) -> ProposalResult:
-        """Merge a proposal (or a session, by name) into its target; see ``review``."""
-        return lifecycle.approve(self._ctx, proposal_id, by, squash=squash)
+    def approve(
+        self,
+        proposal_id: str,
+        by: str,
+        *,
+        squash: bool = False,
+        skip_checks: str | None = None,
+    ) -> ProposalResult:
+        """Merge a proposal (or a session, by name) into its target once the project's checks
+        pass on the result (``skip_checks``: the person's reason to skip them), in its turn
+        in the approval queue; see ``review.lifecycle`` and ``review.queue``."""
+        return queue.approve(self._ctx, proposal_id, by, squash=squash, skip_checks=skip_checks)
+
+    @_serialized
+    def approve_all(
+        self,
+        proposal_ids: Sequence[str],
+        by: str,
+        *,
+        squash: bool = False,
+        skip_checks: str | None = None,
+        progress: Callable[[queue.Landing], None] | None = None,
+    ) -> list[queue.Landing]:
+        """Approve several proposals or sessions in order, each landing on the one before and
+        checked on that result; those whose checks fail or that no longer merge are marked
+        (``checks_failed``, ``needs_revision``) and skipped. See ``review.queue``."""
+        return queue.land(
+            self._ctx,
+            list(proposal_ids),
+            by,
+            squash=squash,
+            skip_checks=skip_checks,
+            progress=progress,
+        )
+
+    @_serialized
+    def check(self) -> checks.CheckReport:
+        """Run the project's checks (``.gitpatch.toml`` ``[checks]``) on this Workspace's work
+        as it stands: in review mode its session's open stack's top, else its branch head;
+        a tree that passed before is not checked again (the approval shares the cache)."""
+        head = self.view().head
+        if head is None:
+            raise InvalidArguments(
+                f"nothing to check: {short(self.branch)} has no commit yet",
+                hint="Make a change first.",
+            )
+        return checks.run(self._ctx, head)
 
     @_serialized
     def comment(

@@ -30,7 +30,7 @@ from gitpatch.errors import (
     ProposalClosed,
     ProposalNotFound,
 )
-from gitpatch.review import series, worktrees
+from gitpatch.review import checks, series, worktrees
 from gitpatch.review.lookup import (
     BOOKKEEPING_TOOLS,
     Subject,
@@ -95,7 +95,14 @@ RECENT_CLOSED = 50
 # -- the public functions ---------------------------------------------------------------------
 
 
-def approve(ctx: Context, proposal_id: str, by: str, *, squash: bool = False) -> ProposalResult:
+def approve(
+    ctx: Context,
+    proposal_id: str,
+    by: str,
+    *,
+    squash: bool = False,
+    skip_checks: str | None = None,
+) -> ProposalResult:
     """Merge a proposal (or a session, by name) into its target and note who approved it.
 
     Fast-forwards when the target has not moved, else makes a 3-way merge commit; a conflict,
@@ -104,9 +111,15 @@ def approve(ctx: Context, proposal_id: str, by: str, *, squash: bool = False) ->
     land with it, see ``lands``); a session branch instead moves to the merged commit, so an
     agent working on it continues from what was approved. A review-mode session's name
     approves its whole stack; ``squash`` then lands it as one commit.
+
+    The project's checks (``review.checks``) run on the exact commit that would land, and
+    nothing moves unless they pass (``checks_failed``, the proposal marked so); with
+    ``skip_checks`` (the person's reason) they are not run and the landing is a commit of
+    its own whose ``Gitpatch-Checks-Skipped`` trailer keeps the reason.
     """
     who = _person(by, "approve")
-    return _retried(lambda: _approve_once(ctx, proposal_id, who, squash))
+    skip = _skip_reason(skip_checks)
+    return _retried(lambda: _approve_once(ctx, proposal_id, who, squash, skip))
 
 
 def reject(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
@@ -214,7 +227,7 @@ def _show(ctx: Context, proposal_id: str) -> ProposalDetail:
 def is_open(ctx: Context, listed: ProposalInfo) -> bool:
     """True for what awaits a person: a proposal whose branch exists, or a session (listed
     by ``proposals`` under its name); closed and auto-applied ones are history."""
-    if listed.status == "proposed":
+    if listed.status in ("proposed", "checks_failed"):
         return ctx.store.ref_target(PROPOSAL_PREFIX + listed.id) is not None
     return listed.status == "applied" and listed.branch == SESSION_PREFIX + listed.id
 
@@ -331,7 +344,9 @@ def log(ctx: Context, limit: int = 50) -> list[LogEntry]:
 # -- approve, reject, undo: one attempt each ---------------------------------------------------
 
 
-def _approve_once(ctx: Context, proposal_id: str, by: str, squash: bool) -> ProposalResult:
+def _approve_once(
+    ctx: Context, proposal_id: str, by: str, squash: bool, skip: str | None = None
+) -> ProposalResult:
     store = ctx.store
     named = series.session_top(ctx, proposal_id)
     sub = find(ctx, named[1] if named is not None else proposal_id)
@@ -343,14 +358,19 @@ def _approve_once(ctx: Context, proposal_id: str, by: str, squash: bool) -> Prop
             hint="Let the agent make changes on the session first; see proposals().",
             details={"id": sub.id, "branch": sub.ref},
         )
-    new, how = _merged(store, sub, head, by)
+    skipped = {checks.SKIPPED_TRAILER: skip} if skip is not None else None
+    new, how = _merged(store, sub, head, by, None if squash else skipped)
     if squash and new != head:
-        new, how = (
-            series.squashed(store, sub, head, new, named[0].session if named else sub.id),
-            "squashed onto",
-        )
+        name = named[0].session if named else sub.id
+        new, how = series.squashed(store, sub, head, new, name, skipped), "squashed onto"
+    what = f"session {sub.ref}" if sub.session else f"proposal {sub.id}"
+    proof = None
+    if new != head:
+        proof = checks.prove(ctx, sub.tip, new, what=what, by=by, skip=skip)
     stamp = {"status": "approved", "approved_by": by, "approved_at": now_iso()}
     stamp["merged_as"] = str(new)
+    if proof is not None:
+        stamp["checks"] = proof.summary()
     notes = {c: _stamped(sub, stamp, record=c in sub.records) for c in sub.commits}
     if new not in (sub.tip, head):
         notes[new] = _stamped(sub, {**stamp, "tool": "approve"}, fresh=True)
@@ -369,7 +389,6 @@ def _approve_once(ctx: Context, proposal_id: str, by: str, squash: bool) -> Prop
         tuple(refs), notes, f"gitpatch: approve {sub.id}", checkout, tuple(sub.records)
     )
     publish(ctx, step)
-    what = f"session {sub.ref}" if sub.session else f"proposal {sub.id}"
     if named is not None:
         what = f"session {named[0].session} ({len(named[0].entries)} proposals)"
     elif beneath:
@@ -380,7 +399,9 @@ def _approve_once(ctx: Context, proposal_id: str, by: str, squash: bool) -> Prop
         version=new,
         branch=sub.target,
         status="approved",
-        message=f"Approved {what} by {by}: {how} {short(sub.target)} at {str(new)[:12]}.",
+        message=f"Approved {what} by {by}: {how} {short(sub.target)} at {str(new)[:12]}."
+        + (f" {proof.summary()[0].upper()}{proof.summary()[1:]}." if proof and proof.runs else "")
+        + (f" Checks skipped: {skip}." if skip is not None else ""),
     )
 
 
@@ -606,16 +627,36 @@ def _stamped(
 # -- merging, fingerprints, results --------------------------------------------------------------
 
 
-def _merged(store: Store, sub: Subject, head: pygit2.Oid | None, by: str) -> tuple[pygit2.Oid, str]:
-    """The commit the target moves to, and how (fast-forward or 3-way merge)."""
-    if head is None or store.is_ancestor(head, sub.tip):
+def _merged(
+    store: Store,
+    sub: Subject,
+    head: pygit2.Oid | None,
+    by: str,
+    extra: Mapping[str, str] | None = None,
+) -> tuple[pygit2.Oid, str]:
+    """The commit the target moves to, and how (fast-forward or 3-way merge); with ``extra``
+    trailers always a merge commit of its own that carries them."""
+    if head is None or (not extra and store.is_ancestor(head, sub.tip)):
         return sub.tip, "fast-forwarded"
     if store.is_ancestor(sub.tip, head):
         return head, "already contained in"
     what = f"session {sub.id}" if sub.session else f"proposal {sub.id}"
     message = f"Merge {what} into {short(sub.target)}\n\nApproved by {by}."
     trailers = {"Gitpatch-Proposal": f"session/{sub.id}" if sub.session else sub.id}
-    return store.merge(head, sub.tip, message, trailers), "merged into"
+    return store.merge(head, sub.tip, message, {**trailers, **(extra or {})}), "merged into"
+
+
+def _skip_reason(skip: str | None) -> str | None:
+    """The person's reason for skipping the checks, on one line; a skip needs one."""
+    if skip is None:
+        return None
+    if not isinstance(skip, str) or not skip.strip() or "\n" in skip.strip():
+        raise InvalidArguments(
+            "skipping the checks needs a reason on one line",
+            hint="Pass --skip-checks --reason 'why' (skip_checks='why'); it is recorded in "
+            "the commit that lands.",
+        )
+    return skip.strip()
 
 
 def _fingerprint(store: Store, base: pygit2.Oid | None, tip: pygit2.Oid) -> str:

@@ -7,11 +7,11 @@ Nothing here publishes: ``review`` does, in one ref transaction per step.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from gitpatch.errors import GitpatchError
+from gitpatch.review import clashes
 from gitpatch.review.lookup import (
     PROPOSAL_ID,
     Subject,
@@ -26,7 +26,7 @@ from gitpatch.store import RefUpdate, Store
 from gitpatch.workspace import stack
 from gitpatch.workspace.publisher import NoteChange
 from gitpatch.workspace.results import ProposalDetail, ProposalInfo, now_iso
-from gitpatch.workspace.sessions import PROPOSAL_PREFIX, SESSION_PREFIX, short
+from gitpatch.workspace.sessions import PROPOSAL_PREFIX, SESSION_PREFIX
 
 if TYPE_CHECKING:
     from gitpatch.workspace.context import Context
@@ -122,37 +122,9 @@ def with_overlaps(items: list[ProposalInfo]) -> list[ProposalInfo]:
 
 
 def overlaps(ctx: Context) -> list[str]:
-    """Files the session's open work shares with other sessions' open work (see
-    ``Workspace.overlaps``)."""
-    if ctx.session is None:
-        return []
-    store = ctx.store
-    entries = stack.open_entries(store)
-    # listed again only when the session folder changed (this runs around every agent call)
-    names = [n.removeprefix(SESSION_PREFIX) for n in store.flat_ref_names(SESSION_PREFIX)]
-    if not names and all(e.session in ("", ctx.session) for e in entries):
-        return []  # nobody else has open work: the common case, without reading any diff
-    where = str(store.git_dir)
-    files: dict[str, dict[str, str]] = {}  # session -> path -> where
-    for entry in entries:
-        if entry.session:
-            for path in stack.files_of(store, entry, where):
-                files.setdefault(entry.session, {})[path] = f"proposal {entry.id}"
-    for name in names:
-        try:
-            sub = find(ctx, name)
-        except GitpatchError:
-            continue
-        if sub.commits:
-            for path in store.changed_paths(sub.base, sub.tip):
-                files.setdefault(name, {}).setdefault(path, f"session branch {short(sub.ref)}")
-    mine = files.get(ctx.session, {})
-    return [
-        f"{path}: session {other} ({where[path]})"
-        for other, where in sorted(files.items())
-        if other != ctx.session
-        for path in sorted(set(where) & set(mine))
-    ]
+    """Where the session's open work meets other sessions' open work, or its target's
+    changes since its base, to the line (see ``Workspace.overlaps``, ``review.clashes``)."""
+    return clashes.between(ctx)
 
 
 def show_session(ctx: Context, series: stack.Stack, now: datetime) -> ProposalDetail:
@@ -174,22 +146,37 @@ def show_session(ctx: Context, series: stack.Stack, now: datetime) -> ProposalDe
 
 
 def squashed(
-    store: Store, sub: Subject, head: pygit2.Oid | None, merged: pygit2.Oid, name: str
+    store: Store,
+    sub: Subject,
+    head: pygit2.Oid | None,
+    merged: pygit2.Oid,
+    name: str,
+    extra: dict[str, str] | None = None,
 ) -> pygit2.Oid:
-    """One commit on ``head`` holding ``merged``'s tree: the whole stack as a single change."""
+    """One commit on ``head`` holding ``merged``'s tree: the whole stack as a single change
+    (``extra``: more trailers)."""
     tree = store.build_tree(merged, [])  # the same tree, by id
     subjects = [store.info(c).summary for c in reversed(sub.commits) if c not in sub.records]
     message = f"Session {name}: {len(subjects)} change(s)\n\n" + "\n".join(
         f"- {s}" for s in subjects
     )
-    trailers = {"Gitpatch-Proposal": f"session/{name}", "Gitpatch-Tool": "approve"}
+    trailers = {"Gitpatch-Proposal": f"session/{name}", "Gitpatch-Tool": "approve", **(extra or {})}
     return store.commit(tree, [head] if head is not None else [], message, trailers)
 
 
 def replanned(
-    store: Store, pid: str, series: stack.Stack, replan: stack.Replan, by: str, reason: str
+    store: Store,
+    pid: str,
+    series: stack.Stack,
+    replan: stack.Replan,
+    by: str,
+    reason: str,
+    *,
+    why: str | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> tuple[list[RefUpdate], dict[pygit2.Oid, NoteChange]]:
-    """Refs and notes for the proposals above a rejected one: re-based or needing revision."""
+    """Refs and notes for the proposals above a rejected one: re-based or needing revision
+    (``why``, instead of the rejection, and ``extra`` facts for their notes)."""
     refs: list[RefUpdate] = []
     notes: dict[pygit2.Oid, NoteChange] = {}
     at = now_iso()
@@ -208,12 +195,14 @@ def replanned(
             "tool": "rebased",
             "rebased_as": str(new),
         }
-    why = f"it changes files of rejected proposal {pid}" + (f" ({reason})" if reason else "")
+    if why is None:
+        why = f"it changes files of rejected proposal {pid}" + (f" ({reason})" if reason else "")
     for entry in replan.needs_revision:
         kept = stack.REVISE_PREFIX + entry.id
         refs.append((PROPOSAL_PREFIX + entry.id, None, entry.commit))
         refs.append((kept, entry.commit, store.ref_target(kept)))
         stamp = {"status": "needs_revision", "decided_by": by, "decided_at": at, "reason": why}
+        stamp |= extra or {}
         notes[entry.commit] = lambda old, stamp=stamp: {**(old or {}), **stamp}  # type: ignore[misc]
     return refs, notes
 

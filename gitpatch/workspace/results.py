@@ -41,8 +41,12 @@ __all__ = [
 Mode = Literal["auto", "review"]
 
 #: The life of a proposal, as kept in its note on ``refs/notes/gitpatch``; ``needs_revision``:
-#: a proposal stacked on one a person rejected, and changing the same files.
-ProposalStatus = Literal["applied", "proposed", "approved", "rejected", "undone", "needs_revision"]
+#: a proposal stacked on one a person rejected, and changing the same files (or one that no
+#: longer merges with its target); ``checks_failed``: open, but the project's checks failed on
+#: what approving it would have landed.
+ProposalStatus = Literal[
+    "applied", "proposed", "approved", "rejected", "undone", "needs_revision", "checks_failed"
+]
 
 #: What a proposal did to one path.
 FileAction = Literal["update", "add", "delete", "move"]
@@ -147,6 +151,10 @@ class ProposalInfo(_Result):
     revised_by: str = ""
     lands: list[str] = Field(default_factory=list)
     overlaps: list[str] = Field(default_factory=list)
+    #: The last checks run on what approving it would land (``review.checks.CheckReport``).
+    checks: dict[str, Any] = Field(default_factory=dict)
+    #: Where it no longer merges with its target: per file, the lines of both sides.
+    conflicts: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class RecordedWork(_Result):

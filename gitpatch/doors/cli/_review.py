@@ -38,6 +38,7 @@ _STATUS_COLOURS = {
     "rejected": "red",
     "undone": "magenta",
     "needs_revision": "red",
+    "checks_failed": "red",
 }
 
 
@@ -197,7 +198,7 @@ def _loop_lines(info: ProposalInfo) -> list[str]:
 
 
 @click.command("approve")
-@click.argument("id", required=False)
+@click.argument("ids", nargs=-1, metavar="[ID]...")
 @click.option("--by", default=None, help="Who approves (default: git config user.name/email).")
 @click.option(
     "--range",
@@ -209,22 +210,45 @@ def _loop_lines(info: ProposalInfo) -> list[str]:
 @click.option(
     "--squash", is_flag=True, help="With a session: land all its proposals as one commit."
 )
+@click.option(
+    "--skip-checks", is_flag=True, help="Land without running the checks (needs --reason)."
+)
+@click.option("--reason", default=None, help="Why the checks are skipped (kept in the commit).")
 @pass_env
-def approve(env: Env, id: str | None, by: str | None, rev_range: str | None, squash: bool) -> None:
-    """Approve a proposal or session: merge it into its target (only people approve).
+def approve(
+    env: Env,
+    ids: tuple[str, ...],
+    by: str | None,
+    rev_range: str | None,
+    squash: bool,
+    skip_checks: bool,
+    reason: str | None,
+) -> None:
+    """Approve proposals or sessions: merge each into its target (only people approve).
 
-    A proposal stacked on other open proposals of its session lands them too (they are named
-    before anything moves); a session's name approves all of its proposals."""
-    if (id is None) == (rev_range is None):
-        raise click.UsageError("pass either ID or --range A..B")
+    The project's checks (.gitpatch.toml [checks]) run on the exact result first; nothing
+    lands unless they pass. Several IDs queue: each lands on the one before, checked on that
+    result. A proposal stacked on other open proposals of its session lands them too (they
+    are named before anything moves); a session's name approves all of its proposals."""
+    if bool(ids) == (rev_range is not None):
+        raise click.UsageError("pass either ID... or --range A..B")
+    if skip_checks != (reason is not None):
+        raise click.UsageError("--skip-checks and --reason TEXT go together")
+    skip = reason if skip_checks else None
     ws = env.workspace("review")
     who = _person(env, ws, by)
     if rev_range is not None:
         _approve_range(env, ws, rev_range, who)
         return
-    _announce(env, ws, id or "")
-    env.status(f"approving {id} ...")
-    result = ws.approve(id or "", by=who, squash=squash)
+    for id in ids:
+        _announce(env, ws, id)
+    if len(ids) > 1:
+        from gitpatch.doors.cli._checks import approve_queue
+
+        approve_queue(env, ws, list(ids), who, squash, skip)
+        return
+    env.status(f"approving {ids[0]} ...")
+    result = ws.approve(ids[0], by=who, squash=squash, skip_checks=skip)
     env.emit(result, in_terms(result.message, "cli"))
 
 

@@ -252,13 +252,13 @@ def _with_notices(repo: _Repository, name: str, handler: Handler, told: set[str]
 
     def run(args: BaseModel) -> Reply:
         ws = repo.workspace()
-        lines = ws.notices() + [f"Another session also changes {f}." for f in overlaps()]
+        lines = ws.notices() + [f"{f}." for f in overlaps()]
         try:
             reply = handler(args)
         except GitpatchError as exc:
             reply = Reply(False, exc.message, exc.code, hint=exc.hint)
         if reply.ok and name in _EDITS:
-            lines += [f"Another session also changes {f}." for f in overlaps()]
+            lines += [f"{f}." for f in overlaps()]
         if not lines:
             return reply
         data = reply.data

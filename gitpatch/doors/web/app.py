@@ -41,6 +41,7 @@ STATUSES = (
     "approved",
     "rejected",
     "needs_revision",
+    "checks_failed",
     "undone",
 )
 #: HTTP status per error code; anything else is a 400 (bad input) or, for internal errors, 500.

@@ -141,7 +141,7 @@ def stacks(table: list[Row]) -> list[SessionStack]:
     found: dict[str, SessionStack] = {}
     for row in table:
         info = row.info
-        if row.open and info.status == "proposed" and info.session:
+        if row.open and info.status in ("proposed", "checks_failed") and info.session:
             group = found.setdefault(info.session, SessionStack(info.session, info.target, []))
             group.rows.append(row)
     for group in found.values():
