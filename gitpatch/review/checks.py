@@ -49,6 +49,7 @@ from gitpatch.safety.owners import flocked
 from gitpatch.workspace import config
 from gitpatch.workspace.publisher import Transition, publish
 from gitpatch.workspace.results import now_iso
+from gitpatch.workspace.sessions import short
 
 if TYPE_CHECKING:
     from gitpatch.store import Store
@@ -130,9 +131,18 @@ class CheckReport(BaseModel):
 
 
 def configured(ctx: Context) -> tuple[config.Check, ...]:
-    """The checks ``.gitpatch.toml`` names at the root of this Workspace's working tree
-    (none for a bare repository, which has no file)."""
-    return config.load(ctx.store.workdir).checks
+    """The checks ``.gitpatch.toml`` names: the file at the root of this Workspace's
+    working tree, else (a sparse checkout without it, a bare repository) the file as
+    committed on the target branch. Never the file of the work being checked: an agent's
+    change cannot rewrite the checks its own approval runs."""
+    root = ctx.store.workdir
+    if root is not None and (Path(root) / config.FILENAME).exists():
+        return config.load(root).checks
+    head = ctx.store.ref_target(ctx.target)
+    text = ctx.store.read(head, config.FILENAME) if head is not None else None
+    if text is None:
+        return ()
+    return config.parse(text, Path(f"{short(ctx.target)}:{config.FILENAME}")).checks
 
 
 def checks_dir(store: Store) -> Path:
@@ -260,8 +270,10 @@ def _prepared(gitdir: Path, commit: pygit2.Oid) -> Path:
         (gitdir / "commondir").write_text("../../..\n")
         (where / ".git").write_text(f"gitdir: {gitdir}\n")
     try:
-        gitbin.run(str(gitdir), str(where), ["reset", "-q", "--hard", str(commit)])
-        gitbin.run(str(gitdir), str(where), ["clean", "-ffdxq"])
+        # the person's sparse checkout is theirs: the scratch one always holds every file
+        full = ["-c", "core.sparseCheckout=false"]
+        gitbin.run(str(gitdir), str(where), [*full, "reset", "-q", "--hard", str(commit)])
+        gitbin.run(str(gitdir), str(where), [*full, "clean", "-ffdxq"])
     except gitbin.GitFailed as exc:
         raise RepositoryError(
             f"cannot check out {commit} in the checks' scratch checkout {where}: {exc.stderr}",

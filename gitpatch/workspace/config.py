@@ -29,6 +29,7 @@ __all__ = [
     "Check",
     "Config",
     "load",
+    "parse",
     "protected_names",
 ]
 
@@ -137,15 +138,28 @@ def load(root: str | Path | None) -> Config:
         return Config()
     path = Path(root) / FILENAME
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_bytes()
     except FileNotFoundError:
         return Config()
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InvalidArguments(
-            f"cannot read {path}: {exc}",
-            hint="Fix the file (see `gitpatch init --force` for a fresh one).",
-            details={"file": str(path)},
-        ) from exc
+    except OSError as exc:
+        raise _unreadable(path, exc) from exc
+    return parse(text, path)
+
+
+def _unreadable(path: Path, exc: Exception) -> InvalidArguments:
+    return InvalidArguments(
+        f"cannot read {path}: {exc}",
+        hint="Fix the file (see `gitpatch init --force` for a fresh one).",
+        details={"file": str(path)},
+    )
+
+
+def parse(text: bytes, path: Path) -> Config:
+    """The config a ``.gitpatch.toml`` holding ``text`` says (``path``: named in errors)."""
+    try:
+        data = tomllib.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise _unreadable(path, exc) from exc
     review = data.get("review") or {}
     policy = data.get("policy") or {}
     mode = review.get("mode", "auto")
