@@ -186,6 +186,7 @@ def test_approving_from_a_linked_worktree_uses_the_same_cache(tmp_path: Path) ->
     alice = Workspace.open(repo, mode="review", session="alice")
     alice.propose(edit("a.txt", "1\n", "2\n"))
     tree = alice.check().tree
+    git(repo, "checkout", "-q", "-b", "elsewhere")  # main is then checked out nowhere
     git(repo, "worktree", "add", "-q", str(tmp_path / "linked"), "-b", "side")
     linked = Workspace.open(tmp_path / "linked", mode="review", branch="main")
     result = linked.approve("alice", "Pat")
