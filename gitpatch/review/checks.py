@@ -208,7 +208,8 @@ def prove(
     assert failed is not None
     mark_failed(ctx, tip, report, by)
     raise ChecksFailed(
-        f"{report.summary()}: {what} did not land, and is marked checks_failed",
+        f"{report.summary()}: {what} did not land, and is marked checks_failed; the "
+        f"output ends:\n{failed.output}",
         hint="Its agent is told, with the output; let it fix the change and approve again, "
         "or approve with --skip-checks --reason TEXT (recorded in the commit).",
         details={

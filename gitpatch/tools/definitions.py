@@ -25,6 +25,7 @@ __all__ = [
     "PatchArgs",
     "PatchResourceArgs",
     "ReadFileArgs",
+    "RunChecksArgs",
     "ShowProposalArgs",
     "ToolDef",
     "definitions",
@@ -93,6 +94,10 @@ class ShowProposalArgs(_Args):
     id: str = Field(description="A proposal id (12 hex characters) or a session name.")
 
 
+class RunChecksArgs(_Args):
+    """``run_checks`` takes no arguments."""
+
+
 @dataclass(frozen=True)
 class ToolDef:
     """One tool: its name, argument model and whether it changes anything."""
@@ -109,6 +114,7 @@ TOOLS: tuple[ToolDef, ...] = (
     ToolDef("read_file", ReadFileArgs, read_only=True),
     ToolDef("list_proposals", ListProposalsArgs, read_only=True),
     ToolDef("show_proposal", ShowProposalArgs, read_only=True),
+    ToolDef("run_checks", RunChecksArgs, read_only=True),
 )
 
 

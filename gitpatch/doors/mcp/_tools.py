@@ -212,6 +212,9 @@ def _describe(info: ProposalInfo) -> str:
         line += f"\n    revised by {info.revised_by}"
     if info.lands:
         line += f"\n    approving it also lands {', '.join(info.lands)} (beneath it)"
+    for clash in info.conflicts:
+        sides = "; ".join(f"{k}: {v!r}" for k, v in clash.items() if k != "path")
+        line += f"\n    conflicts in {clash.get('path')}: {sides}"
     for flag in info.overlaps:
         line += f"\n    also changed by another session: {flag}"
     return line
@@ -238,7 +241,19 @@ def _review_handlers(repo: _Repository) -> dict[str, Handler]:
             True, f"proposal {_describe(detail.info)}\n\n{detail.diff}{detail.recorded}", data=data
         )
 
-    return {"list_proposals": list_proposals, "show_proposal": show_proposal}
+    def run_checks(_args: BaseModel) -> Reply:
+        report = repo.workspace().check()
+        lines = [report.summary()]
+        failed = report.failure()
+        if failed is not None:
+            lines.append(f"exit code {failed.exit_code}; the output ends:\n{failed.output}")
+        return Reply(True, "\n".join(lines), data=report.model_dump(mode="json"))
+
+    return {
+        "list_proposals": list_proposals,
+        "show_proposal": show_proposal,
+        "run_checks": run_checks,
+    }
 
 
 def _with_notices(repo: _Repository, name: str, handler: Handler, told: set[str]) -> Handler:
