@@ -558,10 +558,11 @@ class Workspace:
         )
 
     @_serialized
-    def overlaps(self) -> list[str]:
-        """Files this session's open work changes that another session's open work changes
-        too, as ``path: session NAME (proposal ID | session branch)``."""
-        return series.overlaps(self._ctx)
+    def overlaps(self, session: str | None = None) -> list[str]:
+        """Where this session's (or ``session``'s) open work meets another session's open
+        work, or lines its target changed since its base, one sentence each with the file
+        and the lines of both sides (``review.clashes``)."""
+        return series.overlaps(self._ctx, session)
 
     @_serialized
     def notices(self) -> list[str]:

@@ -136,22 +136,22 @@ def describe(found: list[dict[str, Any]], ours_name: str, theirs_name: str) -> s
     )
 
 
-def between(ctx: Context) -> list[str]:
+def between(ctx: Context, session: str | None = None) -> list[str]:
     """Where this session's open work meets another live session's open work, or changes
     on its target since its base, one sentence each (``Another session also changes a.py
     near your lines 3-5: session bob (proposal ID) changes lines 4-6``). Empty without a
-    session or when nothing meets."""
-    if ctx.session is None:
+    session or when nothing meets. ``session``: another session than the Workspace's (the
+    review page shows each proposal's)."""
+    session = session or ctx.session
+    if session is None:
         return []
     store = ctx.store
     entries = stack.open_entries(store)
     # listed again only when the session folder changed (this runs around every agent call)
     names = [n.removeprefix(SESSION_PREFIX) for n in store.flat_ref_names(SESSION_PREFIX)]
-    alone = not names and all(e.session in ("", ctx.session) for e in entries)
-    works = _open_work(
-        ctx, entries, [ctx.session] if alone else names, ctx.session if alone else None
-    )
-    mine = works.pop(ctx.session, {})
+    alone = not names and all(e.session in ("", session) for e in entries)
+    works = _open_work(ctx, entries, [session] if alone else names, session if alone else None)
+    mine = works.pop(session, {})
     out: list[str] = []
     for path, own in sorted(mine.items()):
         spans = _spans(store, own.base, own.tip, path)

@@ -30,7 +30,7 @@ from gitpatch.errors import (
     ProposalClosed,
     ProposalNotFound,
 )
-from gitpatch.review import checks, series, worktrees
+from gitpatch.review import checks, clashes, series, worktrees
 from gitpatch.review.lookup import (
     BOOKKEEPING_TOOLS,
     Subject,
@@ -245,12 +245,19 @@ def outcome(ctx: Context, listed: ProposalInfo) -> ApprovalOutcome:
     writes no object (``approve`` itself decides again under its lock)."""
     tip = pygit2.Oid(hex=listed.commit)
     target = ctx.store.ref_target(listed.target)
+    name = short(listed.target)
     if target is None or ctx.store.is_ancestor(target, tip):
-        return ApprovalOutcome(kind="fast-forward")
+        return ApprovalOutcome(kind="fast-forward", text=f"approving fast-forwards {name}")
     if ctx.store.is_ancestor(tip, target):
-        return ApprovalOutcome(kind="nothing")
+        return ApprovalOutcome(kind="nothing", text=f"{name} already holds all of it")
     paths = ctx.store.merge_conflicts(target, tip)
-    return ApprovalOutcome(kind="conflict", paths=paths) if paths else ApprovalOutcome(kind="merge")
+    if not paths:
+        moved = f"{name} moved on since its base: approving makes a merge commit on {name}"
+        return ApprovalOutcome(kind="merge", text=moved)
+    side = "session" if listed.status == "applied" else "proposal"
+    found = clashes.conflicts(ctx.store, target, tip, name, side)
+    text = f"merging into {name} conflicts: {clashes.describe(found, name, side)}"
+    return ApprovalOutcome(kind="conflict", paths=paths, text=text)
 
 
 def stamp(ctx: Context) -> str:

@@ -121,10 +121,10 @@ def with_overlaps(items: list[ProposalInfo]) -> list[ProposalInfo]:
     return out
 
 
-def overlaps(ctx: Context) -> list[str]:
-    """Where the session's open work meets other sessions' open work, or its target's
-    changes since its base, to the line (see ``Workspace.overlaps``, ``review.clashes``)."""
-    return clashes.between(ctx)
+def overlaps(ctx: Context, session: str | None = None) -> list[str]:
+    """Where the session's (or ``session``'s) open work meets other sessions' open work, or
+    its target's changes since its base, to the line (``Workspace.overlaps``, ``clashes``)."""
+    return clashes.between(ctx, session)
 
 
 def show_session(ctx: Context, series: stack.Stack, now: datetime) -> ProposalDetail:

@@ -190,10 +190,12 @@ class ProposalDetail(_Result):
 class ApprovalOutcome(_Result):
     """What approving a proposal would do to its target, found without writing anything:
     ``fast-forward``, ``merge`` (the target moved on), ``conflict`` (with the conflicting
-    ``paths``) or ``nothing`` (the target already holds all of it)."""
+    ``paths``) or ``nothing`` (the target already holds all of it); ``text`` says it in one
+    sentence (for a conflict, with each file's lines on both sides)."""
 
     kind: Literal["fast-forward", "merge", "conflict", "nothing"]
     paths: list[str] = Field(default_factory=list)
+    text: str = ""
 
 
 class LogEntry(_Result):

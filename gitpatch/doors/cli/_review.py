@@ -164,6 +164,7 @@ def show(env: Env, id: str, stat_only: bool) -> None:
         _stat_line(detail),
     ]
     head.extend(_loop_lines(info))
+    head.extend(_outcome_lines(env, detail))
     text = "\n".join(head)
     if detail.recorded_files:
         text += (
@@ -174,6 +175,19 @@ def show(env: Env, id: str, stat_only: bool) -> None:
         if detail.recorded:
             text += "\n\n" + colour_diff(env, detail.recorded.rstrip("\n"))
     env.emit(detail, text)
+
+
+def _outcome_lines(env: Env, detail: ProposalDetail) -> list[str]:
+    """What approving an open proposal would do, said before it happens (a merge, not a
+    fast-forward, or a conflict with each side's lines)."""
+    from gitpatch.review import lifecycle
+
+    ws = env.workspace("review")
+    if not lifecycle.is_open(ws.context, detail.info):
+        return []
+    found = lifecycle.outcome(ws.context, detail.info)
+    colour = {"merge": "yellow", "conflict": "red"}.get(found.kind)
+    return [env.style(found.text, fg=colour)] if found.text else []
 
 
 def _loop_lines(info: ProposalInfo) -> list[str]:

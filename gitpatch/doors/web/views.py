@@ -83,11 +83,13 @@ class Detail:
     note: dict[str, Any]
     records: list[Record]
     preview: Preview | None
+    clashes: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         """The proposal for ``GET /api/proposals/{id}``."""
         out = self.detail.model_dump()
         out |= {"open": self.open, "message": self.message, "note": self.note}
+        out["clashes"] = self.clashes
         out["records"] = [
             {"commit": r.commit, "files": [f.path for f in r.files]} for r in self.records
         ]
@@ -170,6 +172,7 @@ def detail(ws: Workspace, pid: str) -> Detail:
         if opened
         else [],
         preview=preview(ws, info) if opened else None,
+        clashes=ws.overlaps(info.session) if opened and info.session else [],
     )
 
 
@@ -191,7 +194,7 @@ def preview(ws: Workspace, info: ProposalInfo) -> Preview:
         )
     return Preview(
         "conflict",
-        f"Cannot approve: merging into {target} conflicts in {', '.join(found.paths)}.",
+        f"Cannot approve: {found.text}.",
         found.paths,
         why=f"{target} changed the same lines since. Ask the agent to redo the change on "
         f"the current {target} (or merge it by hand with git), then reject this one.",
