@@ -500,17 +500,20 @@ class Workspace:
         *,
         squash: bool = False,
         skip_checks: str | None = None,
+        batch: bool = False,
         progress: Callable[[queue.Landing], None] | None = None,
     ) -> list[queue.Landing]:
         """Approve several proposals or sessions in order, each landing on the one before and
         checked on that result; those whose checks fail or that no longer merge are marked
-        (``checks_failed``, ``needs_revision``) and skipped. See ``review.queue``."""
+        (``checks_failed``, ``needs_revision``) and skipped. ``batch``: check them together
+        first, splitting the batch on a failure (for slow checks). See ``review.queue``."""
         return queue.land(
             self._ctx,
             list(proposal_ids),
             by,
             squash=squash,
             skip_checks=skip_checks,
+            batch=batch,
             progress=progress,
         )
 

@@ -407,7 +407,11 @@ def _approve_once(
         branch=sub.target,
         status="approved",
         message=f"Approved {what} by {by}: {how} {short(sub.target)} at {str(new)[:12]}."
-        + (f" {proof.summary()[0].upper()}{proof.summary()[1:]}." if proof and proof.runs else "")
+        + (
+            f" {proof.summary()[0].upper()}{proof.summary()[1:]}."
+            if proof and (proof.runs or proof.batch)
+            else ""
+        )
         + (f" Checks skipped: {skip}." if skip is not None else ""),
     )
 

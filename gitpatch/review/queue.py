@@ -14,6 +14,14 @@ queue goes on with the next entry, on the last result that landed.
 
 A kill in the middle: each landing is one publisher step (refs and notes in one transaction,
 the disk journaled), so the target is at the last checked result and nothing is half-landed.
+Batch mode (for slow checks, as bors does): the entries are merged one on the other in memory
+and the checks run once, on the whole batch's result; if they pass, the entries land one
+after the other (each step is covered by the batch's run), else the batch is split in halves
+and each half goes the same way, the second on what the first landed, down to single entries
+checked on their own (which are then marked as above). A kill between two landings of a
+passing batch leaves the target at a step of it: merged cleanly, covered by the batch's run,
+not checked on its own.
+
 ``queue.json`` beside the lock names the entries still to land while a queue runs; the next
 turn finds it without its holder and clears it: the entries that did not land stay open
 proposals, to be approved again (nothing is landed that a person is no longer watching).
@@ -28,6 +36,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+import pygit2
 from pydantic import BaseModel, ConfigDict, Field
 
 from gitpatch.errors import ChecksFailed, GitpatchError, InvalidArguments, MergeConflict
@@ -42,8 +51,6 @@ from gitpatch.workspace.sessions import short
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import pygit2
 
     from gitpatch.workspace.context import Context
 
@@ -105,10 +112,12 @@ def land(
     *,
     squash: bool = False,
     skip_checks: str | None = None,
+    batch: bool = False,
     progress: Callable[[Landing], None] | None = None,
 ) -> list[Landing]:
     """Approve ``ids`` in order, each on the result of the one before, checked on that
     result; entries that fail their checks or no longer merge are marked and skipped.
+    ``batch``: check them together and split on a failure (see the module's docstring).
     ``progress`` hears of each entry as it is done."""
     if not ids or len(set(ids)) != len(ids):
         raise InvalidArguments(
@@ -116,16 +125,65 @@ def land(
             hint="Pass each ID once: gitpatch approve ID1 ID2 ...",
         )
     out: list[Landing] = []
+
+    def one(pid: str) -> None:
+        done = _one(ctx, pid, by, squash, skip_checks)
+        out.append(done)
+        if progress is not None:
+            progress(done)
+        left = list(ids[len(out) :])
+        write_atomic(
+            _state(ctx) / "queue.json", json.dumps({"entries": left}).encode(), durable=False
+        )
+
     with turn(ctx, ids):
-        for at, pid in enumerate(ids):
-            done = _one(ctx, pid, by, squash, skip_checks)
-            out.append(done)
-            if progress is not None:
-                progress(done)
-            record = _state(ctx) / "queue.json"
-            write_atomic(
-                record, json.dumps({"entries": list(ids[at + 1 :])}).encode(), durable=False
-            )
+        if batch and skip_checks is None and not squash:
+            _batched(ctx, list(ids), by, one)
+        else:
+            for pid in ids:
+                one(pid)
+    return out
+
+
+def _batched(ctx: Context, ids: list[str], by: str, one: Callable[[str], None]) -> None:
+    """Land ``ids`` as one batch when the checks pass on their merged result, else each half
+    the same way (the second on what the first landed); single entries land as usual."""
+    if len(ids) == 1:
+        one(ids[0])
+        return
+    steps = _steps(ctx, ids, by)
+    if steps is not None:
+        report = checks.run(ctx, steps[-1][1])
+        if report.passed:
+            final = report.tree
+            with checks.vouched({tree: final for tree, _commit in steps}):
+                for pid in ids:
+                    one(pid)
+            return
+    half = len(ids) // 2
+    _batched(ctx, ids[:half], by, one)
+    _batched(ctx, ids[half:], by, one)
+
+
+def _steps(ctx: Context, ids: list[str], by: str) -> list[tuple[str, pygit2.Oid]] | None:
+    """The (tree, commit) each entry of a batch would bring its target to, merged in order
+    on its head now; None when one of them does not merge (they then go one by one)."""
+    store = ctx.store
+    out: list[tuple[str, pygit2.Oid]] = []
+    at: pygit2.Oid | None = None
+    for pid in ids:
+        try:
+            named = series.session_top(ctx, pid)
+            sub = find(ctx, named[1] if named is not None else pid)
+            at = store.ref_target(sub.target) if at is None else at
+            if at is None or store.is_ancestor(at, sub.tip):
+                at = sub.tip
+            elif not store.is_ancestor(sub.tip, at):
+                message = f"Batch step {sub.id}\n\nChecked with its batch for {by}."
+                at = store.merge(at, sub.tip, message, None)
+        except GitpatchError:
+            return None
+        out.append((str(store.tree_of(at)), at))
     return out
 
 

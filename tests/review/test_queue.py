@@ -138,3 +138,30 @@ def test_the_cli_queue_and_check(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "--reason" in err  # a usage error, nothing done
     assert git(repo, "show", "main:b.txt") == "1\n"
     assert len(checked(log)) == 2
+
+
+def test_a_passing_batch_is_checked_once_for_all_its_entries(tmp_path: Path) -> None:
+    repo, log = checked_repo(tmp_path / "repo")
+    for name, old in (("x", "one\n"), ("y", "three\n"), ("z", "five\n")):
+        Workspace.open(repo, mode="review", session=name).propose(edit("c.txt", old, "X\n"))
+    done = Workspace.open(repo, mode="review").approve_all(["x", "y", "z"], "Pat", batch=True)
+    assert [d.status for d in done] == ["approved"] * 3
+    assert "Checks passed on the batch" in done[0].message
+    assert checked(log) == _trees_of_main(repo, 1)  # one run, on the whole batch's result
+    assert git(repo, "show", "main:c.txt") == "X\ntwo\nX\nfour\nX\n"
+
+
+def test_a_failing_batch_is_split_until_the_culprit_is_alone(tmp_path: Path) -> None:
+    repo, log = checked_repo(tmp_path / "repo")
+    changes = {"a": ("a.txt", "1\n", "5\n"), "b": ("c.txt", "one\n", "1\n")}
+    changes |= {"c": ("b.txt", "1\n", "6\n"), "d": ("c.txt", "five\n", "5\n")}
+    for name, (path, old, new) in changes.items():
+        Workspace.open(repo, mode="review", session=name).propose(edit(path, old, new))
+    person = Workspace.open(repo, mode="review")
+    done = person.approve_all(list(changes), "Pat", batch=True)
+    # a + c together break the sum: c alone is marked, everything else lands
+    assert [d.status for d in done] == ["approved", "approved", "checks_failed", "approved"]
+    assert done[2].checks["output"] == "sum is 11"
+    assert git(repo, "show", "main:b.txt") == "1\n"
+    # the passing runs: the first half as a batch, then d alone on its result
+    assert checked(log) == _trees_of_main(repo, 2)

@@ -62,7 +62,13 @@ def check(env: Env, session: str | None) -> None:
 
 
 def approve_queue(
-    env: Env, ws: Workspace, ids: list[str], who: str, squash: bool, skip: str | None
+    env: Env,
+    ws: Workspace,
+    ids: list[str],
+    who: str,
+    squash: bool,
+    skip: str | None,
+    batch: bool = False,
 ) -> None:
     """Approve ``ids`` as one queue: each lands on the one before, checked on that result;
     one line per entry as it is done. Exits 1 when not every entry landed."""
@@ -72,7 +78,9 @@ def approve_queue(
             mark = env.style(done.status, fg=_MARKS.get(done.status))
             env.echo(f"{done.id}: {mark}: {in_terms(done.message, 'cli')}")
 
-    landings = ws.approve_all(ids, who, squash=squash, skip_checks=skip, progress=heard)
+    landings = ws.approve_all(
+        ids, who, squash=squash, skip_checks=skip, batch=batch, progress=heard
+    )
     landed = sum(1 for d in landings if d.status == "approved")
     if env.json:
         env.emit(landings, "")

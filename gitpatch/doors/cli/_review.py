@@ -228,6 +228,11 @@ def _loop_lines(info: ProposalInfo) -> list[str]:
     "--skip-checks", is_flag=True, help="Land without running the checks (needs --reason)."
 )
 @click.option("--reason", default=None, help="Why the checks are skipped (kept in the commit).")
+@click.option(
+    "--batch",
+    is_flag=True,
+    help="With several IDs: check them together first, splitting on a failure (slow checks).",
+)
 @pass_env
 def approve(
     env: Env,
@@ -237,6 +242,7 @@ def approve(
     squash: bool,
     skip_checks: bool,
     reason: str | None,
+    batch: bool,
 ) -> None:
     """Approve proposals or sessions: merge each into its target (only people approve).
 
@@ -259,7 +265,7 @@ def approve(
     if len(ids) > 1:
         from gitpatch.doors.cli._checks import approve_queue
 
-        approve_queue(env, ws, list(ids), who, squash, skip)
+        approve_queue(env, ws, list(ids), who, squash, skip, batch)
         return
     env.status(f"approving {ids[0]} ...")
     result = ws.approve(ids[0], by=who, squash=squash, skip_checks=skip)
