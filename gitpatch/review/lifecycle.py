@@ -102,6 +102,7 @@ def approve(
     *,
     squash: bool = False,
     skip_checks: str | None = None,
+    told: Callable[[str], None] | None = None,
 ) -> ProposalResult:
     """Merge a proposal (or a session, by name) into its target and note who approved it.
 
@@ -110,7 +111,8 @@ def approve(
     The proposal ref is deleted, and so are those of the open proposals it stacks on (they
     land with it, see ``lands``); a session branch instead moves to the merged commit, so an
     agent working on it continues from what was approved. A review-mode session's name
-    approves its whole stack; ``squash`` then lands it as one commit.
+    approves its whole stack; ``squash`` then lands it as one commit. ``told`` hears, once and
+    before anything moves, which other open proposals the approval lands.
 
     The project's checks (``review.checks``) run on the exact commit that would land, and
     nothing moves unless they pass (``checks_failed``, the proposal marked so); with
@@ -119,7 +121,14 @@ def approve(
     """
     who = _person(by, "approve")
     skip = _skip_reason(skip_checks)
-    return _retried(lambda: _approve_once(ctx, proposal_id, who, squash, skip))
+    said: set[str] = set()
+
+    def tell(line: str) -> None:
+        if told is not None and line not in said:
+            said.add(line)
+            told(line)
+
+    return _retried(lambda: _approve_once(ctx, proposal_id, who, squash, tell, skip))
 
 
 def reject(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
@@ -352,7 +361,12 @@ def log(ctx: Context, limit: int = 50) -> list[LogEntry]:
 
 
 def _approve_once(
-    ctx: Context, proposal_id: str, by: str, squash: bool, skip: str | None = None
+    ctx: Context,
+    proposal_id: str,
+    by: str,
+    squash: bool,
+    tell: Callable[[str], None],
+    skip: str | None = None,
 ) -> ProposalResult:
     store = ctx.store
     named = series.session_top(ctx, proposal_id)
@@ -371,6 +385,13 @@ def _approve_once(
         name = named[0].session if named else sub.id
         new, how = series.squashed(store, sub, head, new, name, skipped), "squashed onto"
     what = f"session {sub.ref}" if sub.session else f"proposal {sub.id}"
+    beneath = series.beneath(ctx, sub)
+    if named is not None:
+        ids = ", ".join(e.id for e in named[0].entries)
+        tell(f"approving session {named[0].session} lands proposals {ids}")
+    elif beneath:
+        ids = ", ".join(e.id for e in beneath)
+        tell(f"approving {sub.id} also lands the open proposals beneath it: {ids}")
     proof = None
     if new != head:
         proof = checks.prove(ctx, sub.tip, new, what=what, by=by, skip=skip)
@@ -384,7 +405,6 @@ def _approve_once(
     refs: list[RefUpdate] = [] if new == head else [(sub.target, new, head)]
     if not (sub.session and _in_other_worktree(ctx, sub.ref)):
         refs.append((sub.ref, new if sub.session else None, sub.tip))
-    beneath = series.beneath(ctx, sub)
     refs.extend((PROPOSAL_PREFIX + e.id, None, e.commit) for e in beneath)
     if squash and new != head and not sub.session:
         # the squashed proposals stay reachable, so show ID keeps working after a gc

@@ -98,11 +98,17 @@ def turn(ctx: Context, entries: Sequence[str] = ()) -> Iterator[None]:
 
 
 def approve(
-    ctx: Context, pid: str, by: str, *, squash: bool = False, skip_checks: str | None = None
+    ctx: Context,
+    pid: str,
+    by: str,
+    *,
+    squash: bool = False,
+    skip_checks: str | None = None,
+    told: Callable[[str], None] | None = None,
 ) -> ProposalResult:
     """One approval, in its turn (``lifecycle.approve``: checked, then landed)."""
     with turn(ctx):
-        return lifecycle.approve(ctx, pid, by, squash=squash, skip_checks=skip_checks)
+        return lifecycle.approve(ctx, pid, by, squash=squash, skip_checks=skip_checks, told=told)
 
 
 def land(

@@ -260,37 +260,20 @@ def approve(
     if rev_range is not None:
         _approve_range(env, ws, rev_range, who)
         return
-    for id in ids:
-        _announce(env, ws, id)
     if len(ids) > 1:
         from gitpatch.doors.cli._checks import approve_queue
 
         approve_queue(env, ws, list(ids), who, squash, skip, batch)
         return
     env.status(f"approving {ids[0]} ...")
-    result = ws.approve(ids[0], by=who, squash=squash, skip_checks=skip)
+    result = ws.approve(
+        ids[0],
+        by=who,
+        squash=squash,
+        skip_checks=skip,
+        told=lambda line: env.echo(line, err=True),
+    )
     env.emit(result, in_terms(result.message, "cli"))
-
-
-def _announce(env: Env, ws: Workspace, id: str) -> None:
-    """Say on stderr which other open proposals an approval lands, before it moves."""
-    from gitpatch.errors import GitpatchError
-    from gitpatch.review import series
-
-    named = series.session_top(ws.context, id)
-    if named is not None:
-        ids = ", ".join(e.id for e in named[0].entries)
-        env.echo(f"approving session {named[0].session} lands proposals {ids}", err=True)
-        return
-    try:
-        lands = ws.show(id).info.lands
-    except GitpatchError:
-        return  # approve itself reports what is wrong with the id
-    if lands:
-        env.echo(
-            f"approving {id} also lands the open proposals beneath it: {', '.join(lands)}",
-            err=True,
-        )
 
 
 def _approve_range(env: Env, ws: Workspace, rev_range: str, who: str) -> None:
