@@ -208,3 +208,32 @@ def test_checks_toml_shape_is_documented_in_the_template() -> None:
 
     assert "[checks]" in config.TEMPLATE and "timeout" in config.TEMPLATE
     assert "python3 check.py" in checks_toml(Path("/x"))
+
+
+def test_checks_see_the_tree_not_the_persons_staged_or_uncommitted_work(tmp_path: Path) -> None:
+    repo, _log = checked_repo(tmp_path / "repo")
+    alice = Workspace.open(repo, mode="review", session="alice")
+    alice.propose(edit("a.txt", "1\n", "5\n"))
+    (repo / "b.txt").write_text("7\n")  # staged: 5 + 7 would fail
+    git(repo, "add", "b.txt")
+    (repo / "c.txt").write_text("the person's own edit\n")  # uncommitted
+    result = Workspace.open(repo, mode="review").approve("alice", "Pat")
+    assert "sum is" not in result.message and result.status == "approved"
+    assert git(repo, "show", "main:a.txt") == "5\n"
+    assert git(repo, "diff", "--cached", "--name-only") == "b.txt\n"
+    assert (repo / "c.txt").read_text() == "the person's own edit\n"
+
+
+def test_an_autocrlf_repository_checks_what_git_would_check_out(tmp_path: Path) -> None:
+    script = "import sys\nsys.exit(open('a.txt', 'rb').read() != b'5\\r\\n')\n"
+    toml = '[checks]\nrun = ["python3 crlf.py"]\n'
+    files = {**FILES, ".gitpatch.toml": toml, "crlf.py": script}
+    repo = make_repo(tmp_path / "repo", files, "main")
+    git(repo, "config", "core.autocrlf", "true")
+    alice = Workspace.open(repo, mode="review", session="alice")
+    alice.propose(edit("a.txt", "1\n", "5\n"))
+    report = alice.check()
+    assert report.passed, report.runs  # the scratch checkout wrote CRLF, as git does here
+    Workspace.open(repo, mode="review").approve("alice", "Pat")
+    assert git(repo, "show", "main:a.txt") == "5\n"  # the blob as git add would store it
+    assert git(repo, "status", "--porcelain") == ""
