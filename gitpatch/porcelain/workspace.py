@@ -271,6 +271,7 @@ class Workspace:
             allow_ignored=allow_ignored,
             proposer=author or "",
         )
+        queue.recover(context)  # a killed approval queue's lock and record
         return cls(context)
 
     # -- the tool methods --------------------------------------------------------------------

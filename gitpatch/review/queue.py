@@ -23,8 +23,9 @@ passing batch leaves the target at a step of it: merged cleanly, covered by the 
 not checked on its own.
 
 ``queue.json`` beside the lock names the entries still to land while a queue runs; the next
-turn finds it without its holder and clears it: the entries that did not land stay open
-proposals, to be approved again (nothing is landed that a person is no longer watching).
+Workspace opened (``recover``) or the next turn finds it without its holder and clears it,
+with the lock file: the entries that did not land stay open proposals, to be approved again
+(nothing is landed that a person is no longer watching).
 
 It does not decide how an entry lands (``lifecycle.approve`` does) nor run checks itself.
 """
@@ -39,7 +40,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import pygit2
 from pydantic import BaseModel, ConfigDict, Field
 
-from gitpatch.errors import ChecksFailed, GitpatchError, InvalidArguments, MergeConflict
+from gitpatch.errors import (
+    ChecksFailed,
+    ConcurrentUpdate,
+    GitpatchError,
+    InvalidArguments,
+    MergeConflict,
+)
 from gitpatch.review import checks, clashes, lifecycle, series, worktrees
 from gitpatch.review.lookup import find
 from gitpatch.safety.atomic import write_atomic
@@ -54,7 +61,7 @@ if TYPE_CHECKING:
 
     from gitpatch.workspace.context import Context
 
-__all__ = ["QUEUE_WAIT", "Landing", "approve", "land", "turn"]
+__all__ = ["QUEUE_WAIT", "Landing", "approve", "land", "recover", "turn"]
 
 #: Seconds an approval waits for the approvals ahead of it (their checks included) at least.
 QUEUE_WAIT = 900.0
@@ -95,6 +102,25 @@ def turn(ctx: Context, entries: Sequence[str] = ()) -> Iterator[None]:
             yield
         finally:
             record.unlink(missing_ok=True)
+
+
+def recover(ctx: Context) -> bool:
+    """Clear what a killed queue (or check run) left, when no live process holds it: the
+    queue's lock file and record (the entries it had not landed stay open), the scratch
+    checkouts' lock files. True when there was something to clear. Two stats when none."""
+    state = _state(ctx)
+    locks = [state / "queue.lock", *checks.checks_dir(ctx.store).glob("scratch-*.lock")]
+    found = [p for p in locks if p.exists()]
+    if not found and not (state / "queue.json").exists():
+        return False
+    for lock in found or locks[:1]:
+        try:
+            with flocked(lock, wait=0):  # free: taking it and letting go removes the file
+                if lock.name == "queue.lock":
+                    (state / "queue.json").unlink(missing_ok=True)
+        except ConcurrentUpdate:
+            continue  # held by a live queue or check: not ours to clear
+    return True
 
 
 def approve(

@@ -6,7 +6,8 @@ boundaries it passes, then once per boundary of the second landing in a process 
 there (``GITPATCH_CRASH_AT``, ``os._exit``: no cleanup, as a SIGKILL). After the next call:
 main's tree is one the checks passed, each session either landed whole (its proposal closed,
 its change on main) or not at all (still open, main without it), ``git fsck`` and
-``git status`` are clean, and approving what is left lands it and clears the queue record.
+``git status`` are clean, no lock file, queue record or journal is left, and approving what
+is left lands it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.killtrials import leftovers
 from gitpatch.porcelain.workspace import Workspace
 from tests.gitkit import git, git_env
 from tests.review.checkskit import checked, checked_repo
@@ -58,6 +60,8 @@ def test_a_kill_during_a_queued_landing_leaves_main_checked_and_recovers(tmp_pat
         assert _approve(repo, ["a", "b", "c"], {"GITPATCH_CRASH_AT": point}) == 137, point
         assert (repo / ".git" / "gitpatch" / "queue.json").exists()  # the queue was cut short
         Workspace.open(repo, mode="review").proposals()  # any next call recovers
+        assert leftovers(repo) == [], (point, leftovers(repo))  # no lock, record or journal
+        assert not (repo / ".git" / "gitpatch" / "queue.json").exists(), point
         main_tree = git(repo, "rev-parse", "main^{tree}").strip()
         assert main_tree in checked(log), f"main at an unchecked tree after a kill at {point}"
         assert git(repo, "status", "--porcelain", "--untracked-files=all") == "", point
@@ -72,7 +76,7 @@ def test_a_kill_during_a_queued_landing_leaves_main_checked_and_recovers(tmp_pat
             if is_open:
                 left.append(name)
         assert left and left[0] != "a" and left[-1] == "c", (point, left)
-        # what is left lands in the next turn, which clears the dead queue's record
+        # what is left lands in the next turn
         assert _approve(repo, left, {}) == 0, point
         assert git(repo, "show", "main:c.txt") == "ONE\ntwo\nTHREE\nfour\nFIVE\n"
         assert not (repo / ".git" / "gitpatch" / "queue.json").exists()
