@@ -136,6 +136,7 @@ class ChecksOutput(_Out):
     cached: bool = False
     skipped: str = ""
     runs: list[dict[str, Any]] = []
+    batch: str = ""
     notices: list[str] = []
 
 
