@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitpatch.porcelain.workspace import Workspace
-from gitpatch.review.clashes import Span, ranges
+from gitpatch.review._clashes import Span, ranges
 from tests.gitkit import git, git_env
 from tests.review.checkskit import checked_repo
 from tests.workspace.workspace_kit import commit_on, edit

@@ -12,8 +12,7 @@ from gitpatch.doors.terms import in_terms
 
 if TYPE_CHECKING:
     from gitpatch.porcelain.workspace import Workspace
-    from gitpatch.review.checks import CheckReport
-    from gitpatch.review.queue import Landing
+    from gitpatch.workspace.results import CheckReport, Landing
 
 __all__ = ["approve_queue", "check", "report_text"]
 

@@ -180,12 +180,12 @@ def show(env: Env, id: str, stat_only: bool) -> None:
 def _outcome_lines(env: Env, detail: ProposalDetail) -> list[str]:
     """What approving an open proposal would do, said before it happens (a merge, not a
     fast-forward, or a conflict with each side's lines)."""
-    from gitpatch.review import lifecycle
+    from gitpatch.review import queries
 
     ws = env.workspace("review")
-    if not lifecycle.is_open(ws.context, detail.info):
+    if not queries.is_open(ws.context, detail.info):
         return []
-    found = lifecycle.outcome(ws.context, detail.info)
+    found = queries.outcome(ws.context, detail.info)
     colour = {"merge": "yellow", "conflict": "red"}.get(found.kind)
     return [env.style(found.text, fg=colour)] if found.text else []
 

@@ -40,26 +40,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pygit2
-from pydantic import BaseModel, ConfigDict, Field
 
 from gitpatch.checkout import gitbin
 from gitpatch.errors import ChecksFailed, ConcurrentUpdate, RepositoryError
-from gitpatch.review import worktrees
+from gitpatch.review import _worktrees as worktrees
 from gitpatch.safety.atomic import write_atomic
 from gitpatch.safety.owners import flocked
-from gitpatch.workspace import config
-from gitpatch.workspace.publisher import Transition, publish
-from gitpatch.workspace.results import now_iso
+from gitpatch.workspace import Transition, config, publish
+from gitpatch.workspace.results import CheckReport, CheckRun, now_iso
 from gitpatch.workspace.sessions import short
 
 if TYPE_CHECKING:
     from gitpatch.store import Store
-    from gitpatch.workspace.context import Context
+    from gitpatch.workspace import Context
 
 __all__ = [
     "SKIPPED_TRAILER",
-    "CheckReport",
-    "CheckRun",
     "checks_dir",
     "configured",
     "mark_failed",
@@ -75,65 +71,6 @@ _SLOTS = 3
 #: How much of a check's output is kept: its last lines, at most this many characters.
 _TAIL_LINES = 40
 _TAIL_CHARS = 3000
-
-
-class CheckRun(BaseModel):
-    """One check's run: ``exit_code`` None when it ran out of time; ``output`` is the tail of
-    what it printed (stdout and stderr together)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str
-    command: str
-    exit_code: int | None
-    seconds: float
-    output: str = ""
-    timed_out: bool = False
-
-    @property
-    def passed(self) -> bool:
-        """True when the check exited 0 in time."""
-        return self.exit_code == 0
-
-
-class CheckReport(BaseModel):
-    """The checks on one tree: ``cached`` when a earlier run's result was reused (nothing
-    ran), ``skipped`` the person's reason when they were skipped; ``runs`` stop at the first
-    failure."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    tree: str
-    commit: str
-    passed: bool
-    cached: bool = False
-    skipped: str = ""
-    runs: list[CheckRun] = Field(default_factory=list)
-    #: In a batch: the tree of the whole batch, whose checks passed (this one is a step).
-    batch: str = ""
-
-    def failure(self) -> CheckRun | None:
-        """The check that failed, None when all passed."""
-        return next((r for r in self.runs if not r.passed), None)
-
-    def summary(self) -> str:
-        """One sentence: passed (cached or not), skipped, or which check failed and how."""
-        if self.skipped:
-            return f"checks skipped: {self.skipped}"
-        failed = self.failure()
-        if failed is None and self.batch:
-            return f"checks passed on the batch this lands in (tree {self.batch[:12]})"
-        if failed is None:
-            names = ", ".join(r.name for r in self.runs) or "none configured"
-            how = " (cached: this tree passed before)" if self.cached else ""
-            return f"checks passed on tree {self.tree[:12]}{how}: {names}"
-        why = (
-            f"ran out of its {failed.seconds:.0f} s"
-            if failed.timed_out
-            else f"exited {failed.exit_code}"
-        )
-        what = failed.name if failed.name == failed.command else f"{failed.name} ({failed.command})"
-        return f"check {what!r} {why} on tree {self.tree[:12]}"
 
 
 #: Trees covered by a batch whose whole result passed (tree -> the batch's tree), while the

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from gitpatch.errors import GitpatchError
-from gitpatch.review.lookup import find
+from gitpatch.review._lookup import find
 from gitpatch.store import Store
 from gitpatch.workspace import stack
 from gitpatch.workspace.sessions import SESSION_PREFIX, short
 
 if TYPE_CHECKING:
-    from gitpatch.workspace.context import Context
+    from gitpatch.workspace import Context
 
 __all__ = ["Span", "Work", "between", "conflicts", "describe", "ranges"]
 

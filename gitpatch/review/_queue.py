@@ -35,10 +35,9 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import pygit2
-from pydantic import BaseModel, ConfigDict, Field
 
 from gitpatch.errors import (
     ChecksFailed,
@@ -47,40 +46,27 @@ from gitpatch.errors import (
     InvalidArguments,
     MergeConflict,
 )
-from gitpatch.review import checks, clashes, lifecycle, series, worktrees
-from gitpatch.review.lookup import find
+from gitpatch.review import _checks as checks
+from gitpatch.review import _clashes as clashes
+from gitpatch.review import _lifecycle as lifecycle
+from gitpatch.review import _series as series
+from gitpatch.review import _worktrees as worktrees
+from gitpatch.review._lookup import find
 from gitpatch.safety.atomic import write_atomic
 from gitpatch.safety.owners import flocked
-from gitpatch.workspace import stack
-from gitpatch.workspace.publisher import NoteChange, Transition, publish
-from gitpatch.workspace.results import ProposalResult, now_iso
+from gitpatch.workspace import NoteChange, Transition, publish, stack
+from gitpatch.workspace.results import Landing, ProposalResult, now_iso
 from gitpatch.workspace.sessions import short
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from gitpatch.workspace.context import Context
+    from gitpatch.workspace import Context
 
-__all__ = ["QUEUE_WAIT", "Landing", "approve", "land", "recover", "turn"]
+__all__ = ["QUEUE_WAIT", "approve", "land", "recover", "turn"]
 
 #: Seconds an approval waits for the approvals ahead of it (their checks included) at least.
 QUEUE_WAIT = 900.0
-
-
-class Landing(BaseModel):
-    """What the queue did with one entry: ``approved`` (``result``), ``checks_failed``
-    (``checks``: the report), ``needs_revision`` (``conflicts``: per file, both sides'
-    lines) or ``refused`` (``code``: why, e.g. already approved)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str
-    status: Literal["approved", "checks_failed", "needs_revision", "refused"]
-    message: str
-    code: str = ""
-    result: ProposalResult | None = None
-    checks: dict[str, Any] = Field(default_factory=dict)
-    conflicts: list[dict[str, Any]] = Field(default_factory=list)
 
 
 def _state(ctx: Context) -> Path:
