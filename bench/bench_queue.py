@@ -96,11 +96,9 @@ def _runs(ws: Workspace, version: str) -> list[dict[str, object]]:
 
 def _scratch_ms(ws: Workspace, one: object, two: object) -> float:
     """Bringing the scratch checkout from ``one``'s tree to ``two``'s, alone."""
-    from gitpatch.review._checks import _prepared  # the step itself, timed on its own
-
     gitdir = checks.checks_dir(ws.store) / "scratch-0"
-    _prepared(gitdir, one)  # type: ignore[arg-type]
-    return timed_ms(lambda: _prepared(gitdir, two))  # type: ignore[arg-type]
+    checks.prepared(gitdir, one)  # type: ignore[arg-type]
+    return timed_ms(lambda: checks.prepared(gitdir, two))  # type: ignore[arg-type]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -59,6 +59,7 @@ __all__ = [
     "checks_dir",
     "configured",
     "mark_failed",
+    "prepared",
     "prove",
     "run",
     "vouched",
@@ -223,10 +224,10 @@ def _scratch(store: Store, commit: pygit2.Oid, patience: float) -> Iterator[Path
         if slot is None:  # all busy: wait for the first, as long as its checks may take
             held.enter_context(flocked(base / "scratch-0.lock", wait=patience + 60))
             slot = 0
-        yield _prepared(base / f"scratch-{slot}", commit)
+        yield prepared(base / f"scratch-{slot}", commit)
 
 
-def _prepared(gitdir: Path, commit: pygit2.Oid) -> Path:
+def prepared(gitdir: Path, commit: pygit2.Oid) -> Path:
     """``gitdir``'s checkout (made on first use) brought to exactly ``commit``."""
     where = gitdir / "tree"
     if not (gitdir / "commondir").is_file():

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitpatch.porcelain.workspace import Workspace
-from gitpatch.review._clashes import Span, ranges
+from gitpatch.review import clashes
 from tests.gitkit import git, git_env
 from tests.review.checkskit import checked_repo
 from tests.workspace.workspace_kit import commit_on, edit
@@ -22,22 +22,24 @@ BASE = b"one\ntwo\nthree\nfour\nfive\n"
 @pytest.mark.parametrize(
     ("new", "expected"),
     [
-        (b"one\nTWO\nthree\nfour\nfive\n", [Span(2, 2)]),
-        (b"one\ntwo\nthree\nfour\nfive\nsix\n", [Span(5, 5)]),  # added after line 5
-        (b"zero\none\ntwo\nthree\nfour\nfive\n", [Span(1, 1)]),  # added at the top
-        (b"one\nfour\nfive\n", [Span(2, 3)]),  # two lines deleted
-        (b"ONE\ntwo\nthree\nfour\nFIVE\n", [Span(1, 1), Span(5, 5)]),
-        (None, [Span(1, 5)]),  # the file deleted
+        (b"one\nTWO\nthree\nfour\nfive\n", [clashes.Span(2, 2)]),
+        (b"one\ntwo\nthree\nfour\nfive\nsix\n", [clashes.Span(5, 5)]),  # added after line 5
+        (b"zero\none\ntwo\nthree\nfour\nfive\n", [clashes.Span(1, 1)]),  # added at the top
+        (b"one\nfour\nfive\n", [clashes.Span(2, 3)]),  # two lines deleted
+        (b"ONE\ntwo\nthree\nfour\nFIVE\n", [clashes.Span(1, 1), clashes.Span(5, 5)]),
+        (None, [clashes.Span(1, 5)]),  # the file deleted
     ],
 )
-def test_ranges_are_lines_of_the_base(new: bytes | None, expected: list[Span]) -> None:
-    assert ranges(BASE, new) == expected
+def test_ranges_are_lines_of_the_base(new: bytes | None, expected: list[clashes.Span]) -> None:
+    assert clashes.ranges(BASE, new) == expected
 
 
 def test_spans_meet_when_they_overlap_or_touch() -> None:
-    assert Span(2, 3).meets(Span(3, 4)) and Span(2, 2).meets(Span(3, 3))
-    assert not Span(1, 1).meets(Span(3, 3))
-    assert (str(Span(2, 2)), str(Span(2, 4))) == ("line 2", "lines 2-4")
+    assert clashes.Span(2, 3).meets(clashes.Span(3, 4)) and clashes.Span(2, 2).meets(
+        clashes.Span(3, 3)
+    )
+    assert not clashes.Span(1, 1).meets(clashes.Span(3, 3))
+    assert (str(clashes.Span(2, 2)), str(clashes.Span(2, 4))) == ("line 2", "lines 2-4")
 
 
 def test_two_sessions_far_apart_do_not_clash_and_near_ones_do(tmp_path: Path) -> None:
