@@ -42,7 +42,7 @@ from gitpatch.errors import (
     ResourceNotFound,
 )
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
-from gitpatch.review import checks, feedback, lifecycle, queue, series, worktrees
+from gitpatch.review import amend, checks, feedback, lifecycle, partial, queue, series, worktrees
 from gitpatch.store import Store
 from gitpatch.workspace import (
     Attempt,
@@ -421,12 +421,18 @@ class Workspace:
         *,
         squash: bool = False,
         skip_checks: str | None = None,
+        hunks: str | Sequence[str] | None = None,
         told: Callable[[str], None] | None = None,
     ) -> ProposalResult:
         """Merge a proposal (or a session, by name) into its target once the project's checks
         pass on the result (``skip_checks``: the person's reason to skip them), in its turn
         in the approval queue; see ``review.lifecycle`` and ``review.queue``. ``told`` hears,
-        before anything moves, which other open proposals it lands."""
+        before anything moves, which other open proposals it lands. ``hunks`` (``1,3``,
+        ``a.py:2``) lands only those, as one commit; the rest stays open
+        (``gitpatch.review.partial``)."""
+        if hunks is not None:
+            with queue.turn(self._ctx):
+                return partial.approve(self._ctx, proposal_id, by, hunks)
         return queue.approve(
             self._ctx, proposal_id, by, squash=squash, skip_checks=skip_checks, told=told
         )
@@ -470,12 +476,51 @@ class Workspace:
         return checks.run(self._ctx, head)
 
     @_serialized
+    def amend(
+        self,
+        proposal_id: str,
+        by: str,
+        *,
+        files: Mapping[str, bytes | None] | None = None,
+        patch: str | None = None,
+        hunk: str | None = None,
+        text: str | None = None,
+    ) -> ProposalResult:
+        """A person's own edit of an open proposal: new contents of ``files``, a unified
+        diff ``patch`` against its version, or the new ``text`` of one ``hunk`` (its context
+        and added lines); a new version in the same lineage (``gitpatch.review.amend``)."""
+        given = [files is not None, patch is not None, hunk is not None or text is not None]
+        if sum(given) != 1 or (hunk is None) != (text is None):
+            raise InvalidArguments(
+                "amend needs one of: files, patch, or hunk with text",
+                hint="Pass files={path: bytes}, patch=TEXT, or hunk='a.py:2' and text=LINES.",
+            )
+        if hunk is not None and text is not None:
+            return amend.amend_hunk(self._ctx, proposal_id, by, hunk, text)
+        if patch is not None:
+            return amend.amend_patch(self._ctx, proposal_id, by, patch)
+        assert files is not None
+        return amend.amend(self._ctx, proposal_id, by, files)
+
+    @_serialized
+    def proposal_files(self, proposal_id: str) -> dict[str, bytes]:
+        """The files an open proposal adds or changes, as its version has them (to edit)."""
+        return amend.files_of(self._ctx, proposal_id)
+
+    @_serialized
     def comment(
-        self, proposal_id: str, by: str, text: str, *, kind: str = "comment"
+        self,
+        proposal_id: str,
+        by: str,
+        text: str,
+        *,
+        kind: str = "comment",
+        at: str | None = None,
     ) -> dict[str, Any]:
-        """Add a person's comment (``kind``: comment or request_changes) to a proposal; the
-        agent reads it in show_proposal, list_proposals and a notice."""
-        return feedback.comment(self._ctx, proposal_id, by, text, kind)
+        """Add a person's comment (``kind``: comment or request_changes; ``at``: ``PATH:LINE``
+        for a line comment) to a proposal; the agent reads it in show_proposal,
+        list_proposals and a notice."""
+        return feedback.comment(self._ctx, proposal_id, by, text, kind, at)
 
     @_serialized
     def replayed(self, call: str) -> ProposalResult | None:
@@ -514,8 +559,18 @@ class Workspace:
         return lines
 
     @_serialized
-    def reject(self, proposal_id: str, by: str, reason: str) -> ProposalResult:
-        """Reject a proposal: its ref goes, the reason is noted; see ``review``."""
+    def reject(
+        self,
+        proposal_id: str,
+        by: str,
+        reason: str,
+        *,
+        hunks: str | Sequence[str] | None = None,
+    ) -> ProposalResult:
+        """Reject a proposal: its ref goes, the reason is noted; see ``review``. ``hunks``
+        refuses only those; the rest stays open (``gitpatch.review.partial``)."""
+        if hunks is not None:
+            return partial.reject(self._ctx, proposal_id, by, hunks, reason)
         return lifecycle.reject(self._ctx, proposal_id, by, reason)
 
     @_serialized

@@ -4,11 +4,14 @@ The porcelain ``Workspace`` (``gitpatch.porcelain``) calls these namespaces, whi
 ``Context``: ``lifecycle`` (approve, reject, list, show, undo and log what agents proposed),
 ``series`` (review steps on a session's stack: what approving also lands, other sessions' work),
 ``feedback`` (comments and notices to the agent), ``worktrees`` (a session's own linked
-worktree), ``checks`` (the project's checks on the tree that would land), ``queue`` (the approval
-queue) and ``clashes`` (where two lines of work meet, to the line). Their modules
+worktree), ``hunks`` (a proposal's hunks with stable ids, selections, the trees a partial
+verdict makes), ``partial`` (approving or rejecting some hunks), ``amend`` (a person's own
+edit of a proposal), ``checks`` (the project's checks on the tree that would land), ``queue``
+(the approval queue) and ``clashes`` (where two lines of work meet, to the line). Their modules
 (``_lifecycle``, ``_series``, ``_lookup`` for finding and describing proposals, ``_feedback``,
-``_worktrees``, ``_checks``, ``_queue``, ``_clashes``) are private; the doors ask ``queries``,
-the few read-only questions a front end may put to the lifecycle directly.
+``_worktrees``, ``_hunks``, ``_partial``, ``_amend``, ``_checks``, ``_queue``, ``_clashes``)
+are private; the doors ask ``queries``, the few read-only questions a front end may put to the
+lifecycle directly.
 
 Namespaces are imported on first use (PEP 562).
 """
@@ -19,10 +22,13 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from gitpatch.review import _amend as amend
     from gitpatch.review import _checks as checks
     from gitpatch.review import _clashes as clashes
     from gitpatch.review import _feedback as feedback
+    from gitpatch.review import _hunks as hunks
     from gitpatch.review import _lifecycle as lifecycle
+    from gitpatch.review import _partial as partial
     from gitpatch.review import _queue as queue
     from gitpatch.review import _series as series
     from gitpatch.review import _worktrees as worktrees
@@ -31,16 +37,30 @@ if TYPE_CHECKING:
 _NAMES: dict[str, str] = {}
 #: The namespaces of the face: a private module under a public name.
 _SPACES: dict[str, str] = {
+    "amend": "_amend",
     "checks": "_checks",
     "clashes": "_clashes",
     "feedback": "_feedback",
+    "hunks": "_hunks",
     "lifecycle": "_lifecycle",
+    "partial": "_partial",
     "queue": "_queue",
     "series": "_series",
     "worktrees": "_worktrees",
 }
 
-__all__ = ["checks", "clashes", "feedback", "lifecycle", "queue", "series", "worktrees"]
+__all__ = [
+    "amend",
+    "checks",
+    "clashes",
+    "feedback",
+    "hunks",
+    "lifecycle",
+    "partial",
+    "queue",
+    "series",
+    "worktrees",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, ProposalNotFound
+from gitpatch.review import _hunks as hunks
 from gitpatch.review._lookup import BOOKKEEPING_TOOLS, PROPOSAL_ID, clean_id, note_for_id
 from gitpatch.store import NOTES_REF
 from gitpatch.workspace import NoteChange, Transition, publish
@@ -53,8 +54,11 @@ def revisable(ctx: Context, pid: str) -> tuple[str, pygit2.Oid]:
     return key, found[0]
 
 
-def comment(ctx: Context, pid: str, by: str, text: str, kind: str = "comment") -> dict[str, Any]:
-    """Add a person's comment to proposal ``pid`` (open or closed); returns the comment."""
+def comment(
+    ctx: Context, pid: str, by: str, text: str, kind: str = "comment", at: str | None = None
+) -> dict[str, Any]:
+    """Add a person's comment to proposal ``pid`` (open or closed); returns the comment.
+    ``at``: ``PATH:LINE`` of the proposal's version, for a line comment (``hunks.line_at``)."""
     if kind not in COMMENT_KINDS:
         raise InvalidArguments(
             f"unknown comment kind {kind!r}", hint="Use comment or request_changes."
@@ -70,6 +74,8 @@ def comment(ctx: Context, pid: str, by: str, text: str, kind: str = "comment") -
             details={"id": key},
         )
     entry = {"by": by, "at": now_iso(), "text": text.strip(), "kind": kind}
+    if at is not None:
+        entry |= hunks.line_at(ctx.store, found[0], at, key)
 
     def change(old: dict[str, Any] | None) -> dict[str, Any]:
         note = dict(old or {"id": key})
@@ -86,6 +92,7 @@ def _state(note: Mapping[str, Any]) -> dict[str, Any]:
         "status": str(note.get("status") or ""),
         "rebased_from": str(note.get("rebased_from") or ""),
         "comments": len(note.get("comments") or []),
+        **hunks.told_state(note),
     }
 
 
@@ -113,18 +120,24 @@ def _lines(
         out.append((0, line if line.endswith(".") else line + "."))
     if now["rebased_from"] and now["rebased_from"] != told.get("rebased_from", ""):
         after = note.get("rebased_after") or "a rejected proposal"
+        why = str(note.get("rebased_why") or f"after {after} was rejected")
         out.append(
             (
                 1,
-                f"Proposal {pid} was re-based after {after} was rejected; its version is now "
+                f"Proposal {pid} was re-based {why}; its version is now "
                 f"{commit} (pass that as expected_version).",
             )
         )
     comments = note.get("comments") or []
     for c in comments[int(told.get("comments", 0)) :]:
         verb = "requested changes on" if c.get("kind") == "request_changes" else "commented on"
-        out.append((2, f"{c.get('by')} {verb} proposal {pid} at {c.get('at')}: {c.get('text')}"))
-    return out
+        where = ""
+        if c.get("path"):
+            where = f", {c.get('path')} line {c.get('line')} ({c.get('line_text')!r}),"
+        out.append(
+            (2, f"{c.get('by')} {verb} proposal {pid}{where} at {c.get('at')}: {c.get('text')}")
+        )
+    return out + hunks.notice_lines(pid, commit, note, told)
 
 
 def _told(state: dict[str, Any]) -> NoteChange:

@@ -32,6 +32,7 @@ from gitpatch.errors import (
 )
 from gitpatch.review import _checks as checks
 from gitpatch.review import _clashes as clashes
+from gitpatch.review import _hunks as hunks
 from gitpatch.review import _series as series
 from gitpatch.review import _worktrees as worktrees
 from gitpatch.review._lookup import (
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RECENT_CLOSED",
     "approve",
+    "decider",
     "head",
     "is_open",
     "log",
@@ -84,6 +86,8 @@ __all__ = [
     "person",
     "proposals",
     "reject",
+    "result",
+    "retried",
     "show",
     "stamp",
     "stats",
@@ -193,7 +197,8 @@ def show(ctx: Context, proposal_id: str) -> ProposalDetail:
     shown = _show(ctx, proposal_id)
     tip = pygit2.Oid(hex=shown.info.commit)
     note = ctx.store.read_note(tip) or {}
-    return shown.model_copy(update={"message": ctx.store.info(tip).message, "note": note})
+    extra = {"message": ctx.store.info(tip).message, "note": note}
+    return shown.model_copy(update=extra | hunks.detail(ctx.store, shown, note))
 
 
 def _show(ctx: Context, proposal_id: str) -> ProposalDetail:
@@ -738,6 +743,23 @@ def _result(
 def _retried(step: Callable[[], ProposalResult]) -> ProposalResult:
     """Run one approve / reject / undo attempt, again from the start after a lost race."""
     return retry(step, attempts=STEP_ATTEMPTS, catch=ConcurrentUpdate, when=lost_race)
+
+
+def decider(by: str, verb: str) -> str:
+    """``by`` checked as the one-line name of the person who decides (``verb``: what)."""
+    return _person(by, verb)
+
+
+def result(
+    ctx: Context, sub: Subject, *, version: pygit2.Oid, branch: str, status: str, message: str
+) -> ProposalResult:
+    """The result of a review step on ``sub`` (its files: ``sub.base`` to ``sub.tip``)."""
+    return _result(ctx, sub, version=version, branch=branch, status=status, message=message)
+
+
+def retried(step: Callable[[], ProposalResult]) -> ProposalResult:
+    """Run one review step again from the start after a lost race (see ``_retried``)."""
+    return _retried(step)
 
 
 def _person(by: str, verb: str) -> str:

@@ -171,11 +171,15 @@ def replanned(
     by: str,
     reason: str,
     *,
+    event: str = "",
     why: str | None = None,
     extra: dict[str, Any] | None = None,
 ) -> tuple[list[RefUpdate], dict[pygit2.Oid, NoteChange]]:
-    """Refs and notes for the proposals above a rejected one: re-based or needing revision
-    (``why``, instead of the rejection, and ``extra`` facts for their notes)."""
+    """Refs and notes for the proposals above a rejected one: re-based or needing revision.
+
+    ``event``: what happened to ``pid`` instead, when it got a new version rather than a
+    rejection (``reason`` then says why the ones needing revision need it); ``why``: the
+    reason the ones needing revision are given instead, and ``extra`` facts for their notes."""
     refs: list[RefUpdate] = []
     notes: dict[pygit2.Oid, NoteChange] = {}
     at = now_iso()
@@ -188,6 +192,8 @@ def replanned(
             "rebased_after": pid,
             "created_at": moved.get("created_at") or at,
         }
+        if event:
+            moved["rebased_why"] = event
         notes[new] = lambda _old, moved=moved: dict(moved)  # type: ignore[misc]
         notes[old] = lambda old_note, new=new: {  # type: ignore[misc]
             **(old_note or {}),
@@ -195,7 +201,8 @@ def replanned(
             "rebased_as": str(new),
         }
     if why is None:
-        why = f"it changes files of rejected proposal {pid}" + (f" ({reason})" if reason else "")
+        why = reason if event else f"it changes files of rejected proposal {pid}"
+        why += f" ({reason})" if reason and not event else ""
     for entry in replan.needs_revision:
         kept = stack.REVISE_PREFIX + entry.id
         refs.append((PROPOSAL_PREFIX + entry.id, None, entry.commit))

@@ -25,6 +25,7 @@ from gitpatch.doors.cli._checks import check
 from gitpatch.doors.cli._common import Env, wants_color
 from gitpatch.doors.cli._edit import apply, apply_patch, edit, patch, read
 from gitpatch.doors.cli._hosted import credentials, push
+from gitpatch.doors.cli._hunks import amend
 from gitpatch.doors.cli._review import approve, comment, log, proposals, reject, show, undo
 from gitpatch.doors.cli._web import web
 from gitpatch.doors.terms import in_terms
@@ -161,6 +162,7 @@ for _command in (
     approve,
     check,
     reject,
+    amend,
     comment,
     undo,
     log,

@@ -122,6 +122,10 @@ class ProposalOutput(_Out):
     stats: dict[str, int]
     recorded: str = ""
     recorded_files: list[str] = []
+    #: Every hunk with its stable id (``PATH:N``), number, lines and verdict.
+    hunks: list[dict[str, Any]] = []
+    #: The person's own edits of the proposal: where, and the diff from your version.
+    amendments: list[dict[str, Any]] = []
     notices: list[str] = []
 
 

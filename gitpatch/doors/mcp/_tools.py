@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from gitpatch.porcelain.workspace import Workspace
     from gitpatch.tools import ToolResult
     from gitpatch.tools.policy import ToolPermissionPolicy
-    from gitpatch.workspace.results import ProposalInfo
+    from gitpatch.workspace.results import ProposalDetail, ProposalInfo
 
 __all__ = ["workspace_toolset"]
 
@@ -203,7 +203,8 @@ def _describe(info: ProposalInfo) -> str:
         line += f"\n    {info.status} by {info.decided_by or '?'} at {info.decided_at or '?'}"
         line += f": {info.reason}" if info.reason else ""
     for c in info.comments:
-        line += f"\n    {c.by} ({c.kind}, {c.at}): {c.text}"
+        on = f" on {c.path} line {c.line} ({c.line_text!r})" if c.path else ""
+        line += f"\n    {c.by} ({c.kind}, {c.at}){on}: {c.text}"
     if info.revises:
         line += f"\n    revises {info.revises}"
     if info.revised_by:
@@ -216,6 +217,18 @@ def _describe(info: ProposalInfo) -> str:
     for flag in info.overlaps:
         line += f"\n    also changed by another session: {flag}"
     return line
+
+
+def _hunk_lines(detail: ProposalDetail) -> str:
+    """The hunks' ids and verdicts, and the person's edits, after the diff."""
+    lines = [
+        f"hunk {h.number} ({h.id}): {h.verdict}"
+        + (f" by {h.by}" if h.by and h.verdict != "open" else "")
+        + (f": {h.reason}" if h.reason else "")
+        for h in detail.hunks
+    ]
+    lines += [f"edited by {a.by} at {a.at}: {'; '.join(a.where)}" for a in detail.amendments]
+    return "\n\n" + "\n".join(lines) if lines else ""
 
 
 def _review_handlers(repo: _Repository) -> dict[str, Handler]:
@@ -235,9 +248,8 @@ def _review_handlers(repo: _Repository) -> dict[str, Handler]:
         # the published output keeps ``recorded`` (one text); ``records``, the commit message
         # and the raw note are for the review page
         data = detail.model_dump(mode="json", exclude={"records", "message", "note"})
-        return Reply(
-            True, f"proposal {_describe(detail.info)}\n\n{detail.diff}{detail.recorded}", data=data
-        )
+        text = f"proposal {_describe(detail.info)}\n\n{detail.diff}{detail.recorded}"
+        return Reply(True, text + _hunk_lines(detail), data=data)
 
     def run_checks(_args: BaseModel) -> Reply:
         report = repo.workspace().check()
