@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from gitpatch.core.model import Proposal, Replace, UpdateFile
 from gitpatch.errors import ChecksFailed, InvalidArguments
 from gitpatch.porcelain.workspace import Workspace
 from tests.gitkit import git, head, make_repo
@@ -237,3 +238,27 @@ def test_an_autocrlf_repository_checks_what_git_would_check_out(tmp_path: Path) 
     Workspace.open(repo, mode="review").approve("alice", "Pat")
     assert git(repo, "show", "main:a.txt") == "5\n"  # the blob as git add would store it
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_approving_some_hunks_checks_exactly_what_those_hunks_land(tmp_path: Path) -> None:
+    repo, log = checked_repo(tmp_path / "repo")
+    alice = Workspace.open(repo, mode="review", session="alice")
+    both = Proposal(
+        (
+            UpdateFile("a.txt", (Replace("1\n", "9\n"),)),
+            UpdateFile("b.txt", (Replace("1\n", "0\n"),)),
+        ),
+        "patch_resource",
+        tool="test",
+    )
+    pid = alice.propose(both).proposal_id
+    assert alice.check().passed  # 9 + 0 together pass
+    person = Workspace.open(repo, mode="review")
+    before = head(repo, MAIN)
+    with pytest.raises(ChecksFailed) as caught:
+        person.approve(pid, "Pat", hunks="a.txt:1")  # 9 + 1 alone does not
+    assert caught.value.details["output"] == "sum is 10"
+    assert head(repo, MAIN) == before
+    result = person.approve(pid, "Pat", hunks="b.txt:1")  # 1 + 0 passes, lands alone
+    assert result.status == "approved" and git(repo, "show", "main:b.txt") == "0\n"
+    assert git(repo, "rev-parse", "main^{tree}").strip() in checked(log)
