@@ -45,6 +45,7 @@ from gitpatch.formats import apply_patch, detect, patch_resource, search_replace
 from gitpatch.review import amend, checks, feedback, lifecycle, partial, queue, series, worktrees
 from gitpatch.store import Store
 from gitpatch.workspace import (
+    REPLAYED,
     Attempt,
     Context,
     Dirty,
@@ -53,7 +54,6 @@ from gitpatch.workspace import (
     guards,
     land,
     preview,
-    proposal_result,
     versions,
 )
 from gitpatch.workspace.results import (
@@ -119,6 +119,7 @@ class Workspace:
         self._calls = threading.RLock()
         self._plumbing = Plumbing(context, self._calls)
         self._told_at: pygit2.Oid | None = None  # the notes tip the last notices were read at
+        self._told_overlaps = True  # a record of told overlaps may exist (unknown at first)
 
     # -- state (read-only) -------------------------------------------------------------------
 
@@ -194,6 +195,7 @@ class Workspace:
         allow_ignored: bool | None = None,
         agent: str | None = None,
         name: str | None = None,
+        max_file_bytes: int | None = None,
     ) -> Workspace:
         """Open the repository at ``path`` (with a working tree or bare).
 
@@ -201,7 +203,8 @@ class Workspace:
         change does to a person's uncommitted work in the files it touches: ``carry`` merges
         the change into it and never commits it, ``record`` commits it first (the result and
         the review say so), ``refuse`` refuses. ``agent`` names the agent (its MCP client)
-        as the author of its commits.
+        as the author of its commits. ``max_file_bytes``: a proposal leaving a file larger
+        than that is refused (``payload_too_large``) before anything is written.
 
         ``branch`` defaults to the checked-out one. In auto mode a protected target
         (``protected``, else git config ``gitpatch.protected``, else ``.gitpatch.toml``'s
@@ -219,6 +222,8 @@ class Workspace:
             )
         if agent:
             ws._ctx = dataclasses.replace(ws._ctx, agent=agent)
+        if max_file_bytes is not None:
+            ws._ctx = dataclasses.replace(ws._ctx, max_file_bytes=max_file_bytes)
         return ws
 
     @classmethod
@@ -387,10 +392,7 @@ class Workspace:
         one = Attempt(self._ctx, proposal, secrets.token_hex(6), revision, read_as, expected)
         one.call = proposal.call
         land(self._ctx, [one], proposal.tool, revised=revised)
-        assert one.built is not None
-        return proposal_result(
-            self._ctx, one.built, one.pid, recorded=one.recorded, carried=one.kept
-        )
+        return one.result()
 
     @_serialized
     def preview(self, proposal: Proposal) -> Preview:
@@ -525,7 +527,8 @@ class Workspace:
     @_serialized
     def replayed(self, call: str) -> ProposalResult | None:
         """The proposal the tool call with digest ``call`` made, when nothing moved since (it
-        is still the head of ``view``): a harness retrying that call. None otherwise."""
+        is still the head of ``view``): a harness retrying that call. None otherwise. Its
+        files, edits, worktree and message are the original result's (kept in the note)."""
         head = self._plumbing.view().head
         note = self.store.read_note(head) if head is not None and call else None
         if note is None or note.get("call") != call:
@@ -533,15 +536,22 @@ class Workspace:
         pid = str(note.get("id") or "")
         status: ProposalStatus = "proposed" if self.mode == "review" else "applied"
         branch = self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid
-        return ProposalResult(
-            proposal_id=pid,
-            version=str(head),
-            branch=branch,
-            target=self.target,
-            mode=self.mode,
-            status=status,
-            base=str(note.get("base") or ""),
-            message=f"Already applied as proposal {pid} (version {head}).",
+        kept = note.get("result") if isinstance(note.get("result"), dict) else {}
+        found = {
+            "message": f"Already applied as proposal {pid} (version {head}).",
+            **{k: v for k, v in (kept or {}).items() if k in REPLAYED},
+        }
+        return ProposalResult.model_validate(
+            {
+                **found,
+                "proposal_id": pid,
+                "version": str(head),
+                "branch": branch,
+                "target": self.target,
+                "mode": self.mode,
+                "status": status,
+                "base": str(note.get("base") or ""),
+            }
         )
 
     @_serialized
@@ -550,6 +560,16 @@ class Workspace:
         work, or lines its target changed since its base, one sentence each with the file
         and the lines of both sides (``review.clashes``)."""
         return series.overlaps(self._ctx, session)
+
+    @_serialized
+    def new_overlaps(self) -> list[str]:
+        """The ``overlaps()`` this session was not told of yet; each is told once, also across
+        restarts (``feedback.new_overlaps``)."""
+        current = series.overlaps(self._ctx)
+        if not current and not self._told_overlaps:
+            return []  # nothing now, nothing recorded: the common case touches no file
+        self._told_overlaps = bool(current)
+        return feedback.new_overlaps(self._ctx, current)
 
     @_serialized
     def notices(self) -> list[str]:

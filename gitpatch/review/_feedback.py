@@ -6,19 +6,28 @@ what changed since its previous call: a verdict (approved, rejected with the rea
 revision), a re-base (its version changed), a new comment. What a session has been told is kept
 in the note as well (``told``), so a restarted agent is not told twice and is told what it
 missed. Each step is one notes transaction through the one publisher.
+
+Another session's open work on the same files is not this session's proposal: what a session
+was told of such overlaps is kept beside its live-session lock (``gitpatch/sessions/NAME.told``
+under the git dir), so a restarted server does not tell it again either.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+import functools
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from gitpatch.errors import ConcurrentUpdate, InvalidArguments, ProposalNotFound
+from gitpatch.errors import ConcurrentUpdate, InvalidArguments, ProposalClosed, ProposalNotFound
 from gitpatch.review import _hunks as hunks
 from gitpatch.review._lookup import BOOKKEEPING_TOOLS, PROPOSAL_ID, clean_id, note_for_id
+from gitpatch.safety.atomic import write_atomic
+from gitpatch.safety.owners import common_dir
 from gitpatch.store import NOTES_REF
 from gitpatch.workspace import NoteChange, Transition, publish
 from gitpatch.workspace.results import now_iso
@@ -27,7 +36,14 @@ from gitpatch.workspace.sessions import PROPOSAL_PREFIX
 if TYPE_CHECKING:
     from gitpatch.workspace import Context
 
-__all__ = ["COMMENT_KINDS", "comment", "notices", "proposal_commit", "revisable"]
+__all__ = [
+    "COMMENT_KINDS",
+    "comment",
+    "new_overlaps",
+    "notices",
+    "proposal_commit",
+    "revisable",
+]
 
 COMMENT_KINDS = ("comment", "request_changes")
 
@@ -72,6 +88,15 @@ def comment(
             f"no proposal named {key!r}",
             hint="Pass a 12-character proposal id (see `gitpatch proposals --all`).",
             details={"id": key},
+        )
+    note = found[1]
+    if kind == "request_changes" and note.get("status") == "rejected":
+        raise ProposalClosed(
+            f"proposal {key} is already rejected (by {note.get('rejected_by') or 'a person'}"
+            f"{': ' + str(note['reason']) if note.get('reason') else ''}); the agent was told",
+            hint="Add it as a plain comment (kind='comment'): a note the agent reads for "
+            f"its revision (revises='{key}').",
+            details={"id": key, "status": "rejected"},
         )
     entry = {"by": by, "at": now_iso(), "text": text.strip(), "kind": kind}
     if at is not None:
@@ -193,3 +218,32 @@ def _changed_notes(
         note = store.read_note(commit)
         if note is not None:
             yield commit, note
+
+
+@functools.lru_cache(maxsize=64)
+def _told_path(git_dir: str, session: str) -> Path:
+    """Where session ``session`` keeps the overlaps it was told of (computed once)."""
+    return common_dir(git_dir) / "gitpatch" / "sessions" / f"{session}.told"
+
+
+def new_overlaps(ctx: Context, current: Sequence[str]) -> list[str]:
+    """Of ``current`` (the session's overlaps with other sessions' work now), those it was not
+    told yet; all of ``current`` is then remembered as told, and what is no longer current is
+    forgotten (told again if it comes back). Without a session, all of ``current``."""
+    if ctx.session is None:
+        return list(current)
+    path = _told_path(str(ctx.store.git_dir), ctx.session)
+    if not current:  # the common case: one syscall, nothing read
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return []
+    try:
+        told = set(json.loads(path.read_bytes()))
+    except (OSError, ValueError, TypeError):
+        told = set()  # never told, or unreadable: telling again is the safe side
+    fresh = [line for line in current if line not in told]
+    if fresh or told != set(current):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # not fsynced: a power loss only makes the session hear a warning again
+        write_atomic(path, json.dumps(sorted(current)).encode(), durable=False)
+    return fresh

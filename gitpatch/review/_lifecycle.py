@@ -423,8 +423,11 @@ def _approve_once(
         tuple(refs), notes, f"gitpatch: approve {sub.id}", checkout, tuple(sub.records)
     )
     publish(ctx, step)
-    if named is not None:
-        what = f"session {named[0].session} ({len(named[0].entries)} proposals)"
+    what = f"proposal {sub.id}"
+    if sub.session:  # a session branch (auto mode): each agent commit on it is a proposal
+        what = _session_words(sub.id, len([c for c in sub.commits if c not in sub.records]))
+    elif named is not None:
+        what = _session_words(named[0].session, len(named[0].entries))
     elif beneath:
         what += f" with the open proposals beneath it ({', '.join(e.id for e in beneath)})"
     return _result(
@@ -441,6 +444,11 @@ def _approve_once(
         )
         + (f" Checks skipped: {skip}." if skip is not None else ""),
     )
+
+
+def _session_words(name: str, count: int) -> str:
+    """``session NAME (N proposals)``: how every approval of a session names it."""
+    return f"session {name} ({count} proposal{'' if count == 1 else 's'})"
 
 
 def _in_other_worktree(ctx: Context, ref: str) -> bool:
@@ -562,9 +570,16 @@ def _undo_once(ctx: Context, wanted: str | None) -> ProposalResult:
         status="undone",
         base=str(head),
         files=_files(store, head, revert),
-        message=f"Undid proposal {pid} ({summary}) with a new commit {str(revert)[:12]} on "
+        message=f"Undid {_undone_words(pid)} ({summary}) with a new commit {str(revert)[:12]} on "
         f"{short(ctx.branch)}; history is kept.",
     )
+
+
+def _undone_words(pid: str) -> str:
+    """What an undo reverted: a proposal, or the approval (merge) of a session branch."""
+    if pid.startswith("session/"):
+        return f"the approval of session {pid.removeprefix('session/')}"
+    return f"proposal {pid}"
 
 
 def _revert(

@@ -34,6 +34,14 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     "per live connection, else 'agent'.",
 )
 @click.option(
+    "--max-file-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Over stdio: the largest file an edit may write, in bytes (larger results are refused "
+    "with payload_too_large). Default: 104857600 (100 MiB, GitHub's per-file limit).",
+)
+@click.option(
     "--http",
     "listen",
     default=None,
@@ -82,6 +90,7 @@ def serve(
     env: Env,
     mode: str | None,
     session: str | None,
+    max_file_bytes: int | None,
     listen: str | None,
     data: Path | None,
     creds: Path | None,
@@ -104,7 +113,7 @@ def serve(
         from gitpatch.workspace.sessions import check_session_name
 
         check_session_name(session)
-    serve_stdio(str(env.directory), mode, session)
+    serve_stdio(str(env.directory), mode, session, max_file_bytes)
 
 
 def _hooks_dir(directory: Path) -> Path:

@@ -198,7 +198,12 @@ def _loop_lines(info: ProposalInfo) -> list[str]:
     lines = []
     if info.session:
         lines.append(f"session {info.session}")
-    if info.lands:
+    if info.lands and info.id == info.session:  # a session: its own proposals, all of them
+        lines.append(
+            f"proposals {', '.join(info.lands)} (bottom first): approving the session lands "
+            "them all"
+        )
+    elif info.lands:
         lines.append(
             f"stacked on open proposals {', '.join(info.lands)}: approving it lands them too"
         )

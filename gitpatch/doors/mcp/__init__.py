@@ -103,6 +103,10 @@ class ReadOutput(_Open):
     start_line: int
     end_line: int
     total_lines: int
+    #: The line to pass as ``offset`` to read on (absent at the end of the file).
+    next_offset: int | None = None
+    #: Lines longer than a result holds, cut (only their start is in ``content``).
+    cut_lines: list[int] | None = None
 
 
 class ProposalsOutput(_Out):
@@ -319,26 +323,39 @@ def build_server(
             description=describe(tool.name),
             annotations=ToolAnnotations(
                 read_only_hint=tool.read_only,
-                destructive_hint=False,
-                idempotent_hint=tool.read_only,
+                destructive_hint=tool.name in toolset.destructive,
+                idempotent_hint=tool.read_only if tool.idempotent is None else tool.idempotent,
+                open_world_hint=False,
             ),
             structured_output=True,
         )
     return server
 
 
-def workspace_tools(path: str, mode: str | None = None, session: str | None = None) -> ToolSet:
+def workspace_tools(
+    path: str,
+    mode: str | None = None,
+    session: str | None = None,
+    max_file_bytes: int | None = None,
+) -> ToolSet:
     """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
-    ``session``: the session name, else the client's name, else ``agent``)."""
+    ``session``: the session name, else the client's name, else ``agent``); an edit whose
+    result is a file over ``max_file_bytes`` (default ``MAX_FILE_BYTES``) is refused."""
     from gitpatch.doors.mcp._tools import workspace_toolset
 
-    return workspace_toolset(path, mode, session)
+    return workspace_toolset(path, mode, session, max_file_bytes)
 
 
-def serve_stdio(path: str, mode: str | None = None, session: str | None = None) -> None:
+def serve_stdio(
+    path: str,
+    mode: str | None = None,
+    session: str | None = None,
+    max_file_bytes: int | None = None,
+) -> None:
     """Serve the repository at ``path`` over stdio until the client disconnects; ``session``
-    names the agent's session (default: the client's name, else ``agent``)."""
-    toolset = workspace_tools(path, mode, session)
+    names the agent's session (default: the client's name, else ``agent``); see
+    ``workspace_tools`` for ``max_file_bytes``."""
+    toolset = workspace_tools(path, mode, session, max_file_bytes)
     server = build_server(toolset)
     try:
         server.run("stdio")
