@@ -54,8 +54,8 @@ def open_workspace(
     the protected branches are the Workspace's own (``config.protected_names``)."""
     from gitpatch.porcelain.workspace import Workspace
 
-    cfg = config if config is not None else repository_config(directory)
-    return Workspace.open(directory, mode=mode or cfg.mode, **kw)
+    chosen = mode or (config.mode if config is not None else None)
+    return Workspace.open(directory, mode=chosen, **kw)
 
 
 def is_open(ws: Workspace, info: ProposalInfo) -> bool:
