@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from gitpatch.errors import RepositoryError
 
-__all__ = ["GitFailed", "available", "run"]
+__all__ = ["GitFailed", "available", "environment", "run"]
 
 #: Variables that would point git at another repository, index or worktree.
 _REPO_ENV = frozenset(
@@ -45,12 +45,17 @@ def available() -> bool:
     return shutil.which("git") is not None
 
 
+def environment() -> dict[str, str]:
+    """This process's environment without the variables that point git elsewhere."""
+    return {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+
+
 def run(gitdir: str, workdir: str, args: Sequence[str], stdin: bytes = b"") -> bytes:
     """Run ``git args`` on the checkout (``gitdir``, ``workdir``); its stdout.
 
     ``GitFailed`` on a non-zero exit; ``RepositoryError`` when git cannot be started.
     """
-    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    env = environment()
     env.update(GIT_DIR=gitdir, GIT_WORK_TREE=workdir)
     try:
         done = subprocess.run(
