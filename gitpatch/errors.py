@@ -45,6 +45,7 @@ The tree::
     │   ├── ProposalClosed             proposal_closed      already approved, merged or rejected
     │   ├── ProposalRejected           proposal_rejected    same change a person already rejected
     │   ├── MergeConflict              merge_conflict
+    │   ├── ChecksFailed               checks_failed        the project's checks failed on it
     │   ├── RepositoryError            repository_error     not a repository, no branch, bad ref
     │   ├── StagedChanges              staged_changes       a touched path has staged changes
     │   ├── OperationInProgress        operation_in_progress  a merge, rebase, ... is under way
@@ -70,6 +71,7 @@ __all__ = [
     "AccessDenied",
     "BranchCheckedOut",
     "CallLimitReached",
+    "ChecksFailed",
     "ApprovalRequired",
     "BudgetExceeded",
     "ConcurrentUpdate",
@@ -413,6 +415,13 @@ class MergeConflict(StateError):
     """Merging or landing the change clashes with other changes."""
 
     code = "merge_conflict"
+
+
+class ChecksFailed(StateError):
+    """The project's checks (``.gitpatch.toml`` ``[checks]``) failed on the tree that would
+    land: nothing landed."""
+
+    code = "checks_failed"
 
 
 class RepositoryError(StateError):

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from gitpatch.errors import RepositoryError
 
-__all__ = ["GitFailed", "available", "run"]
+__all__ = ["GitFailed", "available", "environment", "run"]
 
 #: Variables that would point git at another repository, index or worktree.
 _REPO_ENV = frozenset(
@@ -45,6 +45,11 @@ def available() -> bool:
     return shutil.which("git") is not None
 
 
+def environment() -> dict[str, str]:
+    """This process's environment without the variables that point git elsewhere."""
+    return {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+
+
 def run(
     gitdir: str, workdir: str, args: Sequence[str], stdin: bytes = b"", *, index: str | None = None
 ) -> bytes:
@@ -54,7 +59,7 @@ def run(
     writes while it holds ``index.lock``, ``checkout.indexlock``).
     ``GitFailed`` on a non-zero exit; ``RepositoryError`` when git cannot be started.
     """
-    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    env = environment()
     env.update(GIT_DIR=gitdir, GIT_WORK_TREE=workdir)
     if index is not None:
         env["GIT_INDEX_FILE"] = index

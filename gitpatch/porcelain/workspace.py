@@ -42,7 +42,7 @@ from gitpatch.errors import (
     ResourceNotFound,
 )
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
-from gitpatch.review import amend, feedback, lifecycle, partial, series, worktrees
+from gitpatch.review import amend, checks, feedback, lifecycle, partial, queue, series, worktrees
 from gitpatch.store import Store
 from gitpatch.workspace import (
     REPLAYED,
@@ -58,6 +58,8 @@ from gitpatch.workspace import (
 )
 from gitpatch.workspace.config import settings
 from gitpatch.workspace.results import (
+    CheckReport,
+    Landing,
     Mode,
     ProposalResult,
     ProposalStatus,
@@ -281,6 +283,7 @@ class Workspace:
             allow_ignored=allow_ignored,
             proposer=author or "",
         )
+        queue.recover(context)  # a killed approval queue's lock and record
         return cls(context)
 
     # -- the tool methods --------------------------------------------------------------------
@@ -425,16 +428,60 @@ class Workspace:
         by: str,
         *,
         squash: bool = False,
+        skip_checks: str | None = None,
         hunks: str | Sequence[str] | None = None,
         told: Callable[[str], None] | None = None,
     ) -> ProposalResult:
-        """Merge a proposal (or a session, by name) into its target; see ``review``.
-        ``told`` hears, before anything moves, which other open proposals it lands.
-        ``hunks`` (``1,3``, ``a.py:2``) lands only those, as one commit; the rest stays open
+        """Merge a proposal (or a session, by name) into its target once the project's checks
+        pass on the result (``skip_checks``: the person's reason to skip them), in its turn
+        in the approval queue; see ``review.lifecycle`` and ``review.queue``. ``told`` hears,
+        before anything moves, which other open proposals it lands. ``hunks`` (``1,3``,
+        ``a.py:2``) lands only those, as one commit; the rest stays open
         (``gitpatch.review.partial``)."""
         if hunks is not None:
-            return partial.approve(self._ctx, proposal_id, by, hunks)
-        return lifecycle.approve(self._ctx, proposal_id, by, squash=squash, told=told)
+            with queue.turn(self._ctx):
+                return partial.approve(self._ctx, proposal_id, by, hunks)
+        return queue.approve(
+            self._ctx, proposal_id, by, squash=squash, skip_checks=skip_checks, told=told
+        )
+
+    @_serialized
+    def approve_all(
+        self,
+        proposal_ids: Sequence[str],
+        by: str,
+        *,
+        squash: bool = False,
+        skip_checks: str | None = None,
+        batch: bool = False,
+        progress: Callable[[Landing], None] | None = None,
+    ) -> list[Landing]:
+        """Approve several proposals or sessions in order, each landing on the one before and
+        checked on that result; those whose checks fail or that no longer merge are marked
+        (``checks_failed``, ``needs_revision``) and skipped. ``batch``: check them together
+        first, splitting the batch on a failure (for slow checks). See ``review.queue``."""
+        return queue.land(
+            self._ctx,
+            list(proposal_ids),
+            by,
+            squash=squash,
+            skip_checks=skip_checks,
+            batch=batch,
+            progress=progress,
+        )
+
+    @_serialized
+    def check(self) -> CheckReport:
+        """Run the project's checks (``.gitpatch.toml`` ``[checks]``) on this Workspace's work
+        as it stands: in review mode its session's open stack's top, else its branch head;
+        a tree that passed before is not checked again (the approval shares the cache)."""
+        head = self._plumbing.view().head
+        if head is None:
+            raise InvalidArguments(
+                f"nothing to check: {short(self.branch)} has no commit yet",
+                hint="Make a change first.",
+            )
+        return checks.run(self._ctx, head)
 
     @_serialized
     def amend(
@@ -514,10 +561,11 @@ class Workspace:
         )
 
     @_serialized
-    def overlaps(self) -> list[str]:
-        """Files this session's open work changes that another session's open work changes
-        too, as ``path: session NAME (proposal ID | session branch)``."""
-        return series.overlaps(self._ctx)
+    def overlaps(self, session: str | None = None) -> list[str]:
+        """Where this session's (or ``session``'s) open work meets another session's open
+        work, or lines its target changed since its base, one sentence each with the file
+        and the lines of both sides (``review.clashes``)."""
+        return series.overlaps(self._ctx, session)
 
     @_serialized
     def new_overlaps(self) -> list[str]:

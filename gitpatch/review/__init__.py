@@ -5,10 +5,12 @@ The porcelain ``Workspace`` (``gitpatch.porcelain``) calls these namespaces, whi
 ``series`` (review steps on a session's stack: what approving also lands, other sessions' work),
 ``feedback`` (comments and notices to the agent), ``worktrees`` (a session's own linked
 worktree), ``hunks`` (a proposal's hunks with stable ids, selections, the trees a partial
-verdict makes), ``partial`` (approving or rejecting some hunks) and ``amend`` (a person's own
-edit of a proposal). Their modules (``_lifecycle``, ``_series``, ``_lookup`` for finding and
-describing proposals, ``_feedback``, ``_worktrees``, ``_hunks``, ``_partial``, ``_amend``) are
-private; the doors ask ``queries``, the few read-only questions a front end may put to the
+verdict makes), ``partial`` (approving or rejecting some hunks), ``amend`` (a person's own
+edit of a proposal), ``checks`` (the project's checks on the tree that would land), ``queue``
+(the approval queue) and ``clashes`` (where two lines of work meet, to the line). Their modules
+(``_lifecycle``, ``_series``, ``_lookup`` for finding and describing proposals, ``_feedback``,
+``_worktrees``, ``_hunks``, ``_partial``, ``_amend``, ``_checks``, ``_queue``, ``_clashes``)
+are private; the doors ask ``queries``, the few read-only questions a front end may put to the
 lifecycle directly.
 
 Namespaces are imported on first use (PEP 562).
@@ -21,10 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gitpatch.review import _amend as amend
+    from gitpatch.review import _checks as checks
+    from gitpatch.review import _clashes as clashes
     from gitpatch.review import _feedback as feedback
     from gitpatch.review import _hunks as hunks
     from gitpatch.review import _lifecycle as lifecycle
     from gitpatch.review import _partial as partial
+    from gitpatch.review import _queue as queue
     from gitpatch.review import _series as series
     from gitpatch.review import _worktrees as worktrees
 
@@ -33,15 +38,29 @@ _NAMES: dict[str, str] = {}
 #: The namespaces of the face: a private module under a public name.
 _SPACES: dict[str, str] = {
     "amend": "_amend",
+    "checks": "_checks",
+    "clashes": "_clashes",
     "feedback": "_feedback",
     "hunks": "_hunks",
     "lifecycle": "_lifecycle",
     "partial": "_partial",
+    "queue": "_queue",
     "series": "_series",
     "worktrees": "_worktrees",
 }
 
-__all__ = ["amend", "feedback", "hunks", "lifecycle", "partial", "series", "worktrees"]
+__all__ = [
+    "amend",
+    "checks",
+    "clashes",
+    "feedback",
+    "hunks",
+    "lifecycle",
+    "partial",
+    "queue",
+    "series",
+    "worktrees",
+]
 
 
 def __getattr__(name: str) -> Any:

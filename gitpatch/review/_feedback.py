@@ -133,12 +133,15 @@ def _lines(
         by, at = note.get("decided_by") or note.get(f"{status}_by"), note.get(f"{status}_at")
         by = by or note.get("approved_by") or note.get("rejected_by") or "a person"
         at = at or note.get("decided_at") or ""
-        words = {"needs_revision": "needs revision"}.get(status, f"was {status}")
-        line = f"Proposal {pid} {words} by {by}{f' at {at}' if at else ''}"
+        words = {"needs_revision": "needs revision", "checks_failed": "failed the checks"}
+        line = f"Proposal {pid} {words.get(status, f'was {status}')} by {by}"
+        line += f" at {at}" if at else ""
         if note.get("reason"):
             line += f": {note['reason']}"
         if status in ("rejected", "needs_revision"):
             line += f". Submit a revision with revises='{pid}'."
+        if status == "checks_failed":
+            line += ". Nothing landed; fix it with a new proposal on top, then ask again."
         out.append((0, line if line.endswith(".") else line + "."))
     if now["rebased_from"] and now["rebased_from"] != told.get("rebased_from", ""):
         after = note.get("rebased_after") or "a rejected proposal"

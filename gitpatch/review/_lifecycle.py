@@ -30,6 +30,8 @@ from gitpatch.errors import (
     ProposalClosed,
     ProposalNotFound,
 )
+from gitpatch.review import _checks as checks
+from gitpatch.review import _clashes as clashes
 from gitpatch.review import _hunks as hunks
 from gitpatch.review import _series as series
 from gitpatch.review import _worktrees as worktrees
@@ -105,6 +107,7 @@ def approve(
     by: str,
     *,
     squash: bool = False,
+    skip_checks: str | None = None,
     told: Callable[[str], None] | None = None,
 ) -> ProposalResult:
     """Merge a proposal (or a session, by name) into its target and note who approved it.
@@ -116,8 +119,14 @@ def approve(
     agent working on it continues from what was approved. A review-mode session's name
     approves its whole stack; ``squash`` then lands it as one commit. ``told`` hears, once and
     before anything moves, which other open proposals the approval lands.
+
+    The project's checks (``review.checks``) run on the exact commit that would land, and
+    nothing moves unless they pass (``checks_failed``, the proposal marked so); with
+    ``skip_checks`` (the person's reason) they are not run and the landing is a commit of
+    its own whose ``Gitpatch-Checks-Skipped`` trailer keeps the reason.
     """
     who = _person(by, "approve")
+    skip = _skip_reason(skip_checks)
     said: set[str] = set()
 
     def tell(line: str) -> None:
@@ -125,7 +134,7 @@ def approve(
             said.add(line)
             told(line)
 
-    return _retried(lambda: _approve_once(ctx, proposal_id, who, squash, tell))
+    return _retried(lambda: _approve_once(ctx, proposal_id, who, squash, tell, skip))
 
 
 def reject(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
@@ -234,7 +243,7 @@ def _show(ctx: Context, proposal_id: str) -> ProposalDetail:
 def is_open(ctx: Context, listed: ProposalInfo) -> bool:
     """True for what awaits a person: a proposal whose branch exists, or a session (listed
     by ``proposals`` under its name); closed and auto-applied ones are history."""
-    if listed.status == "proposed":
+    if listed.status in ("proposed", "checks_failed"):
         return ctx.store.ref_target(PROPOSAL_PREFIX + listed.id) is not None
     return listed.status == "applied" and listed.branch == SESSION_PREFIX + listed.id
 
@@ -252,12 +261,19 @@ def outcome(ctx: Context, listed: ProposalInfo) -> ApprovalOutcome:
     writes no object (``approve`` itself decides again under its lock)."""
     tip = pygit2.Oid(hex=listed.commit)
     target = ctx.store.ref_target(listed.target)
+    name = short(listed.target)
     if target is None or ctx.store.is_ancestor(target, tip):
-        return ApprovalOutcome(kind="fast-forward")
+        return ApprovalOutcome(kind="fast-forward", text=f"approving fast-forwards {name}")
     if ctx.store.is_ancestor(tip, target):
-        return ApprovalOutcome(kind="nothing")
+        return ApprovalOutcome(kind="nothing", text=f"{name} already holds all of it")
     paths = ctx.store.merge_conflicts(target, tip)
-    return ApprovalOutcome(kind="conflict", paths=paths) if paths else ApprovalOutcome(kind="merge")
+    if not paths:
+        moved = f"{name} moved on since its base: approving makes a merge commit on {name}"
+        return ApprovalOutcome(kind="merge", text=moved)
+    side = "session" if listed.status == "applied" else "proposal"
+    found = clashes.conflicts(ctx.store, target, tip, name, side)
+    text = f"merging into {name} conflicts: {clashes.describe(found, name, side)}"
+    return ApprovalOutcome(kind="conflict", paths=paths, text=text)
 
 
 def stamp(ctx: Context) -> str:
@@ -352,7 +368,12 @@ def log(ctx: Context, limit: int = 50) -> list[LogEntry]:
 
 
 def _approve_once(
-    ctx: Context, proposal_id: str, by: str, squash: bool, tell: Callable[[str], None]
+    ctx: Context,
+    proposal_id: str,
+    by: str,
+    squash: bool,
+    tell: Callable[[str], None],
+    skip: str | None = None,
 ) -> ProposalResult:
     store = ctx.store
     named = series.session_top(ctx, proposal_id)
@@ -365,21 +386,32 @@ def _approve_once(
             hint="Let the agent make changes on the session first; see proposals().",
             details={"id": sub.id, "branch": sub.ref},
         )
-    new, how = _merged(store, sub, head, by)
+    skipped = {checks.SKIPPED_TRAILER: skip} if skip is not None else None
+    new, how = _merged(store, sub, head, by, None if squash else skipped)
     if squash and new != head:
-        new, how = (
-            series.squashed(store, sub, head, new, named[0].session if named else sub.id),
-            "squashed onto",
-        )
+        name = named[0].session if named else sub.id
+        new, how = series.squashed(store, sub, head, new, name, skipped), "squashed onto"
+    what = f"session {sub.ref}" if sub.session else f"proposal {sub.id}"
+    beneath = series.beneath(ctx, sub)
+    if named is not None:
+        ids = ", ".join(e.id for e in named[0].entries)
+        tell(f"approving session {named[0].session} lands proposals {ids}")
+    elif beneath:
+        ids = ", ".join(e.id for e in beneath)
+        tell(f"approving {sub.id} also lands the open proposals beneath it: {ids}")
+    proof = None
+    if new != head:
+        proof = checks.prove(ctx, sub.tip, new, what=what, by=by, skip=skip)
     stamp = {"status": "approved", "approved_by": by, "approved_at": now_iso()}
     stamp["merged_as"] = str(new)
+    if proof is not None:
+        stamp["checks"] = proof.summary()
     notes = {c: _stamped(sub, stamp, record=c in sub.records) for c in sub.commits}
     if new not in (sub.tip, head):
         notes[new] = _stamped(sub, {**stamp, "tool": "approve"}, fresh=True)
     refs: list[RefUpdate] = [] if new == head else [(sub.target, new, head)]
     if not (sub.session and _in_other_worktree(ctx, sub.ref)):
         refs.append((sub.ref, new if sub.session else None, sub.tip))
-    beneath = series.beneath(ctx, sub)
     refs.extend((PROPOSAL_PREFIX + e.id, None, e.commit) for e in beneath)
     if squash and new != head and not sub.session:
         # the squashed proposals stay reachable, so show ID keeps working after a gc
@@ -390,12 +422,6 @@ def _approve_once(
     step = Transition(
         tuple(refs), notes, f"gitpatch: approve {sub.id}", checkout, tuple(sub.records)
     )
-    if named is not None:
-        ids = ", ".join(e.id for e in named[0].entries)
-        tell(f"approving session {named[0].session} lands proposals {ids}")
-    elif beneath:
-        ids = ", ".join(e.id for e in beneath)
-        tell(f"approving {sub.id} also lands the open proposals beneath it: {ids}")
     publish(ctx, step)
     what = f"proposal {sub.id}"
     if sub.session:  # a session branch (auto mode): each agent commit on it is a proposal
@@ -410,7 +436,13 @@ def _approve_once(
         version=new,
         branch=sub.target,
         status="approved",
-        message=f"Approved {what} by {by}: {how} {short(sub.target)} at {str(new)[:12]}.",
+        message=f"Approved {what} by {by}: {how} {short(sub.target)} at {str(new)[:12]}."
+        + (
+            f" {proof.summary()[0].upper()}{proof.summary()[1:]}."
+            if proof and (proof.runs or proof.batch)
+            else ""
+        )
+        + (f" Checks skipped: {skip}." if skip is not None else ""),
     )
 
 
@@ -648,16 +680,36 @@ def _stamped(
 # -- merging, fingerprints, results --------------------------------------------------------------
 
 
-def _merged(store: Store, sub: Subject, head: pygit2.Oid | None, by: str) -> tuple[pygit2.Oid, str]:
-    """The commit the target moves to, and how (fast-forward or 3-way merge)."""
-    if head is None or store.is_ancestor(head, sub.tip):
+def _merged(
+    store: Store,
+    sub: Subject,
+    head: pygit2.Oid | None,
+    by: str,
+    extra: Mapping[str, str] | None = None,
+) -> tuple[pygit2.Oid, str]:
+    """The commit the target moves to, and how (fast-forward or 3-way merge); with ``extra``
+    trailers always a merge commit of its own that carries them."""
+    if head is None or (not extra and store.is_ancestor(head, sub.tip)):
         return sub.tip, "fast-forwarded"
     if store.is_ancestor(sub.tip, head):
         return head, "already contained in"
     what = f"session {sub.id}" if sub.session else f"proposal {sub.id}"
     message = f"Merge {what} into {short(sub.target)}\n\nApproved by {by}."
     trailers = {"Gitpatch-Proposal": f"session/{sub.id}" if sub.session else sub.id}
-    return store.merge(head, sub.tip, message, trailers), "merged into"
+    return store.merge(head, sub.tip, message, {**trailers, **(extra or {})}), "merged into"
+
+
+def _skip_reason(skip: str | None) -> str | None:
+    """The person's reason for skipping the checks, on one line; a skip needs one."""
+    if skip is None:
+        return None
+    if not isinstance(skip, str) or not skip.strip() or "\n" in skip.strip():
+        raise InvalidArguments(
+            "skipping the checks needs a reason on one line",
+            hint="Pass --skip-checks --reason 'why' (skip_checks='why'); it is recorded in "
+            "the commit that lands.",
+        )
+    return skip.strip()
 
 
 def _fingerprint(store: Store, base: pygit2.Oid | None, tip: pygit2.Oid) -> str:

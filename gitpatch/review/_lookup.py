@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pygit2
 
@@ -47,7 +47,9 @@ PROPOSAL_ID = re.compile(r"^[0-9a-f]{12}$")
 #: Notes on commits that are bookkeeping (an approval merge, an undo, a recorded local change),
 #: not proposals of their own.
 BOOKKEEPING_TOOLS = frozenset({"approve", "undo", "record", "rebased"})
-_STATUSES = frozenset({"applied", "proposed", "approved", "rejected", "undone", "needs_revision"})
+_STATUSES = frozenset(
+    {"applied", "proposed", "approved", "rejected", "undone", "needs_revision", "checks_failed"}
+)
 
 
 @dataclass(frozen=True)
@@ -184,7 +186,7 @@ def info(store: Store, sub: Subject, now: datetime) -> ProposalInfo:
     created = str(note.get("created_at") or iso(commit.time))
     return ProposalInfo(
         id=sub.id,
-        status="applied" if sub.session else "proposed",
+        status="applied" if sub.session else _open_status(note),
         target=sub.target,
         base=hex_or_empty(sub.base),
         files=store.changed_paths(sub.base, sub.tip),
@@ -214,7 +216,17 @@ def feedback(note: Mapping[str, Any]) -> dict[str, Any]:
         else [],
         "revises": str(note.get("revises") or ""),
         "revised_by": str(note.get("revised_by") or ""),
+        "checks": checks if isinstance(checks := note.get("checks"), dict) else {},
+        "conflicts": [c for c in found if isinstance(c, dict)]
+        if isinstance(found := note.get("conflicts"), list)
+        else [],
     }
+
+
+def _open_status(note: Mapping[str, Any]) -> Literal["proposed", "checks_failed"]:
+    """An open proposal is ``proposed``, or ``checks_failed`` while its last approval's
+    checks failed (it stays open: the agent fixes it on top, or a person skips them)."""
+    return "checks_failed" if note.get("status") == "checks_failed" else "proposed"
 
 
 def closed_info(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from gitpatch.errors import InvalidArguments
+from gitpatch.review import _checks as checks
 from gitpatch.review import _hunks as hunks
 from gitpatch.review import _lifecycle as lifecycle
 from gitpatch.review import _series as series
@@ -152,6 +153,9 @@ def _approve_once(
         return lifecycle.approve(ctx, sub.id, by)  # every open hunk: the whole verdict
     land = _landing(ctx, sub, found, chosen)
     assert land.rest is not None
+    # the project's checks on exactly what lands (the chosen hunks on the target)
+    picked = ", ".join(h.id for h in chosen)
+    checks.prove(ctx, sub.tip, land.commit, what=f"hunks {picked} of proposal {sub.id}", by=by)
     at = now_iso()
     store = ctx.store
     records = [

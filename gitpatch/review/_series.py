@@ -7,11 +7,11 @@ Nothing here publishes: ``review`` does, in one ref transaction per step.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from gitpatch.errors import GitpatchError
+from gitpatch.review import _clashes as clashes
 from gitpatch.review._lookup import (
     PROPOSAL_ID,
     Subject,
@@ -25,7 +25,7 @@ from gitpatch.review._lookup import (
 from gitpatch.store import RefUpdate, Store
 from gitpatch.workspace import NoteChange, stack
 from gitpatch.workspace.results import ProposalDetail, ProposalInfo, now_iso
-from gitpatch.workspace.sessions import PROPOSAL_PREFIX, SESSION_PREFIX, short
+from gitpatch.workspace.sessions import PROPOSAL_PREFIX, SESSION_PREFIX
 
 if TYPE_CHECKING:
     from gitpatch.workspace import Context
@@ -120,38 +120,10 @@ def with_overlaps(items: list[ProposalInfo]) -> list[ProposalInfo]:
     return out
 
 
-def overlaps(ctx: Context) -> list[str]:
-    """Files the session's open work shares with other sessions' open work (see
-    ``Workspace.overlaps``)."""
-    if ctx.session is None:
-        return []
-    store = ctx.store
-    entries = stack.open_entries(store)
-    # listed again only when the session folder changed (this runs around every agent call)
-    names = [n.removeprefix(SESSION_PREFIX) for n in store.flat_ref_names(SESSION_PREFIX)]
-    if not names and all(e.session in ("", ctx.session) for e in entries):
-        return []  # nobody else has open work: the common case, without reading any diff
-    where = str(store.git_dir)
-    files: dict[str, dict[str, str]] = {}  # session -> path -> where
-    for entry in entries:
-        if entry.session:
-            for path in stack.files_of(store, entry, where):
-                files.setdefault(entry.session, {})[path] = f"proposal {entry.id}"
-    for name in names:
-        try:
-            sub = find(ctx, name)
-        except GitpatchError:
-            continue
-        if sub.commits:
-            for path in store.changed_paths(sub.base, sub.tip):
-                files.setdefault(name, {}).setdefault(path, f"session branch {short(sub.ref)}")
-    mine = files.get(ctx.session, {})
-    return [
-        f"{path}: session {other} ({where[path]})"
-        for other, where in sorted(files.items())
-        if other != ctx.session
-        for path in sorted(set(where) & set(mine))
-    ]
+def overlaps(ctx: Context, session: str | None = None) -> list[str]:
+    """Where the session's (or ``session``'s) open work meets other sessions' open work, or
+    its target's changes since its base, to the line (``Workspace.overlaps``, ``clashes``)."""
+    return clashes.between(ctx, session)
 
 
 def show_session(ctx: Context, series: stack.Stack, now: datetime) -> ProposalDetail:
@@ -173,15 +145,21 @@ def show_session(ctx: Context, series: stack.Stack, now: datetime) -> ProposalDe
 
 
 def squashed(
-    store: Store, sub: Subject, head: pygit2.Oid | None, merged: pygit2.Oid, name: str
+    store: Store,
+    sub: Subject,
+    head: pygit2.Oid | None,
+    merged: pygit2.Oid,
+    name: str,
+    extra: dict[str, str] | None = None,
 ) -> pygit2.Oid:
-    """One commit on ``head`` holding ``merged``'s tree: the whole stack as a single change."""
+    """One commit on ``head`` holding ``merged``'s tree: the whole stack as a single change
+    (``extra``: more trailers)."""
     tree = store.build_tree(merged, [])  # the same tree, by id
     subjects = [store.info(c).summary for c in reversed(sub.commits) if c not in sub.records]
     message = f"Session {name}: {len(subjects)} change(s)\n\n" + "\n".join(
         f"- {s}" for s in subjects
     )
-    trailers = {"Gitpatch-Proposal": f"session/{name}", "Gitpatch-Tool": "approve"}
+    trailers = {"Gitpatch-Proposal": f"session/{name}", "Gitpatch-Tool": "approve", **(extra or {})}
     return store.commit(tree, [head] if head is not None else [], message, trailers)
 
 
@@ -194,11 +172,14 @@ def replanned(
     reason: str,
     *,
     event: str = "",
+    why: str | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> tuple[list[RefUpdate], dict[pygit2.Oid, NoteChange]]:
     """Refs and notes for the proposals above a rejected one: re-based or needing revision.
 
     ``event``: what happened to ``pid`` instead, when it got a new version rather than a
-    rejection (``reason`` then says why the ones needing revision need it)."""
+    rejection (``reason`` then says why the ones needing revision need it); ``why``: the
+    reason the ones needing revision are given instead, and ``extra`` facts for their notes."""
     refs: list[RefUpdate] = []
     notes: dict[pygit2.Oid, NoteChange] = {}
     at = now_iso()
@@ -219,13 +200,15 @@ def replanned(
             "tool": "rebased",
             "rebased_as": str(new),
         }
-    why = reason if event else f"it changes files of rejected proposal {pid}"
-    why += f" ({reason})" if reason and not event else ""
+    if why is None:
+        why = reason if event else f"it changes files of rejected proposal {pid}"
+        why += f" ({reason})" if reason and not event else ""
     for entry in replan.needs_revision:
         kept = stack.REVISE_PREFIX + entry.id
         refs.append((PROPOSAL_PREFIX + entry.id, None, entry.commit))
         refs.append((kept, entry.commit, store.ref_target(kept)))
         stamp = {"status": "needs_revision", "decided_by": by, "decided_at": at, "reason": why}
+        stamp |= extra or {}
         notes[entry.commit] = lambda old, stamp=stamp: {**(old or {}), **stamp}  # type: ignore[misc]
     return refs, notes
 

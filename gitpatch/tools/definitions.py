@@ -26,6 +26,7 @@ __all__ = [
     "PatchResourceArgs",
     "READ_MAX_BYTES",
     "ReadFileArgs",
+    "RunChecksArgs",
     "ShowProposalArgs",
     "ToolDef",
     "definitions",
@@ -100,6 +101,10 @@ class ShowProposalArgs(_Args):
 READ_MAX_BYTES = 100 * 1024
 
 
+class RunChecksArgs(_Args):
+    """``run_checks`` takes no arguments."""
+
+
 @dataclass(frozen=True)
 class ToolDef:
     """One tool: its name, argument model, whether it changes anything, and whether an
@@ -120,6 +125,7 @@ TOOLS: tuple[ToolDef, ...] = (
     ToolDef("read_file", ReadFileArgs, read_only=True),
     ToolDef("list_proposals", ListProposalsArgs, read_only=True),
     ToolDef("show_proposal", ShowProposalArgs, read_only=True),
+    ToolDef("run_checks", RunChecksArgs, read_only=True),
 )
 
 

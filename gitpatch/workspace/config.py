@@ -24,12 +24,15 @@ if TYPE_CHECKING:  # the results' pydantic models cost the hooks' gate 80 ms to 
     from gitpatch.workspace.results import Mode
 
 __all__ = [
+    "CHECK_TIMEOUT",
     "DEFAULT_PROTECTED",
     "FILENAME",
     "TEMPLATE",
+    "Check",
     "Config",
     "Settings",
     "load",
+    "parse",
     "protected_names",
     "settings",
 ]
@@ -37,6 +40,8 @@ __all__ = [
 FILENAME = ".gitpatch.toml"
 #: The protected branches when neither git config nor the file names any.
 DEFAULT_PROTECTED = ("main", "master")
+#: Seconds a check may run when neither it nor ``[checks] timeout`` says otherwise.
+CHECK_TIMEOUT = 600.0
 
 TEMPLATE = """\
 # gitpatch configuration (written by `gitpatch init`; every value shown is the default).
@@ -60,7 +65,24 @@ require_approval_for_side_effects = false
 allow = []
 deny = []
 ask = []
+
+[checks]
+# Commands run (by sh, in a scratch checkout of the exact tree) before an approval lands;
+# the branch moves only if every one exits 0. Each is a string or a table with its own
+# timeout: run = ["make test", { run = "make lint", timeout = 120, name = "lint" }]
+run = []
+# Seconds each check may take unless it sets its own.
+timeout = 600
 """
+
+
+@dataclass(frozen=True)
+class Check:
+    """One of the project's checks: a shell command, a name to report it by, a time limit."""
+
+    name: str
+    command: str
+    timeout: float = CHECK_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -73,6 +95,7 @@ class Config:
     allow: tuple[str, ...] | None = None
     deny: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
+    checks: tuple[Check, ...] = ()
     path: Path | None = field(default=None, compare=False)
 
     def protected_for(self, store: Store) -> list[str]:
@@ -142,15 +165,28 @@ def load(root: str | Path | None) -> Config:
         return Config()
     path = Path(root) / FILENAME
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_bytes()
     except FileNotFoundError:
         return Config()
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InvalidArguments(
-            f"cannot read {path}: {exc}",
-            hint="Fix the file (see `gitpatch init --force` for a fresh one).",
-            details={"file": str(path)},
-        ) from exc
+    except OSError as exc:
+        raise _unreadable(path, exc) from exc
+    return parse(text, path)
+
+
+def _unreadable(path: Path, exc: Exception) -> InvalidArguments:
+    return InvalidArguments(
+        f"cannot read {path}: {exc}",
+        hint="Fix the file (see `gitpatch init --force` for a fresh one).",
+        details={"file": str(path)},
+    )
+
+
+def parse(text: bytes, path: Path) -> Config:
+    """The config a ``.gitpatch.toml`` holding ``text`` says (``path``: named in errors)."""
+    try:
+        data = tomllib.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise _unreadable(path, exc) from exc
     review = data.get("review") or {}
     policy = data.get("policy") or {}
     mode = review.get("mode", "auto")
@@ -167,5 +203,45 @@ def load(root: str | Path | None) -> Config:
         allow=_strings(policy, "allow", path) or None,
         deny=_strings(policy, "deny", path) or (),
         ask=_strings(policy, "ask", path) or (),
+        checks=_checks(data.get("checks") or {}, path),
         path=path,
     )
+
+
+def _checks(table: Any, where: Path) -> tuple[Check, ...]:
+    """``[checks]``: ``run`` is a list of commands, each a string or a table with ``run``
+    and optionally ``name`` and ``timeout``; ``timeout`` is every check's default."""
+    hint = 'Write run = ["make test", { run = "make lint", timeout = 120 }] under [checks].'
+    details = {"file": str(where), "key": "checks"}
+    default = table.get("timeout", CHECK_TIMEOUT) if isinstance(table, dict) else None
+    items = table.get("run", []) if isinstance(table, dict) else None
+    if not isinstance(items, list) or not _seconds(default):
+        raise InvalidArguments(
+            f"{where}: [checks] must hold run = [...] and a positive timeout",
+            hint=hint,
+            details=details,
+        )
+    out: list[Check] = []
+    for item in items:
+        spec = {"run": item} if isinstance(item, str) else item
+        command = spec.get("run") if isinstance(spec, dict) else None
+        timeout = spec.get("timeout", default) if isinstance(spec, dict) else None
+        name = spec.get("name", command) if isinstance(spec, dict) else None
+        if not isinstance(command, str) or not command.strip() or not isinstance(name, str):
+            raise InvalidArguments(
+                f'{where}: each check is a command string or a table with run = "..."',
+                hint=hint,
+                details=details,
+            )
+        if not _seconds(timeout) or timeout is None:
+            raise InvalidArguments(
+                f"{where}: the timeout of check {name!r} must be a positive number of seconds",
+                hint=hint,
+                details=details,
+            )
+        out.append(Check(name=name.strip(), command=command.strip(), timeout=float(timeout)))
+    return tuple(out)
+
+
+def _seconds(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0

@@ -19,11 +19,14 @@ from gitpatch.match import Level
 __all__ = [
     "Amendment",
     "ApprovalOutcome",
+    "CheckReport",
+    "CheckRun",
     "Comment",
     "EditResult",
     "FileAction",
     "FileResult",
     "HunkInfo",
+    "Landing",
     "LogEntry",
     "Mode",
     "ProposalDetail",
@@ -43,8 +46,12 @@ __all__ = [
 Mode = Literal["auto", "review"]
 
 #: The life of a proposal, as kept in its note on ``refs/notes/gitpatch``; ``needs_revision``:
-#: a proposal stacked on one a person rejected, and changing the same files.
-ProposalStatus = Literal["applied", "proposed", "approved", "rejected", "undone", "needs_revision"]
+#: a proposal stacked on one a person rejected, and changing the same files (or one that no
+#: longer merges with its target); ``checks_failed``: open, but the project's checks failed on
+#: what approving it would have landed.
+ProposalStatus = Literal[
+    "applied", "proposed", "approved", "rejected", "undone", "needs_revision", "checks_failed"
+]
 
 #: What a proposal did to one path.
 FileAction = Literal["update", "add", "delete", "move"]
@@ -195,6 +202,10 @@ class ProposalInfo(_Result):
     revised_by: str = ""
     lands: list[str] = Field(default_factory=list)
     overlaps: list[str] = Field(default_factory=list)
+    #: The last checks run on what approving it would land (``CheckReport``).
+    checks: dict[str, Any] = Field(default_factory=dict)
+    #: Where it no longer merges with its target: per file, the lines of both sides.
+    conflicts: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class RecordedWork(_Result):
@@ -234,10 +245,81 @@ class ProposalDetail(_Result):
 class ApprovalOutcome(_Result):
     """What approving a proposal would do to its target, found without writing anything:
     ``fast-forward``, ``merge`` (the target moved on), ``conflict`` (with the conflicting
-    ``paths``) or ``nothing`` (the target already holds all of it)."""
+    ``paths``) or ``nothing`` (the target already holds all of it); ``text`` says it in one
+    sentence (for a conflict, with each file's lines on both sides)."""
 
     kind: Literal["fast-forward", "merge", "conflict", "nothing"]
     paths: list[str] = Field(default_factory=list)
+    text: str = ""
+
+
+class CheckRun(_Result):
+    """One check's run: ``exit_code`` None when it ran out of time; ``output`` is the tail of
+    what it printed (stdout and stderr together)."""
+
+    name: str
+    command: str
+    exit_code: int | None
+    seconds: float
+    output: str = ""
+    timed_out: bool = False
+
+    @property
+    def passed(self) -> bool:
+        """True when the check exited 0 in time."""
+        return self.exit_code == 0
+
+
+class CheckReport(_Result):
+    """The checks on one tree: ``cached`` when a earlier run's result was reused (nothing
+    ran), ``skipped`` the person's reason when they were skipped; ``runs`` stop at the first
+    failure."""
+
+    tree: str
+    commit: str
+    passed: bool
+    cached: bool = False
+    skipped: str = ""
+    runs: list[CheckRun] = Field(default_factory=list)
+    #: In a batch: the tree of the whole batch, whose checks passed (this one is a step).
+    batch: str = ""
+
+    def failure(self) -> CheckRun | None:
+        """The check that failed, None when all passed."""
+        return next((r for r in self.runs if not r.passed), None)
+
+    def summary(self) -> str:
+        """One sentence: passed (cached or not), skipped, or which check failed and how."""
+        if self.skipped:
+            return f"checks skipped: {self.skipped}"
+        failed = self.failure()
+        if failed is None and self.batch:
+            return f"checks passed on the batch this lands in (tree {self.batch[:12]})"
+        if failed is None:
+            names = ", ".join(r.name for r in self.runs) or "none configured"
+            how = " (cached: this tree passed before)" if self.cached else ""
+            return f"checks passed on tree {self.tree[:12]}{how}: {names}"
+        why = (
+            f"ran out of its {failed.seconds:.0f} s"
+            if failed.timed_out
+            else f"exited {failed.exit_code}"
+        )
+        what = failed.name if failed.name == failed.command else f"{failed.name} ({failed.command})"
+        return f"check {what!r} {why} on tree {self.tree[:12]}"
+
+
+class Landing(_Result):
+    """What the queue did with one entry: ``approved`` (``result``), ``checks_failed``
+    (``checks``: the report), ``needs_revision`` (``conflicts``: per file, both sides'
+    lines) or ``refused`` (``code``: why, e.g. already approved)."""
+
+    id: str
+    status: Literal["approved", "checks_failed", "needs_revision", "refused"]
+    message: str
+    code: str = ""
+    result: ProposalResult | None = None
+    checks: dict[str, Any] = Field(default_factory=dict)
+    conflicts: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class LogEntry(_Result):

@@ -66,7 +66,10 @@ def test_one_mcp_edit_looks_for_other_sessions_work_once(
     result = anyio.run(call)
     assert not result.is_error
     assert looked == [1]
-    flag = f"Another session also changes a.txt: session other (proposal {mine})."
+    flag = (
+        "Another session also changes a.txt near your line 2: "
+        f"session other (proposal {mine}) changes line 1."
+    )
     assert result.structured_content["notices"] == [flag]
 
 

@@ -22,6 +22,7 @@ import click
 
 from gitpatch import __version__
 from gitpatch.doors.cli._admin import hooks, init, schema, serve
+from gitpatch.doors.cli._checks import check
 from gitpatch.doors.cli._common import Env, wants_color
 from gitpatch.doors.cli._edit import apply, apply_patch, edit, patch, read
 from gitpatch.doors.cli._hosted import credentials, push
@@ -189,6 +190,7 @@ for _command in (
     proposals,
     show,
     approve,
+    check,
     reject,
     amend,
     comment,

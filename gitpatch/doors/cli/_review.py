@@ -39,6 +39,7 @@ _STATUS_COLOURS = {
     "rejected": "red",
     "undone": "magenta",
     "needs_revision": "red",
+    "checks_failed": "red",
 }
 
 
@@ -164,6 +165,7 @@ def show(env: Env, id: str, stat_only: bool) -> None:
         _stat_line(detail),
     ]
     head.extend(_loop_lines(info))
+    head.extend(_outcome_lines(env, detail))
     text = "\n".join(head)
     if detail.recorded_files:
         text += (
@@ -176,6 +178,19 @@ def show(env: Env, id: str, stat_only: bool) -> None:
         if detail.recorded:
             text += "\n\n" + colour_diff(env, detail.recorded.rstrip("\n"))
     env.emit(detail, text)
+
+
+def _outcome_lines(env: Env, detail: ProposalDetail) -> list[str]:
+    """What approving an open proposal would do, said before it happens (a merge, not a
+    fast-forward, or a conflict with each side's lines)."""
+    from gitpatch.review import queries
+
+    ws = env.workspace("review")
+    if not queries.is_open(ws.context, detail.info):
+        return []
+    found = queries.outcome(ws.context, detail.info)
+    colour = {"merge": "yellow", "conflict": "red"}.get(found.kind)
+    return [env.style(found.text, fg=colour)] if found.text else []
 
 
 def _loop_lines(info: ProposalInfo) -> list[str]:
@@ -207,7 +222,7 @@ def _loop_lines(info: ProposalInfo) -> list[str]:
 
 
 @click.command("approve")
-@click.argument("id", required=False)
+@click.argument("ids", nargs=-1, metavar="[ID]...")
 @click.option("--by", default=None, help="Who approves (default: git config user.name/email).")
 @click.option(
     "--range",
@@ -220,6 +235,15 @@ def _loop_lines(info: ProposalInfo) -> list[str]:
     "--squash", is_flag=True, help="With a session: land all its proposals as one commit."
 )
 @click.option(
+    "--skip-checks", is_flag=True, help="Land without running the checks (needs --reason)."
+)
+@click.option("--reason", default=None, help="Why the checks are skipped (kept in the commit).")
+@click.option(
+    "--batch",
+    is_flag=True,
+    help="With several IDs: check them together first, splitting on a failure (slow checks).",
+)
+@click.option(
     "--hunks",
     default=None,
     metavar="1,3|PATH:N",
@@ -229,28 +253,44 @@ def _loop_lines(info: ProposalInfo) -> list[str]:
 @pass_env
 def approve(
     env: Env,
-    id: str | None,
+    ids: tuple[str, ...],
     by: str | None,
     rev_range: str | None,
     squash: bool,
+    skip_checks: bool,
+    reason: str | None,
+    batch: bool,
     hunks: str | None,
 ) -> None:
-    """Approve a proposal or session: merge it into its target (only people approve).
+    """Approve proposals or sessions: merge each into its target (only people approve).
 
-    A proposal stacked on other open proposals of its session lands them too (they are named
-    before anything moves); a session's name approves all of its proposals."""
-    if (id is None) == (rev_range is None):
-        raise click.UsageError("pass either ID or --range A..B")
+    The project's checks (.gitpatch.toml [checks]) run on the exact result first; nothing
+    lands unless they pass. Several IDs queue: each lands on the one before, checked on that
+    result. A proposal stacked on other open proposals of its session lands them too (they
+    are named before anything moves); a session's name approves all of its proposals."""
+    if bool(ids) == (rev_range is not None):
+        raise click.UsageError("pass either ID... or --range A..B")
+    if skip_checks != (reason is not None):
+        raise click.UsageError("--skip-checks and --reason TEXT go together")
+    skip = reason if skip_checks else None
     ws = env.workspace("review")
     who = _person(env, ws, by)
     if rev_range is not None:
         _approve_range(env, ws, rev_range, who)
         return
-    env.status(f"approving {id} ...")
+    if len(ids) > 1:
+        from gitpatch.doors.cli._checks import approve_queue
+
+        if hunks is not None:
+            raise click.UsageError("--hunks takes one ID")
+        approve_queue(env, ws, list(ids), who, squash, skip, batch)
+        return
+    env.status(f"approving {ids[0]} ...")
     result = ws.approve(
-        id or "",
+        ids[0],
         by=who,
         squash=squash,
+        skip_checks=skip,
         hunks=hunks,
         told=lambda line: env.echo(line, err=True),
     )

@@ -137,6 +137,21 @@ class ProposalOutput(_Out):
     notices: list[str] = []
 
 
+class ChecksOutput(_Out):
+    """The project's checks on your work: ``passed``, the ``tree`` checked, ``cached`` when
+    an earlier run's result was reused, and each check's ``runs`` (name, command, exit_code,
+    seconds, output tail, timed_out)."""
+
+    tree: str
+    commit: str
+    passed: bool
+    cached: bool = False
+    skipped: str = ""
+    runs: list[dict[str, Any]] = []
+    batch: str = ""
+    notices: list[str] = []
+
+
 OUTPUTS: dict[str, type[BaseModel]] = {
     "patch": EditOutput,
     "apply_patch": EditOutput,
@@ -144,6 +159,7 @@ OUTPUTS: dict[str, type[BaseModel]] = {
     "read_file": ReadOutput,
     "list_proposals": ProposalsOutput,
     "show_proposal": ProposalOutput,
+    "run_checks": ChecksOutput,
 }
 
 

@@ -195,6 +195,9 @@ def _describe(info: ProposalInfo) -> str:
         line += f"\n    approving the session lands its proposals {', '.join(info.lands)}"
     elif info.lands:
         line += f"\n    approving it also lands {', '.join(info.lands)} (beneath it)"
+    for clash in info.conflicts:
+        sides = "; ".join(f"{k}: {v!r}" for k, v in clash.items() if k != "path")
+        line += f"\n    conflicts in {clash.get('path')}: {sides}"
     for flag in info.overlaps:
         line += f"\n    also changed by another session: {flag}"
     return line
@@ -232,7 +235,19 @@ def _review_handlers(repo: _Repository) -> dict[str, Handler]:
         text = f"proposal {_describe(detail.info)}\n\n{detail.diff}{detail.recorded}"
         return Reply(True, text + _hunk_lines(detail), data=data)
 
-    return {"list_proposals": list_proposals, "show_proposal": show_proposal}
+    def run_checks(_args: BaseModel) -> Reply:
+        report = repo.workspace().check()
+        lines = [report.summary()]
+        failed = report.failure()
+        if failed is not None:
+            lines.append(f"exit code {failed.exit_code}; the output ends:\n{failed.output}")
+        return Reply(True, "\n".join(lines), data=report.model_dump(mode="json"))
+
+    return {
+        "list_proposals": list_proposals,
+        "show_proposal": show_proposal,
+        "run_checks": run_checks,
+    }
 
 
 def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
@@ -251,8 +266,8 @@ def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
         touched = _touched(reply) if reply.ok and name in _EDITS else set()
         after: list[str] = []
         for flag in repo.workspace().new_overlaps():
-            caused = flag.rsplit(": session ", 1)[0] in touched
-            (after if caused else lines).append(f"Another session also changes {flag}.")
+            caused = any(f" {path} " in flag for path in touched)  # the clash names its file
+            (after if caused else lines).append(f"{flag}.")
         if not lines and not after:
             return reply
         data = reply.data

@@ -41,6 +41,7 @@ STATUSES = (
     "approved",
     "rejected",
     "needs_revision",
+    "checks_failed",
     "undone",
 )
 #: HTTP status per error code; anything else is a 400 (bad input) or, for internal errors, 500.
@@ -49,6 +50,7 @@ _HTTP = {
     "proposal_closed": 409,
     "proposal_rejected": 409,
     "merge_conflict": 409,
+    "checks_failed": 409,
     "dirty_worktree": 409,
     "concurrent_update": 409,
     "resource_conflict": 409,
@@ -89,6 +91,7 @@ def create_app(repo: str | Path, access: Access) -> Starlette:
         Route("/api/proposals/{pid}/amend", site.api_amend, methods=["POST"]),
         Route("/api/sessions", site.api_sessions),
         Route("/api/sessions/{name}/approve", site.api_session_approve, methods=["POST"]),
+        Route("/api/queue", site.api_queue, methods=["POST"]),
         Route("/api/sessions/{name}/reject", site.api_session_reject, methods=["POST"]),
         Route("/api/log", site.api_log),
         Route("/api/undo", site.api_undo, methods=["POST"]),
@@ -212,8 +215,8 @@ class _Site:
     async def api_approve(self, request: Request) -> Response:
         """``POST /api/proposals/{id}/approve`` with ``{"by": name}``."""
         pid, body = request.path_params["pid"], await _body(request)
-        by, hunks = _text(body, "by"), _text(body, "hunks") or None
-        return await self._act(lambda ws: ws.approve(pid, by, hunks=hunks))
+        by, skip, hunks = _text(body, "by"), _skip(body), _text(body, "hunks") or None
+        return await self._act(lambda ws: ws.approve(pid, by, skip_checks=skip, hunks=hunks))
 
     async def api_reject(self, request: Request) -> Response:
         """``POST /api/proposals/{id}/reject`` with ``{"by": name, "reason": text}`` (and
@@ -264,8 +267,31 @@ class _Site:
         """``POST /api/sessions/{name}/approve`` with ``{"by": name, "squash": bool}``: lands
         every open proposal of the session (one commit with ``squash``)."""
         name, body = request.path_params["name"], await _body(request)
-        by, squash = _text(body, "by"), bool(body.get("squash", False))
-        return await self._act(lambda ws: ws.approve(f"session/{name}", by, squash=squash))
+        by, squash, skip = _text(body, "by"), bool(body.get("squash", False)), _skip(body)
+        return await self._act(
+            lambda ws: ws.approve(f"session/{name}", by, squash=squash, skip_checks=skip)
+        )
+
+    async def api_queue(self, request: Request) -> Response:
+        """``POST /api/queue`` with ``{"by": name, "ids": [...], "skip_checks": reason?}``:
+        approve them in order, each on the one before and checked on that result; each
+        entry's outcome (approved, checks_failed, needs_revision, refused)."""
+        body = await _body(request)
+        by, skip, ids = _text(body, "by"), _skip(body), body.get("ids")
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise InvalidArguments(
+                "ids must be a list of proposal ids or session names",
+                hint='Send {"by": "Name", "ids": ["ID1", "ID2"]}.',
+            )
+
+        def run() -> dict[str, Any]:
+            ws = self._ws()
+            done = ws.approve_all(ids, by, skip_checks=skip)
+            target = next((d.result.target for d in done if d.result is not None), ws.target)
+            landed = [d.model_dump(mode="json") for d in done]
+            return {"queue": landed, "head": views.head(ws, target)}
+
+        return JSONResponse(await run_in_threadpool(run))
 
     async def api_session_reject(self, request: Request) -> Response:
         """``POST /api/sessions/{name}/reject`` with ``{"by": name, "reason": text}``."""
@@ -312,6 +338,11 @@ async def _body(request: Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise InvalidArguments("the request body must be a JSON object", hint='{"by": "Name"}')
     return body
+
+
+def _skip(body: dict[str, Any]) -> str | None:
+    """``skip_checks``: the person's reason to land without running the checks, or None."""
+    return None if body.get("skip_checks") is None else _text(body, "skip_checks")
 
 
 def _text(body: dict[str, Any], key: str) -> str:

@@ -87,11 +87,13 @@ class Detail:
     #: The open hunk shown as hunk ``j`` of file ``i`` (``"i:j"``), and a file taken whole
     #: (``"i"``): what its per-hunk buttons decide.
     hunk_refs: dict[str, HunkInfo] = field(default_factory=dict)
+    clashes: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         """The proposal for ``GET /api/proposals/{id}``."""
         out = self.detail.model_dump()
         out |= {"open": self.open, "message": self.message, "note": self.note}
+        out["clashes"] = self.clashes
         out["records"] = [
             {"commit": r.commit, "files": [f.path for f in r.files]} for r in self.records
         ]
@@ -145,7 +147,7 @@ def stacks(table: list[Row]) -> list[SessionStack]:
     found: dict[str, SessionStack] = {}
     for row in table:
         info = row.info
-        if row.open and info.status == "proposed" and info.session:
+        if row.open and info.status in ("proposed", "checks_failed") and info.session:
             group = found.setdefault(info.session, SessionStack(info.session, info.target, []))
             group.rows.append(row)
     for group in found.values():
@@ -176,6 +178,7 @@ def detail(ws: Workspace, pid: str) -> Detail:
         else [],
         preview=preview(ws, info) if opened else None,
         hunk_refs=hunk_refs(files, shown.hunks) if opened and info.tool != "session" else {},
+        clashes=ws.overlaps(info.session) if opened and info.session else [],
     )
 
 
@@ -210,7 +213,7 @@ def preview(ws: Workspace, info: ProposalInfo) -> Preview:
         )
     return Preview(
         "conflict",
-        f"Cannot approve: merging into {target} conflicts in {', '.join(found.paths)}.",
+        f"Cannot approve: {found.text}.",
         found.paths,
         why=f"{target} changed the same lines since. Ask the agent to redo the change on "
         f"the current {target} (or merge it by hand with git), then reject this one.",

@@ -90,7 +90,9 @@ def test_another_sessions_work_is_told_once_at_the_end_also_across_restarts(
     assert not edit.is_error, text_of(edit)
     # the edit that made the overlap: its own result first, the warning ends it
     warning = text_of(edit).splitlines()[-1]
-    assert warning.startswith("Another session also changes config.py: session x (")
+    assert warning.startswith(
+        "Another session also changes config.py near your line 2: session x ("
+    )
     assert not text_of(edit).startswith("Another session")
     assert edit.structured_content["notices"] == [warning]
     assert "Another session" not in text_of(later)
@@ -99,6 +101,8 @@ def test_another_sessions_work_is_told_once_at_the_end_also_across_restarts(
     assert "notices" not in (restarted.structured_content or {})
     # x was never told: its next result starts with the news, once, across restarts too
     (news,) = run(repo, _calls(READ), *x)
-    assert text_of(news).startswith("Another session also changes config.py: session y (")
+    assert text_of(news).startswith(
+        "Another session also changes config.py near your line 1: session y ("
+    )
     (again,) = run(repo, _calls(READ), *x)
     assert "Another session" not in text_of(again)

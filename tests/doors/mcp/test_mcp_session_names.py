@@ -57,11 +57,16 @@ def test_two_live_clients_of_one_name_get_two_sessions_and_see_each_other(repo: 
     assert "MAX_RETRIES = 2" in mine.structured_content["content"]
     assert "TIMEOUT = 10" in mine.structured_content["content"]
     # flagged in both sessions' results and in the review list
-    flag = f"Another session also changes config.py: session claude-code (proposal {one})."
+    # to the line: two changes next to each other merge with a conflict (git's rule)
+    flag = (
+        "Another session also changes config.py near your line 2: "
+        f"session claude-code (proposal {one}) changes line 1."
+    )
     assert flag in text_of(second)
     assert second.structured_content["notices"] == [flag]
     assert text_of(later).startswith(
-        f"Another session also changes config.py: session claude-code-2 (proposal {two})"
+        "Another session also changes config.py near your line 1: "
+        f"session claude-code-2 (proposal {two}) changes line 2."
     )
     listed = {p["id"]: p for p in gp_json(repo, "proposals")}
     assert listed[one]["overlaps"] == [f"config.py: session claude-code-2 (proposal {two})"]

@@ -102,7 +102,10 @@ def test_a_moved_target_means_a_merge_and_a_conflict_disables_approve(repo: Path
     assert approval["kind"] == "conflict" and approval["files"] == ["app.py"]
     page = web.get(f"/p/{clash}", headers=auth).text
     assert 'id="approve" class="primary" disabled' in page
-    assert "Cannot approve: merging into feature conflicts in app.py." in page
+    assert (
+        "Cannot approve: merging into feature conflicts: app.py: feature changed line 3, "
+        "proposal changed line 3." in page
+    )
     assert "Approve is disabled: feature changed the same lines since." in page
     before = snapshot(repo)
     answer = web.post(f"/api/proposals/{clash}/approve", json={"by": "Ada"}, headers=auth)
