@@ -10,6 +10,7 @@ size, mtime), or by its content when that cannot tell.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import time
@@ -23,7 +24,11 @@ from gitpatch.checkout.filters import Filters
 from gitpatch.safety import atomic
 from gitpatch.store import Store
 
-__all__ = ["holds", "identity", "put"]
+__all__ = ["Mark", "holds", "identity", "mark", "put"]
+
+#: What tells a file from any later save of it: its ``identity``, or a digest of its bytes
+#: when it changed too recently for that; None when there is no regular file.
+Mark = tuple[int, int, int] | str | None
 
 
 class WorkingTree(Protocol):
@@ -38,7 +43,7 @@ class WorkingTree(Protocol):
     def disk_blob(self, path: str) -> str | None: ...
     def disk_mode(self, path: str) -> int | None: ...
     def as_checked_out(self, path: str, oid: pygit2.Oid) -> bool: ...
-    def seen_identity(self, path: str) -> tuple[int, int, int] | None: ...
+    def seen_identity(self, path: str) -> Mark: ...
 
 
 #: How many saves racing one rename a land merges and puts back before the person's last save
@@ -62,6 +67,23 @@ def identity(full: Path) -> tuple[int, int, int] | None:
     if not stat.S_ISREG(st.st_mode) or time.time_ns() - st.st_mtime_ns < _SETTLING_NS:
         return None
     return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def mark(full: Path, like: Mark = None) -> Mark:
+    """The ``Mark`` of the file ``full``: its identity when it has settled, else (or when
+    ``like`` is a digest) a digest of its bytes. A land compares marks, not blob ids, so a
+    change of the attributes it lands (``.gitattributes`` deleted first) cannot make the
+    file it checked look changed."""
+    if not isinstance(like, str):
+        found = identity(full)
+        if found is not None:
+            return found
+    try:
+        if not stat.S_ISREG(full.lstat().st_mode):
+            return None
+        return hashlib.sha1(full.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def put(tree: WorkingTree, path: str, tmp: Path, before: str | None, new: pygit2.Oid) -> bool:
@@ -176,8 +198,8 @@ def holds(tree: WorkingTree, path: str, full: Path, expect: str | None) -> bool:
     if not stat.S_ISREG(st.st_mode):
         return False
     seen = tree.seen_identity(path)
-    if seen is not None and identity(full) == seen:
-        return True  # the very file the land checked, untouched since (see ``_identity``)
+    if seen is not None and mark(full, seen) == seen:
+        return True  # the very file the land checked, untouched since (see ``mark``)
     if full != tree.root / path:
         return _blob_of(tree, path, full) == expect
     if tree.disk_blob(path) == expect:

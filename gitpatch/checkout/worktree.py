@@ -115,8 +115,8 @@ class WorkingTree:
         # content of large blobs just written (Store.fresh_blobs), so they are not read back
         self._written: dict[str, os.stat_result] = {}
         self._blobs: dict[pygit2.Oid, Content] = store.fresh_blobs
-        # path -> ``saves.identity`` of its file when the running land checked the disk
-        self._seen: dict[str, tuple[tuple[int, int, int] | None, str | None]] = {}
+        # path -> (``saves.mark`` of its file, blob) when the running land checked the disk
+        self._seen: dict[str, tuple[saves.Mark, str | None]] = {}
 
     @classmethod
     def of(cls, store: Store) -> WorkingTree | None:
@@ -169,7 +169,7 @@ class WorkingTree:
             self.check_index_writable()
             # identities first: a save after them shows in them, even one the check below
             # reads already (it then refuses, or the save was the content it expects)
-            seen = {p: saves.identity(self.root / p) for p in journal.paths}
+            seen = {p: saves.mark(self.root / p) for p in journal.paths}
             base = self._tree(carry[0] if carry else old)
             changed = self.modified(carry[0] if carry else old, journal.paths) if verify else []
             if changed:
@@ -599,8 +599,8 @@ class WorkingTree:
             self._written[path] = written
         return landed
 
-    def seen_identity(self, path: str) -> tuple[int, int, int] | None:
-        """``saves.identity`` of ``path``'s file when the running land checked the disk."""
+    def seen_identity(self, path: str) -> saves.Mark:
+        """``saves.mark`` of ``path``'s file when the running land checked the disk."""
         return self._seen.get(path, (None, None))[0]
 
     def _expected(self, path: str, old: pygit2.Tree | None) -> str | None:
