@@ -45,7 +45,8 @@ from gitpatch.errors import (
     ResourceNotFound,
 )
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
-from gitpatch.review import feedback, lifecycle, series, worktrees
+from gitpatch.review import checkpoints, feedback, lifecycle, series, workbench, worktrees
+from gitpatch.review import sessions as session_admin
 from gitpatch.store import Store
 from gitpatch.workspace import guards, stack, versions
 from gitpatch.workspace.build import Dirty, proposal_result
@@ -80,6 +81,8 @@ from gitpatch.workspace.sessions import (
 )
 
 if TYPE_CHECKING:
+    from gitpatch.review.checkpoints import CheckpointResult
+    from gitpatch.review.sessions import SessionInfo
     from gitpatch.workspace.results import LogEntry, ProposalDetail, ProposalInfo
 
 __all__ = [
@@ -408,7 +411,7 @@ class Workspace:
                 self._ctx, one.built, one.pid, recorded=one.recorded, carried=one.kept
             )
 
-        return retried(attempt, self.branch)
+        return checkpoints.around_edit(self._ctx, lambda: retried(attempt, self.branch))
 
     def _publish(
         self, one: Attempt, tool: str, revised: tuple[str, pygit2.Oid] | None = None
@@ -481,7 +484,9 @@ class Workspace:
     @_serialized
     def approve(self, proposal_id: str, by: str, *, squash: bool = False) -> ProposalResult:
         """Merge a proposal (or a session, by name) into its target; see ``review``."""
-        return lifecycle.approve(self._ctx, proposal_id, by, squash=squash)
+        done = lifecycle.approve(self._ctx, proposal_id, by, squash=squash)
+        session_admin.follow_all(self._ctx)
+        return done
 
     @_serialized
     def comment(
@@ -529,7 +534,9 @@ class Workspace:
     @_serialized
     def reject(self, proposal_id: str, by: str, reason: str) -> ProposalResult:
         """Reject a proposal: its ref goes, the reason is noted; see ``review``."""
-        return lifecycle.reject(self._ctx, proposal_id, by, reason)
+        done = lifecycle.reject(self._ctx, proposal_id, by, reason)
+        session_admin.follow_all(self._ctx)
+        return done
 
     @_serialized
     def proposals(self) -> list[ProposalInfo]:
@@ -545,7 +552,37 @@ class Workspace:
     def undo(self, proposal_id: str | None = None) -> ProposalResult:
         """Revert the last gitpatch commit (or proposal ``proposal_id``'s) with a new commit;
         see ``gitpatch.review.lifecycle``."""
-        return lifecycle.undo(self._ctx, proposal_id)
+        done = lifecycle.undo(self._ctx, proposal_id)
+        session_admin.follow_all(self._ctx)
+        return done
+
+    # -- the workbench (written in gitpatch.review.workbench, checkpoints, sessions) ------------
+
+    @_serialized
+    def session_worktree(self) -> workbench.Bench:
+        """The session's own worktree, made now when it has none (``Bench.made`` then says
+        so and what it cost); in review mode it shows the target plus the open stack's top."""
+        bench = workbench.ensure(self._ctx)
+        workbench.follow(self._ctx)
+        return bench
+
+    @_serialized
+    def checkpoint(self, command: str | None = None) -> CheckpointResult:
+        """Record what commands changed in the session's worktree as one proposal of the
+        session (``command``: what ran, for the ``Gitpatch-Command`` trailer)."""
+        return checkpoints.checkpoint(self._ctx, command)
+
+    @_serialized
+    def sessions(self) -> list[SessionInfo]:
+        """Every session of the repository: name, mode, target, worktree, open proposals,
+        last activity."""
+        return session_admin.listing(self._ctx)
+
+    @_serialized
+    def end_session(self, name: str) -> str:
+        """Remove session ``name``'s worktree and branch once nothing of it is open; refuses
+        (changing nothing) while proposals are open or its worktree has unrecorded changes."""
+        return session_admin.end(self._ctx, name)
 
     @_serialized
     def log(self, limit: int = 50) -> list[LogEntry]:
