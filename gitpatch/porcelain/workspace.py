@@ -45,7 +45,7 @@ from gitpatch.errors import (
     ResourceNotFound,
 )
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
-from gitpatch.review import checkpoints, feedback, lifecycle, series, workbench, worktrees
+from gitpatch.review import checkpoints, commands, feedback, lifecycle, series, workbench, worktrees
 from gitpatch.review import sessions as session_admin
 from gitpatch.store import Store
 from gitpatch.workspace import guards, stack, versions
@@ -470,10 +470,13 @@ class Workspace:
     def normalize_proposal(self, proposal: Proposal) -> Proposal:
         """``proposal`` with its paths repository-relative (absolute paths below the working
         tree accepted, symlinked roots followed); unsafe paths are refused."""
-        return normalize_proposal(through_root_all(proposal, self._root()), self._root())
+        aliases = workbench.aliases(self._ctx)
+        moved = through_root_all(proposal, self._root(), aliases)
+        return normalize_proposal(moved, self._root())
 
     def _normalize(self, path: str) -> str:
-        return normalize(through_root(path, self._root()), self._root())
+        aliases = workbench.aliases(self._ctx)
+        return normalize(through_root(path, self._root(), aliases), self._root())
 
     def _root(self) -> str | None:
         """The working tree's absolute path: absolute paths below it are accepted."""
@@ -571,6 +574,16 @@ class Workspace:
         """Record what commands changed in the session's worktree as one proposal of the
         session (``command``: what ran, for the ``Gitpatch-Command`` trailer)."""
         return checkpoints.checkpoint(self._ctx, command)
+
+    def run(self, argv: Sequence[str]) -> commands.Ran:
+        """Run ``argv`` in the session's worktree (its output and exit status pass through;
+        the Workspace's other calls are not held off meanwhile), then checkpoint."""
+        return commands.run(self.session_worktree, self.checkpoint, argv)
+
+    def run_command(self, command: str, timeout: float) -> commands.Ran:
+        """Run a shell command line in the session's worktree for at most ``timeout``
+        seconds, its output capped to head and tail, then checkpoint."""
+        return commands.run_captured(self.session_worktree, self.checkpoint, command, timeout)
 
     @_serialized
     def sessions(self) -> list[SessionInfo]:

@@ -39,7 +39,17 @@ if TYPE_CHECKING:
     from gitpatch.store import Store
     from gitpatch.workspace.context import Context
 
-__all__ = ["Bench", "ensure", "existing", "follow", "git", "head_of", "locked", "session_of"]
+__all__ = [
+    "Bench",
+    "aliases",
+    "ensure",
+    "existing",
+    "follow",
+    "git",
+    "head_of",
+    "locked",
+    "session_of",
+]
 
 #: How long a bench step waits for another process's step on the same session.
 _WAIT_SECONDS = 60.0
@@ -74,6 +84,14 @@ def existing(ctx: Context) -> Path | None:
         return ctx.worktree.root if ctx.branch == SESSION_PREFIX + ctx.session else None
     where = worktrees.place(ctx.store, ctx.session)
     return where if (where / ".git").is_file() else None
+
+
+def aliases(ctx: Context) -> tuple[str, ...]:
+    """The session's review-mode worktree, whose absolute paths name the same files as the
+    person's checkout does (an agent started there names them so); empty without one."""
+    if ctx.mode != "review" or ctx.session is None or ctx.worktree is None:
+        return ()
+    return (str(worktrees.place(ctx.store, ctx.session)),)
 
 
 def ensure(ctx: Context) -> Bench:
