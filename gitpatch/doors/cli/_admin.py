@@ -77,11 +77,18 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     help="With --http: push proposal branches and notes to this git remote (in spaces that "
     "have it) after every change.",
 )
+@click.option(
+    "--allow-run",
+    is_flag=True,
+    help="Also serve run_command: the agent runs shell commands in its session's worktree "
+    "(each checkpointed for review). Not with --http.",
+)
 @pass_env
 def serve(
     env: Env,
     mode: str | None,
     session: str | None,
+    allow_run: bool,
     listen: str | None,
     data: Path | None,
     creds: Path | None,
@@ -95,6 +102,12 @@ def serve(
     if listen is not None:
         from gitpatch.doors.cli._hosted import run_http
 
+        if allow_run:
+            raise InvalidArguments(
+                "--allow-run is for a local agent's stdio server, never the hosted service",
+                hint="Drop --allow-run, or serve one repository over stdio without --http.",
+            )
+
         run_http(listen, data, creds, push, allowed, workers)
         return
     env.root()  # refuse a directory that is not a repository before the client connects
@@ -104,7 +117,7 @@ def serve(
         from gitpatch.workspace.sessions import check_session_name
 
         check_session_name(session)
-    serve_stdio(str(env.directory), mode, session)
+    serve_stdio(str(env.directory), mode, session, allow_run=allow_run)
 
 
 def _hooks_dir(directory: Path) -> Path:

@@ -124,6 +124,30 @@ class ProposalOutput(_Out):
     notices: list[str] = []
 
 
+class CheckpointOutput(_Open):
+    """A checkpoint: whether it recorded anything, the proposal it made, the files, what it
+    left out and where the session's worktree is."""
+
+    recorded: bool
+    message: str
+    worktree: str
+    proposal_id: str = ""
+    version: str = ""
+    left_out: list[str] = []
+    notices: list[str] = []
+
+
+class RunCommandOutput(_Open):
+    """A command run in the session's worktree: its exit status (None: stopped at the
+    timeout), its output (head and tail), and the checkpoint after it."""
+
+    exit_code: int | None
+    output: str
+    worktree: str
+    checkpoint: dict[str, Any]
+    notices: list[str] = []
+
+
 OUTPUTS: dict[str, type[BaseModel]] = {
     "patch": EditOutput,
     "apply_patch": EditOutput,
@@ -131,6 +155,8 @@ OUTPUTS: dict[str, type[BaseModel]] = {
     "read_file": ReadOutput,
     "list_proposals": ProposalsOutput,
     "show_proposal": ProposalOutput,
+    "checkpoint": CheckpointOutput,
+    "run_command": RunCommandOutput,
 }
 
 
@@ -306,12 +332,15 @@ def build_server(
     return server
 
 
-def serve_stdio(path: str, mode: str | None = None, session: str | None = None) -> None:
+def serve_stdio(
+    path: str, mode: str | None = None, session: str | None = None, *, allow_run: bool = False
+) -> None:
     """Serve the repository at ``path`` over stdio until the client disconnects; ``session``
-    names the agent's session (default: the client's name, else ``agent``)."""
+    names the agent's session (default: the client's name, else ``agent``); ``allow_run``
+    adds the ``run_command`` tool."""
     from gitpatch.doors.mcp._tools import workspace_toolset
 
-    toolset = workspace_toolset(path, mode, session)
+    toolset = workspace_toolset(path, mode, session, allow_run=allow_run)
     server = build_server(toolset)
     try:
         server.run("stdio")

@@ -241,6 +241,43 @@ def _review_handlers(repo: _Repository) -> dict[str, Handler]:
     return {"list_proposals": list_proposals, "show_proposal": show_proposal}
 
 
+def _workbench_handlers(repo: _Repository, allow_run: bool) -> dict[str, Handler]:
+    """``checkpoint``, and ``run_command`` when a person allowed it (``serve --allow-run``)."""
+
+    def checkpoint(args: BaseModel) -> Reply:
+        assert isinstance(args, tooldefs.CheckpointArgs)
+        result = repo.workspace().checkpoint(args.command)
+        text = "\n".join(x for x in (result.made, result.message) if x)
+        return Reply(True, text, data=result.model_dump(mode="json"))
+
+    def run_command(args: BaseModel) -> Reply:
+        assert isinstance(args, tooldefs.RunCommandArgs)
+        ran = repo.workspace().run_command(args.command, float(args.timeout_seconds))
+        status = (
+            f"Exit status: {ran.exit_code}"
+            if ran.exit_code is not None
+            else f"Stopped after {args.timeout_seconds} s (the timeout): its process group "
+            "was killed."
+        )
+        text = "\n".join(
+            x
+            for x in (ran.made, status, "Output:", ran.output.rstrip(), ran.checkpoint.message)
+            if x
+        )
+        data = {
+            "exit_code": ran.exit_code,
+            "output": ran.output,
+            "worktree": ran.worktree,
+            "checkpoint": ran.checkpoint.model_dump(mode="json"),
+        }
+        return Reply(True, text, data=data)
+
+    handlers: dict[str, Handler] = {"checkpoint": checkpoint}
+    if allow_run:
+        handlers["run_command"] = run_command
+    return handlers
+
+
 def _with_notices(repo: _Repository, name: str, handler: Handler, told: set[str]) -> Handler:
     """``handler`` whose reply starts with the session's notices (verdicts, re-bases,
     comments, other sessions' work on the same files) and, after an edit, flags those files."""
@@ -272,9 +309,12 @@ def _with_notices(repo: _Repository, name: str, handler: Handler, told: set[str]
 _EDITS = frozenset({"patch", "apply_patch", "patch_resource"})
 
 
-def workspace_toolset(path: str, mode: str | None = None, session: str | None = None) -> ToolSet:
+def workspace_toolset(
+    path: str, mode: str | None = None, session: str | None = None, *, allow_run: bool = False
+) -> ToolSet:
     """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
-    ``session``: the session name, else the client's name, else ``agent``)."""
+    ``session``: the session name, else the client's name, else ``agent``; ``allow_run``:
+    also ``run_command``, which runs the agent's shell commands in its session's worktree)."""
     repo = _Repository(path, mode, session)
     repo.claim()  # a name in use elsewhere is refused before the client connects
     edits = _EditAdapter(repo)
@@ -284,6 +324,7 @@ def workspace_toolset(path: str, mode: str | None = None, session: str | None = 
         "patch_resource": edits.patch_resource,  # type: ignore[dict-item]
         "read_file": edits.read_file,  # type: ignore[dict-item]
         **_review_handlers(repo),
+        **_workbench_handlers(repo, allow_run),
     }
     told: set[str] = set()
     handlers = {n: _with_notices(repo, n, h, told) for n, h in handlers.items()}
@@ -298,4 +339,10 @@ def workspace_toolset(path: str, mode: str | None = None, session: str | None = 
         if repo.client is None and name:
             repo.client = name
 
-    return ToolSet(handlers, instructions, closers=[repo.close], on_client=client)
+    if allow_run:
+        instructions += (
+            " run_command runs a shell command in your session's worktree and checkpoints "
+            "what it changed for review."
+        )
+    tools = (*tooldefs.TOOLS, tooldefs.RUN_TOOL) if allow_run else None
+    return ToolSet(handlers, instructions, closers=[repo.close], on_client=client, tools=tools)
