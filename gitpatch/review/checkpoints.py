@@ -93,6 +93,9 @@ class Scan:
 
     paths: tuple[str, ...]
     left_out: tuple[str, ...] = field(default=())
+    #: The paths whose disk content is not in the index yet (the others were staged by a
+    #: checkpoint a kill stopped half-way).
+    unstaged: tuple[str, ...] = field(default=())
 
 
 def scan(where: Path, limit: int) -> Scan:
@@ -112,6 +115,7 @@ def scan(where: Path, limit: int) -> Scan:
     )
     paths: list[str] = []
     left: list[str] = []
+    unstaged: list[str] = []
     for entry in out.decode("utf-8", "surrogateescape").split("\0"):
         if not entry:
             continue
@@ -122,28 +126,29 @@ def scan(where: Path, limit: int) -> Scan:
             path = entry[2:]
             if path.endswith("/"):
                 left.append(f"{path} (a repository of its own)")
-            else:
-                _sized(where, path, limit, paths, left)
+            elif _sized(where, path, limit, paths, left):
+                unstaged.append(path)
         elif kind in "1u":
             fields = entry.split(" ", 10 if kind == "u" else 8)
             path = fields[-1]
             if fields[2].startswith("S"):
                 left.append(f"{path}/ (submodule contents)")
-            else:
-                _sized(where, path, limit, paths, left)
-    return Scan(tuple(paths), tuple(left))
+            elif _sized(where, path, limit, paths, left) and (kind == "u" or fields[1][1] != "."):
+                unstaged.append(path)
+    return Scan(tuple(paths), tuple(left), tuple(unstaged))
 
 
-def _sized(where: Path, path: str, limit: int, paths: list[str], left: list[str]) -> None:
-    """Record ``path`` unless the file on disk is over ``limit`` bytes."""
+def _sized(where: Path, path: str, limit: int, paths: list[str], left: list[str]) -> bool:
+    """Record ``path`` unless the file on disk is over ``limit`` bytes (then False)."""
     try:
         size = os.lstat(where / path).st_size
     except FileNotFoundError:
         size = 0  # deleted: recorded as a deletion
     if size > limit:
         left.append(f"{path} (over {limit} bytes: {size})")
-    else:
-        paths.append(path)
+        return False
+    paths.append(path)
+    return True
 
 
 def max_bytes(ctx: Context) -> int:
@@ -191,7 +196,8 @@ def _checkpoint(ctx: Context, bench: workbench.Bench, command: str, limit: int) 
             left_out=left,
             made=bench.made,
         )
-    _stage(where, found.paths)
+    if found.unstaged:
+        _stage(where, found.unstaged)
     crashpoint("checkpoint.staged")
     tree = pygit2.Oid(hex=workbench.git(where, ["write-tree"]).decode().strip())
     if tree == ctx.store.tree_of(head):  # a stat-only change: the content is the same

@@ -151,6 +151,7 @@ def end(ctx: Context, name: str) -> str:
     tip = store.ref_target(ref)
     if ctx.worktree is not None:
         _benches(ctx)  # finishes what a killed end left set aside
+        worktrees.prune(store)  # and git's record of a folder it removed
     where = _worktree_of(ctx, name, ref, tip)
     open_ids = [e.id for e in stack.open_entries(store, fresh=True) if e.session == name]
     if tip is None and where is None and not open_ids:
