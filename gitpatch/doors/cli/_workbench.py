@@ -39,9 +39,10 @@ def _open(env: Env, name: str | None, directory: Path | None = None) -> Workspac
     return open_session(directory or env.directory, name)
 
 
-def _hook_input() -> tuple[str | None, Path | None]:
-    """(command, cwd) from a hook's JSON on stdin (Claude Code: tool_input.command, cwd)."""
-    text = sys.stdin.read()
+def _hook_input(event: str | None) -> tuple[str | None, Path | None]:
+    """(command, cwd) from a hook's JSON: ``event`` (Codex's ``notify`` passes it as the last
+    argument), else stdin (Claude Code's hooks: ``tool_input.command``, ``cwd``)."""
+    text = event if event is not None else sys.stdin.read()
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
@@ -75,15 +76,24 @@ def _checkpoint_text(result: CheckpointResult) -> str:
 @click.option(
     "--hook-input",
     is_flag=True,
-    help="Read a harness hook's JSON on stdin (Claude Code PostToolUse) and answer in JSON.",
+    help="Read a harness hook's JSON on stdin (Claude Code PostToolUse), or from EVENT "
+    "(Codex notify), and answer in JSON.",
 )
+@click.argument("event", required=False)
 @pass_env
-def checkpoint(env: Env, session: str | None, text: str | None, hook_input: bool) -> None:
+def checkpoint(
+    env: Env, session: str | None, text: str | None, hook_input: bool, event: str | None
+) -> None:
     """Record what changed in the session's worktree outside the edit tools as one proposal
     of the session (nothing changed: no proposal)."""
     directory = None
+    if event is not None and not hook_input:
+        raise InvalidArguments(
+            "an EVENT argument is read only with --hook-input",
+            hint="Use --command TEXT to name the command, or --hook-input EVENT in a hook.",
+        )
     if hook_input:
-        found, directory = _hook_input()
+        found, directory = _hook_input(event)
         text = text or found
     result = _open(env, session, directory).checkpoint(text)
     if hook_input:
