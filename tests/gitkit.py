@@ -6,11 +6,13 @@ proofs) can import it cheaply.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test Person",
@@ -114,3 +116,25 @@ def repo_state(repo: Path) -> dict[str, str]:
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+@contextlib.contextmanager
+def before_first_publish(action: Callable[[], object]) -> Iterator[None]:
+    """Run ``action`` (a person's commit or disk edit) right before the first publish of the
+    write path's attempt loop (``gitpatch.workspace.propose``), so that attempt loses its race."""
+    from gitpatch.workspace import propose
+
+    real = propose.publish
+    done: list[bool] = []
+
+    def racing(*args: Any, **kw: Any) -> None:
+        if not done:
+            done.append(True)
+            action()
+        real(*args, **kw)
+
+    propose.publish = racing  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        propose.publish = real

@@ -40,7 +40,6 @@ from gitpatch.core.paths import normalize, normalize_proposal
 from gitpatch.core.text import Document
 from gitpatch.errors import (
     GitpatchError,
-    InternalError,
     InvalidArguments,
     ResourceNotFound,
 )
@@ -57,10 +56,9 @@ from gitpatch.workspace.propose import (
     check_paths,
     consistent_view,
     disk,
+    land,
     preview,
-    retried,
 )
-from gitpatch.workspace.publisher import NoteChange, Transition, publish
 from gitpatch.workspace.results import (
     Mode,
     ProposalResult,
@@ -404,43 +402,13 @@ class Workspace:
         one.call = proposal.call
 
         def attempt() -> ProposalResult:
-            one.build()
-            self._publish(one, proposal.tool, revised)
+            land(self._ctx, [one], proposal.tool, revised=revised)
             assert one.built is not None
             return proposal_result(
                 self._ctx, one.built, one.pid, recorded=one.recorded, carried=one.kept
             )
 
-        return checkpoints.around_edit(self._ctx, lambda: retried(attempt, self.branch))
-
-    def _publish(
-        self, one: Attempt, tool: str, revised: tuple[str, pygit2.Oid] | None = None
-    ) -> None:
-        """Move the branch (auto) or create the proposal ref (review) together with the note,
-        in one ref transaction: a proposal never exists without its note, nor a note without
-        its proposal. In auto mode the disk follows when the branch is checked out; when the
-        change was carried onto the person's uncommitted work, that work gets it merged in."""
-        if self.mode == "auto" and self.branch in self.protected:
-            raise InternalError("refusing to land an agent commit on a protected branch")
-        built = one.built
-        assert built is not None
-        auto = self.mode == "auto"
-        ref = self.branch if auto else PROPOSAL_PREFIX + one.pid
-        note = one.note(tool)
-        notes: dict[pygit2.Oid, NoteChange] = {built.commit: lambda _old: note}
-        if revised is not None:
-            note["revises"] = revised[0]
-            pid = one.pid
-            notes[revised[1]] = lambda old: {**(old or {}), "revised_by": pid}
-        step = Transition(
-            refs=((ref, built.commit, one.head if auto else None),),
-            notes=notes,
-            message=f"gitpatch: {tool or 'propose'} {one.pid}",
-            checkout=(self.branch, built.base, built.commit) if auto else None,
-            paths=built.land_paths,
-            disk_checked=not one.kept,
-        )
-        publish(self._ctx, step)
+        return checkpoints.around_edit(self._ctx, attempt)
 
     @_serialized
     def preview(self, proposal: Proposal) -> Preview:
@@ -485,9 +453,17 @@ class Workspace:
     # -- review (written in gitpatch.review.lifecycle) --------------------------------------------
 
     @_serialized
-    def approve(self, proposal_id: str, by: str, *, squash: bool = False) -> ProposalResult:
-        """Merge a proposal (or a session, by name) into its target; see ``review``."""
-        done = lifecycle.approve(self._ctx, proposal_id, by, squash=squash)
+    def approve(
+        self,
+        proposal_id: str,
+        by: str,
+        *,
+        squash: bool = False,
+        told: Callable[[str], None] | None = None,
+    ) -> ProposalResult:
+        """Merge a proposal (or a session, by name) into its target; see ``review``.
+        ``told`` hears, before anything moves, which other open proposals it lands."""
+        done = lifecycle.approve(self._ctx, proposal_id, by, squash=squash, told=told)
         session_admin.follow_all(self._ctx)
         return done
 

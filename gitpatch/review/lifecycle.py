@@ -95,7 +95,14 @@ RECENT_CLOSED = 50
 # -- the public functions ---------------------------------------------------------------------
 
 
-def approve(ctx: Context, proposal_id: str, by: str, *, squash: bool = False) -> ProposalResult:
+def approve(
+    ctx: Context,
+    proposal_id: str,
+    by: str,
+    *,
+    squash: bool = False,
+    told: Callable[[str], None] | None = None,
+) -> ProposalResult:
     """Merge a proposal (or a session, by name) into its target and note who approved it.
 
     Fast-forwards when the target has not moved, else makes a 3-way merge commit; a conflict,
@@ -103,10 +110,18 @@ def approve(ctx: Context, proposal_id: str, by: str, *, squash: bool = False) ->
     The proposal ref is deleted, and so are those of the open proposals it stacks on (they
     land with it, see ``lands``); a session branch instead moves to the merged commit, so an
     agent working on it continues from what was approved. A review-mode session's name
-    approves its whole stack; ``squash`` then lands it as one commit.
+    approves its whole stack; ``squash`` then lands it as one commit. ``told`` hears, once and
+    before anything moves, which other open proposals the approval lands.
     """
     who = _person(by, "approve")
-    return _retried(lambda: _approve_once(ctx, proposal_id, who, squash))
+    said: set[str] = set()
+
+    def tell(line: str) -> None:
+        if told is not None and line not in said:
+            said.add(line)
+            told(line)
+
+    return _retried(lambda: _approve_once(ctx, proposal_id, who, squash, tell))
 
 
 def reject(ctx: Context, proposal_id: str, by: str, reason: str) -> ProposalResult:
@@ -331,7 +346,9 @@ def log(ctx: Context, limit: int = 50) -> list[LogEntry]:
 # -- approve, reject, undo: one attempt each ---------------------------------------------------
 
 
-def _approve_once(ctx: Context, proposal_id: str, by: str, squash: bool) -> ProposalResult:
+def _approve_once(
+    ctx: Context, proposal_id: str, by: str, squash: bool, tell: Callable[[str], None]
+) -> ProposalResult:
     store = ctx.store
     named = series.session_top(ctx, proposal_id)
     sub = find(ctx, named[1] if named is not None else proposal_id)
@@ -368,6 +385,12 @@ def _approve_once(ctx: Context, proposal_id: str, by: str, squash: bool) -> Prop
     step = Transition(
         tuple(refs), notes, f"gitpatch: approve {sub.id}", checkout, tuple(sub.records)
     )
+    if named is not None:
+        ids = ", ".join(e.id for e in named[0].entries)
+        tell(f"approving session {named[0].session} lands proposals {ids}")
+    elif beneath:
+        ids = ", ".join(e.id for e in beneath)
+        tell(f"approving {sub.id} also lands the open proposals beneath it: {ids}")
     publish(ctx, step)
     what = f"session {sub.ref}" if sub.session else f"proposal {sub.id}"
     if named is not None:

@@ -1,18 +1,21 @@
 """The one attempt loop: a proposal's commit built on its branch's head, rebuilt after a lost race.
 
-``Workspace.propose`` and the proposals that span several refs (``tools.storage.scratch``:
-ordinary paths plus ``work://`` / ``memory://`` roots) both build through ``Attempt``, so every
-rule holds for every ref a proposal touches: paths checked on the first attempt, a disk edit
-since the caller's read refused, a change by another writer since the first attempt refused,
-the touched files' uncommitted content recorded first, and git's conversions (autocrlf, eol,
-filter drivers) applied as ``git add`` and ``git checkout`` would.
+Every write of an agent's change goes through here, and only here is an attempt repeated:
 
-``preview`` is the dry run the doors show (a CLI ``--dry-run``, a hosted space's size limits):
-the engine applied to what a proposal would apply to, nothing built.
+- ``land``: one change on one ref (``Workspace.propose``) or on several at once (ordinary paths
+  plus ``work://`` / ``memory://`` roots, ``tools.storage.scratch``). Each ref's share is an
+  ``Attempt``, so every rule holds for every ref a change touches: paths checked on the first
+  attempt, a disk edit since the caller's read refused, a change by another writer since the
+  first attempt refused, the touched files' uncommitted content recorded first, and git's
+  conversions (autocrlf, eol, filter drivers) applied as ``git add`` and ``git checkout``
+  would. Every ref and note then moves in one transition of the one publisher.
+- ``land_batch``: a batch of changes on one ref, each built on the one before, the ref moved
+  once for all of them with no note (the hosted service's write queue).
 
-What this does not do: move a ref or write a file. Publishing (refs, notes and disk in one
-transition) is the caller's next step, through ``workspace.publisher``; losing its
-compare-and-swap raises ``ConcurrentUpdate``, which ``retried`` turns into another attempt.
+Both rebuild after a lost compare-and-swap through ``retried``, at most ``MAX_ATTEMPTS`` times.
+
+``preview`` is the dry run the doors show (a CLI ``--dry-run``, a hosted space's size limits
+and its queued writes): the engine applied to what a proposal would apply to, nothing built.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import contextlib
 import dataclasses
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pygit2
 
@@ -29,20 +32,26 @@ from gitpatch import engine
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Changeset, Proposal
 from gitpatch.core.retry import lost_race, retry
-from gitpatch.errors import ConcurrentUpdate
+from gitpatch.errors import ConcurrentUpdate, InternalError
+from gitpatch.store import RefUpdate, Store
 from gitpatch.workspace import guards, stack, versions
 from gitpatch.workspace.build import Built, build, carried, record_dirty
 from gitpatch.workspace.context import Context
+from gitpatch.workspace.publisher import NoteChange, Transition, publish
 from gitpatch.workspace.results import now_iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX, short
 
 __all__ = [
     "MAX_ATTEMPTS",
     "Attempt",
+    "Head",
+    "Moved",
     "Preview",
     "check_paths",
     "consistent_view",
     "disk",
+    "land",
+    "land_batch",
     "note",
     "preview",
     "retried",
@@ -53,6 +62,12 @@ __all__ = [
 MAX_ATTEMPTS = 60
 
 _R = TypeVar("_R")
+
+#: What ``preview`` applies a proposal to: the branch as it is now, or a commit (None: empty).
+Head = pygit2.Oid | None | Literal["branch"]
+
+#: (the head a batch's first attempt saw, the head another writer left) on a rebuild.
+Moved = tuple[pygit2.Oid | None, pygit2.Oid | None]
 
 
 @dataclasses.dataclass
@@ -127,6 +142,105 @@ class Attempt:
         if self.call:
             written["call"] = self.call
         return written
+
+
+def land(
+    ctx: Context,
+    attempts: Sequence[Attempt],
+    tool: str,
+    *,
+    before_write: Callable[[], None] | None = None,
+    revised: tuple[str, pygit2.Oid] | None = None,
+) -> None:
+    """Build every attempt on its ref's head and publish them all in one transition, again
+    after a lost race (the one attempt loop). ``ctx`` is the Workspace's: its branch follows
+    on disk when it is checked out and moves in auto mode. ``before_write`` runs once, after
+    the first build and before anything is written; ``revised`` is (id, commit) of the
+    proposal the first attempt revises, whose note then points at it."""
+    called: list[bool] = []
+
+    def attempt() -> None:
+        for one in attempts:
+            one.build()
+        if before_write is not None and not called:
+            before_write()
+            called.append(True)
+        publish(ctx, _transition(ctx, attempts, tool, revised))
+
+    retried(attempt, ctx.branch)
+
+
+def _transition(
+    ctx: Context,
+    attempts: Sequence[Attempt],
+    tool: str,
+    revised: tuple[str, pygit2.Oid] | None,
+) -> Transition:
+    """Every attempt's ref and note in one step: in auto mode its branch moves, in review
+    mode its proposal ref is created; ``ctx``'s branch (auto) is landed on disk."""
+    notes: dict[pygit2.Oid, NoteChange] = {}
+    refs: list[RefUpdate] = []
+    checkout: tuple[str, pygit2.Oid | None, pygit2.Oid] | None = None
+    paths: tuple[str, ...] | None = None
+    checked = True  # False: the change was carried onto a person's uncommitted work
+    for one in attempts:
+        built, auto = one.built, one.ctx.mode == "auto"
+        assert built is not None
+        if auto and one.ctx.branch in one.ctx.protected:
+            raise InternalError("refusing to land an agent commit on a protected branch")
+        written = one.note(tool)
+        if revised is not None and one is attempts[0]:
+            written["revises"] = revised[0]
+        notes[built.commit] = _constant(written)
+        ref = one.ctx.branch if auto else PROPOSAL_PREFIX + one.pid
+        refs.append((ref, built.commit, one.head if auto else None))
+        if one.ctx is ctx:
+            checkout = (ctx.branch, built.base, built.commit) if auto else None
+            paths, checked = built.land_paths, not one.kept
+    if revised is not None:
+        notes[revised[1]] = _revised_by(attempts[0].pid)
+    return Transition(
+        refs=tuple(refs),
+        notes=notes,
+        message=f"gitpatch: {tool or 'propose'} {attempts[0].pid}",
+        checkout=checkout,
+        paths=paths,
+        disk_checked=checked,
+    )
+
+
+def _constant(note: dict[str, Any]) -> NoteChange:
+    return lambda _old: note
+
+
+def _revised_by(pid: str) -> NoteChange:
+    return lambda old: {**(old or {}), "revised_by": pid}
+
+
+def land_batch(
+    store: Store,
+    branch: str,
+    build: Callable[[pygit2.Oid | None, Moved | None], pygit2.Oid | None],
+    message: Callable[[], str],
+) -> None:
+    """Build a batch of changes on ``branch``'s head and move it once to the batch's tip
+    (no note, no disk: the hosted service's write queue), again after a lost race.
+
+    ``build(head, moved)`` builds the batch on ``head`` and returns its tip (None: nothing
+    to land); ``moved`` is (the head the first attempt saw, ``head``) on a rebuild, so a
+    change whose paths the other writer touched can be refused (``guards``)."""
+    start: list[pygit2.Oid | None] = []
+
+    def attempt() -> None:
+        head = store.ref_target(branch)
+        moved = (start[0], head) if start else None
+        if not start:
+            start.append(head)
+        tip = build(head, moved)
+        if tip is not None:
+            store.update_refs([(branch, tip, head)], message())
+
+    retried(attempt, branch)
 
 
 def view(ctx: Context) -> stack.View:
@@ -229,15 +343,16 @@ class Preview:
     before: Mapping[str, bytes]
 
 
-def preview(ctx: Context | None, proposal: Proposal) -> Preview:
+def preview(ctx: Context | None, proposal: Proposal, *, on: Head = "branch") -> Preview:
     """Apply ``proposal`` (paths already normalized) to the branch's content: the disk when it
-    shows the branch, else the head; ``ctx`` None stands for an empty repository."""
+    shows the branch, else the head; ``on``: a commit to apply it to instead (one ``main``
+    may not point at yet: a queued batch's). ``ctx`` None stands for an empty repository."""
     before: dict[str, bytes] = {}
     if ctx is not None:
-        with consistent_view(ctx):
-            head = ctx.store.ref_target(ctx.branch)
+        with consistent_view(ctx) if isinstance(on, str) else contextlib.nullcontext():
+            head = ctx.store.ref_target(ctx.branch) if isinstance(on, str) else on
             check_paths(ctx, head, proposal.paths, proposal)
-            tree = disk(ctx)
+            tree = disk(ctx) if isinstance(on, str) else None
             for path in proposal.paths:
                 data = tree.read(path) if tree is not None else None
                 if tree is None and head is not None:

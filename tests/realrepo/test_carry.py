@@ -9,7 +9,7 @@ import pytest
 
 from gitpatch import Workspace
 from gitpatch.errors import GitpatchError
-from tests.gitkit import git
+from tests.gitkit import before_first_publish, git
 from tests.realrepo.kit import delete, edit, fsck, make_repo, staged, state, status
 
 TEXT = "".join(f"line {i}\n" for i in range(1, 11))
@@ -148,17 +148,9 @@ def test_a_persons_linked_worktree(tmp_path: Path) -> None:
 
 
 def test_a_disk_edit_while_preparing_is_carried_on_the_retry(repo: Path) -> None:
-    class Racing(Workspace):
-        raced = False
-
-        def _publish(self, *args, **kw):  # type: ignore[no-untyped-def]
-            if not self.raced:
-                self.raced = True
-                (repo / "a.txt").write_text(mine())
-            super()._publish(*args, **kw)
-
-    ws = Racing.open(repo)
-    res = ws.propose(edit("a.txt", "line 9", "LINE 9"))
+    ws = Workspace.open(repo)
+    with before_first_publish(lambda: (repo / "a.txt").write_text(mine())):
+        res = ws.propose(edit("a.txt", "line 9", "LINE 9"))
     assert res.carried == ["a.txt"]
     assert (repo / "a.txt").read_text() == mine().replace("line 9", "LINE 9")
     assert git(repo, "show", "HEAD:a.txt") == TEXT.replace("line 9", "LINE 9")

@@ -12,7 +12,7 @@ from gitpatch.core.model import AddFile, FileChange, Proposal, Replace, UpdateFi
 from gitpatch.errors import GitpatchError
 from gitpatch.porcelain.workspace import REJECTED_PREFIX, Workspace
 from gitpatch.store import NOTES_REF, notes
-from tests.gitkit import git, head, make_repo, status_porcelain
+from tests.gitkit import before_first_publish, git, head, make_repo, status_porcelain
 from tests.workspace.workspace_kit import commit_on, edit, note, sr, state
 
 FILES = {"a.txt": "alpha\nbeta\ngamma\n", "src/b.py": "def f():\n    return 1\n"}
@@ -175,24 +175,10 @@ def test_unknown_expected_version_is_invalid_arguments(repo: Path, version: str)
     assert state(repo) == before
 
 
-class RacingWorkspace(Workspace):
-    """A Workspace whose branch is moved by a person right before its first publish."""
-
-    race: dict[str, str | None] = {}
-    raced = False
-
-    def _publish(self, *args, **kw):  # type: ignore[no-untyped-def]
-        if not self.raced:
-            self.raced = True
-            assert self.worktree is not None
-            commit_on(self.worktree.root, self.race)
-        super()._publish(*args, **kw)
-
-
 def test_lost_race_on_other_file_rebuilds_on_new_head(repo: Path) -> None:
-    ws = RacingWorkspace.open(repo)
-    ws.race = {"src/b.py": "def f():\n    return 9\n"}
-    res = ws.propose(edit("a.txt", "beta", "BETA"))
+    ws = Workspace.open(repo)
+    with before_first_publish(lambda: commit_on(repo, {"src/b.py": "def f():\n    return 9\n"})):
+        res = ws.propose(edit("a.txt", "beta", "BETA"))
     assert res.base == head(repo, "HEAD~1")
     assert git(repo, "log", "-1", "--format=%s", res.base).strip() == "person"
     assert (repo / "a.txt").read_text() == "alpha\nBETA\ngamma\n"
@@ -201,9 +187,9 @@ def test_lost_race_on_other_file_rebuilds_on_new_head(repo: Path) -> None:
 
 
 def test_lost_race_on_same_file_is_conflict(repo: Path) -> None:
-    ws = RacingWorkspace.open(repo)
-    ws.race = {"a.txt": "alpha\nbeta\ngamma\nmore\n"}
-    with pytest.raises(GitpatchError) as err:
+    ws = Workspace.open(repo)
+    race = before_first_publish(lambda: commit_on(repo, {"a.txt": "alpha\nbeta\ngamma\nmore\n"}))
+    with race, pytest.raises(GitpatchError) as err:
         ws.propose(edit("a.txt", "beta", "BETA"))
     assert err.value.code == "resource_conflict"
     assert git(repo, "log", "-1", "--format=%s").strip() == "person"
@@ -296,22 +282,10 @@ def test_open_errors(tmp_path: Path, repo: Path) -> None:
     assert err.value.code == "repository_error" and "detached" in err.value.message
 
 
-class DiskRacingWorkspace(Workspace):
-    """A Workspace whose file is rewritten on disk by a person right before its first publish."""
-
-    raced = False
-
-    def _publish(self, *args, **kw):  # type: ignore[no-untyped-def]
-        if not self.raced:
-            self.raced = True
-            assert self.worktree is not None
-            (self.worktree.root / "a.txt").write_text("alpha\nbeta\ngamma\nperson\n")
-        super()._publish(*args, **kw)
-
-
 def test_disk_edit_during_prepare_is_recorded_on_retry(repo: Path) -> None:
-    ws = DiskRacingWorkspace.open(repo, dirty="record")
-    res = ws.propose(edit("a.txt", "beta", "BETA"))
+    ws = Workspace.open(repo, dirty="record")
+    with before_first_publish(lambda: (repo / "a.txt").write_text("alpha\nbeta\ngamma\nperson\n")):
+        res = ws.propose(edit("a.txt", "beta", "BETA"))
     assert (repo / "a.txt").read_text() == "alpha\nBETA\ngamma\nperson\n"
     assert git(repo, "show", f"{res.base}:a.txt") == "alpha\nbeta\ngamma\nperson\n"
     assert status_porcelain(repo) == ""

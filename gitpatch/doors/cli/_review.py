@@ -222,31 +222,9 @@ def approve(env: Env, id: str | None, by: str | None, rev_range: str | None, squ
     if rev_range is not None:
         _approve_range(env, ws, rev_range, who)
         return
-    _announce(env, ws, id or "")
     env.status(f"approving {id} ...")
-    result = ws.approve(id or "", by=who, squash=squash)
+    result = ws.approve(id or "", by=who, squash=squash, told=lambda line: env.echo(line, err=True))
     env.emit(result, in_terms(result.message, "cli"))
-
-
-def _announce(env: Env, ws: Workspace, id: str) -> None:
-    """Say on stderr which other open proposals an approval lands, before it moves."""
-    from gitpatch.errors import GitpatchError
-    from gitpatch.review import series
-
-    named = series.session_top(ws.context, id)
-    if named is not None:
-        ids = ", ".join(e.id for e in named[0].entries)
-        env.echo(f"approving session {named[0].session} lands proposals {ids}", err=True)
-        return
-    try:
-        lands = ws.show(id).info.lands
-    except GitpatchError:
-        return  # approve itself reports what is wrong with the id
-    if lands:
-        env.echo(
-            f"approving {id} also lands the open proposals beneath it: {', '.join(lands)}",
-            err=True,
-        )
 
 
 def _approve_range(env: Env, ws: Workspace, rev_range: str, who: str) -> None:

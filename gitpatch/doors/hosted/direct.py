@@ -22,7 +22,8 @@ every change waiting (each its own commit, each built on the one before) and the
 ``main`` once for all of them, so a busy space pays one ref transaction (lock, fsync, owner
 record) per batch instead of per change. A change is answered only once ``main`` holds it.
 When another writer moved ``main`` meanwhile, the batch is built again on its new head; a
-change whose paths that writer touched is then refused (``resource_conflict``).
+change whose paths that writer touched is then refused (``resource_conflict``). The loop that
+does so is the Workspace's one attempt loop (``propose.land_batch``), with its one limit.
 """
 
 from __future__ import annotations
@@ -35,34 +36,22 @@ from contextlib import AbstractContextManager
 
 import pygit2
 
-from gitpatch import engine
 from gitpatch.core.model import Changeset, Proposal
-from gitpatch.errors import ConcurrentUpdate, ProposalRejected
+from gitpatch.errors import ProposalRejected
 from gitpatch.porcelain.workspace import Workspace
 from gitpatch.store import Store
 from gitpatch.tools.storage.base import Applied
-from gitpatch.tools.storage.resource_ids import resource_id
+from gitpatch.tools.storage.scratch import applied
 from gitpatch.workspace.build import Built, commit_changes, proposal_result
-from gitpatch.workspace.propose import check_paths
+from gitpatch.workspace.propose import Moved, land_batch, preview
 
 __all__ = ["Change", "Made", "WriteQueue", "build_change", "preview_on"]
-
-#: Lost compare-and-swaps (another writer moved ``main``) a batch absorbs by rebuilding.
-ATTEMPTS = 20
 
 
 def preview_on(ws: Workspace, head: pygit2.Oid | None, proposal: Proposal) -> Changeset:
     """What ``proposal`` does on ``head`` (which ``main`` may not point at yet), its paths
-    checked as ``propose`` checks them; nothing is written."""
-    proposal = ws.normalize_proposal(proposal)
-    check_paths(ws.context, head, proposal.paths, proposal)
-    before: dict[str, bytes] = {}
-    if head is not None:
-        for path in proposal.paths:
-            data = ws.store.read(head, path)
-            if data is not None:
-                before[path] = data
-    return engine.apply(proposal, before)
+    checked as ``propose`` checks them; nothing is written (``propose.preview``)."""
+    return preview(ws.context, ws.normalize_proposal(proposal), on=head).changeset
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,24 +65,10 @@ class Made:
     fingerprint: str
     written: int
 
-    def applied(self, ws: Workspace, branch: str) -> Applied:
-        """What the change is once ``branch`` holds it (versions are commit ids here)."""
+    def applied(self, ws: Workspace) -> Applied:
+        """What the change is once ``main`` holds it (versions are commit ids here)."""
         built = Built(self.commit, self.head, self.changeset, self.fingerprint, ())
-        result = proposal_result(ws.context, built, self.pid)
-        ids: dict[str, str] = {}
-        for f in result.files:
-            ident = resource_id(ws.store, self.commit, f.path) if f.action != "delete" else None
-            if ident is not None:
-                ids[f.path] = ident
-        return Applied(
-            version=result.version,
-            files=tuple(result.files),
-            edits=self.changeset.report,
-            ids=ids,
-            proposal_id=self.pid,
-            branch=branch,
-            target=result.target,
-        )
+        return applied([(ws.store, proposal_result(ws.context, built, self.pid), None)])
 
 
 def build_change(
@@ -114,9 +89,7 @@ def build_change(
 
 #: Builds one change on a head: given the head and, on a rebuild, (the head the batch first
 #: saw, the head another writer left), its commit, or None for the Workspace's path.
-Build = Callable[
-    [pygit2.Oid | None, tuple[pygit2.Oid | None, pygit2.Oid | None] | None], Made | None
-]
+Build = Callable[[pygit2.Oid | None, Moved | None], Made | None]
 
 
 class Change:
@@ -182,33 +155,23 @@ class WriteQueue:
         return change.outcome()
 
     def _run(self, batch: list[Change]) -> None:
+        """The batch built and landed by the one attempt loop (``propose.land_batch``)."""
+        made: list[Made] = []
+
+        def build(head: pygit2.Oid | None, moved: Moved | None) -> pygit2.Oid | None:
+            for item in batch:  # a rebuild starts over
+                item.made, item.error = None, None
+            made[:] = self._built(batch, head, moved)
+            return next((m.commit for m in reversed(made)), None)
+
         with self.writing():
-            store = self.store()
-            start = store.ref_target(self.branch)
-            moved: tuple[pygit2.Oid | None, pygit2.Oid | None] | None = None
-            for attempt in range(ATTEMPTS):
-                first = store.ref_target(self.branch)
-                if attempt:
-                    moved = (start, first)
-                made = list(self._built(batch, first, moved))
-                tip = next((m.commit for m in reversed(made)), None)
-                if tip is None:
-                    return
-                try:
-                    store.update_refs([(self.branch, tip, first)], f"gitpatch: {len(made)} changes")
-                except ConcurrentUpdate as exc:
-                    if exc.reason != "changed" or attempt == ATTEMPTS - 1:
-                        raise
-                    for item in batch:
-                        item.made, item.error = None, None
-                    continue
-                return
+            land_batch(self.store(), self.branch, build, lambda: f"gitpatch: {len(made)} changes")
 
     @staticmethod
     def _built(
         batch: list[Change],
         head: pygit2.Oid | None,
-        moved: tuple[pygit2.Oid | None, pygit2.Oid | None] | None,
+        moved: Moved | None,
     ) -> Iterator[Made]:
         """Each change built on the one before it (a refused one is skipped)."""
         for item in batch:

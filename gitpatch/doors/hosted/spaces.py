@@ -319,7 +319,7 @@ class SpaceStorage:
 
         made = self.space.queue.submit(Change(build))
         if made is not None:
-            return self._numbered(made.applied(ws, BRANCH), made.written)
+            return self._numbered(made.applied(ws), made.written)
         with self.space.writing():  # a change a person rejected: refused with the reasons
             return self._through_workspace(ws, proposal, expected_version, review, None)
 

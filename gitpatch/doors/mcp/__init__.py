@@ -49,6 +49,7 @@ __all__ = [
     "build_server",
     "serve_http",
     "serve_stdio",
+    "workspace_tools",
 ]
 
 _log = logging.getLogger("gitpatch.mcp")
@@ -332,15 +333,24 @@ def build_server(
     return server
 
 
+def workspace_tools(
+    path: str, mode: str | None = None, session: str | None = None, *, allow_run: bool = False
+) -> ToolSet:
+    """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
+    ``session``: the session name, else the client's name, else ``agent``; ``allow_run``:
+    also ``run_command``)."""
+    from gitpatch.doors.mcp._tools import workspace_toolset
+
+    return workspace_toolset(path, mode, session, allow_run=allow_run)
+
+
 def serve_stdio(
     path: str, mode: str | None = None, session: str | None = None, *, allow_run: bool = False
 ) -> None:
     """Serve the repository at ``path`` over stdio until the client disconnects; ``session``
     names the agent's session (default: the client's name, else ``agent``); ``allow_run``
     adds the ``run_command`` tool."""
-    from gitpatch.doors.mcp._tools import workspace_toolset
-
-    toolset = workspace_toolset(path, mode, session, allow_run=allow_run)
+    toolset = workspace_tools(path, mode, session, allow_run=allow_run)
     server = build_server(toolset)
     try:
         server.run("stdio")

@@ -288,14 +288,13 @@ def _with_notices(repo: _Repository, name: str, handler: Handler, told: set[str]
         return fresh
 
     def run(args: BaseModel) -> Reply:
-        ws = repo.workspace()
-        lines = ws.notices() + [f"Another session also changes {f}." for f in overlaps()]
+        lines = repo.workspace().notices()
         try:
             reply = handler(args)
         except GitpatchError as exc:
             reply = Reply(False, exc.message, exc.code, hint=exc.hint)
-        if reply.ok and name in _EDITS:
-            lines += [f"Another session also changes {f}." for f in overlaps()]
+        # looked for once, after the call: an edit's own files are flagged at once
+        lines += [f"Another session also changes {f}." for f in overlaps()]
         if not lines:
             return reply
         data = reply.data
@@ -304,9 +303,6 @@ def _with_notices(repo: _Repository, name: str, handler: Handler, told: set[str]
         return dataclasses.replace(reply, data=data, notices=tuple(lines))
 
     return run
-
-
-_EDITS = frozenset({"patch", "apply_patch", "patch_resource"})
 
 
 def workspace_toolset(

@@ -3,9 +3,9 @@
 An apply_patch may touch ordinary paths (the Workspace's branch) and scratch addresses
 (``refs/gitpatch/work/SESSION``, ``refs/gitpatch/memory/ROOT``) at once. Each ref gets its own
 proposal commit, built on its own head by the Workspace's one attempt loop
-(``workspace.propose``: paths checked, uncommitted disk content recorded first, git's
-conversions applied); then every ref and the notes move in ONE ref transaction (one
-``Transition`` through the one publisher), inside the working tree's journaled land when the
+(``workspace.propose.land``: paths checked, uncommitted disk content recorded first, git's
+conversions applied), and every ref and the notes move in ONE ref transaction (one
+transition through the one publisher), inside the working tree's journaled land when the
 branch is on disk. Either all of it happens or none.
 
 Also here: the helpers that turn family keys (``work://s1/a.md``) into paths on their ref and
@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import secrets
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pygit2
 
@@ -28,15 +28,15 @@ from gitpatch.core.paths import Address, parse_address
 from gitpatch.errors import InvalidArguments
 from gitpatch.tools.storage.base import Applied
 from gitpatch.tools.storage.resource_ids import resource_id
-from gitpatch.workspace.build import proposal_files
-from gitpatch.workspace.propose import Attempt, retried
-from gitpatch.workspace.publisher import Transition, publish
-from gitpatch.workspace.results import EditResult, FileResult, edit_results
+from gitpatch.workspace.build import proposal_result
+from gitpatch.workspace.propose import Attempt, land
+from gitpatch.workspace.results import EditResult, FileResult, ProposalResult
 
 if TYPE_CHECKING:
     from gitpatch.porcelain.workspace import Workspace
+    from gitpatch.store import Store
 
-__all__ = ["edit_report", "key", "propose_across", "rename", "roots", "strip"]
+__all__ = ["Share", "applied", "edit_report", "key", "propose_across", "rename", "roots", "strip"]
 
 # -- keys ----------------------------------------------------------------------------------------
 
@@ -144,84 +144,55 @@ def propose_across(
             hint="Split the call: scratch addresses in one, reviewed paths in another.",
         )
     parts = _split(main, holder, proposal, groups, secrets.token_hex(6))
-    called: list[bool] = []
-
-    def attempt() -> Applied:
-        for part in parts:
-            part.attempt.build()
-        if before_write is not None and not called:
-            before_write()
-            called.append(True)
-        _publish(main, parts, proposal.tool)
-        return _applied(parts)
-
-    return retried(attempt, main.branch)
-
-
-def _constant(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
-    return lambda _old: note
-
-
-def _publish(main: Workspace, parts: Sequence[_Part], tool: str) -> None:
-    """Every part's ref and note in one transition; the disk follows the ordinary part."""
-    notes: dict[pygit2.Oid, Callable[[dict[str, Any] | None], dict[str, Any]]] = {}
-    refs = []
-    checkout = None
-    land: tuple[str, ...] | None = None
-    checked = True  # False: the ordinary part was carried onto a person's uncommitted work
-    for part in parts:
-        built = part.attempt.built
-        assert built is not None
-        notes[built.commit] = _constant(part.attempt.note(tool))
-        refs.append((part.ws.branch, built.commit, part.attempt.head))
-        if part.root is None and main.mode == "auto":
-            checkout = (main.branch, built.base, built.commit)
-            land = built.land_paths
-            checked = not part.attempt.kept
-    step = Transition(
-        refs=tuple(refs),
-        notes=notes,
-        message=f"gitpatch: {tool or 'propose'} {parts[0].attempt.pid}",
-        checkout=checkout,
-        paths=land,
-        disk_checked=checked,
-    )
-    publish(main.context, step)
+    # main's context publishes: its branch (the ordinary part's) follows on disk
+    land(main.context, [p.attempt for p in parts], proposal.tool, before_write=before_write)
+    return _applied(parts)
 
 
 def _applied(parts: Sequence[_Part]) -> Applied:
-    files, edits, ids = [], [], {}
+    shares = []
     for part in parts:
-        built = part.attempt.built
-        assert built is not None
-        for f in proposal_files(part.ws.store, built.base, built.changeset):
-            files.append(rename(f, part.root))
-            ident = resource_id(part.ws.store, built.commit, f.path)
-            if f.action != "delete" and ident is not None:
-                ids[key(f.path, part.root)] = ident
-        edits += [edit_report(e, part.root) for e in edit_results(built.changeset)]
-    main = next((p for p in parts if p.root is None), parts[0])
-    assert main.attempt.built is not None
-    ordinary = main.root is None
+        one = part.attempt
+        assert one.built is not None
+        kept = {"recorded": one.recorded, "carried": one.kept}
+        result = proposal_result(part.ws.context, one.built, one.pid, **kept)
+        shares.append((part.ws.store, result, part.root))
+    return applied(shares)
+
+
+#: One ref's share of a change: the store holding it, its result, its family root (or None).
+Share = tuple["Store", ProposalResult, Address | None]
+
+
+def applied(shares: Sequence[Share]) -> Applied:
+    """The storage's answer for a change, from each ref's ``ProposalResult`` (the one place
+    resource ids are found for it): paths as storage keys, and with several refs, every
+    ref's new commit; the ordinary ref's share (else the only one) names the change."""
+    files: list[FileResult] = []
+    edits: list[EditReport] = []
+    ids: dict[str, str] = {}
+    for store, result, root in shares:
+        commit = pygit2.Oid(hex=result.version)
+        for f in result.files:
+            files.append(rename(f, root))
+            ident = resource_id(store, commit, f.path) if f.action != "delete" else None
+            if ident is not None:
+                ids[key(f.path, root)] = ident
+        edits += [edit_report(e, root) for e in result.edits]
+    _store, main, root = next((s for s in shares if s[2] is None), shares[0])
+    named = root is None or len(shares) == 1
     return Applied(
-        version=str(main.attempt.built.commit),
+        version=main.version,
         files=tuple(files),
         edits=tuple(edits),
         ids=ids,
-        proposal_id=main.attempt.pid,
-        branch=main.ws.branch if ordinary else None,
-        target=main.ws.target if ordinary else None,
-        versions={
-            p.ws.branch: str(p.attempt.built.commit) for p in parts if p.attempt.built is not None
-        },
-        # what a plain Workspace result says too: the session's own worktree, and the person's
-        # uncommitted work the ordinary part recorded or carried
-        worktree=_session_worktree(main.ws) if ordinary else None,
-        recorded=tuple(main.attempt.recorded) if ordinary else (),
-        carried=tuple(main.attempt.kept) if ordinary else (),
+        proposal_id=main.proposal_id,
+        branch=main.branch if named else None,
+        review=main.mode == "review",
+        target=main.target if named else None,
+        versions={r.branch: r.version for _s, r, _root in shares} if len(shares) > 1 else {},
+        # the session's own worktree, and the person's uncommitted work recorded or carried
+        worktree=main.worktree or None,
+        recorded=tuple(key(p, root) for p in main.recorded),
+        carried=tuple(key(p, root) for p in main.carried),
     )
-
-
-def _session_worktree(ws: Workspace) -> str | None:
-    tree = ws.worktree
-    return str(tree.root) if ws.session and tree is not None else None

@@ -20,8 +20,6 @@ import contextlib
 import dataclasses
 from collections.abc import Iterator
 
-import pygit2
-
 from gitpatch.core.model import Proposal
 from gitpatch.core.paths import Address, parse_address
 from gitpatch.errors import (
@@ -43,7 +41,6 @@ from gitpatch.tools.storage.base import (
 )
 from gitpatch.tools.storage.resource_ids import resource_id, uuid_like
 from gitpatch.workspace import versions
-from gitpatch.workspace.results import ProposalResult
 
 __all__ = ["READ_TRAILER", "WorkspaceStorage"]
 
@@ -191,7 +188,7 @@ class WorkspaceStorage:
             if before_write is not None:
                 before_write()
             result = ws.propose(local, expected_version=expected)
-            return self._applied(ws, result, root)
+            return families.applied([(ws.store, result, root)])
 
     def _holder(self, root: Address | None, review: bool) -> Workspace:
         if root is not None:
@@ -232,25 +229,3 @@ class WorkspaceStorage:
     def _expected(self, ws: Workspace, proposal: Proposal, expected: Version | None) -> str | None:
         """The version as the Workspace takes it (a pinned read included: it checks the disk)."""
         return None if expected is None else str(expected).strip()
-
-    def _applied(self, ws: Workspace, result: ProposalResult, root: Address | None) -> Applied:
-        review = result.mode == "review"
-        commit = pygit2.Oid(hex=result.version)
-        ids: dict[str, str] = {}
-        for f in result.files:
-            ident = resource_id(ws.store, commit, f.path) if f.action != "delete" else None
-            if ident is not None:
-                ids[families.key(f.path, root)] = ident
-        return Applied(
-            version=result.version,
-            files=tuple(families.rename(f, root) for f in result.files),
-            edits=tuple(families.edit_report(e, root) for e in result.edits),
-            ids=ids,
-            proposal_id=result.proposal_id,
-            branch=result.branch,
-            review=review,
-            target=result.target,
-            worktree=result.worktree or None,
-            recorded=tuple(families.key(p, root) for p in result.recorded),
-            carried=tuple(families.key(p, root) for p in result.carried),
-        )

@@ -1,0 +1,82 @@
+"""What one call costs in steps: the doors ask the Workspace once per question.
+
+One MCP edit looks for other sessions' work on its files once; one CLI approval looks its id up
+once and builds no diff just to say what else it lands. Counted by wrapping the step (the
+real one still runs), on real repositories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+
+from gitpatch.doors.cli import main
+from gitpatch.doors.mcp import build_server, workspace_tools
+from gitpatch.porcelain import Workspace
+from gitpatch.review import lifecycle, series
+from tests.gitkit import git, make_repo
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {"a.txt": "a1\na2\n", "b.txt": "b1\n"})
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Any, str], list[int]]]:
+    """``counted(module, name)``: a list that grows by one per call of ``module.name``."""
+
+    def count(module: Any, name: str) -> list[int]:
+        real = getattr(module, name)
+        calls: list[int] = []
+
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            calls.append(1)
+            return real(*args, **kw)
+
+        monkeypatch.setattr(module, name, wrapper)
+        return calls
+
+    yield count
+
+
+def test_one_mcp_edit_looks_for_other_sessions_work_once(
+    repo: Path, counted: Callable[[Any, str], list[int]]
+) -> None:
+    other = Workspace.open(repo, mode="review", session="other")
+    mine = other.patch_resource("a.txt", [{"old_string": "a1", "new_string": "A1"}]).proposal_id
+    looked = counted(series, "overlaps")
+
+    async def call() -> Any:
+        toolset = workspace_tools(str(repo), "review", "me")
+        async with Client(build_server(toolset)) as client:
+            args = {"path": "a.txt", "edits": [{"old_string": "a2", "new_string": "A2"}]}
+            return await client.call_tool("patch_resource", args)
+
+    result = anyio.run(call)
+    assert not result.is_error
+    assert looked == [1]
+    flag = f"Another session also changes a.txt: session other (proposal {mine})."
+    assert result.structured_content["notices"] == [flag]
+
+
+def test_one_cli_approval_looks_its_id_up_once_and_builds_no_diff(
+    repo: Path, counted: Callable[[Any, str], list[int]]
+) -> None:
+    ws = Workspace.open(repo, mode="review", session="bot")
+    below = ws.patch_resource("a.txt", [{"old_string": "a1", "new_string": "A1"}]).proposal_id
+    top = ws.patch_resource("b.txt", [{"old_string": "b1", "new_string": "B1"}]).proposal_id
+    found, shown = counted(lifecycle, "find"), counted(lifecycle, "show")
+    runner = CliRunner(env={"NO_COLOR": None})
+    out = runner.invoke(main, ["-C", str(repo), "approve", top, "--by", "Rev"])
+    assert out.exit_code == 0, out.stderr
+    assert f"approving {top} also lands the open proposals beneath it: {below}" in out.stderr
+    assert (found, shown) == ([1], [])
+    assert git(repo, "show", "work:a.txt") == "A1\na2\n"
+    assert git(repo, "show", "work:b.txt") == "B1\n"
