@@ -123,11 +123,15 @@ def ensure(ctx: Context) -> Bench:
         where = worktrees.add(ctx.store, name, str(head), detach=True)
         took = time.perf_counter() - start
         files = sum(1 for _ in ctx.store.files(head))
-    made = (
+    return Bench(name, where, made_text(where, files, took))
+
+
+def made_text(where: Path, files: int, took: float) -> str:
+    """The sentence a result carries when it made the session's worktree."""
+    return (
         f"Made the session's worktree at {where} ({files} files checked out in {took:.1f} s; "
-        "it is kept in step with your proposals)."
+        "it is kept in step with your work)."
     )
-    return Bench(name, where, made)
 
 
 @contextlib.contextmanager
