@@ -187,29 +187,14 @@ def _checkpoint(ctx: Context, bench: workbench.Bench, command: str, limit: int) 
     left = _named(found.left_out)
     head = workbench.head_of(where)
     if not found.paths or head is None:
-        return CheckpointResult(
-            recorded=False,
-            message=f"Nothing changed in the session's worktree {where} that a checkpoint "
-            f"records: no proposal was made.{_left_sentence(left)}",
-            worktree=str(where),
-            command=command,
-            left_out=left,
-            made=bench.made,
-        )
+        return _unchanged(bench, command, left, "that a checkpoint records: no proposal was made")
     if found.unstaged:
         _stage(where, found.unstaged)
     crashpoint("checkpoint.staged")
     tree = pygit2.Oid(hex=workbench.git(where, ["write-tree"]).decode().strip())
     if tree == ctx.store.tree_of(head):  # a stat-only change: the content is the same
-        return CheckpointResult(
-            recorded=False,
-            message=f"Nothing changed in the session's worktree {where}: the files git "
-            f"listed have the content they had.{_left_sentence(left)}",
-            worktree=str(where),
-            command=command,
-            left_out=left,
-            made=bench.made,
-        )
+        why = "the files git listed have the content they had: no proposal was made"
+        return _unchanged(bench, command, left, why)
     pid = secrets.token_hex(6)
     commit = _commit(ctx, head, tree, pid, command, found.paths)
     blobs = {p: _blob_hex(ctx, commit, p) for p in found.paths}
@@ -219,6 +204,19 @@ def _checkpoint(ctx: Context, bench: workbench.Bench, command: str, limit: int) 
     _publish(ctx, where, pid, head, commit, print_, command)
     files = _files(ctx, head, commit, changed)
     return _result(ctx, bench, pid, commit, command, files, left)
+
+
+def _unchanged(bench: workbench.Bench, command: str, left: list[str], why: str) -> CheckpointResult:
+    """The result of a checkpoint that found nothing to record."""
+    return CheckpointResult(
+        recorded=False,
+        message=f"Nothing changed in the session's worktree {bench.path} {why}."
+        + _left_sentence(left),
+        worktree=str(bench.path),
+        command=command,
+        left_out=left,
+        made=bench.made,
+    )
 
 
 def _stage(where: Path, paths: Sequence[str]) -> None:

@@ -272,3 +272,12 @@ def test_ending_an_auto_session_deletes_its_branch_once_approved(tmp_path: Path)
     assert not where.exists()
     assert git(repo, "branch", "--list", "gitpatch/session/bot") == ""
     assert (repo / "pkg/a.py").read_text().endswith("return 7\n")
+
+
+def test_absolute_paths_in_the_worktree_name_the_same_files(repo: Path) -> None:
+    ws = _agent(repo)
+    where = ws.session_worktree().path
+    result = ws.patch(str(where / "pkg/b.py"), SR.format(old="B = 1", new="B = 4"))
+    assert [f.path for f in result.files] == ["pkg/b.py"]
+    assert (where / "pkg/b.py").read_text() == "B = 4\n"
+    assert ws.read(str(where / "pkg/b.py")).content == "B = 4\n"
