@@ -97,8 +97,9 @@ def serve(
     push: str | None,
 ) -> None:
     """Serve the MCP tools over stdio for the repository (patch, apply_patch, patch_resource,
-    read_file, list_proposals, show_proposal; no approve or reject); with --http, the
-    resource service over spaces (docs/hosted-service.md)."""
+    read_file, list_proposals, show_proposal, checkpoint; run_command with --allow-run; no
+    approve or reject); with --http, the resource service over spaces
+    (docs/hosted-service.md)."""
     if listen is not None:
         from gitpatch.doors.cli._hosted import run_http
 

@@ -2,8 +2,9 @@
 
 ``build_server(toolset)`` makes a server for any ``ToolSet`` (a handler per tool name), so the
 same construction serves stdio (``gitpatch serve``) and, later, streamable HTTP. The tools
-are ``patch``, ``apply_patch``, ``patch_resource``, ``read_file``, ``list_proposals`` and
-``show_proposal``; there is deliberately no approve or reject tool: only people approve.
+are ``patch``, ``apply_patch``, ``patch_resource``, ``read_file``, ``list_proposals``,
+``show_proposal`` and ``checkpoint`` (``run_command`` too with ``serve --allow-run``); there is
+deliberately no approve or reject tool: only people approve.
 
 How outcomes reach the client (``_to_result`` and ``_ArgumentValidator``, the one place):
 - success: a result with the text the model reads and ``structuredContent`` matching the
