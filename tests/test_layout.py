@@ -141,7 +141,8 @@ def test_the_checker_sees_type_only_imports() -> None:
 
 def test_the_checker_sees_a_cycle_and_a_private_import() -> None:
     # The two checks above would pass vacuously if the import walk found nothing.
-    assert "gitpatch.review.lifecycle" in GRAPH["gitpatch.porcelain.workspace"]
+    assert "gitpatch.review" in GRAPH["gitpatch.porcelain.workspace"]
+    assert "gitpatch.review._lifecycle" in GRAPH["gitpatch.review"]
     assert "gitpatch.store._errors" in GRAPH["gitpatch.store"]
     assert "gitpatch.match.cascade" in GRAPH["gitpatch.match"]
 
@@ -166,6 +167,55 @@ def test_private_modules_are_imported_only_inside_their_package() -> None:
             if _private(dep) and (f"from {dep} import" in text or f"import {dep}" in text):
                 offenders.append((str(path.relative_to(ROOT)), dep))
     assert offenders == []
+
+
+#: What a door may import from the layers under it: the porcelain, the public review queries,
+#: the result types, the settings, session names and the approval rule, and the stages that
+#: hold no state (errors, core, formats, match, engine), the tools and the package's own facade.
+DOOR_TAKES = (
+    "gitpatch.porcelain",
+    "gitpatch.review.queries",
+    "gitpatch.workspace.results",
+    "gitpatch.workspace.config",
+    "gitpatch.workspace.sessions",
+    "gitpatch.workspace.gate",
+    "gitpatch.errors",
+    "gitpatch.core",
+    "gitpatch.formats",
+    "gitpatch.match",
+    "gitpatch.engine",
+    "gitpatch.tools",
+)
+#: The doors that take the plumbing too: the hosted service (its write queue, generations and
+#: maintenance) and the git hooks (the approval rule on raw refs).
+PLUMBING_DOORS = ("gitpatch.doors.hosted", "gitpatch.doors.hooks")
+PLUMBING = ("gitpatch.workspace", "gitpatch.store", "gitpatch.checkout", "gitpatch.safety")
+
+
+def _under(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def test_doors_take_only_the_porcelain_the_review_queries_and_the_results() -> None:
+    offenders = []
+    for name, deps in GRAPH.items():
+        if not name.startswith("gitpatch.doors"):
+            continue
+        for dep in deps & MODULES.keys():
+            if dep in ("gitpatch", name) or _under(dep, ("gitpatch.doors", *DOOR_TAKES)):
+                continue
+            if _under(name, PLUMBING_DOORS) and _under(dep, PLUMBING):
+                continue
+            offenders.append((name, dep))
+    assert sorted(offenders) == []
+
+
+def test_the_doors_rule_sees_a_reach_around() -> None:
+    # the rule would pass vacuously if doors imported nothing it checks
+    assert "gitpatch.review.queries" in GRAPH["gitpatch.doors.web.views"]
+    assert "gitpatch.workspace" in GRAPH["gitpatch.doors.hosted.direct"]
+    assert not _under("gitpatch.workspace", DOOR_TAKES)
+    assert not _under("gitpatch.review", DOOR_TAKES)
 
 
 @pytest.mark.parametrize("front_end_only", ["click", "mcp"])

@@ -14,12 +14,14 @@ if TYPE_CHECKING:
     from gitpatch.workspace.results import Mode, ProposalInfo
 
 __all__ = [
+    "git_dir",
     "is_open",
     "open_session",
     "open_workspace",
     "repository_config",
     "session_in",
     "working_root",
+    "worktree_setting",
 ]
 
 
@@ -27,6 +29,19 @@ def working_root(directory: str | Path) -> Path | None:
     """The working tree's root of the repository at (or above) ``directory``; None if bare."""
     workdir = Store.open(directory).workdir
     return Path(workdir) if workdir else None
+
+
+def git_dir(directory: str | Path) -> str:
+    """The git directory of the repository at (or above) ``directory``."""
+    return str(Store.open(directory).git_dir)
+
+
+def worktree_setting(directory: str | Path) -> tuple[Path | None, bool]:
+    """(the working tree libgit2 opens for the repository at ``directory``, None if bare;
+    whether ``core.worktree`` names one)."""
+    store = Store.open(directory)
+    root = Path(store.workdir).resolve() if store.workdir else None
+    return root, store.config_get("core.worktree") is not None
 
 
 def repository_config(directory: str | Path) -> Config:
@@ -91,7 +106,7 @@ def open_session(
 
 
 def is_open(ws: Workspace, info: ProposalInfo) -> bool:
-    """True for what awaits a person (``gitpatch.review.lifecycle.is_open``)."""
-    from gitpatch.review import lifecycle
+    """True for what awaits a person (``gitpatch.review.queries.is_open``)."""
+    from gitpatch.review.queries import is_open
 
-    return lifecycle.is_open(ws.context, info)
+    return is_open(ws.context, info)

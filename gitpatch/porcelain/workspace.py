@@ -33,10 +33,8 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import pygit2
 
-from gitpatch.checkout.roots import through_root, through_root_all
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Proposal
-from gitpatch.core.paths import normalize, normalize_proposal
 from gitpatch.core.text import Document
 from gitpatch.errors import (
     GitpatchError,
@@ -44,20 +42,28 @@ from gitpatch.errors import (
     ResourceNotFound,
 )
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
-from gitpatch.review import checkpoints, commands, feedback, lifecycle, series, workbench, worktrees
+from gitpatch.review import (
+    checkpoints,
+    commands,
+    feedback,
+    lifecycle,
+    series,
+    workbench,
+    worktrees,
+)
 from gitpatch.review import sessions as session_admin
 from gitpatch.store import Store
-from gitpatch.workspace import guards, stack, versions
-from gitpatch.workspace.build import Dirty, proposal_result
-from gitpatch.workspace.context import Context
-from gitpatch.workspace.propose import (
+from gitpatch.workspace import (
     Attempt,
+    Context,
+    Dirty,
+    Plumbing,
     Preview,
-    check_paths,
-    consistent_view,
-    disk,
+    guards,
     land,
     preview,
+    proposal_result,
+    versions,
 )
 from gitpatch.workspace.results import (
     Mode,
@@ -79,8 +85,7 @@ from gitpatch.workspace.sessions import (
 )
 
 if TYPE_CHECKING:
-    from gitpatch.review.checkpoints import CheckpointResult
-    from gitpatch.review.sessions import SessionInfo
+    from gitpatch.review import CheckpointResult, SessionInfo
     from gitpatch.workspace.results import LogEntry, ProposalDetail, ProposalInfo
 
 __all__ = [
@@ -120,6 +125,7 @@ class Workspace:
     def __init__(self, context: Context) -> None:
         self._ctx = context
         self._calls = threading.RLock()
+        self._plumbing = Plumbing(context, self._calls, workbench.aliases(context))
         self._told_at: pygit2.Oid | None = None  # the notes tip the last notices were read at
 
     # -- state (read-only) -------------------------------------------------------------------
@@ -345,11 +351,12 @@ class Workspace:
         (a commit no ref points at), so a later change on disk is a ``resource_conflict``.
         Files outside a sparse checkout come from the branch, as git shows them.
         """
-        clean = self._normalize(path)
-        with self.consistent_view():
-            seen = self.view()
-            self.check_paths(seen.head, [clean])
-            data, version = self.read_in(seen, clean)
+        pipe = self._plumbing
+        clean = pipe.normalize(path)
+        with pipe.consistent_view():
+            seen = pipe.view()
+            pipe.check_paths(seen.head, [clean])
+            data, version = pipe.read_in(seen, clean)
         if data is None:
             raise ResourceNotFound(
                 f"cannot read {clean}: no such file on {short(self.branch)}",
@@ -358,20 +365,6 @@ class Workspace:
             )
         text = Document.from_bytes(data, clean).text
         return ReadResult(path=clean, content=text, version=str(version) if version else "")
-
-    def view(self) -> stack.View:
-        """What the next call reads and builds on: in review mode with a session, the target
-        plus the session's open proposals (their top), else the branch head."""
-        session = self.session if self.mode == "review" else None
-        return stack.view(self.store, self.branch, session, self.target)
-
-    def read_in(self, seen: stack.View, path: str) -> tuple[bytes | None, pygit2.Oid | None]:
-        """(bytes, version) of ``path`` in ``seen``: a path the session's open proposals
-        change comes from their top, any other from disk when the branch is checked out."""
-        tree = self.worktree
-        filters = tree.filters if tree is not None else None
-        shown = None if path in seen.stacked else disk(self._ctx)
-        return versions.read(self.store, shown, seen.head, path, filters)
 
     # -- proposing ---------------------------------------------------------------------------
 
@@ -392,7 +385,7 @@ class Workspace:
         revises (it implies ``revision``, and both notes say so). In review mode with a session
         the proposal is built on the session's open proposals (``view``).
         """
-        proposal = self.normalize_proposal(proposal)
+        proposal = self._plumbing.normalize_proposal(proposal)
         revises = revises if revises is not None else proposal.revises
         revised = None if revises is None else feedback.revisable(self._ctx, revises)
         revision = revision or revised is not None
@@ -414,41 +407,20 @@ class Workspace:
     def preview(self, proposal: Proposal) -> Preview:
         """What ``proposal`` would change (a dry run): applied to the disk when it shows the
         branch, else to the branch head; nothing is built, moved or written."""
-        return preview(self._ctx, self.normalize_proposal(proposal))
+        return preview(self._ctx, self._plumbing.normalize_proposal(proposal))
 
-    # -- what the tool storages build on ---------------------------------------------------------
+    # -- the plumbing under the verbs -----------------------------------------------------------
 
-    def exclusive(self) -> contextlib.AbstractContextManager[object]:
-        """Hold this Workspace's calls off while the caller runs several steps as one (its
-        own calls may nest inside: the lock is re-entrant)."""
-        return self._calls
+    @property
+    def plumbing(self) -> Plumbing:
+        """The steps under these verbs, for the tool storages and the hosted service (holding
+        calls off, reading head and disk together, checking and normalizing paths)."""
+        return self._plumbing
 
-    def tracks_disk(self) -> bool:
-        """True when the working tree shows ``branch`` (its content is then what is read)."""
-        return self._ctx.tracks_disk()
-
-    def consistent_view(self) -> contextlib.AbstractContextManager[None]:
-        """Hold lands off while the caller reads the branch head and the disk together."""
-        return consistent_view(self._ctx)
-
-    def check_paths(self, head: pygit2.Oid | None, paths: Sequence[str]) -> None:
-        """Refuse unsafe or ignored ``paths`` on ``head`` as ``propose`` would (``guards``)."""
-        check_paths(self._ctx, head, paths)
-
-    def normalize_proposal(self, proposal: Proposal) -> Proposal:
-        """``proposal`` with its paths repository-relative (absolute paths below the working
-        tree accepted, symlinked roots followed); unsafe paths are refused."""
-        aliases = workbench.aliases(self._ctx)
-        moved = through_root_all(proposal, self._root(), aliases)
-        return normalize_proposal(moved, self._root())
-
-    def _normalize(self, path: str) -> str:
-        aliases = workbench.aliases(self._ctx)
-        return normalize(through_root(path, self._root(), aliases), self._root())
-
-    def _root(self) -> str | None:
-        """The working tree's absolute path: absolute paths below it are accepted."""
-        return str(self.worktree.root).rstrip("/") if self.worktree is not None else None
+    def version(self) -> str:
+        """The version the next call reads and builds on (the head of ``Plumbing.view``)."""
+        head = self._plumbing.view().head
+        return str(head) if head is not None else ""
 
     # -- review (written in gitpatch.review.lifecycle) --------------------------------------------
 
@@ -479,7 +451,7 @@ class Workspace:
     def replayed(self, call: str) -> ProposalResult | None:
         """The proposal the tool call with digest ``call`` made, when nothing moved since (it
         is still the head of ``view``): a harness retrying that call. None otherwise."""
-        head = self.view().head
+        head = self._plumbing.view().head
         note = self.store.read_note(head) if head is not None and call else None
         if note is None or note.get("call") != call:
             return None

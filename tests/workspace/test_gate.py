@@ -11,8 +11,7 @@ import pytest
 from gitpatch import Workspace
 from gitpatch.doors import hooks
 from gitpatch.errors import ApprovalRequired
-from gitpatch.workspace import gate
-from gitpatch.workspace.publisher import Transition, publish
+from gitpatch.workspace import Transition, gate, publish
 from tests.gitkit import git, head, make_repo
 from tests.workspace.workspace_kit import commit_on, sr, state
 

@@ -321,7 +321,7 @@ def test_one_workspace_shared_by_threads_serializes_calls(tmp_path: Path) -> Non
 def test_note_written_with_the_ref_and_notes_race_absorbed(
     repo: Path, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gitpatch.workspace.publisher as publisher
+    from gitpatch.workspace import publisher as publisher
 
     real = publisher.notes_update
     calls = {"n": 0}
@@ -344,7 +344,7 @@ def test_note_written_with_the_ref_and_notes_race_absorbed(
 def test_approve_absorbs_a_note_written_meanwhile(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gitpatch.workspace.publisher as publisher
+    from gitpatch.workspace import publisher as publisher
 
     ws = Workspace.open(repo, mode="review")
     res = ws.propose(edit("a.txt", "beta", "BETA"))
@@ -369,7 +369,7 @@ def test_approve_absorbs_a_note_written_meanwhile(
 def test_a_note_changed_under_a_step_rebuilds_the_whole_step(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gitpatch.workspace.publisher as publisher
+    from gitpatch.workspace import publisher as publisher
 
     ws = Workspace.open(repo, mode="review")
     res = ws.propose(edit("a.txt", "beta", "BETA"))

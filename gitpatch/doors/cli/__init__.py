@@ -129,15 +129,14 @@ def _git_environment(env: Env, git_dir: str, work_tree: str | None) -> Env:
     would use (``GIT_WORK_TREE``, else ``core.worktree``, else the current directory);
     where libgit2 would pick another one, ``repository_error`` (reason ``work_tree``)."""
     from gitpatch.errors import RepositoryError
-    from gitpatch.store import Store
+    from gitpatch.porcelain.opening import worktree_setting
 
     here = env.directory
     gitdir = (here / git_dir).resolve()
-    store = Store.open(gitdir)
-    root = Path(store.workdir).resolve() if store.workdir else None
+    root, configured = worktree_setting(gitdir)
     if work_tree:
         wanted: Path | None = (here / work_tree).resolve()
-    elif store.config_get("core.worktree") is not None or root is None:
+    elif configured or root is None:
         wanted = root
     else:
         wanted = here.resolve()

@@ -21,7 +21,6 @@ from gitpatch.errors import InvalidArguments
 
 if TYPE_CHECKING:
     from gitpatch.porcelain.workspace import Workspace
-    from gitpatch.review.checkpoints import CheckpointResult
 
 __all__ = ["checkpoint", "run_command", "session", "sessions"]
 
@@ -64,10 +63,8 @@ def _hook_input(event: str | None) -> tuple[str | None, Path | None]:
     )
 
 
-def _checkpoint_text(result: CheckpointResult) -> str:
-    lines = [result.made] if result.made else []
-    lines.append(result.message)
-    return "\n".join(lines)
+def _checkpoint_text(made: str, message: str) -> str:
+    return f"{made}\n{message}" if made else message
 
 
 @click.command("checkpoint")
@@ -100,12 +97,12 @@ def checkpoint(
         answer: dict[str, Any] = {
             "hookSpecificOutput": {
                 "hookEventName": "PostToolUse",
-                "additionalContext": _checkpoint_text(result),
+                "additionalContext": _checkpoint_text(result.made, result.message),
             }
         }
         env.echo(json.dumps(answer, ensure_ascii=False))
         return
-    env.emit(result, _checkpoint_text(result))
+    env.emit(result, _checkpoint_text(result.made, result.message))
 
 
 @click.command(

@@ -42,8 +42,7 @@ from gitpatch.porcelain.workspace import Workspace
 from gitpatch.store import Store
 from gitpatch.tools.storage.base import Applied
 from gitpatch.tools.storage.scratch import applied
-from gitpatch.workspace.build import Built, commit_changes, proposal_result
-from gitpatch.workspace.propose import Moved, land_batch, preview
+from gitpatch.workspace import Built, Moved, commit_changes, land_batch, preview, proposal_result
 
 __all__ = ["Change", "Made", "WriteQueue", "build_change", "preview_on"]
 
@@ -51,7 +50,7 @@ __all__ = ["Change", "Made", "WriteQueue", "build_change", "preview_on"]
 def preview_on(ws: Workspace, head: pygit2.Oid | None, proposal: Proposal) -> Changeset:
     """What ``proposal`` does on ``head`` (which ``main`` may not point at yet), its paths
     checked as ``propose`` checks them; nothing is written (``propose.preview``)."""
-    return preview(ws.context, ws.normalize_proposal(proposal), on=head).changeset
+    return preview(ws.context, ws.plumbing.normalize_proposal(proposal), on=head).changeset
 
 
 @dataclasses.dataclass(frozen=True)

@@ -55,8 +55,7 @@ from gitpatch.tools.storage.base import (
     resolve_plain,
 )
 from gitpatch.tools.storage.workspace import WorkspaceStorage
-from gitpatch.workspace.guards import blob, check_unchanged
-from gitpatch.workspace.propose import preview
+from gitpatch.workspace import blob, check_unchanged, preview
 
 __all__ = ["BRANCH", "Space", "SpaceStorage", "Spaces", "check_path_limits", "disk_bytes"]
 

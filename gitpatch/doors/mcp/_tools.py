@@ -59,22 +59,20 @@ class _Repository:
     def claim(self) -> None:
         """Hold an explicit session name now, refusing one a live connection holds."""
         if self.session is not None and not self._release:
-            from gitpatch.store import Store
+            from gitpatch.porcelain.opening import git_dir
             from gitpatch.workspace.sessions import claim_session
 
-            gitdir = str(Store.open(self.path).git_dir)
-            _name, release = claim_session(gitdir, self.session, exact=True)
+            _name, release = claim_session(git_dir(self.path), self.session, exact=True)
             self._release.append(release)
 
     def _session_name(self) -> str:
         if self.session is not None:
             self.claim()
             return self.session
-        from gitpatch.store import Store
+        from gitpatch.porcelain.opening import git_dir
         from gitpatch.workspace.sessions import claim_session, session_name
 
-        gitdir = str(Store.open(self.path).git_dir)
-        name, release = claim_session(gitdir, session_name(self.client))
+        name, release = claim_session(git_dir(self.path), session_name(self.client))
         self._release.append(release)
         return name
 
@@ -155,7 +153,7 @@ class _EditAdapter:
         ws = self.source.workspace()
         if self._last is not None and self._last[0] == key:
             reply = self._last[1]
-            if reply.data is not None and str(ws.view().head) == reply.data.get("version"):
+            if reply.data is not None and ws.version() == reply.data.get("version"):
                 return _already(reply.text, reply.data)
         found = ws.replayed(key)
         if found is None:

@@ -1,10 +1,10 @@
 """What the review page shows, read through the review API; nothing here writes.
 
 ``Workspace.proposals`` and ``Workspace.show`` give the list, the diffs, the commits recording a
-person's own uncommitted work that a proposal brings and the note; ``gitpatch.review.lifecycle``
+person's own uncommitted work that a proposal brings and the note; ``gitpatch.review.queries``
 tells what approving would do (``outcome``), a listed proposal's +/- (``stats``) and when the
 list may have changed (``stamp``). This module turns them into what the page says. Approving,
-rejecting and undoing stay in ``gitpatch.review.lifecycle``.
+rejecting and undoing stay with the ``Workspace``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from gitpatch.doors.web.diffview import FileDiff, parse_diff
 from gitpatch.porcelain.workspace import Workspace
-from gitpatch.review import lifecycle
+from gitpatch.review import queries
 from gitpatch.workspace.results import ProposalDetail, ProposalInfo
 
 __all__ = [
@@ -108,12 +108,12 @@ def rows(ws: Workspace, status: str = "all") -> list[Row]:
     out = []
     ctx = ws.context
     for info in ws.proposals():
-        opened = lifecycle.is_open(ctx, info)
+        opened = queries.is_open(ctx, info)
         if status == "open" and not opened:
             continue
         if status not in ("all", "open") and info.status != status:
             continue
-        stats = lifecycle.stats(ctx, info)
+        stats = queries.stats(ctx, info)
         out.append(Row(info, opened, stats.get("insertions", 0), stats.get("deletions", 0)))
     return out
 
@@ -152,14 +152,14 @@ def stacks(table: list[Row]) -> list[SessionStack]:
 def stamp(ws: Workspace) -> str:
     """Changes whenever the list could (``review.stamp``): the page polls it and fetches the
     list only when it changed."""
-    return lifecycle.stamp(ws.context)
+    return queries.stamp(ws.context)
 
 
 def detail(ws: Workspace, pid: str) -> Detail:
     """One proposal with its parsed diff, note, recorded local work and approval preview."""
     shown = ws.show(pid)
     info = shown.info
-    opened = lifecycle.is_open(ws.context, info)
+    opened = queries.is_open(ws.context, info)
     return Detail(
         detail=shown,
         open=opened,
@@ -176,7 +176,7 @@ def detail(ws: Workspace, pid: str) -> Detail:
 def preview(ws: Workspace, info: ProposalInfo) -> Preview:
     """What approving ``info`` would do to its target, in the page's words."""
     target = info.target.removeprefix("refs/heads/")
-    found = lifecycle.outcome(ws.context, info)
+    found = queries.outcome(ws.context, info)
     if found.kind == "fast-forward":
         return Preview("fast-forward", f"Approving fast-forwards {target} to this proposal.")
     if found.kind == "nothing":
@@ -200,10 +200,10 @@ def preview(ws: Workspace, info: ProposalInfo) -> Preview:
 
 def head(ws: Workspace, ref: str) -> dict[str, str]:
     """Where ``ref`` points now, as ``git log -1 --oneline`` would say."""
-    commit, summary = lifecycle.head(ws.context, ref)
+    commit, summary = queries.head(ws.context, ref)
     return {"branch": ref.removeprefix("refs/heads/"), "commit": commit, "summary": summary}
 
 
 def identity(ws: Workspace) -> str:
     """``Name <email>`` from git config, or ``""`` when the repository has none configured."""
-    return lifecycle.person(ws.context)
+    return queries.person(ws.context)

@@ -16,7 +16,7 @@ import pygit2
 
 from gitpatch.store import Store
 from gitpatch.store.entries import file_id
-from gitpatch.workspace.guards import blob
+from gitpatch.workspace import blob
 
 __all__ = ["resource_id", "uuid_like"]
 

@@ -28,8 +28,7 @@ from gitpatch.core.paths import Address, parse_address
 from gitpatch.errors import InvalidArguments
 from gitpatch.tools.storage.base import Applied
 from gitpatch.tools.storage.resource_ids import resource_id
-from gitpatch.workspace.build import proposal_result
-from gitpatch.workspace.propose import Attempt, land
+from gitpatch.workspace import Attempt, land, proposal_result
 from gitpatch.workspace.results import EditResult, FileResult, ProposalResult
 
 if TYPE_CHECKING:
@@ -124,7 +123,9 @@ def _split(
             ops.append(op)
         ws = main if root is None else holder(root)
         local = strip(dataclasses.replace(proposal, operations=tuple(ops)), root)
-        parts.append(_Part(root, ws, Attempt(ws.context, ws.normalize_proposal(local), pid)))
+        parts.append(
+            _Part(root, ws, Attempt(ws.context, ws.plumbing.normalize_proposal(local), pid))
+        )
     return parts
 
 

@@ -100,23 +100,23 @@ class WorkspaceStorage:
         that Workspace's calls and lands held off."""
         ws = self.workspace
         address = parse_address(key)
-        with ws.exclusive():
+        with ws.plumbing.exclusive():
             if address is not None:
                 yield self.family(address), address.path, False
                 return
-            disk = ws.tracks_disk()
-            with ws.consistent_view():
+            disk = ws.plumbing.tracks_disk()
+            with ws.plumbing.consistent_view():
                 yield ws, key, disk
 
     def read(self, key: str) -> FileRead:
         """See ``Storage.read`` and, for uncommitted content, the module docstring."""
         with self._view(key) as (ws, path, disk):
             store = ws.store
-            seen = ws.view()
+            seen = ws.plumbing.view()
             head = seen.head
-            ws.check_paths(head, [path])
+            ws.plumbing.check_paths(head, [path])
             if disk:
-                data, version = ws.read_in(seen, path)
+                data, version = ws.plumbing.read_in(seen, path)
             else:
                 tree = ws.worktree
                 filters = tree.filters if tree is not None else None
@@ -153,7 +153,7 @@ class WorkspaceStorage:
     def list(self, prefix: str = "") -> list[str]:
         """Files on the branch head below ``prefix`` (committed content)."""
         ws = self.workspace
-        with ws.exclusive():
+        with ws.plumbing.exclusive():
             head = ws.store.ref_target(ws.branch)
             if head is None:
                 return []
@@ -173,7 +173,7 @@ class WorkspaceStorage:
         """See ``Storage.apply``: one proposal commit per ref touched, all refs in one ref
         transaction; ``review`` keeps the change on ``refs/heads/gitpatch/<id>``."""
         roots = families.roots(proposal)
-        with self.workspace.exclusive():
+        with self.workspace.plumbing.exclusive():
             if len(roots) > 1:
                 # a review-mode Workspace keeps its ordinary paths for review: such a change
                 # is refused like one the policy asks approval for (never landed on the branch)

@@ -21,8 +21,9 @@ from gitpatch.core.model import Changeset, FileChange, Proposal
 from gitpatch.core.spliced import as_bytes
 from gitpatch.errors import DirtyWorktree, ProposalRejected
 from gitpatch.store import Store
-from gitpatch.workspace import carry, guards
-from gitpatch.workspace.context import Context, Dirty
+from gitpatch.workspace import _carry as carry
+from gitpatch.workspace import _guards as guards
+from gitpatch.workspace._context import Context, Dirty
 from gitpatch.workspace.results import (
     FileResult,
     ProposalResult,

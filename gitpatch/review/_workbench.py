@@ -30,14 +30,14 @@ import pygit2
 
 from gitpatch.checkout import gitbin
 from gitpatch.errors import DirtyWorktree, InvalidArguments, RepositoryError
-from gitpatch.review import worktrees
+from gitpatch.review import _worktrees as worktrees
 from gitpatch.safety.owners import flocked
 from gitpatch.workspace import stack
 from gitpatch.workspace.sessions import SESSION_PREFIX, remember_target
 
 if TYPE_CHECKING:
     from gitpatch.store import Store
-    from gitpatch.workspace.context import Context
+    from gitpatch.workspace import Context
 
 __all__ = [
     "Bench",

@@ -21,7 +21,7 @@ from gitpatch.workspace.results import ProposalInfo, iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX, SESSION_PREFIX, session_target
 
 if TYPE_CHECKING:
-    from gitpatch.workspace.context import Context
+    from gitpatch.workspace import Context
 
 __all__ = [
     "BOOKKEEPING_TOOLS",

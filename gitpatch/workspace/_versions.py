@@ -21,7 +21,7 @@ from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import FileChange
 from gitpatch.errors import ResourceConflict
 from gitpatch.store import Store
-from gitpatch.workspace import guards
+from gitpatch.workspace import _guards as guards
 
 __all__ = ["READ_TRAILER", "check_disk", "pin", "read", "unpin"]
 

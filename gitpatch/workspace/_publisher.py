@@ -26,11 +26,12 @@ from gitpatch.errors import ConcurrentUpdate, DirtyWorktree, SigningRequired
 from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.store import NOTES_REF, RefUpdate, Store
 from gitpatch.store.notes import NoteChange, notes_update
-from gitpatch.workspace import carry, gate
+from gitpatch.workspace import _carry as carry
+from gitpatch.workspace import gate
 from gitpatch.workspace.sessions import short
 
 if TYPE_CHECKING:
-    from gitpatch.workspace.context import Context
+    from gitpatch.workspace._context import Context
 
 __all__ = ["NOTES_ATTEMPTS", "STEP_ATTEMPTS", "NoteChange", "Transition", "publish"]
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from gitpatch.errors import GitpatchError
-from gitpatch.review.lookup import (
+from gitpatch.review._lookup import (
     PROPOSAL_ID,
     Subject,
     clean_id,
@@ -23,13 +23,12 @@ from gitpatch.review.lookup import (
     oid,
 )
 from gitpatch.store import RefUpdate, Store
-from gitpatch.workspace import stack
-from gitpatch.workspace.publisher import NoteChange
+from gitpatch.workspace import NoteChange, stack
 from gitpatch.workspace.results import ProposalDetail, ProposalInfo, now_iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX, SESSION_PREFIX, short
 
 if TYPE_CHECKING:
-    from gitpatch.workspace.context import Context
+    from gitpatch.workspace import Context
 
 __all__ = [
     "SQUASHED_PREFIX",

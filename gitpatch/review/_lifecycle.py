@@ -30,8 +30,9 @@ from gitpatch.errors import (
     ProposalClosed,
     ProposalNotFound,
 )
-from gitpatch.review import series, worktrees
-from gitpatch.review.lookup import (
+from gitpatch.review import _series as series
+from gitpatch.review import _worktrees as worktrees
+from gitpatch.review._lookup import (
     BOOKKEEPING_TOOLS,
     Subject,
     brought,
@@ -48,8 +49,7 @@ from gitpatch.review.lookup import (
     walk,
 )
 from gitpatch.store import NOTES_REF, RefUpdate, Store
-from gitpatch.workspace import guards, stack
-from gitpatch.workspace.publisher import STEP_ATTEMPTS, NoteChange, Transition, publish
+from gitpatch.workspace import STEP_ATTEMPTS, NoteChange, Transition, guards, publish, stack
 from gitpatch.workspace.results import (
     ApprovalOutcome,
     FileAction,
@@ -70,7 +70,7 @@ from gitpatch.workspace.sessions import (
 )
 
 if TYPE_CHECKING:
-    from gitpatch.workspace.context import Context
+    from gitpatch.workspace import Context
 
 __all__ = [
     "RECENT_CLOSED",

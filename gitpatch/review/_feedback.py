@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, ProposalNotFound
-from gitpatch.review.lookup import BOOKKEEPING_TOOLS, PROPOSAL_ID, clean_id, note_for_id
+from gitpatch.review._lookup import BOOKKEEPING_TOOLS, PROPOSAL_ID, clean_id, note_for_id
 from gitpatch.store import NOTES_REF
-from gitpatch.workspace.publisher import NoteChange, Transition, publish
+from gitpatch.workspace import NoteChange, Transition, publish
 from gitpatch.workspace.results import now_iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX
 
 if TYPE_CHECKING:
-    from gitpatch.workspace.context import Context
+    from gitpatch.workspace import Context
 
 __all__ = ["COMMENT_KINDS", "comment", "notices", "proposal_commit", "revisable"]
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gitpatch.errors import InvalidArguments
-from gitpatch.review import workbench
+from gitpatch.review import _workbench as workbench
 
 if TYPE_CHECKING:
-    from gitpatch.review.checkpoints import CheckpointResult
+    from gitpatch.review._checkpoints import CheckpointResult
 
 __all__ = [
     "HEAD_BYTES",

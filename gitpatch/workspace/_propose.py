@@ -34,10 +34,12 @@ from gitpatch.core.model import Changeset, Proposal
 from gitpatch.core.retry import lost_race, retry
 from gitpatch.errors import ConcurrentUpdate, InternalError
 from gitpatch.store import RefUpdate, Store
-from gitpatch.workspace import guards, stack, versions
-from gitpatch.workspace.build import Built, build, carried, record_dirty
-from gitpatch.workspace.context import Context
-from gitpatch.workspace.publisher import NoteChange, Transition, publish
+from gitpatch.workspace import _guards as guards
+from gitpatch.workspace import _stack as stack
+from gitpatch.workspace import _versions as versions
+from gitpatch.workspace._build import Built, build, carried, record_dirty
+from gitpatch.workspace._context import Context
+from gitpatch.workspace._publisher import NoteChange, Transition, publish
 from gitpatch.workspace.results import now_iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX, short
 

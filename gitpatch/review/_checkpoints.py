@@ -36,17 +36,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from gitpatch.checkout import gitbin
 from gitpatch.core.model import Changeset
 from gitpatch.errors import InvalidArguments, RepositoryError
-from gitpatch.review import workbench
+from gitpatch.review import _workbench as workbench
 from gitpatch.safety.crashpoints import crashpoint
-from gitpatch.workspace import guards
-from gitpatch.workspace.build import Built, refuse_rejected
-from gitpatch.workspace.propose import note
-from gitpatch.workspace.publisher import Transition, publish
+from gitpatch.workspace import Built, Transition, guards, propose, publish, refuse_rejected
 from gitpatch.workspace.results import FileAction, FileResult, ProposalResult
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX, short
 
 if TYPE_CHECKING:
-    from gitpatch.workspace.context import Context
+    from gitpatch.workspace import Context
 
 __all__ = [
     "MAX_BYTES_SETTING",
@@ -281,7 +278,7 @@ def _publish(
     """The proposal ref (review) or the session branch (auto) and the note, in one ref
     transaction; then the worktree's HEAD (review: detached) names the new commit."""
     built = Built(commit, head, Changeset(()), print_, ())
-    written = note(ctx, built, pid, "checkpoint", False)
+    written = propose.note(ctx, built, pid, "checkpoint", False)
     if command:
         written["command"] = command
     review = ctx.mode == "review"

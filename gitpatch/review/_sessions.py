@@ -27,15 +27,17 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from gitpatch.errors import GitpatchError, InvalidArguments, ProposalNotFound
-from gitpatch.review import checkpoints, workbench, worktrees
-from gitpatch.review.lookup import find, session_names
+from gitpatch.review import _checkpoints as checkpoints
+from gitpatch.review import _workbench as workbench
+from gitpatch.review import _worktrees as worktrees
+from gitpatch.review._lookup import find, session_names
 from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.workspace import stack
 from gitpatch.workspace.results import iso
 from gitpatch.workspace.sessions import SESSION_PREFIX, check_session_name, session_target
 
 if TYPE_CHECKING:
-    from gitpatch.workspace.context import Context
+    from gitpatch.workspace import Context
 
 __all__ = ["SessionInfo", "end", "follow_all", "listing"]
 
