@@ -48,6 +48,11 @@ _TERMS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "; change your approach",
     ),
     (
+        re.compile(r"a plain comment \(kind='comment'\)"),
+        "a plain comment (without --request-changes)",
+        "a plain comment",
+    ),
+    (
         re.compile(r"Use mode='auto' or mode='review'"),
         "Use --mode auto or --mode review",
         "Start the server with --mode auto or --mode review",

@@ -43,10 +43,12 @@ from gitpatch.errors import (
 )
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
 from gitpatch.review import (
+    amend,
     checkpoints,
     commands,
     feedback,
     lifecycle,
+    partial,
     series,
     workbench,
     worktrees,
@@ -54,6 +56,7 @@ from gitpatch.review import (
 from gitpatch.review import sessions as session_admin
 from gitpatch.store import Store
 from gitpatch.workspace import (
+    REPLAYED,
     Attempt,
     Context,
     Dirty,
@@ -62,7 +65,6 @@ from gitpatch.workspace import (
     guards,
     land,
     preview,
-    proposal_result,
     versions,
 )
 from gitpatch.workspace.results import (
@@ -127,6 +129,7 @@ class Workspace:
         self._calls = threading.RLock()
         self._plumbing = Plumbing(context, self._calls, workbench.aliases(context))
         self._told_at: pygit2.Oid | None = None  # the notes tip the last notices were read at
+        self._told_overlaps = True  # a record of told overlaps may exist (unknown at first)
 
     # -- state (read-only) -------------------------------------------------------------------
 
@@ -202,6 +205,7 @@ class Workspace:
         allow_ignored: bool | None = None,
         agent: str | None = None,
         name: str | None = None,
+        max_file_bytes: int | None = None,
     ) -> Workspace:
         """Open the repository at ``path`` (with a working tree or bare).
 
@@ -209,7 +213,8 @@ class Workspace:
         change does to a person's uncommitted work in the files it touches: ``carry`` merges
         the change into it and never commits it, ``record`` commits it first (the result and
         the review say so), ``refuse`` refuses. ``agent`` names the agent (its MCP client)
-        as the author of its commits.
+        as the author of its commits. ``max_file_bytes``: a proposal leaving a file larger
+        than that is refused (``payload_too_large``) before anything is written.
 
         ``branch`` defaults to the checked-out one. In auto mode a protected target
         (``protected``, else git config ``gitpatch.protected``, else ``.gitpatch.toml``'s
@@ -227,6 +232,8 @@ class Workspace:
             )
         if agent:
             ws._ctx = dataclasses.replace(ws._ctx, agent=agent)
+        if max_file_bytes is not None:
+            ws._ctx = dataclasses.replace(ws._ctx, max_file_bytes=max_file_bytes)
         return ws
 
     @classmethod
@@ -396,10 +403,7 @@ class Workspace:
 
         def attempt() -> ProposalResult:
             land(self._ctx, [one], proposal.tool, revised=revised)
-            assert one.built is not None
-            return proposal_result(
-                self._ctx, one.built, one.pid, recorded=one.recorded, carried=one.kept
-            )
+            return one.result()
 
         return checkpoints.around_edit(self._ctx, attempt)
 
@@ -431,26 +435,72 @@ class Workspace:
         by: str,
         *,
         squash: bool = False,
+        hunks: str | Sequence[str] | None = None,
         told: Callable[[str], None] | None = None,
     ) -> ProposalResult:
         """Merge a proposal (or a session, by name) into its target; see ``review``.
-        ``told`` hears, before anything moves, which other open proposals it lands."""
-        done = lifecycle.approve(self._ctx, proposal_id, by, squash=squash, told=told)
+        ``told`` hears, before anything moves, which other open proposals it lands.
+        ``hunks`` (``1,3``, ``a.py:2``) lands only those, as one commit; the rest stays open
+        (``gitpatch.review.partial``)."""
+        if hunks is not None:
+            done = partial.approve(self._ctx, proposal_id, by, hunks)
+        else:
+            done = lifecycle.approve(self._ctx, proposal_id, by, squash=squash, told=told)
         session_admin.follow_all(self._ctx)
         return done
 
     @_serialized
+    def amend(
+        self,
+        proposal_id: str,
+        by: str,
+        *,
+        files: Mapping[str, bytes | None] | None = None,
+        patch: str | None = None,
+        hunk: str | None = None,
+        text: str | None = None,
+    ) -> ProposalResult:
+        """A person's own edit of an open proposal: new contents of ``files``, a unified
+        diff ``patch`` against its version, or the new ``text`` of one ``hunk`` (its context
+        and added lines); a new version in the same lineage (``gitpatch.review.amend``)."""
+        given = [files is not None, patch is not None, hunk is not None or text is not None]
+        if sum(given) != 1 or (hunk is None) != (text is None):
+            raise InvalidArguments(
+                "amend needs one of: files, patch, or hunk with text",
+                hint="Pass files={path: bytes}, patch=TEXT, or hunk='a.py:2' and text=LINES.",
+            )
+        if hunk is not None and text is not None:
+            return amend.amend_hunk(self._ctx, proposal_id, by, hunk, text)
+        if patch is not None:
+            return amend.amend_patch(self._ctx, proposal_id, by, patch)
+        assert files is not None
+        return amend.amend(self._ctx, proposal_id, by, files)
+
+    @_serialized
+    def proposal_files(self, proposal_id: str) -> dict[str, bytes]:
+        """The files an open proposal adds or changes, as its version has them (to edit)."""
+        return amend.files_of(self._ctx, proposal_id)
+
+    @_serialized
     def comment(
-        self, proposal_id: str, by: str, text: str, *, kind: str = "comment"
+        self,
+        proposal_id: str,
+        by: str,
+        text: str,
+        *,
+        kind: str = "comment",
+        at: str | None = None,
     ) -> dict[str, Any]:
-        """Add a person's comment (``kind``: comment or request_changes) to a proposal; the
-        agent reads it in show_proposal, list_proposals and a notice."""
-        return feedback.comment(self._ctx, proposal_id, by, text, kind)
+        """Add a person's comment (``kind``: comment or request_changes; ``at``: ``PATH:LINE``
+        for a line comment) to a proposal; the agent reads it in show_proposal,
+        list_proposals and a notice."""
+        return feedback.comment(self._ctx, proposal_id, by, text, kind, at)
 
     @_serialized
     def replayed(self, call: str) -> ProposalResult | None:
         """The proposal the tool call with digest ``call`` made, when nothing moved since (it
-        is still the head of ``view``): a harness retrying that call. None otherwise."""
+        is still the head of ``view``): a harness retrying that call. None otherwise. Its
+        files, edits, worktree and message are the original result's (kept in the note)."""
         head = self._plumbing.view().head
         note = self.store.read_note(head) if head is not None and call else None
         if note is None or note.get("call") != call:
@@ -458,15 +508,22 @@ class Workspace:
         pid = str(note.get("id") or "")
         status: ProposalStatus = "proposed" if self.mode == "review" else "applied"
         branch = self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid
-        return ProposalResult(
-            proposal_id=pid,
-            version=str(head),
-            branch=branch,
-            target=self.target,
-            mode=self.mode,
-            status=status,
-            base=str(note.get("base") or ""),
-            message=f"Already applied as proposal {pid} (version {head}).",
+        kept = note.get("result") if isinstance(note.get("result"), dict) else {}
+        found = {
+            "message": f"Already applied as proposal {pid} (version {head}).",
+            **{k: v for k, v in (kept or {}).items() if k in REPLAYED},
+        }
+        return ProposalResult.model_validate(
+            {
+                **found,
+                "proposal_id": pid,
+                "version": str(head),
+                "branch": branch,
+                "target": self.target,
+                "mode": self.mode,
+                "status": status,
+                "base": str(note.get("base") or ""),
+            }
         )
 
     @_serialized
@@ -476,6 +533,16 @@ class Workspace:
         return series.overlaps(self._ctx)
 
     @_serialized
+    def new_overlaps(self) -> list[str]:
+        """The ``overlaps()`` this session was not told of yet; each is told once, also across
+        restarts (``feedback.new_overlaps``)."""
+        current = series.overlaps(self._ctx)
+        if not current and not self._told_overlaps:
+            return []  # nothing now, nothing recorded: the common case touches no file
+        self._told_overlaps = bool(current)
+        return feedback.new_overlaps(self._ctx, current)
+
+    @_serialized
     def notices(self) -> list[str]:
         """One line per change to this session's proposals since it was last told (verdicts,
         re-bases, comments); each is told once. Empty without a session."""
@@ -483,9 +550,20 @@ class Workspace:
         return lines
 
     @_serialized
-    def reject(self, proposal_id: str, by: str, reason: str) -> ProposalResult:
-        """Reject a proposal: its ref goes, the reason is noted; see ``review``."""
-        done = lifecycle.reject(self._ctx, proposal_id, by, reason)
+    def reject(
+        self,
+        proposal_id: str,
+        by: str,
+        reason: str,
+        *,
+        hunks: str | Sequence[str] | None = None,
+    ) -> ProposalResult:
+        """Reject a proposal: its ref goes, the reason is noted; see ``review``. ``hunks``
+        refuses only those; the rest stays open (``gitpatch.review.partial``)."""
+        if hunks is not None:
+            done = partial.reject(self._ctx, proposal_id, by, hunks, reason)
+        else:
+            done = lifecycle.reject(self._ctx, proposal_id, by, reason)
         session_admin.follow_all(self._ctx)
         return done
 

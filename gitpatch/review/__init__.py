@@ -4,11 +4,15 @@ The porcelain ``Workspace`` (``gitpatch.porcelain``) calls these namespaces, whi
 ``Context``: ``lifecycle`` (approve, reject, list, show, undo and log what agents proposed),
 ``series`` (review steps on a session's stack: what approving also lands, other sessions' work),
 ``feedback`` (comments and notices to the agent), ``worktrees`` (a session's own linked
-worktree), ``workbench`` (that worktree in every mode), ``checkpoints`` (what commands changed
-there, as a proposal), ``commands`` (running them there) and ``sessions`` (listing and ending
-sessions). Their modules (``_lifecycle``, ``_series``, ``_lookup`` for finding and describing
-proposals, ``_feedback``, ``_worktrees``) are private; the doors ask ``queries``, the few
-read-only questions a front end may put to the lifecycle directly.
+worktree), ``hunks`` (a proposal's hunks with stable ids, selections, the trees a partial
+verdict makes), ``partial`` (approving or rejecting some hunks), ``amend`` (a person's own
+edit of a proposal), ``workbench`` (a session's worktree in every mode), ``checkpoints`` (what
+commands changed there, as a proposal), ``commands`` (running them there) and ``sessions``
+(listing and ending sessions). Their modules (``_lifecycle``, ``_series``, ``_lookup`` for
+finding and describing proposals, ``_feedback``, ``_worktrees``, ``_hunks``, ``_partial``,
+``_amend``, ``_workbench``, ``_checkpoints``, ``_commands``, ``_sessions``) are private; the
+doors ask ``queries``, the few read-only questions a front end may put to the lifecycle
+directly.
 
 Namespaces are imported on first use (PEP 562).
 """
@@ -19,10 +23,13 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from gitpatch.review import _amend as amend
     from gitpatch.review import _checkpoints as checkpoints
     from gitpatch.review import _commands as commands
     from gitpatch.review import _feedback as feedback
+    from gitpatch.review import _hunks as hunks
     from gitpatch.review import _lifecycle as lifecycle
+    from gitpatch.review import _partial as partial
     from gitpatch.review import _series as series
     from gitpatch.review import _sessions as sessions
     from gitpatch.review import _workbench as workbench
@@ -41,8 +48,11 @@ _NAMES: dict[str, str] = {
 }
 #: The namespaces of the face: a private module under a public name.
 _SPACES: dict[str, str] = {
+    "amend": "_amend",
     "feedback": "_feedback",
+    "hunks": "_hunks",
     "lifecycle": "_lifecycle",
+    "partial": "_partial",
     "series": "_series",
     "worktrees": "_worktrees",
     "workbench": "_workbench",
@@ -56,10 +66,13 @@ __all__ = [
     "CheckpointResult",
     "Ran",
     "SessionInfo",
+    "amend",
     "checkpoints",
     "commands",
     "feedback",
+    "hunks",
     "lifecycle",
+    "partial",
     "series",
     "sessions",
     "workbench",

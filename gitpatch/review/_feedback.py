@@ -6,18 +6,28 @@ what changed since its previous call: a verdict (approved, rejected with the rea
 revision), a re-base (its version changed), a new comment. What a session has been told is kept
 in the note as well (``told``), so a restarted agent is not told twice and is told what it
 missed. Each step is one notes transaction through the one publisher.
+
+Another session's open work on the same files is not this session's proposal: what a session
+was told of such overlaps is kept beside its live-session lock (``gitpatch/sessions/NAME.told``
+under the git dir), so a restarted server does not tell it again either.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+import functools
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pygit2
 
-from gitpatch.errors import ConcurrentUpdate, InvalidArguments, ProposalNotFound
+from gitpatch.errors import ConcurrentUpdate, InvalidArguments, ProposalClosed, ProposalNotFound
+from gitpatch.review import _hunks as hunks
 from gitpatch.review._lookup import BOOKKEEPING_TOOLS, PROPOSAL_ID, clean_id, note_for_id
+from gitpatch.safety.atomic import write_atomic
+from gitpatch.safety.owners import common_dir
 from gitpatch.store import NOTES_REF
 from gitpatch.workspace import NoteChange, Transition, publish
 from gitpatch.workspace.results import now_iso
@@ -26,7 +36,14 @@ from gitpatch.workspace.sessions import PROPOSAL_PREFIX
 if TYPE_CHECKING:
     from gitpatch.workspace import Context
 
-__all__ = ["COMMENT_KINDS", "comment", "notices", "proposal_commit", "revisable"]
+__all__ = [
+    "COMMENT_KINDS",
+    "comment",
+    "new_overlaps",
+    "notices",
+    "proposal_commit",
+    "revisable",
+]
 
 COMMENT_KINDS = ("comment", "request_changes")
 
@@ -53,8 +70,11 @@ def revisable(ctx: Context, pid: str) -> tuple[str, pygit2.Oid]:
     return key, found[0]
 
 
-def comment(ctx: Context, pid: str, by: str, text: str, kind: str = "comment") -> dict[str, Any]:
-    """Add a person's comment to proposal ``pid`` (open or closed); returns the comment."""
+def comment(
+    ctx: Context, pid: str, by: str, text: str, kind: str = "comment", at: str | None = None
+) -> dict[str, Any]:
+    """Add a person's comment to proposal ``pid`` (open or closed); returns the comment.
+    ``at``: ``PATH:LINE`` of the proposal's version, for a line comment (``hunks.line_at``)."""
     if kind not in COMMENT_KINDS:
         raise InvalidArguments(
             f"unknown comment kind {kind!r}", hint="Use comment or request_changes."
@@ -69,7 +89,18 @@ def comment(ctx: Context, pid: str, by: str, text: str, kind: str = "comment") -
             hint="Pass a 12-character proposal id (see `gitpatch proposals --all`).",
             details={"id": key},
         )
+    note = found[1]
+    if kind == "request_changes" and note.get("status") == "rejected":
+        raise ProposalClosed(
+            f"proposal {key} is already rejected (by {note.get('rejected_by') or 'a person'}"
+            f"{': ' + str(note['reason']) if note.get('reason') else ''}); the agent was told",
+            hint="Add it as a plain comment (kind='comment'): a note the agent reads for "
+            f"its revision (revises='{key}').",
+            details={"id": key, "status": "rejected"},
+        )
     entry = {"by": by, "at": now_iso(), "text": text.strip(), "kind": kind}
+    if at is not None:
+        entry |= hunks.line_at(ctx.store, found[0], at, key)
 
     def change(old: dict[str, Any] | None) -> dict[str, Any]:
         note = dict(old or {"id": key})
@@ -86,6 +117,7 @@ def _state(note: Mapping[str, Any]) -> dict[str, Any]:
         "status": str(note.get("status") or ""),
         "rebased_from": str(note.get("rebased_from") or ""),
         "comments": len(note.get("comments") or []),
+        **hunks.told_state(note),
     }
 
 
@@ -110,18 +142,24 @@ def _lines(
         out.append((0, line if line.endswith(".") else line + "."))
     if now["rebased_from"] and now["rebased_from"] != told.get("rebased_from", ""):
         after = note.get("rebased_after") or "a rejected proposal"
+        why = str(note.get("rebased_why") or f"after {after} was rejected")
         out.append(
             (
                 1,
-                f"Proposal {pid} was re-based after {after} was rejected; its version is now "
+                f"Proposal {pid} was re-based {why}; its version is now "
                 f"{commit} (pass that as expected_version).",
             )
         )
     comments = note.get("comments") or []
     for c in comments[int(told.get("comments", 0)) :]:
         verb = "requested changes on" if c.get("kind") == "request_changes" else "commented on"
-        out.append((2, f"{c.get('by')} {verb} proposal {pid} at {c.get('at')}: {c.get('text')}"))
-    return out
+        where = ""
+        if c.get("path"):
+            where = f", {c.get('path')} line {c.get('line')} ({c.get('line_text')!r}),"
+        out.append(
+            (2, f"{c.get('by')} {verb} proposal {pid}{where} at {c.get('at')}: {c.get('text')}")
+        )
+    return out + hunks.notice_lines(pid, commit, note, told)
 
 
 def _told(state: dict[str, Any]) -> NoteChange:
@@ -177,3 +215,32 @@ def _changed_notes(
         note = store.read_note(commit)
         if note is not None:
             yield commit, note
+
+
+@functools.lru_cache(maxsize=64)
+def _told_path(git_dir: str, session: str) -> Path:
+    """Where session ``session`` keeps the overlaps it was told of (computed once)."""
+    return common_dir(git_dir) / "gitpatch" / "sessions" / f"{session}.told"
+
+
+def new_overlaps(ctx: Context, current: Sequence[str]) -> list[str]:
+    """Of ``current`` (the session's overlaps with other sessions' work now), those it was not
+    told yet; all of ``current`` is then remembered as told, and what is no longer current is
+    forgotten (told again if it comes back). Without a session, all of ``current``."""
+    if ctx.session is None:
+        return list(current)
+    path = _told_path(str(ctx.store.git_dir), ctx.session)
+    if not current:  # the common case: one syscall, nothing read
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return []
+    try:
+        told = set(json.loads(path.read_bytes()))
+    except (OSError, ValueError, TypeError):
+        told = set()  # never told, or unreadable: telling again is the safe side
+    fresh = [line for line in current if line not in told]
+    if fresh or told != set(current):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # not fsynced: a power loss only makes the session hear a warning again
+        write_atomic(path, json.dumps(sorted(current)).encode(), durable=False)
+    return fresh

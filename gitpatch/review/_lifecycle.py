@@ -30,6 +30,7 @@ from gitpatch.errors import (
     ProposalClosed,
     ProposalNotFound,
 )
+from gitpatch.review import _hunks as hunks
 from gitpatch.review import _series as series
 from gitpatch.review import _worktrees as worktrees
 from gitpatch.review._lookup import (
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RECENT_CLOSED",
     "approve",
+    "decider",
     "head",
     "is_open",
     "log",
@@ -82,6 +84,8 @@ __all__ = [
     "person",
     "proposals",
     "reject",
+    "result",
+    "retried",
     "show",
     "stamp",
     "stats",
@@ -184,7 +188,8 @@ def show(ctx: Context, proposal_id: str) -> ProposalDetail:
     shown = _show(ctx, proposal_id)
     tip = pygit2.Oid(hex=shown.info.commit)
     note = ctx.store.read_note(tip) or {}
-    return shown.model_copy(update={"message": ctx.store.info(tip).message, "note": note})
+    extra = {"message": ctx.store.info(tip).message, "note": note}
+    return shown.model_copy(update=extra | hunks.detail(ctx.store, shown, note))
 
 
 def _show(ctx: Context, proposal_id: str) -> ProposalDetail:
@@ -392,9 +397,11 @@ def _approve_once(
         ids = ", ".join(e.id for e in beneath)
         tell(f"approving {sub.id} also lands the open proposals beneath it: {ids}")
     publish(ctx, step)
-    what = f"session {sub.ref}" if sub.session else f"proposal {sub.id}"
-    if named is not None:
-        what = f"session {named[0].session} ({len(named[0].entries)} proposals)"
+    what = f"proposal {sub.id}"
+    if sub.session:  # a session branch (auto mode): each agent commit on it is a proposal
+        what = _session_words(sub.id, len([c for c in sub.commits if c not in sub.records]))
+    elif named is not None:
+        what = _session_words(named[0].session, len(named[0].entries))
     elif beneath:
         what += f" with the open proposals beneath it ({', '.join(e.id for e in beneath)})"
     return _result(
@@ -405,6 +412,11 @@ def _approve_once(
         status="approved",
         message=f"Approved {what} by {by}: {how} {short(sub.target)} at {str(new)[:12]}.",
     )
+
+
+def _session_words(name: str, count: int) -> str:
+    """``session NAME (N proposals)``: how every approval of a session names it."""
+    return f"session {name} ({count} proposal{'' if count == 1 else 's'})"
 
 
 def _in_other_worktree(ctx: Context, ref: str) -> bool:
@@ -526,9 +538,16 @@ def _undo_once(ctx: Context, wanted: str | None) -> ProposalResult:
         status="undone",
         base=str(head),
         files=_files(store, head, revert),
-        message=f"Undid proposal {pid} ({summary}) with a new commit {str(revert)[:12]} on "
+        message=f"Undid {_undone_words(pid)} ({summary}) with a new commit {str(revert)[:12]} on "
         f"{short(ctx.branch)}; history is kept.",
     )
+
+
+def _undone_words(pid: str) -> str:
+    """What an undo reverted: a proposal, or the approval (merge) of a session branch."""
+    if pid.startswith("session/"):
+        return f"the approval of session {pid.removeprefix('session/')}"
+    return f"proposal {pid}"
 
 
 def _revert(
@@ -687,6 +706,23 @@ def _result(
 def _retried(step: Callable[[], ProposalResult]) -> ProposalResult:
     """Run one approve / reject / undo attempt, again from the start after a lost race."""
     return retry(step, attempts=STEP_ATTEMPTS, catch=ConcurrentUpdate, when=lost_race)
+
+
+def decider(by: str, verb: str) -> str:
+    """``by`` checked as the one-line name of the person who decides (``verb``: what)."""
+    return _person(by, verb)
+
+
+def result(
+    ctx: Context, sub: Subject, *, version: pygit2.Oid, branch: str, status: str, message: str
+) -> ProposalResult:
+    """The result of a review step on ``sub`` (its files: ``sub.base`` to ``sub.tip``)."""
+    return _result(ctx, sub, version=version, branch=branch, status=status, message=message)
+
+
+def retried(step: Callable[[], ProposalResult]) -> ProposalResult:
+    """Run one review step again from the start after a lost race (see ``_retried``)."""
+    return _retried(step)
 
 
 def _person(by: str, verb: str) -> str:

@@ -186,9 +186,19 @@ def squashed(
 
 
 def replanned(
-    store: Store, pid: str, series: stack.Stack, replan: stack.Replan, by: str, reason: str
+    store: Store,
+    pid: str,
+    series: stack.Stack,
+    replan: stack.Replan,
+    by: str,
+    reason: str,
+    *,
+    event: str = "",
 ) -> tuple[list[RefUpdate], dict[pygit2.Oid, NoteChange]]:
-    """Refs and notes for the proposals above a rejected one: re-based or needing revision."""
+    """Refs and notes for the proposals above a rejected one: re-based or needing revision.
+
+    ``event``: what happened to ``pid`` instead, when it got a new version rather than a
+    rejection (``reason`` then says why the ones needing revision need it)."""
     refs: list[RefUpdate] = []
     notes: dict[pygit2.Oid, NoteChange] = {}
     at = now_iso()
@@ -201,13 +211,16 @@ def replanned(
             "rebased_after": pid,
             "created_at": moved.get("created_at") or at,
         }
+        if event:
+            moved["rebased_why"] = event
         notes[new] = lambda _old, moved=moved: dict(moved)  # type: ignore[misc]
         notes[old] = lambda old_note, new=new: {  # type: ignore[misc]
             **(old_note or {}),
             "tool": "rebased",
             "rebased_as": str(new),
         }
-    why = f"it changes files of rejected proposal {pid}" + (f" ({reason})" if reason else "")
+    why = reason if event else f"it changes files of rejected proposal {pid}"
+    why += f" ({reason})" if reason and not event else ""
     for entry in replan.needs_revision:
         kept = stack.REVISE_PREFIX + entry.id
         refs.append((PROPOSAL_PREFIX + entry.id, None, entry.commit))

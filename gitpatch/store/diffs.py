@@ -12,13 +12,21 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import dataclass
 
 import pygit2
 
 from gitpatch.store.treediff import Side, file_changes
 from gitpatch.store.trees import MODE_BLOB, MODE_SUBMODULE
 
-__all__ = ["diff_trees"]
+__all__ = [
+    "FilePatch",
+    "HunkText",
+    "apply_hunks",
+    "diff_trees",
+    "file_patches",
+    "split_lines",
+]
 
 _INDEX_LINE = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+) 100644$", re.MULTILINE)
 
@@ -187,3 +195,96 @@ def diff_trees(
         deletions += removed
     stats = {"files": len(items), "insertions": insertions, "deletions": deletions}
     return "".join(pieces), stats
+
+
+@dataclass(frozen=True)
+class HunkText:
+    """One hunk of a text file's patch: its ``@@`` ranges and header, and its lines as
+    (origin, bytes with the line's own terminator), origin one of ``' '``, ``'-'``, ``'+'``."""
+
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    header: str
+    lines: tuple[tuple[str, bytes], ...]
+
+
+@dataclass(frozen=True)
+class FilePatch:
+    """One file of a diff: both paths and sides (blob id and mode, None when absent), its
+    patch text as ``diff_trees`` prints it, and its hunks; ``hunks`` is empty when the file
+    can only be taken whole (an add, a delete, a move, a mode change, binary content, a
+    submodule, or a patch whose hunks would not rebuild the new content byte for byte)."""
+
+    old_path: str
+    new_path: str
+    old: Side
+    new: Side
+    text: str
+    hunks: tuple[HunkText, ...]
+
+
+#: Modes whose content is split into hunks (regular and executable files).
+_TEXTUAL = (MODE_BLOB, 0o100755)
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """``data`` cut after each ``\\n`` (as git counts lines; a lone CR is no line end)."""
+    if b"\r" not in data:
+        return data.splitlines(keepends=True)  # the same cuts, in C
+    out = data.split(b"\n")
+    lines = [line + b"\n" for line in out[:-1]]
+    return lines + ([out[-1]] if out[-1] else [])
+
+
+def _hunks_of(repo: pygit2.Repository, item: _Item) -> tuple[HunkText, ...]:
+    old_path, new_path, a, b = item
+    if a is None or b is None or old_path != new_path or a[1] != b[1] or a[1] not in _TEXTUAL:
+        return ()
+    old_blob, new_blob = _blob(repo, a), _blob(repo, b)
+    assert old_blob is not None and new_blob is not None
+    if old_blob.is_binary or new_blob.is_binary:
+        return ()
+    patch = pygit2.Patch.create_from(old_blob, new_blob)
+    hunks = tuple(
+        HunkText(
+            h.old_start,
+            h.old_lines,
+            h.new_start,
+            h.new_lines,
+            h.header.rstrip("\n"),
+            tuple((line.origin, line.raw_content) for line in h.lines if line.origin in " -+"),
+        )
+        for h in patch.hunks
+    )
+    old = split_lines(old_blob.data)
+    # a patch whose hunks do not rebuild the new bytes exactly is offered whole only
+    return hunks if apply_hunks(old, hunks) == new_blob.data else ()
+
+
+def apply_hunks(old: list[bytes], hunks: tuple[HunkText, ...] | list[HunkText]) -> bytes:
+    """The lines ``old`` with ``hunks`` (of a patch made from them) applied, as bytes."""
+    out: list[bytes] = []
+    at = 0
+    for hunk in sorted(hunks, key=lambda h: h.old_start):
+        cut = hunk.old_start if hunk.old_lines == 0 else hunk.old_start - 1
+        out.extend(old[at:cut])
+        out.extend(data for origin, data in hunk.lines if origin in " +")
+        at = cut + hunk.old_lines
+    out.extend(old[at:])
+    return b"".join(out)
+
+
+def file_patches(
+    repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid | None
+) -> list[FilePatch]:
+    """Tree ``old`` to tree ``new`` file by file, in ``diff_trees``'s order, with hunks."""
+    items = _pair_moves(repo, list(file_changes(repo, old, new)))
+    items.sort(key=lambda item: item[1])
+    return [
+        FilePatch(
+            item[0], item[1], item[2], item[3], _file_patch(repo, item)[0], _hunks_of(repo, item)
+        )
+        for item in items
+    ]

@@ -13,7 +13,7 @@ from gitpatch.errors import MergeConflict
 from gitpatch.store import merging
 from gitpatch.store.treediff import tree_id
 
-__all__ = ["merge_tree", "revert_tree"]
+__all__ = ["merge_tree", "pick_tree", "revert_tree"]
 
 
 def _conflicts(index: pygit2.Index) -> list[str]:
@@ -49,6 +49,22 @@ def merge_tree(repo: pygit2.Repository, ours: pygit2.Oid, theirs: pygit2.Oid) ->
     paths = _conflicts(index)
     if paths:
         raise _refuse(f"merging {str(theirs)[:12]} into {str(ours)[:12]}", paths)
+    return index.write_tree(repo)
+
+
+def pick_tree(
+    repo: pygit2.Repository, base: pygit2.Oid | None, ours: pygit2.Oid, theirs: pygit2.Oid
+) -> pygit2.Oid:
+    """Tree ``ours`` plus the change from tree ``base`` (None: empty) to tree ``theirs`` (a
+    cherry-pick of trees); ``MergeConflict`` (nothing written) when it clashes."""
+    fast = merging.merge_trees(repo, base, ours, theirs)
+    if fast is not None:
+        return fast
+    ancestor = base if base is not None else repo.TreeBuilder().write()
+    index = repo.merge_trees(ancestor, ours, theirs, flags=MergeFlag.FIND_RENAMES)
+    paths = _conflicts(index)
+    if paths:
+        raise _refuse(f"applying the change onto {str(ours)[:12]}", paths)
     return index.write_tree(repo)
 
 

@@ -339,6 +339,22 @@ class Store:
         with git_errors(f"merge the versions of {path!r}"):
             return merging.merge_blobs(self.repo, path, base, ours, theirs)
 
+    def pick_tree(
+        self, base: pygit2.Oid | None, ours: pygit2.Oid, theirs: pygit2.Oid
+    ) -> pygit2.Oid:
+        """Tree ``ours`` plus the change from tree ``base`` (None: empty) to tree ``theirs``;
+        ``MergeConflict`` (nothing written) when the two clash."""
+        with git_errors(f"apply {base}..{theirs} onto {ours}"):
+            return history.pick_tree(self.repo, base, ours, theirs)
+
+    def file_patches(self, old: pygit2.Oid | None, new: pygit2.Oid) -> list[diffs.FilePatch]:
+        """Commit ``old`` (None: empty) -> commit ``new`` file by file, in ``diff``'s order,
+        each with its hunks (see ``diffs.file_patches``)."""
+        with git_errors(f"diff {old} and {new}"):
+            return diffs.file_patches(
+                self.repo, treediff.tree_id(self.repo, old), treediff.tree_id(self.repo, new)
+            )
+
     def tree_of(self, commit: pygit2.Oid) -> pygit2.Oid:
         """The id of ``commit``'s tree."""
         with git_errors(f"read the tree of {commit}"):

@@ -22,8 +22,9 @@ def plural(count: int, word: str) -> str:
 
 def where_data(applied: Applied, show: Callable[[str], str]) -> dict[str, object]:
     """The structured twins of the lines about where the change is on disk and what became
-    of the person's uncommitted work; empty when there is nothing to say."""
-    data: dict[str, object] = {}
+    of the person's uncommitted work, and ``already_applied`` for a retried call's original
+    change; empty when there is nothing to say."""
+    data: dict[str, object] = {"already_applied": True} if applied.replayed else {}
     if applied.worktree:
         data["worktree"] = applied.worktree
     if applied.recorded:

@@ -26,6 +26,7 @@ __all__ = [
     "ListProposalsArgs",
     "PatchArgs",
     "PatchResourceArgs",
+    "READ_MAX_BYTES",
     "ReadFileArgs",
     "RunCommandArgs",
     "ShowProposalArgs",
@@ -96,6 +97,12 @@ class ShowProposalArgs(_Args):
     id: str = Field(description="A proposal id (12 hex characters) or a session name.")
 
 
+#: Bytes of file content (UTF-8) one read result holds at most, whatever ``limit`` says:
+#: about 25,000 tokens, so one read never floods a model's context. Lines stop at the cap
+#: (the result says where to continue); a single line longer than the cap is cut.
+READ_MAX_BYTES = 100 * 1024
+
+
 class CheckpointArgs(_Args):
     """Arguments of ``checkpoint``."""
 
@@ -119,17 +126,21 @@ class RunCommandArgs(_Args):
 
 @dataclass(frozen=True)
 class ToolDef:
-    """One tool: its name, argument model and whether it changes anything."""
+    """One tool: its name, argument model, whether it changes anything, and whether an
+    identical call repeated changes nothing more (``idempotent``: a read, or an edit whose
+    retry is answered with the original result)."""
 
     name: str
     args: type[BaseModel]
     read_only: bool
+    #: None: as ``read_only``.
+    idempotent: bool | None = None
 
 
 TOOLS: tuple[ToolDef, ...] = (
-    ToolDef("patch", PatchArgs, read_only=False),
-    ToolDef("apply_patch", ApplyPatchArgs, read_only=False),
-    ToolDef("patch_resource", PatchResourceArgs, read_only=False),
+    ToolDef("patch", PatchArgs, read_only=False, idempotent=True),
+    ToolDef("apply_patch", ApplyPatchArgs, read_only=False, idempotent=True),
+    ToolDef("patch_resource", PatchResourceArgs, read_only=False, idempotent=True),
     ToolDef("read_file", ReadFileArgs, read_only=True),
     ToolDef("list_proposals", ListProposalsArgs, read_only=True),
     ToolDef("show_proposal", ShowProposalArgs, read_only=True),

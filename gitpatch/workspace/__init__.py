@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from gitpatch.workspace._guards import blob, check_unchanged
     from gitpatch.workspace._plumbing import Plumbing
     from gitpatch.workspace._propose import (
+        REPLAYED,
         Attempt,
         Moved,
         Preview,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 
 #: Each name of the face and the private module it lives in.
 _NAMES: dict[str, str] = {
+    "REPLAYED": "_propose",
     "Attempt": "_propose",
     "Built": "_build",
     "Context": "_context",
@@ -80,6 +82,7 @@ _SPACES: dict[str, str] = {
 }
 
 __all__ = [
+    "REPLAYED",
     "Attempt",
     "Built",
     "Context",

@@ -19,7 +19,7 @@ from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attribut
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Changeset, FileChange, Proposal
 from gitpatch.core.spliced import as_bytes
-from gitpatch.errors import DirtyWorktree, ProposalRejected
+from gitpatch.errors import DirtyWorktree, PayloadTooLarge, ProposalRejected
 from gitpatch.store import Store
 from gitpatch.workspace import _carry as carry
 from gitpatch.workspace import _guards as guards
@@ -66,14 +66,20 @@ def build(
     revision: bool,
     filters: Filters | None = None,
     by: tuple[pygit2.Signature, str] | None = None,
+    *,
+    max_bytes: int | None = None,
 ) -> Built:
     """Apply the proposal on ``base``, build its commit; move no ref.
 
     With ``filters`` (a working tree's conversions) the edits apply to each converted file as
     checkout writes it, and the result is stored as ``git add`` would store it. ``by`` (the
     agent's signature, its session) authors the commit and names the session in a trailer.
+    A file left larger than ``max_bytes`` is ``payload_too_large``, before any object is
+    written.
     """
     changeset = engine.apply(proposal, guards.Snapshot(store, base, filters))
+    if max_bytes is not None:
+        _check_sizes(changeset, max_bytes)
     if filters is not None and changes_attributes(changeset.paths):
         # stored as `git add` would store them once the new attribute files are in place
         with filters.under(_attributes_after(store, base, changeset)) as after:
@@ -83,6 +89,21 @@ def build(
     commit, print_ = commit_changes(store, proposal, base, changeset, pid, revision, by)
     land = tuple(dict.fromkeys([*recorded, *changeset.paths]))
     return Built(commit, base, changeset, print_, land)
+
+
+def _check_sizes(changeset: Changeset, limit: int) -> None:
+    """``payload_too_large`` when a file the changeset leaves is over ``limit`` bytes."""
+    for change in changeset.changes:
+        size = len(change.content) if change.content is not None else 0
+        if size > limit:
+            raise PayloadTooLarge(
+                f"{change.path} would be {size} bytes, over the limit of {limit} bytes for "
+                "one written file",
+                hint="Nothing was written. Keep the file under the limit (split it into "
+                "smaller files), or ask the person to raise it (gitpatch serve "
+                "--max-file-bytes).",
+                details={"path": change.path, "size": size, "limit": limit},
+            )
 
 
 def commit_changes(

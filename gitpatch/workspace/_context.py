@@ -42,6 +42,8 @@ class Context:
     agent: str = "agent"
     #: Who the notes name as the proposals' author, when not the agent (``author=`` given).
     proposer: str = ""
+    #: The largest file a proposal may leave (None: no limit): ``payload_too_large`` above.
+    max_file_bytes: int | None = None
 
     def proposed_by(self) -> str:
         """``Name <email>`` of whoever makes the proposals: the ``author`` the Workspace was

@@ -37,14 +37,15 @@ from gitpatch.store import RefUpdate, Store
 from gitpatch.workspace import _guards as guards
 from gitpatch.workspace import _stack as stack
 from gitpatch.workspace import _versions as versions
-from gitpatch.workspace._build import Built, build, carried, record_dirty
+from gitpatch.workspace._build import Built, build, carried, proposal_result, record_dirty
 from gitpatch.workspace._context import Context
 from gitpatch.workspace._publisher import NoteChange, Transition, publish
-from gitpatch.workspace.results import now_iso
+from gitpatch.workspace.results import ProposalResult, now_iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX, short
 
 __all__ = [
     "MAX_ATTEMPTS",
+    "REPLAYED",
     "Attempt",
     "Head",
     "Moved",
@@ -72,6 +73,11 @@ Head = pygit2.Oid | None | Literal["branch"]
 Moved = tuple[pygit2.Oid | None, pygit2.Oid | None]
 
 
+#: What a proposal's note keeps of a tool call's result for its retries
+#: (``Workspace.replayed``): what the note and the branch do not already say.
+REPLAYED = frozenset({"files", "edits", "message", "worktree", "recorded", "carried"})
+
+
 @dataclasses.dataclass
 class Attempt:
     """One ref's share of a proposal across its attempts.
@@ -95,7 +101,10 @@ class Attempt:
     #: the change merged in and stay uncommitted (``carry``), in the latest attempt.
     recorded: list[str] = dataclasses.field(default_factory=list)
     kept: list[str] = dataclasses.field(default_factory=list)
+    #: The digest of the tool call that makes it (``Proposal.call``): kept in the note with
+    #: the call's result (``REPLAYED``), so a retry of that call gets the same result.
     call: str = ""
+    _result: ProposalResult | None = dataclasses.field(default=None, repr=False)
 
     def build(self) -> Built:
         """Build the proposal's commit on the branch's current head (no ref moves).
@@ -128,7 +137,15 @@ class Attempt:
         filters = ctx.worktree.filters if ctx.worktree is not None else None
         by = (ctx.agent_signature(), ctx.session_label())
         built = build(
-            ctx.store, self.proposal, base, recorded, self.pid, self.revision, filters, by
+            ctx.store,
+            self.proposal,
+            base,
+            recorded,
+            self.pid,
+            self.revision,
+            filters,
+            by,
+            max_bytes=ctx.max_file_bytes,
         )
         kept: list[str] = []
         if recorded and ctx.dirty == "carry":
@@ -143,7 +160,18 @@ class Attempt:
         written = note(self.ctx, self.built, self.pid, tool, self.revision)
         if self.call:
             written["call"] = self.call
+            written["result"] = self.result().model_dump(mode="json", include=set(REPLAYED))
         return written
+
+    def result(self) -> ProposalResult:
+        """What ``propose`` returns for the latest attempt (worked out once per attempt)."""
+        built = self.built
+        assert built is not None
+        if self._result is None or self._result.version != str(built.commit):
+            self._result = proposal_result(
+                self.ctx, built, self.pid, recorded=self.recorded, carried=self.kept
+            )
+        return self._result
 
 
 def land(

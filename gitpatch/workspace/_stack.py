@@ -33,6 +33,7 @@ __all__ = [
     "files_of",
     "of_session",
     "open_entries",
+    "restack",
     "view",
 ]
 
@@ -402,19 +403,40 @@ def drop(store: Store, stack: Stack, pid: str, parent: pygit2.Oid | None) -> Rep
     at = ids.index(pid)
     below = stack.entries[at - 1].commit if at else parent
     touched = set(_own_paths(store, stack.entries[at].commit, below))
-    base = parent
+    return _replayed(store, stack.entries[at:], touched, parent)
+
+
+def restack(store: Store, stack: Stack, pid: str, new: pygit2.Oid) -> Replan:
+    """Plan replacing ``pid``'s commit in ``stack`` with ``new`` (a new version of it: partly
+    approved, partly rejected, edited by a person): each later proposal whose files read the
+    same at ``new`` as where it was built is rebuilt on it in order; one changing a file that
+    differs there (or one a dependent one changes) needs a revision. No ref moves."""
+    ids = [e.id for e in stack.entries]
+    if pid not in ids:
+        return Replan({}, [])
+    at = ids.index(pid)
+    touched = set(store.changed_paths(stack.entries[at].commit, new))
+    return _replayed(store, stack.entries[at:], touched, new)
+
+
+def _replayed(
+    store: Store, entries: Sequence[Entry], touched: set[str], base: pygit2.Oid | None
+) -> Replan:
+    """The entries above ``entries[0]`` rebuilt on ``base`` in order, except those changing a
+    path in ``touched`` (which grows with each of them): they need a revision."""
     moved: dict[str, tuple[pygit2.Oid, pygit2.Oid]] = {}
     needs: list[Entry] = []
-    previous = stack.entries[at].commit
-    for entry in stack.entries[at + 1 :]:
+    previous = entries[0].commit
+    for entry in entries[1:]:
         own = _own_paths(store, entry.commit, previous)
         previous = entry.commit
         if touched.intersection(own):
             touched.update(own)
             needs.append(entry)
             continue
-        base = _rebuilt(store, entry.commit, base, own)
-        moved[entry.id] = (entry.commit, base)
+        rebuilt = _rebuilt(store, entry.commit, base, own)
+        moved[entry.id] = (entry.commit, rebuilt)
+        base = rebuilt
     return Replan(moved, needs)
 
 

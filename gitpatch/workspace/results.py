@@ -17,11 +17,13 @@ from gitpatch.core.model import Changeset
 from gitpatch.match import Level
 
 __all__ = [
+    "Amendment",
     "ApprovalOutcome",
     "Comment",
     "EditResult",
     "FileAction",
     "FileResult",
+    "HunkInfo",
     "LogEntry",
     "Mode",
     "ProposalDetail",
@@ -109,12 +111,58 @@ class ReadResult(_Result):
 
 
 class Comment(_Result):
-    """A person's words on a proposal: ``kind`` is ``comment`` or ``request_changes``."""
+    """A person's words on a proposal: ``kind`` is ``comment`` or ``request_changes``; a line
+    comment also has ``path``, ``line`` (1-based, in the proposal's version of the file) and
+    ``line_text``, that line as it read when the comment was made."""
 
     by: str
     at: str
     text: str
     kind: str = "comment"
+    path: str = ""
+    line: int = 0
+    line_text: str = ""
+
+
+class HunkInfo(_Result):
+    """One hunk of a proposal, the grain of a verdict (see ``gitpatch.review.hunks``).
+
+    ``id`` is ``PATH:N`` (the N-th hunk of that file) and ``number`` the hunk's number across
+    the proposal; both stay the same across show, the page, MCP and the CLI, and through
+    partial verdicts and a person's edits. ``kind`` is ``change`` (lines of a text file) or,
+    for a file taken whole, ``add``, ``delete``, ``move`` or ``file`` (a mode change, binary
+    content). ``lines`` are the hunk's diff lines (`` ``, ``-``, ``+`` then the text);
+    ``verdict`` is ``open``, ``approved`` or ``rejected`` (with ``by``, ``at``, ``reason``).
+    """
+
+    id: str
+    number: int
+    path: str
+    old_path: str = ""
+    kind: Literal["change", "add", "delete", "move", "file"] = "change"
+    header: str = ""
+    old_start: int = 0
+    old_lines: int = 0
+    new_start: int = 0
+    new_lines: int = 0
+    lines: list[str] = Field(default_factory=list)
+    verdict: str = "open"
+    by: str = ""
+    at: str = ""
+    reason: str = ""
+
+
+class Amendment(_Result):
+    """A person's own edit of a proposal before approving it: who, when, the version it
+    replaced (``from_version``), the files and line ranges changed (``where``: ``PATH lines
+    A-B``) and the edit itself as a unified diff from the agent's version."""
+
+    by: str
+    at: str
+    from_version: str
+    files: list[str] = Field(default_factory=list)
+    where: list[str] = Field(default_factory=list)
+    diff: str = ""
 
 
 class ProposalInfo(_Result):
@@ -177,6 +225,10 @@ class ProposalDetail(_Result):
     records: list[RecordedWork] = Field(default_factory=list)
     message: str = ""
     note: dict[str, Any] = Field(default_factory=dict)
+    #: The proposal's hunks with stable ids, decided ones included (``HunkInfo``).
+    hunks: list[HunkInfo] = Field(default_factory=list)
+    #: The person's own edits of it, oldest first.
+    amendments: list[Amendment] = Field(default_factory=list)
 
 
 class ApprovalOutcome(_Result):

@@ -3,7 +3,7 @@
 Random kills find what is common; crash points find everything. Each operation (auto edit, also
 in a linked worktree, multi-file apply_patch with add/delete/move, review proposal on a
 checked-out and on a bare repository, approve by fast-forward and by merge, reject, undo,
-session start) first runs once
+session start, approving and rejecting some hunks, a person's amend) first runs once
 with ``GITPATCH_CRASH_LOG`` to learn the step boundaries it passes (``safety.crashpoints``),
 then once per boundary in a forked process that ``os._exit``s there (``GITPATCH_CRASH_AT``).
 After the next ``Workspace.open``: ``git fsck --strict`` clean, ``git status`` clean and disk
@@ -94,6 +94,16 @@ def _propose_then_move(repo: Path) -> str:
     return pid
 
 
+def _two_hunks(repo: Path) -> str:
+    """A review proposal with two hunks in one file (lines 1 and 20 of h.txt)."""
+    (repo / "h.txt").write_text("".join(f"h {i}\n" for i in range(1, 21)))
+    git(repo, "add", "h.txt")
+    git(repo, "commit", "-qm", "h.txt")
+    edits = (Replace("h 1\n", "H 1\n"), Replace("h 20\n", "H 20\n"))
+    proposal = Proposal((UpdateFile("h.txt", edits),), "patch_resource", tool="patch")
+    return Workspace.open(repo, mode="review").propose(proposal).proposal_id
+
+
 def _landed(repo: Path) -> str:
     Workspace.open(repo).propose(_edit("c.txt", "charlie\n", "CHARLIE\n"))
     return ""
@@ -128,6 +138,23 @@ OPERATIONS: dict[str, Operation] = {
     "reject": Operation(
         _propose_for_review,
         lambda r, i: Workspace.open(r, mode="review").reject(i, by=REVIEWER, reason="no"),
+        mode="review",
+    ),
+    "approve hunks": Operation(
+        _two_hunks,
+        lambda r, i: Workspace.open(r, mode="review").approve(i, by=REVIEWER, hunks="2"),
+        mode="review",
+    ),
+    "reject hunks": Operation(
+        _two_hunks,
+        lambda r, i: Workspace.open(r, mode="review").reject(i, by=REVIEWER, hunks="1", reason="x"),
+        mode="review",
+    ),
+    "amend": Operation(
+        _two_hunks,
+        lambda r, i: Workspace.open(r, mode="review").amend(
+            i, by=REVIEWER, files={"h.txt": b"x\n"}
+        ),
         mode="review",
     ),
     "undo": Operation(_landed, lambda r, _i: Workspace.open(r).undo()),

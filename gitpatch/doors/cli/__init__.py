@@ -13,6 +13,7 @@ Adding one is a ``@click.command`` taking ``env: Env`` via ``pass_env``, registe
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 from pathlib import Path
@@ -25,6 +26,7 @@ from gitpatch.doors.cli._admin import hooks, init, schema, serve
 from gitpatch.doors.cli._common import Env, wants_color
 from gitpatch.doors.cli._edit import apply, apply_patch, edit, patch, read
 from gitpatch.doors.cli._hosted import credentials, push
+from gitpatch.doors.cli._hunks import amend
 from gitpatch.doors.cli._review import approve, comment, log, proposals, reject, show, undo
 from gitpatch.doors.cli._web import web
 from gitpatch.doors.cli._workbench import checkpoint, run_command, session, sessions
@@ -55,8 +57,36 @@ def report_error(exc: GitpatchError, as_json: bool) -> None:
         click.echo(f"hint: {data['hint']}", err=True)
 
 
+#: Words people try for a command, and the command that does it.
+_WORDS = {
+    "list": "proposals",
+    "ls": "proposals",
+    "status": "proposals",
+    "diff": "show",
+    "accept": "approve",
+    "merge": "approve",
+    "revert": "undo",
+    "history": "log",
+}
+
+
 class GitpatchGroup(click.Group):
     """A click group whose commands' errors map to exit codes here and nowhere else."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """An unknown command is a usage error naming the command that does it, if any."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            wanted = _WORDS.get(name.lower()) or (close[0] if close else None)
+            if wanted is not None:
+                ctx.fail(
+                    f"No such command {name!r}. Did you mean {wanted!r}? "
+                    f"(see gitpatch {wanted} --help)"
+                )
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; ``GitpatchError`` exits 1 (code first on stderr), a bug exits 1
@@ -108,7 +138,8 @@ def main(ctx: click.Context, directory: Path | None, json_output: bool) -> None:
 
     Agents edit through `gitpatch serve` (MCP) or the edit commands; people review with
     proposals, show, approve and reject. Colour only on a terminal (never with --json or
-    NO_COLOR). Exit codes: 0 success, 1 refused (the error code first on stderr), 2 usage.
+    NO_COLOR). Exit codes: 0 success, 1 refused (the error code first on stderr), 2 usage (an
+    unknown command names the one meant: list is proposals).
     """
     where = directory if directory is not None else Path.cwd()
     if directory is not None and not directory.is_dir():
@@ -161,6 +192,7 @@ for _command in (
     show,
     approve,
     reject,
+    amend,
     comment,
     undo,
     log,

@@ -34,6 +34,14 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     "per live connection, else 'agent'.",
 )
 @click.option(
+    "--max-file-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Over stdio: the largest file an edit may write, in bytes (larger results are refused "
+    "with payload_too_large). Default: 104857600 (100 MiB, GitHub's per-file limit).",
+)
+@click.option(
     "--http",
     "listen",
     default=None,
@@ -88,6 +96,7 @@ def serve(
     env: Env,
     mode: str | None,
     session: str | None,
+    max_file_bytes: int | None,
     allow_run: bool,
     listen: str | None,
     data: Path | None,
@@ -118,7 +127,7 @@ def serve(
         from gitpatch.workspace.sessions import check_session_name
 
         check_session_name(session)
-    serve_stdio(str(env.directory), mode, session, allow_run=allow_run)
+    serve_stdio(str(env.directory), mode, session, max_file_bytes, allow_run=allow_run)
 
 
 def _hooks_dir(directory: Path) -> Path:

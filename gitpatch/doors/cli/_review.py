@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gitpatch.doors.cli._common import Env, pass_env
+from gitpatch.doors.cli._hunks import hunk_view
 from gitpatch.doors.terms import in_terms
 from gitpatch.errors import InvalidArguments
 
@@ -168,7 +169,9 @@ def show(env: Env, id: str, stat_only: bool) -> None:
         text += (
             f"\nalso lands the person's own uncommitted work in {', '.join(detail.recorded_files)}"
         )
-    if not stat_only:
+    if not stat_only and detail.hunks:
+        text += "\n\n" + hunk_view(env, detail, colour_diff)
+    elif not stat_only:
         text += "\n\n" + colour_diff(env, detail.diff.rstrip("\n"))
         if detail.recorded:
             text += "\n\n" + colour_diff(env, detail.recorded.rstrip("\n"))
@@ -180,14 +183,21 @@ def _loop_lines(info: ProposalInfo) -> list[str]:
     lines = []
     if info.session:
         lines.append(f"session {info.session}")
-    if info.lands:
+    if info.lands and info.id == info.session:  # a session: its own proposals, all of them
+        lines.append(
+            f"proposals {', '.join(info.lands)} (bottom first): approving the session lands "
+            "them all"
+        )
+    elif info.lands:
         lines.append(
             f"stacked on open proposals {', '.join(info.lands)}: approving it lands them too"
         )
     if info.decided_by or info.reason:
         verdict = f"{info.status} by {info.decided_by or '?'} at {info.decided_at or '?'}"
         lines.append(verdict + (f": {info.reason}" if info.reason else ""))
-    lines.extend(f"{c.kind} by {c.by} at {c.at}: {c.text}" for c in info.comments)
+    for c in info.comments:
+        on = f" on {c.path}:{c.line}" if c.path else ""
+        lines.append(f"{c.kind} by {c.by} at {c.at}{on}: {c.text}")
     if info.revises:
         lines.append(f"revises {info.revises}")
     if info.revised_by:
@@ -209,8 +219,22 @@ def _loop_lines(info: ProposalInfo) -> list[str]:
 @click.option(
     "--squash", is_flag=True, help="With a session: land all its proposals as one commit."
 )
+@click.option(
+    "--hunks",
+    default=None,
+    metavar="1,3|PATH:N",
+    help="Land only these hunks (as `gitpatch show ID` numbers them), as one commit; the "
+    "rest stays open.",
+)
 @pass_env
-def approve(env: Env, id: str | None, by: str | None, rev_range: str | None, squash: bool) -> None:
+def approve(
+    env: Env,
+    id: str | None,
+    by: str | None,
+    rev_range: str | None,
+    squash: bool,
+    hunks: str | None,
+) -> None:
     """Approve a proposal or session: merge it into its target (only people approve).
 
     A proposal stacked on other open proposals of its session lands them too (they are named
@@ -223,7 +247,13 @@ def approve(env: Env, id: str | None, by: str | None, rev_range: str | None, squ
         _approve_range(env, ws, rev_range, who)
         return
     env.status(f"approving {id} ...")
-    result = ws.approve(id or "", by=who, squash=squash, told=lambda line: env.echo(line, err=True))
+    result = ws.approve(
+        id or "",
+        by=who,
+        squash=squash,
+        hunks=hunks,
+        told=lambda line: env.echo(line, err=True),
+    )
     env.emit(result, in_terms(result.message, "cli"))
 
 
@@ -247,13 +277,19 @@ def _approve_range(env: Env, ws: Workspace, rev_range: str, who: str) -> None:
 @click.argument("id")
 @click.option("--reason", required=True, help="Why (the agent reads it).")
 @click.option("--by", default=None, help="Who rejects (default: git config user.name/email).")
+@click.option(
+    "--hunks",
+    default=None,
+    metavar="2|PATH:N",
+    help="Refuse only these hunks (as `gitpatch show ID` numbers them); the rest stays open.",
+)
 @pass_env
-def reject(env: Env, id: str, reason: str, by: str | None) -> None:
+def reject(env: Env, id: str, reason: str, by: str | None, hunks: str | None) -> None:
     """Reject a proposal (its branch is deleted, the reason noted) or, by name, every open
     proposal of a session. Later proposals of its session that change other files are
     re-based without it; those changing the same files are marked needs_revision."""
     ws = env.workspace("review")
-    result = ws.reject(id, by=_person(env, ws, by), reason=reason)
+    result = ws.reject(id, by=_person(env, ws, by), reason=reason, hunks=hunks)
     env.emit(result, in_terms(result.message, "cli"))
 
 
@@ -264,13 +300,22 @@ def reject(env: Env, id: str, reason: str, by: str | None) -> None:
     "--request-changes", is_flag=True, help="Mark it as a request for changes (not a verdict)."
 )
 @click.option("--by", default=None, help="Who comments (default: git config user.name/email).")
+@click.option(
+    "--at",
+    "at",
+    default=None,
+    metavar="PATH:LINE",
+    help="A line comment: that line of the proposal's version of PATH.",
+)
 @pass_env
-def comment(env: Env, id: str, text: str, request_changes: bool, by: str | None) -> None:
+def comment(
+    env: Env, id: str, text: str, request_changes: bool, by: str | None, at: str | None
+) -> None:
     """Comment on a proposal: the agent reads it in show_proposal, list_proposals and a
     notice at the top of its next tool result."""
     ws = env.workspace("review")
     kind = "request_changes" if request_changes else "comment"
-    entry = ws.comment(id, by=_person(env, ws, by), text=text, kind=kind)
+    entry = ws.comment(id, by=_person(env, ws, by), text=text, kind=kind, at=at)
     env.emit({"id": id, **entry}, f"Commented on proposal {id} as {entry['by']}.")
 
 

@@ -104,6 +104,10 @@ class ReadOutput(_Open):
     start_line: int
     end_line: int
     total_lines: int
+    #: The line to pass as ``offset`` to read on (absent at the end of the file).
+    next_offset: int | None = None
+    #: Lines longer than a result holds, cut (only their start is in ``content``).
+    cut_lines: list[int] | None = None
 
 
 class ProposalsOutput(_Out):
@@ -123,6 +127,10 @@ class ProposalOutput(_Out):
     stats: dict[str, int]
     recorded: str = ""
     recorded_files: list[str] = []
+    #: Every hunk with its stable id (``PATH:N``), number, lines and verdict.
+    hunks: list[dict[str, Any]] = []
+    #: The person's own edits of the proposal: where, and the diff from your version.
+    amendments: list[dict[str, Any]] = []
     notices: list[str] = []
 
 
@@ -326,8 +334,9 @@ def build_server(
             description=describe(tool.name),
             annotations=ToolAnnotations(
                 read_only_hint=tool.read_only,
-                destructive_hint=False,
-                idempotent_hint=tool.read_only,
+                destructive_hint=tool.name in toolset.destructive,
+                idempotent_hint=tool.read_only if tool.idempotent is None else tool.idempotent,
+                open_world_hint=False,
             ),
             structured_output=True,
         )
@@ -335,23 +344,34 @@ def build_server(
 
 
 def workspace_tools(
-    path: str, mode: str | None = None, session: str | None = None, *, allow_run: bool = False
+    path: str,
+    mode: str | None = None,
+    session: str | None = None,
+    max_file_bytes: int | None = None,
+    *,
+    allow_run: bool = False,
 ) -> ToolSet:
     """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
-    ``session``: the session name, else the client's name, else ``agent``; ``allow_run``:
-    also ``run_command``)."""
+    ``session``: the session name, else the client's name, else ``agent``); an edit whose
+    result is a file over ``max_file_bytes`` (default ``MAX_FILE_BYTES``) is refused;
+    ``allow_run`` adds ``run_command``."""
     from gitpatch.doors.mcp._tools import workspace_toolset
 
-    return workspace_toolset(path, mode, session, allow_run=allow_run)
+    return workspace_toolset(path, mode, session, max_file_bytes, allow_run=allow_run)
 
 
 def serve_stdio(
-    path: str, mode: str | None = None, session: str | None = None, *, allow_run: bool = False
+    path: str,
+    mode: str | None = None,
+    session: str | None = None,
+    max_file_bytes: int | None = None,
+    *,
+    allow_run: bool = False,
 ) -> None:
     """Serve the repository at ``path`` over stdio until the client disconnects; ``session``
-    names the agent's session (default: the client's name, else ``agent``); ``allow_run``
-    adds the ``run_command`` tool."""
-    toolset = workspace_tools(path, mode, session, allow_run=allow_run)
+    names the agent's session (default: the client's name, else ``agent``); see
+    ``workspace_tools`` for ``max_file_bytes`` and ``allow_run``."""
+    toolset = workspace_tools(path, mode, session, max_file_bytes, allow_run=allow_run)
     server = build_server(toolset)
     try:
         server.run("stdio")

@@ -46,3 +46,6 @@ class ToolSet:
     describe: Callable[[str], str] | None = None
     #: Told the MCP client's ``clientInfo`` name before each tool call (session naming).
     on_client: Callable[[str | None], None] | None = None
+    #: The tools whose changes replace what was there (annotated ``destructiveHint``): the
+    #: edit tools when they land on files, none when every change waits for review.
+    destructive: frozenset[str] = frozenset()

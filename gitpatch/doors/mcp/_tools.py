@@ -26,9 +26,13 @@ if TYPE_CHECKING:
     from gitpatch.porcelain.workspace import Workspace
     from gitpatch.tools import ToolResult
     from gitpatch.tools.policy import ToolPermissionPolicy
-    from gitpatch.workspace.results import ProposalInfo
+    from gitpatch.workspace.results import ProposalDetail, ProposalInfo
 
-__all__ = ["workspace_toolset"]
+__all__ = ["MAX_FILE_BYTES", "workspace_toolset"]
+
+#: The largest file an edit over stdio may write unless ``serve --max-file-bytes`` says
+#: otherwise: GitHub's per-file limit, so what an agent writes can still be pushed.
+MAX_FILE_BYTES = 100 * 1024 * 1024
 
 
 class _Repository:
@@ -39,10 +43,17 @@ class _Repository:
     made unique among live connections (``claim_session``), and released at ``close``.
     """
 
-    def __init__(self, path: str, mode: str | None, session: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        mode: str | None,
+        session: str | None = None,
+        max_file_bytes: int | None = None,
+    ) -> None:
         self.path = path
         self.mode = mode
         self.session = session
+        self.max_file_bytes = max_file_bytes
         self.client: str | None = None
         self._ws: Workspace | None = None
         self._lock = threading.Lock()
@@ -53,6 +64,7 @@ class _Repository:
             if self._ws is None:
                 mode: Any = self.mode
                 extra: dict[str, Any] = {"agent": self.client} if self.client else {}
+                extra["max_file_bytes"] = self.max_file_bytes
                 self._ws = open_workspace(self.path, mode, name=self._session_name(), **extra)
             return self._ws
 
@@ -111,14 +123,14 @@ class _EditAdapter:
     the policy of ``.gitpatch.toml`` combined with the git config's tool rules.
 
     A call identical to the last edit that succeeded, while nothing moved since (the view's
-    head is still the version it returned), is a harness retry: it gets the original result,
-    marked already applied, and changes nothing.
+    head is still the version it returned), is a harness retry: the tool layer answers it with
+    the original result (kept in the proposal's note, so a restarted server knows it too),
+    marked already applied here, and nothing changes.
     """
 
     def __init__(self, source: _Repository) -> None:
         self.source = source
         self._tools: dict[str, Any] = {}
-        self._last: tuple[str, Reply] | None = None
 
     def tool(self, name: str) -> Any:
         """The tool-layer tool ``name``, made once over the Workspace."""
@@ -138,31 +150,10 @@ class _EditAdapter:
     def _edit(self, name: str, args: BaseModel, **call: Any) -> Reply:
         text = json.dumps([name, args.model_dump(mode="json")], sort_keys=True)
         key = hashlib.sha256(text.encode()).hexdigest()[:32]
-        replay = self._replayed(key, name, args)
-        if replay is not None:
-            return replay
         reply = _reply(self.tool(name).invoke(key, **call))
-        if reply.ok:
-            self._last = (key, reply)
+        if reply.ok and reply.data is not None and reply.data.get("already_applied"):
+            return _already(reply.text, reply.data)
         return reply
-
-    def _replayed(self, key: str, name: str, args: BaseModel) -> Reply | None:
-        """The original result of the call ``key`` when it is the last change and nothing
-        moved since: from this connection, else rebuilt from the proposal's note (a
-        restarted server)."""
-        ws = self.source.workspace()
-        if self._last is not None and self._last[0] == key:
-            reply = self._last[1]
-            if reply.data is not None and ws.version() == reply.data.get("version"):
-                return _already(reply.text, reply.data)
-        found = ws.replayed(key)
-        if found is None:
-            return None
-        data: dict[str, Any] = {"version": found.version, "status": found.status}
-        data |= {"proposal_id": found.proposal_id, "branch": found.branch}
-        if name == "patch_resource" or name == "patch":
-            data |= {"path": getattr(args, "path", ""), "id": None}
-        return _already(found.message, data)
 
     def patch(self, args: tooldefs.PatchArgs) -> Reply:
         return self._edit("patch", args, path=args.path, edits=args.edits, revises=args.revises)
@@ -203,16 +194,31 @@ def _describe(info: ProposalInfo) -> str:
         line += f"\n    {info.status} by {info.decided_by or '?'} at {info.decided_at or '?'}"
         line += f": {info.reason}" if info.reason else ""
     for c in info.comments:
-        line += f"\n    {c.by} ({c.kind}, {c.at}): {c.text}"
+        on = f" on {c.path} line {c.line} ({c.line_text!r})" if c.path else ""
+        line += f"\n    {c.by} ({c.kind}, {c.at}){on}: {c.text}"
     if info.revises:
         line += f"\n    revises {info.revises}"
     if info.revised_by:
         line += f"\n    revised by {info.revised_by}"
-    if info.lands:
+    if info.lands and info.id == info.session:  # a session: its own proposals, all of them
+        line += f"\n    approving the session lands its proposals {', '.join(info.lands)}"
+    elif info.lands:
         line += f"\n    approving it also lands {', '.join(info.lands)} (beneath it)"
     for flag in info.overlaps:
         line += f"\n    also changed by another session: {flag}"
     return line
+
+
+def _hunk_lines(detail: ProposalDetail) -> str:
+    """The hunks' ids and verdicts, and the person's edits, after the diff."""
+    lines = [
+        f"hunk {h.number} ({h.id}): {h.verdict}"
+        + (f" by {h.by}" if h.by and h.verdict != "open" else "")
+        + (f": {h.reason}" if h.reason else "")
+        for h in detail.hunks
+    ]
+    lines += [f"edited by {a.by} at {a.at}: {'; '.join(a.where)}" for a in detail.amendments]
+    return "\n\n" + "\n".join(lines) if lines else ""
 
 
 def _review_handlers(repo: _Repository) -> dict[str, Handler]:
@@ -232,9 +238,8 @@ def _review_handlers(repo: _Repository) -> dict[str, Handler]:
         # the published output keeps ``recorded`` (one text); ``records``, the commit message
         # and the raw note are for the review page
         data = detail.model_dump(mode="json", exclude={"records", "message", "note"})
-        return Reply(
-            True, f"proposal {_describe(detail.info)}\n\n{detail.diff}{detail.recorded}", data=data
-        )
+        text = f"proposal {_describe(detail.info)}\n\n{detail.diff}{detail.recorded}"
+        return Reply(True, text + _hunk_lines(detail), data=data)
 
     return {"list_proposals": list_proposals, "show_proposal": show_proposal}
 
@@ -276,14 +281,11 @@ def _workbench_handlers(repo: _Repository, allow_run: bool) -> dict[str, Handler
     return handlers
 
 
-def _with_notices(repo: _Repository, name: str, handler: Handler, told: set[str]) -> Handler:
+def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
     """``handler`` whose reply starts with the session's notices (verdicts, re-bases,
-    comments, other sessions' work on the same files) and, after an edit, flags those files."""
-
-    def overlaps() -> list[str]:
-        fresh = [f for f in repo.workspace().overlaps() if f not in told]
-        told.update(fresh)
-        return fresh
+    comments, other sessions' work on the same files) and, after an edit that made one of its
+    files overlap another session's work, ends with that warning. Each line is told once,
+    also across restarts (``Workspace.notices`` / ``new_overlaps``)."""
 
     def run(args: BaseModel) -> Reply:
         lines = repo.workspace().notices()
@@ -291,25 +293,49 @@ def _with_notices(repo: _Repository, name: str, handler: Handler, told: set[str]
             reply = handler(args)
         except GitpatchError as exc:
             reply = Reply(False, exc.message, exc.code, hint=exc.hint)
-        # looked for once, after the call: an edit's own files are flagged at once
-        lines += [f"Another session also changes {f}." for f in overlaps()]
-        if not lines:
+        # looked for once, after the call: an edit's own files are flagged at once, at the end
+        touched = _touched(reply) if reply.ok and name in _EDITS else set()
+        after: list[str] = []
+        for flag in repo.workspace().new_overlaps():
+            caused = flag.rsplit(": session ", 1)[0] in touched
+            (after if caused else lines).append(f"Another session also changes {flag}.")
+        if not lines and not after:
             return reply
         data = reply.data
         if data is not None:
-            data = {**data, "notices": lines}
-        return dataclasses.replace(reply, data=data, notices=tuple(lines))
+            data = {**data, "notices": lines + after}
+        text = "\n".join([reply.text, *after])
+        return dataclasses.replace(reply, text=text, data=data, notices=tuple(lines))
 
     return run
 
 
+def _touched(reply: Reply) -> set[str]:
+    """The paths a successful edit's result names (``path``, or each of ``files``)."""
+    data = reply.data or {}
+    found = {str(data["path"])} if data.get("path") else set()
+    for f in data.get("files") or ():
+        found.update(str(f[k]) for k in ("path", "moved_from") if f.get(k))
+    return found
+
+
+_EDITS = frozenset({"patch", "apply_patch", "patch_resource"})
+
+
 def workspace_toolset(
-    path: str, mode: str | None = None, session: str | None = None, *, allow_run: bool = False
+    path: str,
+    mode: str | None = None,
+    session: str | None = None,
+    max_file_bytes: int | None = None,
+    *,
+    allow_run: bool = False,
 ) -> ToolSet:
     """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
-    ``session``: the session name, else the client's name, else ``agent``; ``allow_run``:
-    also ``run_command``, which runs the agent's shell commands in its session's worktree)."""
-    repo = _Repository(path, mode, session)
+    ``session``: the session name, else the client's name, else ``agent``); an edit writing
+    a file over ``max_file_bytes`` (default ``MAX_FILE_BYTES``) is ``payload_too_large``;
+    ``allow_run``: also ``run_command``, which runs the agent's shell commands in its
+    session's worktree."""
+    repo = _Repository(path, mode, session, max_file_bytes or MAX_FILE_BYTES)
     repo.claim()  # a name in use elsewhere is refused before the client connects
     edits = _EditAdapter(repo)
     handlers: dict[str, Handler] = {
@@ -320,13 +346,15 @@ def workspace_toolset(
         **_review_handlers(repo),
         **_workbench_handlers(repo, allow_run),
     }
-    told: set[str] = set()
-    handlers = {n: _with_notices(repo, n, h, told) for n, h in handlers.items()}
+    handlers = {n: _with_notices(repo, n, h) for n, h in handlers.items()}
     instructions = (
         "Edit files in this git repository with patch, apply_patch or patch_resource; read them "
         "with read_file. Every edit is one commit; in review mode it waits for a person "
         "(see list_proposals / show_proposal), your later calls see your pending proposals, "
-        "and a rejected one can be revised (revises: its id). You cannot approve or reject."
+        "and a rejected one can be revised (revises: its id). You cannot approve or reject. "
+        f"An edit may leave a file of at most {repo.max_file_bytes} bytes (payload_too_large "
+        f"above); read_file returns at most {tooldefs.READ_MAX_BYTES} bytes per call (pass "
+        "offset to read on)."
     )
 
     def client(name: str | None) -> None:
@@ -338,5 +366,13 @@ def workspace_toolset(
             " run_command runs a shell command in your session's worktree and checkpoints "
             "what it changed for review."
         )
-    tools = (*tooldefs.TOOLS, tooldefs.RUN_TOOL) if allow_run else None
-    return ToolSet(handlers, instructions, closers=[repo.close], on_client=client, tools=tools)
+    # an edit lands on files in auto mode; in review mode it only adds a proposal branch
+    lands = (mode or repository_config(path).mode) == "auto"
+    return ToolSet(
+        handlers,
+        instructions,
+        closers=[repo.close],
+        on_client=client,
+        destructive=_EDITS if lands else frozenset(),
+        tools=(*tooldefs.TOOLS, tooldefs.RUN_TOOL) if allow_run else None,
+    )

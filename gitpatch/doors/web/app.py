@@ -3,8 +3,8 @@
 ``create_app`` builds it for one repository and one ``Access`` (tokens and allowed hosts);
 ``gitpatch.doors.web.security.Guard`` wraps every route. Every request opens its own review-mode
 ``Workspace`` (one pygit2 Repository per thread), and every change goes through the review API:
-``approve``, ``reject`` and ``undo``. ``GitpatchError`` becomes an HTTP answer in one place,
-``_failure``.
+``approve``, ``reject`` (whole or by hunk), ``amend``, ``comment`` and ``undo``.
+``GitpatchError`` becomes an HTTP answer in one place, ``_failure``.
 """
 
 from __future__ import annotations
@@ -86,6 +86,7 @@ def create_app(repo: str | Path, access: Access) -> Starlette:
         Route("/api/proposals/{pid}/approve", site.api_approve, methods=["POST"]),
         Route("/api/proposals/{pid}/reject", site.api_reject, methods=["POST"]),
         Route("/api/proposals/{pid}/comment", site.api_comment, methods=["POST"]),
+        Route("/api/proposals/{pid}/amend", site.api_amend, methods=["POST"]),
         Route("/api/sessions", site.api_sessions),
         Route("/api/sessions/{name}/approve", site.api_session_approve, methods=["POST"]),
         Route("/api/sessions/{name}/reject", site.api_session_reject, methods=["POST"]),
@@ -211,19 +212,35 @@ class _Site:
     async def api_approve(self, request: Request) -> Response:
         """``POST /api/proposals/{id}/approve`` with ``{"by": name}``."""
         pid, body = request.path_params["pid"], await _body(request)
-        by = _text(body, "by")
-        return await self._act(lambda ws: ws.approve(pid, by))
+        by, hunks = _text(body, "by"), _text(body, "hunks") or None
+        return await self._act(lambda ws: ws.approve(pid, by, hunks=hunks))
 
     async def api_reject(self, request: Request) -> Response:
-        """``POST /api/proposals/{id}/reject`` with ``{"by": name, "reason": text}``."""
+        """``POST /api/proposals/{id}/reject`` with ``{"by": name, "reason": text}`` (and
+        ``"hunks": "2"`` to refuse only those)."""
         pid, body = request.path_params["pid"], await _body(request)
-        by, reason = _text(body, "by"), _text(body, "reason")
+        by, reason, hunks = _text(body, "by"), _text(body, "reason"), _text(body, "hunks") or None
         if not reason.strip():
             raise InvalidArguments(
                 "a rejection needs a reason",
                 hint='Send {"by": "Name", "reason": "why the change is wrong"}.',
             )
-        return await self._act(lambda ws: ws.reject(pid, by, reason))
+        return await self._act(lambda ws: ws.reject(pid, by, reason, hunks=hunks))
+
+    async def api_amend(self, request: Request) -> Response:
+        """``POST /api/proposals/{id}/amend`` with ``{"by": name, "hunk": "a.py:2", "text":
+        lines}`` (an edit in place of one hunk) or ``{"by": name, "patch": diff}``."""
+        pid, body = request.path_params["pid"], await _body(request)
+        by, patch = _text(body, "by"), _text(body, "patch") or None
+        hunk, text = _text(body, "hunk") or None, body.get("text")
+        if patch is not None:
+            return await self._act(lambda ws: ws.amend(pid, by, patch=patch))
+        if not isinstance(text, str):
+            raise InvalidArguments(
+                "an edit needs the hunk and its new text",
+                hint='Send {"by": "Name", "hunk": "a.py:2", "text": "the new lines"}.',
+            )
+        return await self._act(lambda ws: ws.amend(pid, by, hunk=hunk or "", text=text))
 
     async def api_comment(self, request: Request) -> Response:
         """``POST /api/proposals/{id}/comment`` with ``{"by": name, "text": words, "kind":
@@ -231,9 +248,10 @@ class _Site:
         pid, body = request.path_params["pid"], await _body(request)
         by, text = _text(body, "by"), _text(body, "text")
         kind = _text(body, "kind") or "comment"
+        at = _text(body, "at") or None
 
         def run() -> dict[str, Any]:
-            return {"comment": self._ws().comment(pid, by, text, kind=kind), "id": pid}
+            return {"comment": self._ws().comment(pid, by, text, kind=kind, at=at), "id": pid}
 
         return JSONResponse(await run_in_threadpool(run))
 

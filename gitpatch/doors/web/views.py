@@ -15,7 +15,7 @@ from typing import Any
 from gitpatch.doors.web.diffview import FileDiff, parse_diff
 from gitpatch.porcelain.workspace import Workspace
 from gitpatch.review import queries
-from gitpatch.workspace.results import ProposalDetail, ProposalInfo
+from gitpatch.workspace.results import HunkInfo, ProposalDetail, ProposalInfo
 
 __all__ = [
     "Detail",
@@ -25,6 +25,7 @@ __all__ = [
     "SessionStack",
     "detail",
     "head",
+    "hunk_refs",
     "identity",
     "rows",
     "stacks",
@@ -83,6 +84,9 @@ class Detail:
     note: dict[str, Any]
     records: list[Record]
     preview: Preview | None
+    #: The open hunk shown as hunk ``j`` of file ``i`` (``"i:j"``), and a file taken whole
+    #: (``"i"``): what its per-hunk buttons decide.
+    hunk_refs: dict[str, HunkInfo] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         """The proposal for ``GET /api/proposals/{id}``."""
@@ -160,17 +164,32 @@ def detail(ws: Workspace, pid: str) -> Detail:
     shown = ws.show(pid)
     info = shown.info
     opened = queries.is_open(ws.context, info)
+    files = parse_diff(shown.diff)
     return Detail(
         detail=shown,
         open=opened,
-        files=parse_diff(shown.diff),
+        files=files,
         message=shown.message,
         note=shown.note,
         records=[Record(r.commit, r.time, parse_diff(r.diff)) for r in shown.records]
         if opened
         else [],
         preview=preview(ws, info) if opened else None,
+        hunk_refs=hunk_refs(files, shown.hunks) if opened and info.tool != "session" else {},
     )
+
+
+def hunk_refs(files: list[FileDiff], hunks: list[HunkInfo]) -> dict[str, HunkInfo]:
+    """Which open hunk each shown hunk is: by file, in order (the page and ``show`` read
+    one diff); a file whose open hunks do not match what is shown one to one is left out."""
+    out: dict[str, HunkInfo] = {}
+    for i, f in enumerate(files):
+        mine = [h for h in hunks if h.verdict == "open" and h.path == f.path]
+        if len(mine) == 1 and mine[0].kind != "change":
+            out[str(i)] = mine[0]
+        elif len(mine) == len(f.hunks):
+            out |= {f"{i}:{j}": h for j, h in enumerate(mine)}
+    return out
 
 
 def preview(ws: Workspace, info: ProposalInfo) -> Preview:

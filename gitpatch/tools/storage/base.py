@@ -94,6 +94,9 @@ class Applied:
     #: (``carried``) left uncommitted with the change merged into them.
     recorded: tuple[str, ...] = ()
     carried: tuple[str, ...] = ()
+    #: A harness's retry of the tool call that made this change, nothing moved since: the
+    #: original change, and nothing changed again.
+    replayed: bool = False
 
 
 #: Called by a storage right before its writer opens; raising there aborts with no change.

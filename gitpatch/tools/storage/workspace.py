@@ -183,6 +183,11 @@ class WorkspaceStorage:
                 )
             (root,) = roots
             ws = self._holder(root, review)
+            found = ws.replayed(proposal.call) if proposal.call and not review else None
+            if found is not None:  # a retry of the call that made the head: its result again
+                return dataclasses.replace(
+                    families.applied([(ws.store, found, root)]), replayed=True
+                )
             local = families.strip(proposal, root)
             expected = self._expected(ws, local, expected_version)
             if before_write is not None:

@@ -91,3 +91,12 @@ def test_reject_all_needs_a_reason_and_then_rejects_every_proposal(repo: Path) -
     assert rows[ids[0]]["status"] == rows[ids[1]]["status"] == "rejected"
     assert rows[ids[1]]["reason"] == "wrong task"
     git(repo, "fsck", "--strict", "--no-progress")
+
+
+def test_a_sessions_page_lists_its_proposals_not_what_it_is_stacked_on(repo: Path) -> None:
+    _ws, ids = _session(repo)
+    web, auth = _api(repo)
+    shown = web.get("/p/bot", headers=auth).text
+    assert "stacked on" not in shown
+    assert f'<dt>proposals</dt><dd class="lands"><a href="/p/{ids[0]}">' in shown
+    assert f'<a href="/p/{ids[1]}">{ids[1]}</a></dd>' in shown

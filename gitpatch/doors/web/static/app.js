@@ -108,14 +108,68 @@
     }
   }
 
+  // -- one hunk: approve, reject with a reason, or edit in place (the same API as the CLI) ---
+  async function decideHunk(verb, bar) {
+    const art = $("#proposal"), hunk = bar.dataset.hunk, n = bar.dataset.number;
+    const step = verb === "approve"
+      ? await confirmStep("Approve hunk " + n + " (" + hunk + ")?", "Only this hunk lands, as one commit; the rest stays open.", false)
+      : await confirmStep("Reject hunk " + n + " (" + hunk + ")?", "Only this hunk is refused; the agent reads your reason with its lines.", true);
+    if (!step) return;
+    acting = true;
+    try {
+      const body = verb === "approve" ? { by: step.by, hunks: hunk } : { by: step.by, reason: step.reason, hunks: hunk };
+      await call("POST", `/api/proposals/${encodeURIComponent(art.dataset.id)}/${verb}`, body);
+      location.reload();
+    } catch (e) {
+      report(e, true);
+    } finally {
+      acting = false;
+    }
+  }
+
+  async function saveHunk(bar) {
+    const art = $("#proposal"), name = by.value.trim();
+    if (!name) { report({ message: "Type your name in “Reviewing as” first." }, true); by.focus(); return; }
+    acting = true;
+    try {
+      const text = $(".hunk-text", bar).value;
+      await call("POST", `/api/proposals/${encodeURIComponent(art.dataset.id)}/amend`, { by: name, hunk: bar.dataset.hunk, text });
+      location.reload();
+    } catch (e) {
+      report(e, true);
+    } finally {
+      acting = false;
+    }
+  }
+
+  function wireHunks() {
+    $$(".hunk-bar").forEach((bar) => {
+      $(".hunk-approve", bar).addEventListener("click", () => decideHunk("approve", bar));
+      $(".hunk-reject", bar).addEventListener("click", () => decideHunk("reject", bar));
+      const edit = $(".hunk-edit", bar);
+      if (!edit) return;
+      const editor = $(".hunk-editor", bar);
+      edit.addEventListener("click", () => { editor.hidden = false; $(".hunk-text", bar).focus(); });
+      $(".hunk-cancel", bar).addEventListener("click", () => { editor.hidden = true; });
+      $(".hunk-save", bar).addEventListener("click", () => saveHunk(bar));
+    });
+    $$("td.ln-new").forEach((td) => td.addEventListener("click", () => {
+      $("#comment-at").value = td.dataset.at;
+      $("#comment-text").focus();
+    }));
+  }
+
   // -- comments and whole sessions ---------------------------------------------------------
   async function sendComment(kind) {
     const art = $("#proposal"), text = $("#comment-text");
     const name = by.value.trim();
     if (!name) { report({ message: "Type your name in “Reviewing as” first." }, true); by.focus(); return; }
     if (!text.value.trim()) { report({ message: "Write the comment first." }, true); text.focus(); return; }
+    const at = $("#comment-at").value.trim();
     try {
-      await call("POST", `/api/proposals/${encodeURIComponent(art.dataset.id)}/comment`, { by: name, text: text.value.trim(), kind });
+      const body = { by: name, text: text.value.trim(), kind };
+      if (at) body.at = at;
+      await call("POST", `/api/proposals/${encodeURIComponent(art.dataset.id)}/comment`, body);
       location.reload();
     } catch (e) {
       report(e, true);
@@ -228,6 +282,7 @@
     if (r) r.addEventListener("click", () => decide("reject"));
     $("#request-changes").addEventListener("click", () => sendComment("request_changes"));
     $("#comment").addEventListener("click", () => sendComment("comment"));
+    wireHunks();
     setTimeout(() => watchProposal($("#proposal").dataset.stamp), 2000);
   } else if (page === "index") {
     $$(".session-approve").forEach((b) => b.addEventListener("click", () => decideSession("approve", b.dataset.session)));
