@@ -5,6 +5,9 @@ measured in the same run: `python -m bench.bench_calls` (also part of `make benc
   repository, through ``gitpatch serve`` and the SDK's own client, against the ``echo`` tool of
   the SDK's own server (``bench/echo_server.py``). Both sessions stay open and the calls
   alternate, so load on the machine hits both alike. Target: <= 3.
+- MCP layer: the MCP edit minus the same edit in process (``Workspace.patch`` on a clone of the
+  repository, measured just before), against the echo call: what the door,
+  the SDK and the pipe add to an edit. Target (issue 24): <= 2.
 - MCP start: spawning ``gitpatch serve`` to its first tool result (``read_file``) against
   spawning the echo server to its first ``echo`` result, alternately. Target: <= 1.15.
 - big file: ``gitpatch edit`` (the whole CLI process) of one line of a 52 MB file against
@@ -38,7 +41,7 @@ from bench._common import GIT_QUIET, bytecode_env, git, make_repo
 
 HERE = Path(__file__).resolve().parent
 BIG, BIG_LINES = "big/module.py", 2000
-TARGETS = {"edit": 3.0, "start": 1.15, "big_time": 1.5, "big_rss": 2.0}
+TARGETS = {"edit": 3.0, "layer": 2.0, "start": 1.15, "big_time": 1.5, "big_rss": 2.0}
 GITPATCH = str(Path(sys.executable).parent / "gitpatch")
 TIME = "/usr/bin/time"  # GNU time: the peak resident set of a command
 #: The children's environment: ``bytecode_env`` (set in ``main``), the same for both sides.
@@ -60,8 +63,8 @@ def _echo_server() -> StdioServerParameters:
     )
 
 
-def _edit(n: int) -> dict[str, Any]:
-    old, new = f"value_1000 = 1000  # rev {n}", f"value_1000 = 1000  # rev {n + 1}"
+def _edit(n: int, line: int = 1000) -> dict[str, Any]:
+    old, new = f"value_{line} = {line}  # rev {n}", f"value_{line} = {line}  # rev {n + 1}"
     return {"path": BIG, "edits": f"<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n"}
 
 
@@ -71,6 +74,24 @@ async def _timed(client: ClientSession, tool: str, arguments: dict[str, Any]) ->
     elapsed = (time.perf_counter() - start) * 1000
     assert not result.is_error, result.content
     return elapsed
+
+
+def _in_process(repo: Path, runs: int) -> float:
+    """Median ms of the same edit in process, on a clone of ``repo`` (its own fresh index):
+    measured on its own, before the servers start, since calls alternating with a server
+    in the same event loop ran several times slower than either alone."""
+    from gitpatch import Workspace
+
+    twin = repo.with_name(repo.name + "-in-process")
+    git(repo.parent, "clone", "-q", str(repo), str(twin))
+    ws = Workspace.open(twin, mode="auto")
+    times: list[float] = []
+    for k in range(runs + 3):
+        start = time.perf_counter()
+        ws.patch(**_edit(k))
+        if k >= 3:
+            times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
 
 
 async def _edits(repo: Path, runs: int) -> tuple[float, float]:
@@ -208,8 +229,18 @@ def main() -> int:
         git(repo, "add", BIG)
         git(repo, "commit", "-q", "-m", "a 2,000-line file")
         print(f"{opts.files:,}-file repository, one-line edits of a {BIG_LINES:,}-line file")
+        inproc = _in_process(repo, opts.runs)
         ours, echo = anyio.run(_edits, repo, opts.runs)
         held &= _row("MCP patch, auto mode", ours, echo, "ms", TARGETS["edit"], "echo")
+        print(f"{'  the same edit in process':<34} {inproc:9.2f} ms")
+        layer = ours - inproc
+        if layer > 0:
+            held &= _row(
+                "MCP layer (MCP - in process)", layer, echo, "ms", TARGETS["layer"], "echo"
+            )
+        else:  # the clone's edits cost more than the server's: no figure to judge
+            print(f"{'MCP layer (MCP - in process)':<34} {layer:9.2f} ms  (no verdict: negative)")
+            held = False
         mine, theirs = _starts(repo, opts.starts)
         ratios = [a / b for a, b in zip(mine, theirs, strict=True)]
         held &= _row(

@@ -235,6 +235,14 @@ def main() -> None:
             f"  server CPU per call, {name}: {per_call * 1000:.2f} ms "
             f"({per_call / inproc:.2f}× the in-process call, {inproc * 1000:.2f} ms)"
         )
+    for name in rows:
+        if name != "echo":
+            ratio = rows[name][16][0] / rows["echo"][16][0]
+            print(
+                f"  {name} at 16 clients: {ratio:.2f}× echo's throughput (target ≥ 0.6×); CPU "
+                f"per call {cpu[name] * 1000:.2f} ms, {cpu[name] / cpu['echo']:.2f}× echo's "
+                "(target ≤ 2×)"
+            )
     loose, after, edits, packs = packed
     print(
         f"  disk per edit: {loose / edits:.0f} B loose, {after / edits:.0f} B after packing "

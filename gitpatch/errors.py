@@ -27,7 +27,8 @@ The tree::
     ├── LimitExceeded
     │   ├── PayloadTooLarge            payload_too_large
     │   ├── StorageLimitReached        storage_limit_reached
-    │   └── CallLimitReached           call_limit_reached   too many sessions, calls or tool calls
+    │   ├── CallLimitReached           call_limit_reached   too many sessions, calls or tool calls
+    │   └── BudgetExceeded             budget_exceeded      a call ran past its CPU or wall budget
     ├── AccessDenied
     │   ├── Forbidden                  forbidden
     │   ├── PermissionDenied           permission_denied    a policy rule denies the operation
@@ -35,7 +36,8 @@ The tree::
     │   ├── PlanModeDenied             plan_mode_denied     plan mode allows no such target
     │   ├── TeamNotFound               team_not_found
     │   ├── PersonalCannotAddressTeam  personal_cannot_address_team
-    │   └── NoPersonalSpace            no_personal_space
+    │   ├── NoPersonalSpace            no_personal_space
+    │   └── WrongSpace                 wrong_space          the URL names another space (shard)
     ├── StateError                     the repository or a proposal is not in a usable state
     │   ├── DirtyWorktree              dirty_worktree       uncommitted changes and dirty="refuse"
     │   ├── UnsavedChanges             unsaved_changes      an editor holds unsaved edits
@@ -69,6 +71,7 @@ __all__ = [
     "BranchCheckedOut",
     "CallLimitReached",
     "ApprovalRequired",
+    "BudgetExceeded",
     "ConcurrentUpdate",
     "DirtyWorktree",
     "EditOverlap",
@@ -111,6 +114,7 @@ __all__ = [
     "TeamNotFound",
     "UnsafePath",
     "UnsavedChanges",
+    "WrongSpace",
     "error_for_code",
 ]
 
@@ -307,6 +311,13 @@ class CallLimitReached(LimitExceeded):
     code = "call_limit_reached"
 
 
+class BudgetExceeded(LimitExceeded):
+    """A call used more than its budget of CPU or wall time (``gitpatch.core.budget``), or
+    was stopped (its client went away, the service is shutting down); it changed nothing."""
+
+    code = "budget_exceeded"
+
+
 class AccessDenied(_Coded):
     """The caller may not do this."""
 
@@ -353,6 +364,13 @@ class NoPersonalSpace(AccessDenied):
     """The caller has no personal space to address."""
 
     code = "no_personal_space"
+
+
+class WrongSpace(AccessDenied):
+    """The call addresses a space other than the one its URL names (``/s/<space>/mcp``): the
+    router sent it to that space's host, which must not create another space."""
+
+    code = "wrong_space"
 
 
 class StateError(_Coded):

@@ -238,9 +238,22 @@ def test_only_the_store_touches_the_pygit2_repository() -> None:
         if name.startswith(allowed):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Attribute) and node.attr == "repo":
+            if isinstance(node, ast.Attribute) and node.attr in ("repo", "_repo"):
                 users.append(f"{name}:{node.lineno}")
     assert users == []
+
+
+def test_libgit2_errors_are_caught_only_in_the_store() -> None:
+    # Everywhere else they pass through the store's one translation (``git_errors``).
+    catchers = []
+    for name, path in MODULES.items():
+        if name.startswith("gitpatch.store"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            handler = isinstance(node, ast.ExceptHandler) and node.type is not None
+            if handler and "GitError" in ast.unparse(node.type):  # type: ignore[attr-defined]
+                catchers.append(f"{name}:{node.lineno}")
+    assert catchers == []
 
 
 def test_the_review_page_reads_through_the_review_api() -> None:

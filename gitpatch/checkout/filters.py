@@ -40,7 +40,8 @@ import pygit2
 
 from gitpatch.checkout import gitbin
 from gitpatch.core.text import is_utf8_text
-from gitpatch.errors import FilterFailed, NotATextResource
+from gitpatch.errors import FilterFailed, GitpatchError, NotATextResource
+from gitpatch.store import Store, git_errors
 
 __all__ = ["ATTRIBUTES", "ATTRIBUTES_FILE", "Filters", "changes_attributes"]
 
@@ -49,17 +50,16 @@ ATTRIBUTES = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
 
 
 class Filters:
-    """The conversions of one working tree (``repo`` must have one)."""
+    """The conversions of one working tree (``store``'s repository must have one); every
+    read of the repository goes through the store."""
 
-    def __init__(self, repo: pygit2.Repository, attributes_root: str | None = None) -> None:
-        self._repo = repo
-        self._gitdir = repo.path
-        self._root = attributes_root or str(repo.workdir)
+    def __init__(self, store: Store, attributes_root: str | None = None) -> None:
+        self._store = store
+        self._gitdir = str(store.git_dir)
+        self._root = attributes_root or str(store.workdir)
         # a scratch tree holding other attribute files (``under``): git decides every path
         self._scratch = attributes_root is not None
-        # libgit2 re-reads a repository's config files when they change: one object will do
-        # (making one per lookup costs ~0.3 ms)
-        self._config = repo.config
+        self._config = store.config_handle()
         self._known: dict[str, tuple[tuple[object, ...], bool]] = {}
         self._keeps: dict[str, tuple[tuple[object, ...], bool]] = {}
 
@@ -75,7 +75,7 @@ class Filters:
                 target = Path(scratch, *path.split("/"))
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
-            yield Filters(self._repo, scratch)
+            yield Filters(self._store, scratch)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
@@ -108,14 +108,18 @@ class Filters:
     def _converts(self, path: str) -> bool:
         config = self._config
         try:
-            autocrlf = str(config["core.autocrlf"]).lower() if "core.autocrlf" in config else ""
-        except (pygit2.GitError, ValueError):
+            with git_errors("read core.autocrlf"):
+                autocrlf = str(config["core.autocrlf"]).lower() if "core.autocrlf" in config else ""
+        except GitpatchError:
             autocrlf = ""
         if autocrlf in ("true", "input", "1", "yes", "on"):
             return True
         try:
-            return any(self._repo.get_attr(path, name) not in (None, False) for name in ATTRIBUTES)
-        except pygit2.GitError:
+            with git_errors(f"read the attributes of {path}"):
+                return any(
+                    self._store.attribute(path, name) not in (None, False) for name in ATTRIBUTES
+                )
+        except GitpatchError:
             return True  # attributes libgit2 cannot read (a split index): git itself decides
 
     def to_blob(self, path: str, data: bytes) -> bytes:
@@ -160,8 +164,9 @@ class Filters:
     def encoding(self, path: str) -> str | None:
         """The ``working-tree-encoding`` of ``path`` (the disk's encoding), None without one."""
         try:
-            value = self._repo.get_attr(path, "working-tree-encoding")
-        except pygit2.GitError:
+            with git_errors(f"read the attributes of {path}"):
+                value = self._store.attribute(path, "working-tree-encoding")
+        except GitpatchError:
             return None
         return value if isinstance(value, str) and value else None
 
@@ -198,19 +203,19 @@ class Filters:
         meta = row.split("\t", 1)[0].split()
         if len(meta) != 3 or meta[2] != "0" or meta[0] == "160000":
             return False
-        return _text_with_crlf(bytes(self._repo[meta[1]].peel(pygit2.Blob).data))
+        return _text_with_crlf(self._store.blob_data(pygit2.Oid(hex=meta[1])))
 
     def checkout_bytes(self, path: str, blob: pygit2.Oid) -> bytes:
         """What ``git checkout`` writes at ``path`` for ``blob``."""
         if self.converts(path):
             return self.smudge(path, blob)
-        return bytes(self._repo[blob].peel(pygit2.Blob).data)
+        return self._store.blob_data(blob)
 
     def clean(self, path: str, data: bytes) -> bytes:
         """The bytes ``git add`` stores for ``data`` at ``path`` (the blob is written too)."""
         out = self._git(path, ["hash-object", "-w", "--stdin", f"--path={path}"], data)
         oid = pygit2.Oid(hex=out.decode("ascii").strip())
-        return bytes(self._repo[oid].peel(pygit2.Blob).data)
+        return self._store.blob_data(oid)
 
     def disk_blob(self, path: str) -> str:
         """The blob id ``git add`` would give the file at ``path`` (nothing is written)."""

@@ -32,11 +32,12 @@ from gitpatch.errors import (
     ConcurrentUpdate,
     DirtyWorktree,
     FilesystemError,
+    GitpatchError,
     OperationInProgress,
     ResourceExists,
     StagedChanges,
 )
-from gitpatch.store import RefUpdate, Store
+from gitpatch.store import RefUpdate, Store, git_errors
 from gitpatch.store.trees import MODE_TREE
 
 if TYPE_CHECKING:
@@ -344,8 +345,9 @@ def index_view(worktree: WorkingTree, paths: Sequence[str]) -> IndexView:
     if plain is not None:
         return lambda path: {0: plain[path]}
     try:
-        index = worktree.index
-    except pygit2.GitError:
+        with git_errors("read the index"):
+            index = worktree.index
+    except GitpatchError:  # a format only git reads
         worktree.check_index_writable()  # without git: refused, naming the setting
         return _git_view(worktree, paths)
 

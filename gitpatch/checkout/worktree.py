@@ -93,7 +93,7 @@ class WorkingTree:
         #: fsync the journal and its directory (git config core.fsync asks for refs or objects)
         self.durable = store.durable()
         self._index: pygit2.Index | None = None
-        self.filters = Filters(repo)  # git's conversions (autocrlf, eol, filter drivers)
+        self.filters = Filters(store)  # git's conversions (autocrlf, eol, filter drivers)
         # the conversions of a land that changes attribute files: its commit's (``_converting``)
         self._landing: Filters | None = None
         self._exec_bit = store.config_get("core.filemode") is None or store.config_bool(

@@ -16,7 +16,7 @@ from typing import TextIO
 import pygit2
 
 from gitpatch.errors import GitpatchError, InvalidArguments
-from gitpatch.store import NOTES_REF, Store
+from gitpatch.store import NOTES_REF, Store, git_errors
 from gitpatch.workspace import config
 from gitpatch.workspace.gate import check_update
 from gitpatch.workspace.sessions import DEFAULT_PROTECTED, protected_branches
@@ -69,28 +69,29 @@ def run_hook(hook: str, args: Sequence[str], stdin: TextIO, err: TextIO, repo: s
         return 0
     updates = _updates(stdin.read().splitlines(), hook)
     try:
-        store = _open_for_hook(repo)
-        if hook == "reference-transaction" and store.is_bare:
-            # A server's pushes update refs one transaction each, notes apart from branches:
-            # pre-receive, which sees the whole push, is the gate there.
-            return 0
-        notes_tip = store.ref_target(NOTES_REF)
-        for _old, new, ref in updates:  # notes moving together with the branch count
-            if ref == NOTES_REF and _oid(new) is not None:
-                notes_tip = _oid(new)
-        names = config.load(store.workdir).protected_for(store)
-        guarded = protected_branches(store, names)
-        for old, new, ref in updates:
-            check_update(store, ref, _oid(old), _oid(new), protected=guarded, notes_tip=notes_tip)
+        # libgit2's errors (a damaged ref, an unreadable object) as the store translates them
+        with git_errors("check the update"):
+            store = _open_for_hook(repo)
+            if hook == "reference-transaction" and store.is_bare:
+                # A server's pushes update refs one transaction each, notes apart from branches:
+                # pre-receive, which sees the whole push, is the gate there.
+                return 0
+            notes_tip = store.ref_target(NOTES_REF)
+            for _old, new, ref in updates:  # notes moving together with the branch count
+                if ref == NOTES_REF and _oid(new) is not None:
+                    notes_tip = _oid(new)
+            names = config.load(store.workdir).protected_for(store)
+            guarded = protected_branches(store, names)
+            for old, new, ref in updates:
+                check_update(
+                    store, ref, _oid(old), _oid(new), protected=guarded, notes_tip=notes_tip
+                )
     except GitpatchError as exc:
         err.write(f"gitpatch: {exc.code}: {exc.message}\n")
         if exc.hint:
             err.write(f"gitpatch: {exc.hint}\n")
         if hook == "reference-transaction":
             err.write(f"gitpatch: {_AFTER_FAST_FORWARD}\n")
-        return 1
-    except (pygit2.GitError, KeyError, ValueError) as exc:
-        err.write(f"gitpatch: cannot check the update ({exc}); refusing it\n")
         return 1
     return 0
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Sequence
 
+from gitpatch.core.budget import checkpoint
 from gitpatch.core.model import Edit, EditReport, Replace
 from gitpatch.core.spliced import LARGE, Content, Spliced, as_bytes
 from gitpatch.core.text import BOM
@@ -39,6 +40,7 @@ def replace_on_bytes(
     current: Content = data
     reports: list[EditReport] = []
     for index, edit in enumerate(edits):
+        checkpoint()
         assert isinstance(edit, Replace)
         step = _replace(as_bytes(current), edit, spliced=index == len(edits) - 1)
         if step is None:
@@ -56,6 +58,7 @@ def _replace(data: bytes, edit: Replace, *, spliced: bool) -> tuple[Content, int
     if b"\r" in old or b"\r" in new:
         return None
     spans = _find(data, old)
+    checkpoint()
     if not spans or (len(spans) > 1 and not edit.replace_all) or spans[-1][1] >= len(data):
         return None
     first = data.count(b"\n", 0, spans[0][0]) + 1
@@ -69,6 +72,8 @@ def _replace(data: bytes, edit: Replace, *, spliced: bool) -> tuple[Content, int
     for start, end in spans:
         pieces += (view[pos:start], new)
         pos = end
+        if not len(pieces) & 8191:
+            checkpoint()
     pieces.append(view[pos:])
     out = b"".join(pieces)
     view.release()
@@ -81,6 +86,8 @@ def _find(data: bytes, needle: bytes) -> list[tuple[int, int]]:
     at = data.find(needle)
     while at >= 0:
         out.append((at, at + len(needle)))
+        if not len(out) & 4095:
+            checkpoint()
         at = data.find(needle, at + len(needle))
     return out
 

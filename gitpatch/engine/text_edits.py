@@ -18,10 +18,12 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, count, repeat
 
+from gitpatch.core.budget import checkpoint
 from gitpatch.core.model import Edit, EditReport, InsertAfter, Replace, ReplaceLines
 from gitpatch.core.text import Document, split_lines
 from gitpatch.engine.applied import note_applied, substantial
 from gitpatch.errors import (
+    BudgetExceeded,
     GitpatchError,
     InternalError,
     InvalidPatch,
@@ -67,6 +69,8 @@ def _lines_at(text: str, offsets: Sequence[int]) -> list[int]:
         line += text.count("\n", pos, o)
         pos = o
         out.append(line)
+        if not len(out) & 4095:
+            checkpoint()
     return out
 
 
@@ -93,7 +97,9 @@ def _find(text: str, old: str) -> list[tuple[int, int]]:
     def back(p: int) -> int:
         return p + bisect_left(crs, p)
 
-    return [(back(o), back(o + len(needle))) for o in find_substring(norm, needle)]
+    found = find_substring(norm, needle)
+    checkpoint()
+    return [(back(o), back(o + len(needle))) for o in found]
 
 
 def _split_keep(text: str) -> list[str]:
@@ -202,6 +208,8 @@ class _State:
         for start, end in rest:
             pieces += (text[pos:start], new)
             pos = end
+            if not len(pieces) & 8191:
+                checkpoint()
         pieces.append(text[pos:])
         self.text = "".join(pieces)
 
@@ -215,6 +223,8 @@ def _not_found_hint(doc_text: str, old: str) -> str:
         return base
     try:
         m = seek(split_lines(doc_text), pattern, profile="search_replace")
+    except BudgetExceeded:
+        raise
     except GitpatchError as exc:
         return f"{base}\n{exc.hint}" if exc.hint else base
     shown = region_text(split_lines(doc_text), m.start, m.end)
@@ -297,6 +307,7 @@ def apply_text_edits(
     state = _State(doc.text, doc.eol, path)
     reports: list[EditReport] = []
     for index, edit in enumerate(edits):
+        checkpoint()
         number = index + 1
         if isinstance(edit, Replace):
             first, last = _replace(state, edit, number)

@@ -62,6 +62,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gitpatch.core.budget import checkpoint
 from gitpatch.core.model import Format
 from gitpatch.errors import InvalidPatch
 from gitpatch.match.indentation import indent_change, shift_lines
@@ -234,6 +235,8 @@ def _positions(seq: list[str], value: str) -> list[int]:
         while True:
             i = seq.index(value, i + 1)
             out.append(i)
+            if not len(out) & 4095:
+                checkpoint()
     except ValueError:
         return out
 
@@ -245,7 +248,9 @@ def _find_runs(seq: list[str], pat: list[str], start: int) -> list[int]:
         return []
     probe = max(range(n), key=lambda j: len(pat[j]))
     out = []
-    for i in _positions(seq, pat[probe]):
+    for k, i in enumerate(_positions(seq, pat[probe])):
+        if not k & 1023:
+            checkpoint()
         s = i - probe
         if s >= start and s + n <= len(seq) and seq[s : s + n] == pat:
             out.append(s)
@@ -270,6 +275,8 @@ def find_substring(text: str, needle: str) -> list[int]:
     i = text.find(needle)
     while i >= 0:
         out.append(i)
+        if not len(out) & 4095:
+            checkpoint()
         i = text.find(needle, i + len(needle))
     return out
 
@@ -299,6 +306,7 @@ def _blank_candidates(view: _View, pattern: list[str], start: int) -> list[Match
     lead, trail = core[0], len(pattern) - 1 - core[-1]
     out = []
     for k in _find_runs(vals, [pnorm[j] for j in core], k0):
+        checkpoint()
         first, last = pos[k], pos[k + len(core) - 1]
         s, e = first, last + 1
         # Take in the pattern's own leading/trailing blank lines when the file has them there.
@@ -343,6 +351,7 @@ def _fuzzy_candidates(view: _View, pattern: list[str], start: int) -> list[Match
     # Every plausible window has each line >= FUZZY_LINE_MIN similar, so scanning for the longest
     # line finds all of them; a second scan narrows the windows when that line is common.
     for j in sorted(range(n), key=lambda j: -len(pnorm[j]))[:2]:
+        checkpoint()
         hits = process.extract(
             pnorm[j], doc, scorer=fuzz.ratio, score_cutoff=FUZZY_LINE_MIN, limit=None
         )
@@ -351,7 +360,9 @@ def _fuzzy_candidates(view: _View, pattern: list[str], start: int) -> list[Match
         if len(starts) <= 64:
             break
     out = []
-    for s in sorted(starts or ()):
+    for k, s in enumerate(sorted(starts or ())):
+        if not k & 15:
+            checkpoint()
         if s < start or s + n > len(doc):
             continue
         score = _window_score(pnorm, doc, s, max(1, len(nonblank) // 3))
@@ -467,6 +478,7 @@ def seek(
             raise anchor_not_found(anchor)
     absent: bool | None = None
     for level in levels:
+        checkpoint()
         if level not in (Level.EXACT, Level.FUZZY):
             # Every level from trailing_whitespace to blank_lines is a refinement of equality
             # under punctuation normalisation: if the pattern's longest line is nowhere in the

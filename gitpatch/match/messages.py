@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
+from gitpatch.core.budget import checkpoint
 from gitpatch.errors import MatchAmbiguous, MatchNotFound
 
 __all__ = ["REGION_LINES", "ambiguous", "anchor_not_found", "not_found", "region_text"]
@@ -66,6 +67,7 @@ def _closest(doc: Sequence[str], pnorm: Sequence[str]) -> tuple[int, int, float]
     longest = max(range(len(pnorm)), key=lambda j: len(pnorm[j]))
     first = next(j for j, p in enumerate(pnorm) if p)
     for j in dict.fromkeys((longest, first)):
+        checkpoint()
         hit = process.extractOne(pnorm[j], doc, scorer=fuzz.ratio)
         if hit is None:
             continue

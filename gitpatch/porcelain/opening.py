@@ -60,8 +60,8 @@ def open_workspace(
     if inside is not None:  # a session's own worktree: that session, on the person's repository
         kw.pop("name", None)
         return open_session(directory, kw.pop("session", None) or inside, mode, **kw)
-    cfg = config if config is not None else repository_config(directory)
-    return Workspace.open(directory, mode=mode or cfg.mode, **kw)
+    chosen = mode or (config.mode if config is not None else None)
+    return Workspace.open(directory, mode=chosen, **kw)
 
 
 def session_in(directory: str | Path) -> str | None:

@@ -67,6 +67,7 @@ from gitpatch.workspace import (
     preview,
     versions,
 )
+from gitpatch.workspace.config import settings
 from gitpatch.workspace.results import (
     Mode,
     ProposalResult,
@@ -195,7 +196,7 @@ class Workspace:
     def open(
         cls,
         path: str | Path,
-        mode: Mode = "auto",
+        mode: Mode | None = None,
         branch: str | None = None,
         *,
         dirty: Dirty | None = None,
@@ -207,7 +208,9 @@ class Workspace:
         name: str | None = None,
         max_file_bytes: int | None = None,
     ) -> Workspace:
-        """Open the repository at ``path`` (with a working tree or bare).
+        """Open the repository at ``path`` (with a working tree or bare) in ``mode`` (default:
+        ``.gitpatch.toml``'s ``[review] mode``, else ``auto``; ``config.settings`` resolves
+        every default here, as the CLI and the MCP server see them).
 
         ``dirty`` (default: git config ``gitpatch.uncommitted``, else ``carry``) is what a
         change does to a person's uncommitted work in the files it touches: ``carry`` merges
@@ -225,10 +228,13 @@ class Workspace:
         review mode the session whose proposals stack (``session`` does the same there).
         """
         store = Store.open(path)
-        policy = _dirty_policy(mode, dirty or store.config_get("gitpatch.uncommitted") or "carry")
+        found = settings(store)  # the one resolver: git config, then .gitpatch.toml
+        mode = mode or found.mode
+        policy = _dirty_policy(mode, dirty or found.dirty)
+        guarded = protected if protected is not None else found.protected
         with store.operation():
             ws = cls._open(
-                store, mode, branch, policy, session, protected, author, allow_ignored, name
+                store, mode, branch, policy, session, guarded, author, allow_ignored, name
             )
         if agent:
             ws._ctx = dataclasses.replace(ws._ctx, agent=agent)

@@ -17,6 +17,7 @@ from gitpatch import engine
 from gitpatch.checkout import preflight as checkout
 from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attributes
 from gitpatch.checkout.worktree import WorkingTree
+from gitpatch.core.budget import checkpoint
 from gitpatch.core.model import Changeset, FileChange, Proposal
 from gitpatch.core.spliced import as_bytes
 from gitpatch.errors import DirtyWorktree, PayloadTooLarge, ProposalRejected
@@ -119,8 +120,10 @@ def commit_changes(
 
     ``.gitmodules`` content is checked and a change a person rejected is refused
     (``proposal_rejected``, with their reasons) unless ``revision``. ``build`` and the hosted
-    service's direct writes both commit through here.
+    service's direct writes both commit through here. The call's budget is checked first
+    (``gitpatch.core.budget``): a call over it writes nothing.
     """
+    checkpoint()
     guards.check_gitmodules(changeset)
     print_ = guards.fingerprint(changeset)
     refuse_rejected(store, print_, revision)

@@ -8,7 +8,8 @@ from typing import Literal
 import pygit2
 
 from gitpatch.checkout.worktree import WorkingTree
-from gitpatch.store import Store
+from gitpatch.errors import GitpatchError
+from gitpatch.store import Store, git_errors
 from gitpatch.workspace.results import Mode
 
 __all__ = ["Context"]
@@ -60,8 +61,9 @@ class Context:
         name = f"{self.agent} (gitpatch session {label})"
         email = "".join(c if c.isalnum() or c in "-_." else "-" for c in label)
         try:
-            return pygit2.Signature(name, f"{email}@gitpatch.invalid")
-        except (pygit2.GitError, ValueError):
+            with git_errors("name the agent"):
+                return pygit2.Signature(name, f"{email}@gitpatch.invalid")
+        except GitpatchError:  # a name libgit2 refuses
             return pygit2.Signature("agent (gitpatch)", "agent@gitpatch.invalid")
 
     def session_label(self) -> str:

@@ -1,11 +1,13 @@
-"""The repository's gitpatch config file, ``.gitpatch.toml`` at the working tree's root.
+"""The repository's settings: git config and ``.gitpatch.toml`` at the working tree's root.
 
-Read by the front ends (CLI, MCP server, hooks) for the mode and the tool rules, and by
-``Workspace.open`` itself for the protected branches: ``protected_names`` is the ONE resolver,
-so Python, the CLI, the MCP server and the hooks always agree. Everything is optional: a
-missing file means the defaults written by ``gitpatch init``. ``git config
-gitpatch.protected`` wins over the file's ``protected`` (a bare remote has no file, and its
-``pre-receive`` hook must agree with the people pushing to it).
+``settings`` is the ONE resolver, used by ``Workspace.open`` (so by Python, the CLI and the MCP
+server alike) and by the tool storages: git config wins over the file, which wins over the
+defaults written by ``gitpatch init`` (``protected``: ``gitpatch.protected`` over the file's
+list; ``dirty``: ``gitpatch.uncommitted``; ``mode`` and the ``[policy]`` rules come from the
+file, the tool rules of git config, ``gitpatch.tool*``, apply together with the latter, the
+strictest winning). Everything is optional: a missing file means the defaults. A bare remote
+has no file, and its ``pre-receive`` hook must agree with the people pushing to it, hence
+git config first (``protected_names``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,16 @@ from gitpatch.store import Store
 if TYPE_CHECKING:  # the results' pydantic models cost the hooks' gate 80 ms to import
     from gitpatch.workspace.results import Mode
 
-__all__ = ["DEFAULT_PROTECTED", "FILENAME", "TEMPLATE", "Config", "load", "protected_names"]
+__all__ = [
+    "DEFAULT_PROTECTED",
+    "FILENAME",
+    "TEMPLATE",
+    "Config",
+    "Settings",
+    "load",
+    "protected_names",
+    "settings",
+]
 
 FILENAME = ".gitpatch.toml"
 #: The protected branches when neither git config nor the file names any.
@@ -67,6 +78,29 @@ class Config:
     def protected_for(self, store: Store) -> list[str]:
         """Protected branch names: git config, else this file, else main and master."""
         return _protected(store, self.protected)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One repository's settings as every door resolves them (module docstring): ``file`` is
+    ``.gitpatch.toml`` as read (its ``[policy]`` rules included)."""
+
+    mode: Mode
+    protected: tuple[str, ...]
+    dirty: str
+    file: Config
+
+
+def settings(store: Store) -> Settings:
+    """The settings of the repository ``store`` opens (its working tree's ``.gitpatch.toml``
+    and git config; a bare repository has no file)."""
+    file = load(store.workdir)
+    return Settings(
+        mode=file.mode,
+        protected=tuple(file.protected_for(store)),
+        dirty=store.config_get("gitpatch.uncommitted") or "carry",
+        file=file,
+    )
 
 
 def protected_names(store: Store) -> list[str]:

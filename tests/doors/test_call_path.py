@@ -2,11 +2,15 @@
 
 One MCP edit looks for other sessions' work on its files once; one CLI approval looks its id up
 once and builds no diff just to say what else it lands. Counted by wrapping the step (the
-real one still runs), on real repositories.
+real one still runs), on real repositories. And one MCP edit enters exactly the modules that
+docs/architecture.md's walk-through names (recorded with a profiler hook).
 """
 
 from __future__ import annotations
 
+import re
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -80,3 +84,59 @@ def test_one_cli_approval_looks_its_id_up_once_and_builds_no_diff(
     assert (found, shown) == ([1], [])
     assert git(repo, "show", "work:a.txt") == "A1\na2\n"
     assert git(repo, "show", "work:b.txt") == "B1\n"
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _walk_through() -> tuple[int, set[str]]:
+    """docs/architecture.md's count and the modules its walk-through of one MCP edit names."""
+    doc = ROOT.joinpath("docs", "architecture.md").read_text(encoding="utf-8")
+    section = doc.split("\n## One MCP edit, walked through\n", 1)[1].split("\n## ", 1)[0]
+    count = int(re.search(r"enters (\d+) gitpatch modules", section).group(1))  # type: ignore[union-attr]
+    block = section.split("```", 2)[1]
+    names = set(re.findall(r"\b(gitpatch(?:\.[A-Za-z_]+)*)", block))
+    return count, names
+
+
+def _entered_by_one_edit(repo: Path) -> set[str]:
+    """The gitpatch modules whose code runs during one MCP ``patch`` call in auto mode (the
+    second of two, so first-use imports and caches do not count)."""
+    entered: set[str] = set()
+
+    def profile(frame: Any, event: str, _arg: Any) -> None:
+        if event == "call":
+            name = frame.f_globals.get("__name__", "")
+            if name.startswith("gitpatch"):
+                entered.add(name)
+
+    def block(old: str, new: str) -> str:
+        return f"<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n"
+
+    async def calls() -> Any:
+        async with Client(build_server(workspace_tools(str(repo), "auto"))) as client:
+            await client.call_tool("patch", {"path": "a.txt", "edits": block("a1", "A1")})
+            entered.clear()
+            result = await client.call_tool("patch", {"path": "a.txt", "edits": block("a2", "A2")})
+            profiler_off()
+            return result
+
+    def profiler_off() -> None:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+
+    sys.setprofile(profile)
+    threading.setprofile(profile)
+    try:
+        result = anyio.run(calls)
+    finally:
+        profiler_off()
+    assert not result.is_error
+    return entered
+
+
+def test_one_mcp_edit_enters_the_modules_the_walk_through_names(repo: Path) -> None:
+    count, named = _walk_through()
+    entered = _entered_by_one_edit(repo)
+    assert sorted(entered) == sorted(named), "update docs/architecture.md's walk-through"
+    assert len(named) == count

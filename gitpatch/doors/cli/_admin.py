@@ -79,6 +79,32 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     "limits count per process.",
 )
 @click.option(
+    "--routed",
+    is_flag=True,
+    default=False,
+    help="With --http: this host keeps one shard of the spaces behind a router; serve only "
+    "each space's own URL, /s/users/<user>/mcp or /s/teams/<team>/mcp (plain /mcp is 404).",
+)
+@click.option(
+    "--header-timeout",
+    type=float,
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --http: a connection that has not sent a whole request head within this time "
+    "is closed.",
+)
+@click.option(
+    "--max-connections-per-address",
+    "per_address",
+    type=int,
+    default=256,
+    show_default=True,
+    metavar="N",
+    help="With --http: at most N connections per client address (past it the oldest idle one "
+    "is closed). Behind a router every client has the router's address: raise it.",
+)
+@click.option(
     "--push",
     default=None,
     metavar="REMOTE",
@@ -90,6 +116,20 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     is_flag=True,
     help="Also serve run_command: the agent runs shell commands in its session's worktree "
     "(each checkpointed for review). Not with --http.",
+)
+@click.option(
+    "--cpu-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Without --http: the CPU seconds each tool call may use (default: no limit); a call "
+    "past it answers budget_exceeded and changes nothing. With --http each credential's "
+    "budget is set in the credentials file.",
+)
+@click.option(
+    "--wall-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Without --http: the wall seconds each tool call may take (default: no limit).",
 )
 @pass_env
 def serve(
@@ -103,12 +143,24 @@ def serve(
     creds: Path | None,
     allowed: tuple[str, ...],
     workers: int | None,
+    routed: bool,
+    header_timeout: float,
+    per_address: int,
     push: str | None,
+    cpu_seconds: float | None,
+    wall_seconds: float | None,
 ) -> None:
     """Serve the MCP tools over stdio for the repository (patch, apply_patch, patch_resource,
     read_file, list_proposals, show_proposal, checkpoint; run_command with --allow-run; no
     approve or reject); with --http, the resource service over spaces
     (docs/hosted-service.md)."""
+    if listen is not None and (cpu_seconds, wall_seconds) != (None, None):
+        raise InvalidArguments(
+            "--cpu-seconds and --wall-seconds are for stdio; with --http each credential "
+            "has its own budget",
+            hint="Set cpu_seconds and wall_seconds in the credential's block of the "
+            "credentials file (docs/hosted-service.md), and drop these options.",
+        )
     if listen is not None:
         from gitpatch.doors.cli._hosted import run_http
 
@@ -118,7 +170,7 @@ def serve(
                 hint="Drop --allow-run, or serve one repository over stdio without --http.",
             )
 
-        run_http(listen, data, creds, push, allowed, workers)
+        run_http(listen, data, creds, push, allowed, workers, routed, header_timeout, per_address)
         return
     env.root()  # refuse a directory that is not a repository before the client connects
     from gitpatch.doors.mcp import serve_stdio
@@ -127,7 +179,14 @@ def serve(
         from gitpatch.workspace.sessions import check_session_name
 
         check_session_name(session)
-    serve_stdio(str(env.directory), mode, session, max_file_bytes, allow_run=allow_run)
+    serve_stdio(
+        str(env.directory),
+        mode,
+        session,
+        max_file_bytes,
+        (cpu_seconds, wall_seconds),
+        allow_run=allow_run,
+    )
 
 
 def _hooks_dir(directory: Path) -> Path:

@@ -26,10 +26,15 @@ def run_http(
     push: str | None,
     allowed: tuple[str, ...] = (),
     workers: int | None = None,
+    routed: bool = False,
+    header_timeout: float = 10.0,
+    per_address: int = 256,
 ) -> None:
     """Start the HTTP service (blocks until interrupted); prints the URL once listening.
     ``allowed``: more Host names the service answers to (the loopback names and the bound
-    address always are); ``workers``: processes (None: one, which keeps MCP sessions)."""
+    address always are); ``workers``: processes (None: one, which keeps MCP sessions);
+    ``routed``: one shard of several (only ``/s/<space>/mcp`` URLs); ``header_timeout`` and
+    ``per_address``: see docs/hosted-service.md, Connections."""
     if data is None or creds is None:
         raise InvalidArguments(
             "serve --http needs --data DIR and --credentials FILE",
@@ -65,7 +70,25 @@ def run_http(
             f"--workers {count} is not a number of processes",
             hint="Pass --workers 1 or more (default 1: stateful sessions).",
         )
-    serve_http(data, creds, host, port, on_change=hook, ready=ready, allowed=allowed, workers=count)
+    if not header_timeout > 0 or per_address < 1:
+        raise InvalidArguments(
+            f"--header-timeout {header_timeout} and --max-connections-per-address "
+            f"{per_address} must be positive",
+            hint="Example: --header-timeout 10 --max-connections-per-address 256.",
+        )
+    serve_http(
+        data,
+        creds,
+        host,
+        port,
+        on_change=hook,
+        ready=ready,
+        allowed=allowed,
+        workers=count,
+        routed=routed,
+        header_timeout=header_timeout,
+        per_address=per_address,
+    )
 
 
 @click.group("credentials")

@@ -9,7 +9,8 @@
 - ``access``: which space a call addresses and whether the credential may (the spec's rules);
 - ``resources``: the six resource tools for one caller;
 - ``remote``: pushing proposal branches and notes to a git remote;
-- ``listen``: the ``--http HOST:PORT`` address (loopback by default).
+- ``listen``: the ``--http HOST:PORT`` address (loopback by default);
+- ``connections``: how many connections a client may hold before it sent a request.
 
 No MCP, HTTP or click here: ``gitpatch.doors.mcp.serve_http`` (with its ``_hosted_http``) and
 ``gitpatch.doors.cli._hosted`` are the front ends.

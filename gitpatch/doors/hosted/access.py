@@ -7,6 +7,9 @@
   the team must be bound to the credential (``team_not_found``) and, to change anything, be in
   its ``manage`` list (``forbidden``).
 - Changing anything needs the ``edit`` scope, reading the ``read`` scope (``forbidden``).
+- A request routed to one space (``ROUTED_SPACE``: the HTTP front end sets it from a
+  ``/s/<space>/mcp`` URL) may address only that space (``wrong_space``): the router sent it to
+  the host that owns that space, and no other space may be created there.
 
 Pure: no I/O. The decision is taken once at the start of a call and the call keeps it.
 """
@@ -14,17 +17,22 @@ Pure: no I/O. The decision is taken once at the start of a call and the call kee
 from __future__ import annotations
 
 import dataclasses
+from contextvars import ContextVar
 
-from gitpatch.doors.hosted.credentials import Credential
+from gitpatch.doors.hosted.credentials import Credential, valid_name
 from gitpatch.errors import (
     Forbidden,
     InvalidArguments,
     NoPersonalSpace,
     PersonalCannotAddressTeam,
     TeamNotFound,
+    WrongSpace,
 )
 
-__all__ = ["Location", "locate"]
+__all__ = ["ROUTED_SPACE", "Location", "locate", "routed_space"]
+
+#: The space the current request's URL names (``users/ada``, ``teams/web``), or None.
+ROUTED_SPACE: ContextVar[str | None] = ContextVar("gitpatch_routed_space", default=None)
 
 TEAM_PREFIX = "team/"
 
@@ -52,8 +60,31 @@ def _split_prefix(path: str, team: str | None) -> tuple[str, str | None]:
     return rest, name
 
 
+def routed_space(path: str) -> str | None:
+    """The space of a ``/s/users/<user>/mcp`` or ``/s/teams/<team>/mcp`` URL path, else None."""
+    parts = path.split("/")
+    if len(parts) != 5 or parts[0] or parts[1] != "s" or parts[4] != "mcp":
+        return None
+    if parts[2] not in ("users", "teams") or not valid_name(parts[3]):
+        return None
+    return f"{parts[2]}/{parts[3]}"
+
+
 def locate(credential: Credential, path: str, team: str | None, *, write: bool) -> Location:
     """The space and path a call addresses, or the spec's refusal."""
+    loc = _locate(credential, path, team, write=write)
+    routed = ROUTED_SPACE.get()
+    if routed is not None and loc.space != routed:
+        raise WrongSpace(
+            f"this session's URL serves space {routed}, and this call addresses {loc.space}",
+            hint=f"Open a session at /s/{loc.space}/mcp for {loc.space} (each space has its "
+            f"own URL, which routes to the host that keeps it); here, address only {routed}.",
+            details={"routed": routed, "space": loc.space},
+        )
+    return loc
+
+
+def _locate(credential: Credential, path: str, team: str | None, *, write: bool) -> Location:
     scope = "edit" if write else "read"
     if scope not in credential.scopes:
         verb = "update" if write else "read"

@@ -9,13 +9,17 @@ The file holds one ``[[credential]]`` table per credential::
     teams = ["web", "infra"]     # teams bound to this credential
     manage = ["web"]             # bound teams it may change
     scopes = ["read", "edit"]
+    cpu_seconds = 2.0            # optional: the budget of each call (gitpatch.core.budget);
+    wall_seconds = 5.0           # omitted, the service's defaults apply
 
 Tokens are never stored in clear: a presented token is hashed and looked up. The file is
-re-read when its modification time, size or inode changes (one ``stat`` per lookup), so a
+re-read when its modification time, size, inode or mode changes (one ``stat`` per lookup), so a
 revoked token stops working on the next request without a restart. It fails closed: a file
-that no longer parses keeps only the ``[[credential]]`` blocks that still parse on their own
-(never one that was removed), and says why in the log. This module knows nothing of HTTP or
-MCP; it does not decide what a credential may do (``gitpatch.doors.hosted.access``).
+that does not parse whole (a broken table header, a byte-order mark, a key this module does
+not know, a value of the wrong type), that cannot be read, or whose mode lets anyone but its
+owner read it, refuses every token until it is fixed; the reason is logged once per change of
+the file. The last good file is never served past a broken one. This module knows nothing of
+HTTP or MCP; it does not decide what a credential may do (``gitpatch.doors.hosted.access``).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import re
 import secrets
 import stat
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gitpatch.doors.hosted.watched import WatchedFile
@@ -42,6 +46,7 @@ __all__ = [
     "hash_token",
     "load_credentials",
     "require_private",
+    "valid_name",
 ]
 
 _log = logging.getLogger("gitpatch.doors.hosted")
@@ -62,6 +67,9 @@ class Credential:
     teams: tuple[str, ...] = ()
     manage: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ("read",)
+    #: The CPU and wall seconds each of its calls may take (None: the service's default).
+    cpu_seconds: float | None = None
+    wall_seconds: float | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -79,14 +87,15 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def _valid(name: object) -> bool:
+def valid_name(name: object) -> bool:
+    """True for a valid user, organization or team name (see ``check_name``)."""
     return isinstance(name, str) and bool(_NAME.match(name)) and not name.endswith(".git")
 
 
 def check_name(kind: str, name: str) -> str:
     """``name`` when it is a valid user, organization or team name; ``invalid_arguments``
     otherwise (names become directory names of spaces, so they are kept plain)."""
-    if not _valid(name):
+    if not valid_name(name):
         raise InvalidArguments(
             f"{kind} name {name!r} is not valid",
             hint="Use 1-63 lowercase letters, digits, '.', '_' or '-', starting with a letter "
@@ -103,7 +112,27 @@ def _strings(table: dict[str, object], key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+#: The keys a ``[[credential]]`` table may hold: any other is a typo that must not pass silently.
+_KEYS = frozenset(
+    {
+        "token_sha256",
+        "user",
+        "organization",
+        "teams",
+        "manage",
+        "scopes",
+        "cpu_seconds",
+        "wall_seconds",
+    }
+)
+
+
 def _credential(table: dict[str, object], where: str) -> Credential:
+    if not isinstance(table, dict):
+        raise ValueError(f"{where}: must be a [[credential]] table")
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {unknown} (known: {', '.join(sorted(_KEYS))})")
     digest = table.get("token_sha256")
     if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
         raise ValueError(f"{where}: token_sha256 must be 64 lowercase hex digits")
@@ -123,9 +152,16 @@ def _credential(table: dict[str, object], where: str) -> Credential:
         raise ValueError(f"{where}: a credential needs a user or an organization")
     names = [("user", user), ("organization", org), *(("team", t) for t in teams)]
     for kind, name in names:
-        if name is not None and not _valid(name):
+        if name is not None and not valid_name(name):
             raise ValueError(f"{where}: {kind} name {name!r} is not valid")
-    return Credential(digest, user, org, teams, manage, scopes)  # type: ignore[arg-type]
+    budget = [table.get(key) for key in ("cpu_seconds", "wall_seconds")]
+    for key, value in zip(("cpu_seconds", "wall_seconds"), budget, strict=True):
+        if value is not None and (
+            not isinstance(value, int | float) or isinstance(value, bool) or not value > 0
+        ):
+            raise ValueError(f"{where}: {key} must be a positive number of seconds")
+    cpu, wall = (None if v is None else float(v) for v in budget)  # type: ignore[arg-type]
+    return Credential(digest, user, org, teams, manage, scopes, cpu, wall)  # type: ignore[arg-type]
 
 
 def load_credentials(path: Path) -> dict[str, Credential]:
@@ -136,6 +172,8 @@ def load_credentials(path: Path) -> dict[str, Credential]:
 
 def _parse(data: dict[str, object] | None, path: Path) -> dict[str, Credential]:
     """The credentials of a parsed file by token hash; no file (None) holds none."""
+    if data is not None and set(data) - {"credential"}:
+        raise ValueError(f"{path}: only [[credential]] tables belong here, not {sorted(data)}")
     tables = [] if data is None else data.get("credential", [])
     if not isinstance(tables, list):
         raise ValueError(f"{path}: [[credential]] must be an array of tables")
@@ -146,76 +184,47 @@ def _parse(data: dict[str, object] | None, path: Path) -> dict[str, Credential]:
     return found
 
 
-_BLOCK = re.compile(r"^[ \t]*\[", re.MULTILINE)
-
-
-def salvage_credentials(text: str, where: str) -> tuple[dict[str, Credential], list[str]]:
-    """The credentials of the blocks of ``text`` that parse on their own, and why each other
-    block does not: what a file that fails to parse as a whole still grants (fail closed)."""
-    starts = [m.start() for m in _BLOCK.finditer(text)]
-    found: dict[str, Credential] = {}
-    problems: list[str] = []
-    for number, (start, end) in enumerate(zip(starts, [*starts[1:], len(text)], strict=True), 1):
-        try:
-            tables = tomllib.loads(text[start:end]).get("credential")
-            if not isinstance(tables, list) or len(tables) != 1:
-                raise ValueError("not one [[credential]] table")
-            cred = _credential(tables[0], f"{where}: block {number}")
-        except (ValueError, tomllib.TOMLDecodeError, AttributeError) as exc:
-            problems.append(f"block {number} (byte {start}): {exc}")
-            continue
-        found[cred.token_sha256] = cred
-    return found, problems
-
-
 class CredentialFile:
-    """The credentials of one file, re-read whenever the file changes (``WatchedFile``)."""
+    """The credentials of one file, re-read whenever the file changes (``WatchedFile``); a
+    file that is broken or open to others grants nothing until it changes again."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file = WatchedFile(
-            path, lambda data: _parse(data, path), required=True, on_error=self._fail_closed
-        )
+        self._file = WatchedFile(path, self._parse, required=True, on_error=self._fail_closed)
+
+    def _parse(self, data: dict[str, object] | None) -> dict[str, Credential]:
+        require_private(self.path, "credentials file", error=ValueError)
+        return _parse(data, self.path)
 
     def _fail_closed(self, exc: Exception) -> dict[str, Credential]:
-        """What a file that no longer reads or parses still grants: nothing when unreadable,
-        else the blocks that parse on their own (each other one logged)."""
-        if isinstance(exc, OSError):
-            _log.warning("credentials file %s unreadable, every token denied: %s", self.path, exc)
-            return {}
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            text = ""
-        known, problems = salvage_credentials(text, str(self.path))
-        _log.warning(
-            "credentials file %s does not parse (%s): kept the %d credentials whose blocks "
-            "still parse, denied the rest%s",
+        """What a file that no longer reads, parses or stays private grants: nothing."""
+        _log.error(
+            "credentials file %s refused, every token is denied until it is fixed: %s",
             self.path,
             exc,
-            len(known),
-            "".join(f"; {p}" for p in problems),
         )
-        return known
+        return {}
 
     def lookup(self, token: str) -> Credential | None:
-        """The credential of ``token``, or None (unknown, revoked, or the file is gone).
-
-        A file that became malformed grants only what still parses (see the module
-        docstring), so an edit gone wrong can close access but never keeps a removed
-        token working; a deleted file revokes every token."""
+        """The credential of ``token``, or None (unknown, revoked, the file is gone, broken
+        or no longer private: see the module docstring)."""
         return self._file.get().get(hash_token(token))
 
 
-def require_private(path: Path, what: str) -> None:
-    """Refuse (``invalid_arguments``) a file or directory that others than its owner may
-    read, write or enter: it holds token hashes or every tenant's data."""
+def require_private(
+    path: Path, what: str, *, error: Callable[[str], Exception] | None = None
+) -> None:
+    """Refuse (``invalid_arguments``, or ``error(message)`` when given) a file or directory
+    that others than its owner may read, write or enter: it holds token hashes or every
+    tenant's data."""
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         return
     if mode & 0o077:
         wanted = "700" if path.is_dir() else "600"
+        if error is not None:
+            raise error(f"{what} {path} is open to other users (mode {mode:o}): chmod {wanted}")
         raise InvalidArguments(
             f"{what} {path} is open to other users (mode {mode:o})",
             hint=f"Restrict it to its owner, e.g. chmod {wanted} {path}, and start again.",

@@ -28,6 +28,7 @@ does so is the Workspace's one attempt loop (``propose.land_batch``), with its o
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import secrets
 import threading
@@ -36,6 +37,7 @@ from contextlib import AbstractContextManager
 
 import pygit2
 
+from gitpatch.core.budget import run_as
 from gitpatch.core.model import Changeset, Proposal
 from gitpatch.errors import ProposalRejected
 from gitpatch.porcelain.workspace import Workspace
@@ -96,6 +98,9 @@ class Change:
 
     def __init__(self, build: Build) -> None:
         self.build = build
+        # built in whichever thread runs the batch, under the submitter's own context (its
+        # budget, ``gitpatch.core.budget``), never under the batch runner's
+        self.context = contextvars.copy_context()
         self.finished = False
         self.made: Made | None = None
         self.error: BaseException | None = None
@@ -175,7 +180,7 @@ class WriteQueue:
         """Each change built on the one before it (a refused one is skipped)."""
         for item in batch:
             try:
-                found = item.build(head, moved)
+                found = run_as(item.context, item.build, head, moved)
             except Exception as exc:  # noqa: BLE001 - the change's own error, told to it
                 item.error = exc
                 continue

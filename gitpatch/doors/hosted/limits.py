@@ -17,6 +17,7 @@
     [calls]                         # per credential (see ``CallLimits``)
     max_sessions = 16
     max_concurrent_calls = 8
+    max_heavy_calls = 1             # of those, how many past 50 ms of CPU run at once
     max_tool_calls = 10000          # the tool-invocation allowance: calls per window
     tool_call_window_seconds = 3600
     session_idle_seconds = 600
@@ -60,12 +61,14 @@ MAX_EDITS_PER_CALL = 1000
 
 @dataclasses.dataclass(frozen=True)
 class CallLimits:
-    """What one credential may hold and do: open MCP sessions, tool calls running at once,
-    tool calls per window (the spec's tool-invocation allowance), and how long an unused
-    session stays open."""
+    """What one credential may hold and do: open MCP sessions, tool calls in flight at once
+    (more are refused), heavy calls running at once (more wait, within their wall budget:
+    ``gitpatch.doors.hosted.calls``), tool calls per window (the spec's tool-invocation
+    allowance), and how long an unused session stays open."""
 
     max_sessions: int = 16
     max_concurrent_calls: int = 8
+    max_heavy_calls: int = 1
     max_tool_calls: int = 10000
     tool_call_window_seconds: int = 3600
     session_idle_seconds: int = 600

@@ -4,9 +4,12 @@
 ``--prune`` drops the remote copies of those closed here) and ``refs/notes/gitpatch``
 (status, approvals) with the real ``git push``, so the remote's own hooks (the
 ``pre-receive`` approval gate of ``gitpatch hooks install``) and the user's credential helpers
-apply. Target branches (``main``) are never pushed from here: a person approves, and the gate
-on the remote refuses an unapproved proposal on ``main``. ``push_after(remote)`` is the
-server's hook doing it after every change in a space that has that remote.
+apply. A review space's target branch (``main``) is never pushed from here: a person approves,
+and the gate on the remote refuses an unapproved proposal on ``main``. An auto space's
+``main`` is (``push(..., branch="main")``, fast-forward only): its changes are acknowledged on
+``main`` directly, and the remote is their durable copy. ``push_after(remote)`` is the
+server's hook doing it after every change in a space that has that remote, before the call is
+answered.
 """
 
 from __future__ import annotations
@@ -44,9 +47,9 @@ def has_remote(repo: Path, remote: str) -> bool:
     return _git(repo, "remote", "get-url", "--", remote).returncode == 0
 
 
-def push(repo: Path, remote: str = "origin") -> list[str]:
-    """Push the proposal branches and notes of ``repo`` to ``remote``; returns the local refs
-    that were sent."""
+def push(repo: Path, remote: str = "origin", branch: str | None = None) -> list[str]:
+    """Push the proposal branches and notes of ``repo`` to ``remote``, and ``branch`` when
+    given (fast-forward only); returns the local refs that were sent."""
     if remote.startswith("-") or not has_remote(repo, remote):
         raise InvalidArguments(
             f"the repository has no remote named {remote!r}",
@@ -60,6 +63,11 @@ def push(repo: Path, remote: str = "origin") -> list[str]:
     # the branch refspec goes even when no proposal is open here: --prune then drops the
     # remote's copies of proposals closed since the last push
     specs = [BRANCHES, *[NOTES] * ("refs/notes/gitpatch" in refs)]
+    if branch is not None:
+        target = f"refs/heads/{branch}"
+        if _git(repo, "rev-parse", "--verify", "--quiet", target).returncode == 0:
+            specs.append(f"{target}:{target}")
+            refs.append(target)
     done = _git(repo, "push", "--porcelain", "--prune", remote, *specs)
     if done.returncode != 0:
         raise RepositoryError(
@@ -78,8 +86,9 @@ def push_after(remote: str) -> Callable[[Space, Applied], None]:
     def hook(space: Space, _applied: Applied) -> None:
         if not has_remote(space.path, remote):
             return
+        branch = "main" if space.settings.mode == "auto" else None
         try:
-            push(space.path, remote)
+            push(space.path, remote, branch)
         except RepositoryError as exc:
             _log.warning("push of %s to %s failed: %s", space.name, remote, exc.message)
 

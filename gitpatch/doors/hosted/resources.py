@@ -16,14 +16,12 @@ import binascii
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
-
-import re2
+from typing import Any
 
 from gitpatch.core.model import Proposal, WriteFile
-from gitpatch.core.text import Document
 from gitpatch.doors.hosted.access import Location, locate
 from gitpatch.doors.hosted.credentials import Credential
+from gitpatch.doors.hosted.grepping import MAX_GREP_MATCHES, as_text, compile_pattern, grep
 from gitpatch.doors.hosted.maintenance import Maintenance
 from gitpatch.doors.hosted.spaces import BRANCH, Space, Spaces, SpaceStorage, check_path_limits
 from gitpatch.errors import GitpatchError, InvalidArguments
@@ -33,9 +31,6 @@ from gitpatch.tools.storage.base import Applied, FileRead, Stat, Target, resolve
 __all__ = ["MAX_GREP_MATCHES", "STORAGE_REFUSED", "ResourceService"]
 
 _log = logging.getLogger("gitpatch.doors.hosted")
-
-#: grep_resource reports at most this many matching lines.
-MAX_GREP_MATCHES = 500
 
 #: Called after every change a call made (the space and what was applied), e.g. to push.
 ChangeHook = Callable[[Space, Applied], None]
@@ -52,13 +47,6 @@ def _decode(content: str, encoding: str) -> bytes:
             hint="Encode binary content as standard base64 (RFC 4648), or pass "
             'encoding="utf-8" with the text itself.',
         ) from None
-
-
-def _as_text(data: bytes) -> str | None:
-    try:
-        return Document.from_bytes(data).text
-    except GitpatchError:
-        return None
 
 
 class _AsCaller:
@@ -232,7 +220,7 @@ class ResourceService:
             found = space.storage.read(target.key)
         except GitpatchError as exc:
             return error_result("read_resource", exc)
-        text = _as_text(found.data)
+        text = as_text(found.data)
         shown = _shown(path, loc, target.key)
         data: dict[str, Any] = {
             "path": shown,
@@ -271,10 +259,14 @@ class ResourceService:
         """Lines matching the regular expression ``pattern`` in the text resources at or
         below ``path``, with line numbers, all read at one version."""
         try:
-            regex = _compile(pattern)
+            compile_pattern(pattern)  # a bad pattern is refused before the path is looked at
             loc, space = self._where(cred, path or "", team, False)
             base = space.storage.resolve(loc.path).key if loc.path.strip("/") else ""
-            matches, truncated = _grep(space, regex, base)
+            head = space.head()
+            found = (
+                ([], False) if head is None else grep(space.workspace().store, head, pattern, base)
+            )
+            matches, truncated = found
         except GitpatchError as exc:
             return error_result("grep_resource", exc)
         data: dict[str, Any] = {
@@ -296,10 +288,6 @@ class ResourceService:
                 version=data["version"], files=(), proposal_id=data.get("proposal_id")
             )
         self.on_change(space, applied)
-
-
-class _Pattern(Protocol):
-    def search(self, text: str) -> object: ...
 
 
 def _shown(given: str, loc: Location, key: str) -> str:
@@ -330,47 +318,3 @@ def _storage_refusal(tool: str, result: ToolResult) -> ToolResult:
     hint = "Retry later; if it persists, tell the service's operator."
     data = {"code": "filesystem_error", "message": STORAGE_REFUSED, "hint": hint}
     return ToolResult(f"{STORAGE_REFUSED}\n{hint}", ok=False, code="filesystem_error", data=data)
-
-
-def _compile(pattern: str) -> _Pattern:
-    """``pattern`` compiled by RE2, whose matching time is linear in the text: a tenant's
-    ``^(a+)+$`` cannot stall the service the way a backtracking engine lets it."""
-    if not isinstance(pattern, str) or not pattern or len(pattern) > 1000:
-        raise InvalidArguments(
-            "pattern must be a non-empty regular expression of at most 1000 characters",
-            hint="Pass a regular expression (RE2 syntax), e.g. 'version: \\d+'.",
-        )
-    options = re2.Options()
-    options.log_errors = False  # a tenant's bad pattern is their error, not the server log's
-    try:
-        compiled: _Pattern = re2.compile(pattern, options=options)
-    except re2.error as exc:
-        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else exc
-        raise InvalidArguments(
-            f"pattern is not a valid regular expression: {reason}",
-            hint="Patterns use RE2 syntax: no backreferences (\\1) or lookaround ((?=...), "
-            "(?<=...)); escape special characters (for a literal dot, write \\.).",
-            details={"pattern": pattern},
-        ) from None
-    return compiled
-
-
-def _grep(space: Space, regex: _Pattern, base: str) -> tuple[list[dict[str, Any]], bool]:
-    head = space.head()
-    if head is None:
-        return [], False
-    store = space.workspace().store
-    paths = sorted(
-        p for p in store.files(head) if not base or p == base or p.startswith(base + "/")
-    )
-    matches: list[dict[str, Any]] = []
-    for path in paths:
-        text = _as_text(store.read(head, path) or b"")
-        if text is None:
-            continue
-        for number, line in enumerate(text.splitlines(), 1):
-            if regex.search(line):
-                if len(matches) == MAX_GREP_MATCHES:
-                    return matches, True
-                matches.append({"path": path, "line": number, "text": line})
-    return matches, False

@@ -453,9 +453,8 @@ class SpaceStorage:
 
     @staticmethod
     def _blob_size(store: Store | None, commit: pygit2.Oid | None, path: str) -> int:
-        if store is None or commit is None or blob(store, commit, path) is None:
-            return 0
-        return len(store.read(commit, path) or b"")
+        found = None if store is None else blob(store, commit, path)
+        return 0 if store is None or found is None else store.blob_size(found)
 
     def _space_size(self, store: Store | None, head: pygit2.Oid | None) -> int:
         """Bytes of every resource on ``head``: from a nearby first parent already measured

@@ -24,8 +24,8 @@ import contextlib
 import dataclasses
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -35,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from gitpatch.core.budget import Budget, checkpoint
 from gitpatch.doors.mcp._reply import Handler, Reply, ToolSet
 from gitpatch.doors.terms import in_terms
 from gitpatch.errors import GitpatchError
@@ -47,6 +48,7 @@ __all__ = [
     "OUTPUTS",
     "Reply",
     "ToolSet",
+    "budget_admission",
     "build_server",
     "serve_http",
     "serve_stdio",
@@ -55,8 +57,10 @@ __all__ = [
 
 _log = logging.getLogger("gitpatch.mcp")
 
-#: Entered around each tool call (by tool name); raising a gitpatch error refuses the call.
-Admit = Callable[[str], AbstractContextManager[None]]
+#: Entered around each tool call (by tool name) on the event loop; raising a gitpatch error
+#: refuses the call. The context it sets (a budget, ``gitpatch.core.budget``) goes with the
+#: call into its worker thread.
+Admit = Callable[[str], AbstractAsyncContextManager[object]]
 
 
 # -- output models (the published outputSchema of each tool) ----------------------------------
@@ -264,6 +268,7 @@ def _tool_function(
 
     def run(arguments: dict[str, Any]) -> CallToolResult:
         try:
+            checkpoint()  # the call's CPU time counts from here, in the thread that runs it
             args = model.model_validate(arguments)
             return _to_result(tool.name, handler(args), outputs)
         except GitpatchError as exc:
@@ -279,7 +284,7 @@ def _tool_function(
     # call (a big patch, a grep over many files) never holds up the others' requests.
     async def call(**arguments: Any) -> CallToolResult:
         try:
-            with admit(tool.name) if admit is not None else contextlib.nullcontext():
+            async with admit(tool.name) if admit is not None else contextlib.nullcontext():
                 if offload:
                     return await anyio.to_thread.run_sync(run, arguments)
                 return run(arguments)
@@ -343,6 +348,18 @@ def build_server(
     return server
 
 
+def budget_admission(cpu_seconds: float | None, wall_seconds: float | None) -> Admit:
+    """An ``admit`` that runs each call under a ``Budget`` of its own (``gitpatch.core.budget``):
+    a call past it answers ``budget_exceeded`` and changes nothing."""
+
+    @contextlib.asynccontextmanager
+    async def admit(tool: str) -> AsyncIterator[object]:
+        with Budget(cpu_seconds, wall_seconds).applied() as budget:
+            yield budget
+
+    return admit
+
+
 def workspace_tools(
     path: str,
     mode: str | None = None,
@@ -365,14 +382,18 @@ def serve_stdio(
     mode: str | None = None,
     session: str | None = None,
     max_file_bytes: int | None = None,
+    budget: tuple[float | None, float | None] = (None, None),
     *,
     allow_run: bool = False,
 ) -> None:
     """Serve the repository at ``path`` over stdio until the client disconnects; ``session``
     names the agent's session (default: the client's name, else ``agent``); see
-    ``workspace_tools`` for ``max_file_bytes`` and ``allow_run``."""
+    ``workspace_tools`` for ``max_file_bytes`` and ``allow_run``; ``budget``: the CPU and wall
+    seconds each call may take (none by default: one local client, whose calls are the user's
+    own work)."""
     toolset = workspace_tools(path, mode, session, max_file_bytes, allow_run=allow_run)
-    server = build_server(toolset)
+    limited = budget != (None, None)
+    server = build_server(toolset, admit=budget_admission(*budget) if limited else None)
     try:
         server.run("stdio")
     finally:
@@ -390,12 +411,18 @@ def serve_http(
     ready: Callable[[str], None] | None = None,
     allowed: tuple[str, ...] = (),
     workers: int = 1,
+    routed: bool = False,
+    header_timeout: float = 10.0,
+    per_address: int = 256,
 ) -> None:
     """Serve the resource service for the spaces under ``data`` at ``http://host:port/mcp``
-    until interrupted, in ``workers`` processes (see ``_http``); port 0 takes a free one, and
-    ``ready(url)`` is called once the socket listens. Request bodies over the largest
-    per-file limit (as base64, plus room for the envelope) get HTTP 413 before they are
-    parsed. Host and Origin headers are checked on every bind (``allowed`` adds names)."""
+    (and each space at ``/s/<space>/mcp``) until interrupted, in ``workers`` processes (see
+    ``_http``); port 0 takes a free one, and ``ready(url)`` is called once the socket listens.
+    Request bodies over the largest per-file limit (as base64, plus room for the envelope) get
+    HTTP 413 before they are parsed. Host and Origin headers are checked on every bind
+    (``allowed`` adds names). ``routed``: one shard of several, only ``/s/<space>/mcp``.
+    Connections (``_guard``): ``header_timeout`` seconds to send a request head, at most
+    ``per_address`` connections per client address, a reserve of descriptors kept free."""
     from gitpatch.doors.mcp._http import serve
 
     serve(
@@ -408,4 +435,7 @@ def serve_http(
         allowed=allowed,
         workers=workers,
         build_server=build_server,
+        routed=routed,
+        header_timeout=header_timeout,
+        per_address=per_address,
     )

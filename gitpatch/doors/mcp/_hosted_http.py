@@ -11,13 +11,16 @@ credential from the verified token (``get_access_token``), once, and hands it to
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
 import re
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from importlib import resources
 from typing import Any, Literal
 
+import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
@@ -28,6 +31,8 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gitpatch.doors.hosted import Credential, CredentialFile, ResourceService
+from gitpatch.doors.hosted.access import ROUTED_SPACE, routed_space
+from gitpatch.doors.hosted.calls import CallGate, Request
 from gitpatch.doors.hosted.limits import MAX_EDITS_PER_CALL
 from gitpatch.doors.hosted.listen import url_host
 from gitpatch.doors.hosted.quota import Quotas
@@ -39,9 +44,11 @@ from gitpatch.tools import definitions as tooldefs
 
 __all__ = [
     "BodyLimit",
+    "ClientWatch",
     "CredentialVerifier",
     "SessionLimit",
     "SessionIdFilter",
+    "SpaceRoute",
     "auth_options",
     "call_admission",
     "service_toolset",
@@ -292,14 +299,77 @@ def auth_options(credentials: CredentialFile, host: str, port: int) -> dict[str,
 # -- per-credential limits -----------------------------------------------------------------------
 
 
-def call_admission(quotas: Quotas) -> Callable[[str], AbstractContextManager[None]]:
+def call_admission(
+    quotas: Quotas, gate: CallGate
+) -> Callable[[str], AbstractAsyncContextManager[object]]:
     """``build_server``'s ``admit``: each tool call counts against its credential's allowance
-    and concurrent-call limit (``Quotas.call``), decided before a worker thread is taken."""
+    and concurrent-call limit (``Quotas.call``), decided before a worker thread is taken, then
+    runs under its credential's budget, a heavy call in one of its credential's heavy-call
+    slots, stopped if its client goes away (``CallGate.call``, ``ClientWatch``)."""
 
-    def admit(tool: str) -> AbstractContextManager[None]:
-        return quotas.call(_caller().fingerprint)
+    @contextlib.asynccontextmanager
+    async def admit(tool: str) -> AsyncIterator[object]:
+        cred = _caller()
+        with quotas.call(cred.fingerprint):
+            request = _REQUEST.get()
+            async with gate.call(
+                cred.fingerprint, cred.cpu_seconds, cred.wall_seconds, request
+            ) as budget:
+                yield budget
 
     return admit
+
+
+_REQUEST: contextvars.ContextVar[Request | None] = contextvars.ContextVar(
+    "gitpatch_request", default=None
+)
+
+
+class ClientWatch:
+    """ASGI middleware: a POST whose client goes away (closes the connection) before it is
+    answered stops the calls it carries (``Request.went_away``): they end at their next
+    checkpoint, their slots freed, instead of running on for nobody. The request is known to
+    its calls through a context variable, which the SDK hands on with each message."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        request = Request()
+        token = _REQUEST.set(request)
+        gone = anyio.Event()
+
+        async def watch() -> None:  # after the body, the next message is the disconnect
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            request.went_away()
+            gone.set()
+
+        body_read = False
+
+        async def inner() -> Message:
+            nonlocal body_read
+            if body_read:
+                await gone.wait()
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                request.went_away()
+                gone.set()
+            elif not message.get("more_body"):
+                body_read = True
+                group.start_soon(watch)
+            return message
+
+        try:
+            async with anyio.create_task_group() as group:
+                await self.app(scope, inner, send)
+                group.cancel_scope.cancel()
+        finally:
+            _REQUEST.reset(token)
 
 
 def _http_error(status: int, message: str) -> JSONResponse:
@@ -320,11 +390,7 @@ class SessionLimit:
         self.app, self.quotas, self.credentials = app, quotas, credentials
 
     def _owner(self, scope: Scope) -> str | None:
-        auth = Headers(scope=scope).get("authorization", "")
-        scheme, _, token = auth.partition(" ")
-        if scheme.lower() != "bearer" or not token:
-            return None
-        cred = self.credentials.lookup(token.strip())
+        cred = bearer_credential(self.credentials, scope)
         return None if cred is None else cred.fingerprint
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -372,16 +438,74 @@ class SessionLimit:
                 self.quotas.closed(key)
 
 
+class SpaceRoute:
+    """ASGI middleware, first in line: ``/s/users/<user>/mcp`` and ``/s/teams/<team>/mcp`` are
+    the service's ``/mcp`` for one space, which every call of the request must address
+    (``ROUTED_SPACE``, checked by ``access.locate``: ``wrong_space`` otherwise). A router that
+    hashes the URL path sends every request for a space to one host, personal and team spaces
+    alike. With ``required`` (one shard of several: ``serve --routed``) plain ``/mcp`` is HTTP
+    404, so a client that skipped the router's map cannot create a space on the wrong host."""
+
+    def __init__(self, app: ASGIApp, required: bool) -> None:
+        self.app, self.required = app, required
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        space = routed_space(scope["path"]) if scope["type"] == "http" else None
+        if space is None:
+            if self.required and scope["type"] == "http" and scope["path"].rstrip("/") == "/mcp":
+                message = (
+                    "wrong_space: this host keeps a shard of the spaces; use the URL of one "
+                    "space, /s/users/<user>/mcp or /s/teams/<team>/mcp"
+                )
+                await _http_error(404, message)(scope, receive, send)
+                return
+            await self.app(scope, receive, send)
+            return
+        token = ROUTED_SPACE.set(space)
+        try:
+            await self.app({**scope, "path": "/mcp", "raw_path": b"/mcp"}, receive, send)
+        finally:
+            ROUTED_SPACE.reset(token)
+
+
+#: Where a request's scope keeps its bearer token's credential once looked up.
+_CREDENTIAL = "gitpatch.credential"
+
+
+def bearer_credential(credentials: CredentialFile, scope: Scope) -> Credential | None:
+    """The credential of the request's bearer token, or None (no token, or an unknown one);
+    looked up once per request (kept in its scope for the next middleware)."""
+    if _CREDENTIAL in scope:
+        found: Credential | None = scope[_CREDENTIAL]
+        return found
+    auth = Headers(scope=scope).get("authorization", "")
+    scheme, _, token = auth.partition(" ")
+    found = None
+    if scheme.lower() == "bearer" and token.strip():
+        found = credentials.lookup(token.strip())
+    scope[_CREDENTIAL] = found
+    return found
+
+
 class BodyLimit:
     """ASGI middleware: a request body over ``limit()`` bytes is HTTP 413 before anything
     parses it. ``limit`` is asked per request, so raising ``max_file_bytes`` in spaces.toml
-    raises the cap without a restart. The body is read here (at most the limit) and handed on."""
+    raises the cap without a restart. The body is read here (at most the limit) and handed on,
+    only for a known bearer token: any other request goes on unread (the SDK answers 401), so
+    a client without credentials cannot hold a connection open by sending a slow body; a body
+    that sends nothing for ``idle`` seconds is HTTP 408."""
 
-    def __init__(self, app: ASGIApp, limit: Callable[[], int]) -> None:
-        self.app, self.limit = app, limit
+    def __init__(
+        self, app: ASGIApp, limit: Callable[[], int], credentials: CredentialFile, idle: float
+    ) -> None:
+        self.app, self.limit, self.credentials, self.idle = app, limit, credentials, idle
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT"):
+        if (
+            scope["type"] != "http"
+            or scope["method"] not in ("POST", "PUT")
+            or bearer_credential(self.credentials, scope) is None
+        ):
             await self.app(scope, receive, send)
             return
         limit = self.limit()
@@ -392,7 +516,12 @@ class BodyLimit:
         chunks: list[bytes] = []
         size, more = 0, True
         while more:
-            message = await receive()
+            message = None
+            with anyio.move_on_after(self.idle):
+                message = await receive()
+            if message is None:
+                await _http_error(408, "the request body stalled")(scope, receive, send)
+                return
             if message["type"] != "http.request":
                 break
             chunks.append(message.get("body", b""))

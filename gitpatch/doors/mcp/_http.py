@@ -14,20 +14,39 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import logging
 import os
 import signal
 import socket
+import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp
 
+from gitpatch.doors.hosted.calls import CallGate
+
 __all__ = ["serve"]
 
 _log = logging.getLogger("gitpatch.doors.hosted")
+
+
+#: On SIGTERM, calls in flight get this long to finish by themselves before their budgets are
+#: stopped (``CallGate.drain``): they then end at their next checkpoint having written nothing.
+DRAIN_GRACE = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Served:
+    """The ASGI app of one process and the gate its tool calls pass (drained on SIGTERM)."""
+
+    app: ASGIApp
+    gate: CallGate
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -51,17 +70,23 @@ def _app(
     allowed: tuple[str, ...],
     stateless: bool,
     build_server: Callable[..., MCPServer],
-) -> ASGIApp:
-    """The service's ASGI app: body limit, session limits, then the SDK's streamable HTTP."""
+    routed: bool,
+    header_timeout: float,
+) -> Served:
+    """The service's ASGI app: client watch, the space's URL, body limit, session limits, then
+    the SDK's streamable HTTP; and the gate of its calls."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from gitpatch.doors.hosted import CredentialFile, ResourceService, Spaces
+    from gitpatch.doors.hosted.grepping import warm
     from gitpatch.doors.hosted.listen import allowed_hosts
     from gitpatch.doors.hosted.quota import Quotas
     from gitpatch.doors.mcp._hosted_http import (
         BodyLimit,
+        ClientWatch,
         SessionIdFilter,
         SessionLimit,
+        SpaceRoute,
         auth_options,
         call_admission,
         service_toolset,
@@ -70,13 +95,14 @@ def _app(
     service = ResourceService(Spaces(data), on_change=on_change)
     config = service.spaces.config
     quotas = Quotas(config.call_limits)
+    gate = CallGate(lambda owner: config.call_limits(owner).max_heavy_calls)
     creds = CredentialFile(credentials)
     server = build_server(
         service_toolset(service),
         name="gitpatch-service",
         log_level="WARNING",
         offload=True,
-        admit=call_admission(quotas),
+        admit=call_admission(quotas, gate),
         **auth_options(creds, host, port),
     )
     for handler in logging.getLogger().handlers:
@@ -100,14 +126,46 @@ def _app(
         ),
     )
     inner = app if stateless else SessionLimit(app, quotas, creds)
-    return BodyLimit(inner, limit)
+    warm()  # grep's forkserver, loaded before the first grep that needs it
+    return Served(
+        ClientWatch(SpaceRoute(BodyLimit(inner, limit, creds, header_timeout), routed)), gate
+    )
 
 
-def _run(sock: socket.socket, app: ASGIApp) -> None:
+def _run(sock: socket.socket, served: Served, header_timeout: float, per_address: int) -> None:
+    """Serve ``served`` on ``sock`` under the connection guard (``_guard``) until stopped;
+    SIGTERM drains the calls in flight."""
     import anyio
     import uvicorn
 
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    from gitpatch.doors.hosted.connections import AcceptErrorFilter, Guard
+    from gitpatch.doors.mcp._guard import IDLE_SECONDS, guarded_protocol
+
+    class Draining(uvicorn.Server):
+        """uvicorn's server, whose SIGTERM/SIGINT also drains the calls in flight: they get
+        ``DRAIN_GRACE`` to finish, then their budgets stop them, so shutting down waits for
+        no heavy call."""
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if not self.should_exit:
+                timer = threading.Timer(DRAIN_GRACE, served.gate.drain)
+                timer.daemon = True
+                timer.start()
+            super().handle_exit(sig, frame)
+
+    logging.getLogger("asyncio").addFilter(AcceptErrorFilter())
+    guard = Guard.for_process(header_timeout, per_address)
+    # A heavy call holds the GIL in Python loops between its checkpoints; a shorter switch
+    # interval (5 ms by default) hands it to the event loop and light calls sooner.
+    sys.setswitchinterval(0.001)
+    config = uvicorn.Config(
+        served.app,
+        log_level="warning",
+        lifespan="on",
+        http=guarded_protocol(guard),
+        timeout_keep_alive=IDLE_SECONDS,
+    )
+    web = Draining(config)
     anyio.run(lambda: web.serve(sockets=[sock]))
 
 
@@ -178,6 +236,9 @@ def serve(
     allowed: tuple[str, ...],
     workers: int,
     build_server: Callable[..., MCPServer],
+    routed: bool = False,
+    header_timeout: float = 10.0,
+    per_address: int = 256,
 ) -> None:
     """See ``gitpatch.doors.mcp.serve_http`` (which passes its ``build_server``)."""
     from gitpatch.doors.hosted.listen import url_host
@@ -188,13 +249,27 @@ def serve(
     url = f"http://{url_host(host)}:{port}/mcp"
     stateless = workers > 1
 
+    def app() -> Served:
+        return _app(
+            data,
+            credentials,
+            host,
+            port,
+            on_change,
+            allowed,
+            stateless,
+            build_server,
+            routed,
+            header_timeout,
+        )
+
     def child() -> None:
-        _run(sock, _app(data, credentials, host, port, on_change, allowed, stateless, build_server))
+        _run(sock, app(), header_timeout, per_address)
 
     if not stateless:
-        app = _app(data, credentials, host, port, on_change, allowed, stateless, build_server)
+        served = app()
         if ready is not None:
             ready(url)
-        _run(sock, app)
+        _run(sock, served, header_timeout, per_address)
         return
     _supervise(workers, child, lambda: ready(url) if ready is not None else None)

@@ -94,21 +94,12 @@ class _Repository:
             self._release.pop()()
 
     def policy(self) -> ToolPermissionPolicy | None:
-        """The ``[policy]`` of ``.gitpatch.toml`` with the git config rules (strictest wins);
-        None when neither sets a rule (the tools then allow every edit)."""
-        from gitpatch.tools.policy import CombinedPolicy, workspace_tool_policy
+        """The tool rules of the repository's settings (``.gitpatch.toml``'s ``[policy]`` and
+        git config's, strictest wins), as every Workspace storage takes them; None when
+        neither sets a rule (the tools then allow every edit)."""
         from gitpatch.tools.storage.workspace import WorkspaceStorage
 
-        cfg = repository_config(self.path)
-        found: list[ToolPermissionPolicy] = []
-        if cfg.require_approval or cfg.allow is not None or cfg.deny or cfg.ask:
-            found.append(workspace_tool_policy(cfg.require_approval, cfg.allow, cfg.deny, cfg.ask))
-        from_git = WorkspaceStorage.of(self.workspace()).config_policy()
-        if from_git is not None:
-            found.append(from_git)
-        if len(found) < 2:
-            return found[0] if found else None
-        return CombinedPolicy(tuple(found))
+        return WorkspaceStorage.of(self.workspace()).config_policy()
 
 
 def _reply(result: ToolResult) -> Reply:

@@ -28,7 +28,12 @@ from gitpatch.errors import (
 )
 from gitpatch.porcelain.workspace import Workspace
 from gitpatch.store.trees import MODE_TREE
-from gitpatch.tools.policy import RulePolicy, rules_from_config
+from gitpatch.tools.policy import (
+    CombinedPolicy,
+    ToolPermissionPolicy,
+    rules_from_config,
+    workspace_tool_policy,
+)
 from gitpatch.tools.storage import scratch as families
 from gitpatch.tools.storage.base import (
     Applied,
@@ -41,6 +46,7 @@ from gitpatch.tools.storage.base import (
 )
 from gitpatch.tools.storage.resource_ids import resource_id, uuid_like
 from gitpatch.workspace import versions
+from gitpatch.workspace.config import settings
 
 __all__ = ["READ_TRAILER", "WorkspaceStorage"]
 
@@ -70,12 +76,18 @@ class WorkspaceStorage:
     def __hash__(self) -> int:
         return id(self.workspace)
 
-    def config_policy(self) -> RulePolicy | None:
-        """The tool rules in the repository's git config, if any (see the README):
-        ``gitpatch.toolAllow``, ``gitpatch.toolDeny``, ``gitpatch.toolAsk`` (multi-valued
-        globs) and ``gitpatch.toolRequireApproval`` (bool)."""
+    def config_policy(self) -> ToolPermissionPolicy | None:
+        """The tool rules of the repository's settings, if any (see docs/tools.md): the
+        ``[policy]`` table of ``.gitpatch.toml`` and git config's ``gitpatch.toolAllow``,
+        ``gitpatch.toolDeny``, ``gitpatch.toolAsk`` (multi-valued globs) and
+        ``gitpatch.toolRequireApproval`` (bool), together (the strictest wins)."""
         store = self.workspace.store
-        return rules_from_config(
+        found: list[ToolPermissionPolicy] = []
+        file = settings(store).file
+        if file.require_approval or file.allow is not None or file.deny or file.ask:
+            rules = (file.require_approval, file.allow, file.deny, file.ask)
+            found.append(workspace_tool_policy(*rules))
+        from_git = rules_from_config(
             {
                 "allow": store.config_values("gitpatch.toolAllow"),
                 "deny": store.config_values("gitpatch.toolDeny"),
@@ -83,6 +95,11 @@ class WorkspaceStorage:
                 "requireApproval": store.config_values("gitpatch.toolRequireApproval"),
             }
         )
+        if from_git is not None:
+            found.append(from_git)
+        if len(found) < 2:
+            return found[0] if found else None
+        return CombinedPolicy(tuple(found))
 
     # -- namespace ---------------------------------------------------------------------------
 

@@ -41,7 +41,8 @@ def test_claude_codes_hook_json_on_stdin_names_the_command(repo: Path) -> None:
     assert out.exit_code == 0, out.output
     context = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("Checkpointed what changed by `black .` as proposal")
-    assert "Gitpatch-Command: black ." in git(repo, "log", "-1", "--format=%B", "--all")
+    pid = context.split("as proposal ", 1)[1].split(" ", 1)[0]
+    assert "Gitpatch-Command: black ." in git(repo, "log", "-1", "--format=%B", f"gitpatch/{pid}")
     again = cli(repo, "checkpoint", "--hook-input", input=json.dumps(event))
     assert (
         "no proposal was made"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import resource
 import signal
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -55,9 +56,22 @@ def make_credentials(path: Path) -> dict[str, str]:
 class Server:
     """A ``gitpatch serve --http`` process over ``data`` with the credentials file ``creds``."""
 
-    def __init__(self, data: Path, creds: Path, *extra: str, listen: str = "127.0.0.1:0") -> None:
+    def __init__(
+        self,
+        data: Path,
+        creds: Path,
+        *extra: str,
+        listen: str = "127.0.0.1:0",
+        nofile: int | None = None,
+    ) -> None:
+        """``nofile``: the server's descriptor limit (soft and hard), as ``ulimit -n`` sets."""
         self.data, self.creds = data, creds
         env = {**os.environ, **GIT_ENV, "HOME": str(data.parent)}
+
+        def limit() -> None:
+            if nofile is not None:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
         self.proc = subprocess.Popen(
             [console_script(), "serve", "--http", listen, "--data", str(data)]
             + ["--credentials", str(creds), *extra],
@@ -65,6 +79,7 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=limit if nofile is not None else None,
         )
         assert self.proc.stderr is not None
         self.url = ""

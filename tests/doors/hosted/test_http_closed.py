@@ -64,33 +64,59 @@ def _place(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     return tmp_path / "data", tmp_path / "credentials.toml", tokens
 
 
-def _replace(path: Path, text: str) -> None:
+def _replace(path: Path, text: str | bytes) -> None:
     tmp = path.with_name(path.name + ".new")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
+    with os.fdopen(fd, "wb") as f:
+        f.write(text.encode() if isinstance(text, str) else text)
     os.replace(tmp, path)
 
 
 # -- 4. credentials and permissions ---------------------------------------------------------------
 
 
-def test_a_credentials_file_that_stops_parsing_keeps_only_what_still_parses(
-    tmp_path: Path,
+_BROKEN: dict[str, Any] = {
+    "unclosed table header at the top": lambda text: "[[credential]\n" + text,
+    "byte-order mark": lambda text: "\ufeff" + text,
+    "a broken header at the end": lambda text: text + "\n[[credential\n",
+    "an unknown key (a typo)": lambda text: text.replace("scopes =", "scope =", 1),
+    "a duplicated key": lambda text: text.replace("teams =", 'user = "eve"\nteams =', 1),
+    "a stray top-level key": lambda text: "admin = true\n" + text,
+    "not utf-8": lambda text: text.replace("acme", "acm\udcff", 1),
+    "made readable by others": None,
+}
+
+
+@pytest.mark.parametrize("variant", list(_BROKEN))
+def test_a_credentials_file_that_does_not_parse_whole_or_stays_private_refuses_every_token(
+    tmp_path: Path, variant: str
 ) -> None:
     data, creds, tokens = _place(tmp_path)
+    good = creds.read_text()
     server = Server(data, creds)
     try:
         assert not call(server.url, tokens["bob"], "list_resources").is_error
-        blocks = creds.read_text().split("\n[[credential]]\n")
-        # drop bob's block (the third) and leave a broken header at the end
-        kept = [b for n, b in enumerate(blocks) if n != 3]
-        _replace(creds, "\n[[credential]]\n".join(kept) + "\n[[credential\n")
-        assert 401 in _statuses(server.url, tokens["bob"])
-        assert not call(server.url, tokens["ada"], "list_resources").is_error
+        breaking = _BROKEN[variant]
+        if breaking is None:
+            creds.chmod(0o644)
+        else:
+            broken = breaking(good).encode("utf-8", "surrogateescape")
+            assert broken != good.encode()
+            _replace(creds, broken)
+        for name, token in tokens.items():  # every token, the untouched blocks' too
+            seen = _statuses(server.url, token)
+            assert 401 in seen and 200 not in seen, (name, seen)
+        # fixed: the same tokens work again, without a restart
+        if breaking is None:
+            creds.chmod(0o600)
+        else:
+            _replace(creds, good)
+        assert not call(server.url, tokens["bob"], "list_resources").is_error
     finally:
         log = server.stop()
-    assert "does not parse" in log and "denied the rest" in log
+    refused = [line for line in log.splitlines() if "every token is denied" in line]
+    assert len(refused) == 1, log  # once per change of the file, not once per request
+    assert str(creds) in refused[0]
 
 
 def _serve(data: Path, creds: Path) -> subprocess.CompletedProcess[str]:

@@ -139,3 +139,71 @@ def test_push_without_the_remote_is_refused(tmp_path: Path) -> None:
     out = gp(repo, "push", "--remote", "nowhere")
     assert out.returncode == 1 and out.stderr.startswith("invalid_arguments:")
     assert os.listdir(repo / "refs" / "heads") == []
+
+
+def test_an_auto_space_pushes_main_and_a_shard_restored_from_its_remotes_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    """``--push origin`` in an auto space sends ``main`` before the call is answered, so a
+    shard wiped and restored from its remotes (docs/hosted-service.md: ``git clone --bare``
+    per space, into a fresh directory) serves every acknowledged edit, at the same versions."""
+    tokens = make_credentials(tmp_path / "credentials.toml")
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    remotes = tmp_path / "remotes"
+    for space in ("users/bob", "teams/web"):
+        git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remotes / f"{space}.git"))
+    server = Server(data, tmp_path / "credentials.toml", "--push", "origin")
+    acknowledged: dict[str, tuple[str, int]] = {}
+    try:
+        for who, space, extra in (("bob", "users/bob", {}), ("ada", "teams/web", {"team": "web"})):
+            made = call(
+                server.url, tokens[who], "create_resource", path="n.md", content="0\n", **extra
+            )
+            assert not made.is_error, text_of(made)
+            git(data / f"{space}.git", "remote", "add", "origin", str(remotes / f"{space}.git"))
+            text = "0\n"
+            for n in range(1, 4):
+                edit = [{"after_line": 0, "new_string": f"{n}\n"}]
+                done = call(
+                    server.url, tokens[who], "patch_resource", path="n.md", edits=edit, **extra
+                )
+                assert not done.is_error, text_of(done)
+                text = f"{n}\n" + text
+                # answered: the remote already has it
+                pushed = git(remotes / f"{space}.git", "rev-parse", "main").strip()
+                assert pushed == done.structured_content["commit"]
+            acknowledged[space] = (text, done.structured_content["version"])
+    finally:
+        log = server.stop()
+    assert "push of" not in log, log
+
+    fresh = tmp_path / "fresh"  # the shard's disk is gone: a new directory, from the remotes
+    fresh.mkdir(mode=0o700)
+    for space in acknowledged:
+        git(
+            tmp_path,
+            "clone",
+            "-q",
+            "--bare",
+            str(remotes / f"{space}.git"),
+            str(fresh / f"{space}.git"),
+        )
+    restored = Server(fresh, tmp_path / "credentials.toml", "--push", "origin")
+    try:
+        for space, (text, version) in acknowledged.items():
+            who, extra = ("bob", {}) if space == "users/bob" else ("ada", {"team": "web"})
+            read = call(restored.url, tokens[who], "read_resource", path="n.md", **extra)
+            assert read.structured_content["content"] == text
+            assert read.structured_content["version"] == version
+        edit = [{"after_line": 0, "new_string": "4\n"}]
+        done = call(restored.url, tokens["bob"], "patch_resource", path="n.md", edits=edit)
+        assert done.structured_content["version"] == acknowledged["users/bob"][1] + 1
+        assert (
+            git(remotes / "users/bob.git", "rev-parse", "main").strip()
+            == (done.structured_content["commit"])
+        )
+    finally:
+        restored.stop()
+    for space in acknowledged:
+        git(fresh / f"{space}.git", "fsck", "--strict", "--no-progress")

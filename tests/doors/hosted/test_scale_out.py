@@ -1,14 +1,19 @@
-"""Past one machine: two servers with disjoint shards of spaces behind HAProxy, which hashes the
-``Gitpatch-Space`` header consistently; the SDK client reaches every space through one URL, and
-a server SIGKILLed and restarted loses nothing it acknowledged. Loopback only.
+"""Past one machine: two servers with disjoint shards of spaces behind HAProxy and behind nginx,
+each configured exactly as docs/hosted-service.md shows (the test reads the configurations from
+it), hashing each space's own URL (``/s/<space>/mcp``) consistently. The SDK client reaches
+every personal and team space through one router; each space lives on one shard; a shard that
+is down is not failed over (its spaces are not created on the other); a server SIGKILLed and
+restarted loses nothing it acknowledged. Loopback only.
 
-HAProxy is Debian's (``.ci/run`` installs it when missing). Without it the test skips, unless
-``GITPATCH_REQUIRE_HAPROXY`` is set (CI sets it once the install worked), where it fails.
+HAProxy and nginx are Debian's (``.ci/run`` installs them when missing). Without one the test
+of that router skips, unless ``GITPATCH_REQUIRE_HAPROXY`` / ``GITPATCH_REQUIRE_NGINX`` is set
+(CI sets it once the install worked), where it fails.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -24,13 +29,14 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from gitpatch.doors.hosted.credentials import add_credential
-from tests.doors.hosted.svckit import Server
+from tests.doors.hosted.svckit import Server, text_of
 from tests.gitkit import git
 
 pytestmark = pytest.mark.slow
 
-USERS = [f"u{n}" for n in range(8)]
-HEADER = "Gitpatch-Space"
+USERS = [f"u{n}" for n in range(6)]
+TEAMS = [f"t{n}" for n in range(4)]
+DOCS = Path(__file__).parents[3] / "docs" / "hosted-service.md"
 
 
 def _free_port() -> int:
@@ -39,54 +45,70 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _haproxy() -> str:
-    found = shutil.which("haproxy") or (
-        "/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None
+def _binary(name: str) -> str:
+    found = shutil.which(name) or (
+        f"/usr/sbin/{name}" if Path(f"/usr/sbin/{name}").exists() else None
     )
     if found is None:
-        if os.environ.get("GITPATCH_REQUIRE_HAPROXY"):
-            pytest.fail("haproxy is required here (GITPATCH_REQUIRE_HAPROXY) but not installed")
-        pytest.skip("haproxy is not installed (apt-get install haproxy)")
+        if os.environ.get(f"GITPATCH_REQUIRE_{name.upper()}"):
+            pytest.fail(f"{name} is required here (GITPATCH_REQUIRE_{name.upper()}) but missing")
+        pytest.skip(f"{name} is not installed (apt-get install {name})")
     return found
 
 
-CONFIG = """
-global
-    maxconn 256
-defaults
-    mode http
-    timeout connect 5s
-    timeout client 120s
-    timeout server 120s
-    timeout tunnel 120s
-frontend gitpatch
-    bind 127.0.0.1:{front}
-    default_backend shards
-backend shards
-    balance hdr({header})
-    hash-type consistent
-    server a 127.0.0.1:{a}
-    server b 127.0.0.1:{b}
-"""
+def documented(first_line: str) -> str:
+    """The fenced block of docs/hosted-service.md that starts with ``first_line``."""
+    blocks = re.findall(r"^```[a-z]*\n(.*?)^```", DOCS.read_text(), re.MULTILINE | re.DOTALL)
+    found = [b for b in blocks if b.startswith(first_line + "\n")]
+    assert len(found) == 1, f"docs/hosted-service.md has no one block starting {first_line!r}"
+    return str(found[0])
 
 
-@pytest.fixture
-def router(tmp_path: Path) -> Iterator[tuple[int, int, int]]:
-    """HAProxy in front of two ports; yields (front, a, b)."""
-    front, a, b = _free_port(), _free_port(), _free_port()
+def _on_loopback(config: str, listen: str, front: int, a: int, b: int) -> str:
+    """The documented configuration with loopback ports for the router and the two hosts."""
+    for old, new in ((listen, f"127.0.0.1:{front}"), ("10.0.0.1:8765", f"127.0.0.1:{a}")):
+        assert old in config
+        config = config.replace(old, new)
+    assert "10.0.0.2:8765" in config
+    return config.replace("10.0.0.2:8765", f"127.0.0.1:{b}")
+
+
+def _haproxy(tmp_path: Path, front: int, a: int, b: int) -> list[str]:
+    binary = _binary("haproxy")
     config = tmp_path / "haproxy.cfg"
-    config.write_text(CONFIG.format(front=front, a=a, b=b, header=HEADER))
-    proc = subprocess.Popen(
-        [_haproxy(), "-db", "-f", str(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    config.write_text(_on_loopback(documented("# haproxy.cfg"), ":8080", front, a, b))
+    return [binary, "-db", "-f", str(config)]
+
+
+def _nginx(tmp_path: Path, front: int, a: int, b: int) -> list[str]:
+    binary = _binary("nginx")
+    prefix = tmp_path / "nginx"
+    prefix.mkdir()
+    block = _on_loopback(documented("# nginx: the http block"), "8080", front, a, b)
+    temp = "".join(
+        f"    {kind}_temp_path {prefix / kind};\n"
+        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
     )
+    (prefix / "nginx.conf").write_text(
+        f"daemon off;\npid {prefix / 'nginx.pid'};\nerror_log {prefix / 'error.log'};\n"
+        "events { worker_connections 512; }\n"
+        f"http {{\n    access_log off;\n{temp}{block}}}\n"
+    )
+    return [binary, "-p", str(prefix), "-c", str(prefix / "nginx.conf")]
+
+
+@pytest.fixture(params=["haproxy", "nginx"])
+def router(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[int, int, int]]:
+    """HAProxy or nginx in front of two ports; yields (front, a, b)."""
+    front, a, b = _free_port(), _free_port(), _free_port()
+    command = {"haproxy": _haproxy, "nginx": _nginx}[request.param](tmp_path, front, a, b)
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(1000):  # until it listens (bounded; nothing depends on how long)
             with socket.socket() as s:
                 if s.connect_ex(("127.0.0.1", front)) == 0:
                     break
-            assert proc.poll() is None, "haproxy exited"
+            assert proc.poll() is None, f"{request.param} exited"
             time.sleep(0.01)
         yield front, a, b
     finally:
@@ -94,10 +116,9 @@ def router(tmp_path: Path) -> Iterator[tuple[int, int, int]]:
         proc.wait()
 
 
-async def _call(url: str, token: str, space: str, tool: str, args: dict[str, Any]) -> Any:
-    headers = {"Authorization": f"Bearer {token}", HEADER: space}
+async def _call(url: str, token: str, tool: str, args: dict[str, Any]) -> Any:
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
         streamable_http_client(url, http_client=http) as (read, write),
         ClientSession(read, write) as client,
     ):
@@ -105,58 +126,109 @@ async def _call(url: str, token: str, space: str, tool: str, args: dict[str, Any
         return await client.call_tool(tool, args)
 
 
-def call(url: str, token: str, user: str, tool: str, **args: Any) -> Any:
-    """One tool call of ``user`` through the router (its space named in the header)."""
+def call(front: int, token: str, space: str, tool: str, **args: Any) -> Any:
+    """One tool call through the router, at the URL of ``space``."""
 
     async def main() -> Any:
         with anyio.fail_after(60):
-            return await _call(url, token, f"users/{user}", tool, args)
+            return await _call(f"http://127.0.0.1:{front}/s/{space}/mcp", token, tool, args)
 
     return anyio.run(main)
 
 
-def test_two_shards_behind_haproxy_one_url_and_a_restart_loses_nothing(
+def _args(space: str) -> dict[str, Any]:
+    kind, _, name = space.partition("/")
+    return {"team": name} if kind == "teams" else {}
+
+
+def test_two_shards_behind_a_router_one_map_for_personal_and_team_spaces_and_no_loss(
     tmp_path: Path, router: tuple[int, int, int]
 ) -> None:
     front, port_a, port_b = router
-    url = f"http://127.0.0.1:{front}/mcp"
     creds = tmp_path / "credentials.toml"
-    tokens = {u: add_credential(creds, user=u, organization=None)[0] for u in USERS}
+    tokens = {
+        u: add_credential(creds, user=u, organization="acme", teams=TEAMS, manage=TEAMS)[0]
+        for u in USERS
+    }
+    # each team is written by two users, each session at the team's own URL
+    writers = {f"users/{u}": [u] for u in USERS}
+    writers |= {f"teams/{t}": [USERS[n], USERS[n + 1]] for n, t in enumerate(TEAMS)}
     data = {"a": tmp_path / "a", "b": tmp_path / "b"}
     servers = {
-        "a": Server(data["a"], creds, listen=f"127.0.0.1:{port_a}"),
-        "b": Server(data["b"], creds, listen=f"127.0.0.1:{port_b}"),
+        name: Server(data[name], creds, "--routed", listen=f"127.0.0.1:{port}")
+        for name, port in (("a", port_a), ("b", port_b))
     }
-    written: dict[str, list[str]] = {u: [] for u in USERS}
+    written: dict[str, str] = {}
     try:
-        for user in USERS:
-            made = call(url, tokens[user], user, "create_resource", path="n.md", content="0\n")
-            assert not made.is_error
-            written[user].append("0\n")
-        owner = {
-            u: next(k for k, d in data.items() if (d / "users" / f"{u}.git").exists())
-            for u in USERS
-        }
-        for user in USERS:  # disjoint shards: each space lives on exactly one server
-            assert sum((d / "users" / f"{user}.git").exists() for d in data.values()) == 1
+        for space, users in writers.items():
+            made = call(
+                front,
+                tokens[users[0]],
+                space,
+                "create_resource",
+                path="n.md",
+                content="0\n",
+                **_args(space),
+            )
+            assert not made.is_error, text_of(made)
+            written[space] = "0\n"
+        for round_ in range(1, 3):
+            for space, users in writers.items():
+                for user in users:
+                    edit = [{"after_line": 0, "new_string": f"{round_}{user}\n"}]
+                    done = call(
+                        front,
+                        tokens[user],
+                        space,
+                        "patch_resource",
+                        path="n.md",
+                        edits=edit,
+                        **_args(space),
+                    )
+                    assert not done.is_error, text_of(done)
+                    written[space] = f"{round_}{user}\n" + written[space]
+        owner = {}
+        for space in writers:  # disjoint shards: each space lives on exactly one server
+            homes = [k for k, d in data.items() if (d / f"{space}.git").exists()]
+            assert len(homes) == 1, (space, homes)
+            owner[space] = homes[0]
         assert set(owner.values()) == {"a", "b"}, owner
-        for round_ in range(1, 4):
-            for user in USERS:
-                edit = [{"after_line": 0, "new_string": f"{round_}\n"}]
-                done = call(url, tokens[user], user, "patch_resource", path="n.md", edits=edit)
-                assert not done.is_error
-                written[user].insert(0, f"{round_}\n")
+
         servers["a"].kill()
-        on_b = [u for u in USERS if owner[u] == "b"]
-        # the other shard keeps serving while a is down
-        assert not call(url, tokens[on_b[0]], on_b[0], "read_resource", path="n.md").is_error
-        servers["a"] = Server(data["a"], creds, listen=f"127.0.0.1:{port_a}")
-        for user in USERS:
-            read = call(url, tokens[user], user, "read_resource", path="n.md")
-            assert read.structured_content["content"] == "".join(written[user]), user
+        on_a = [s for s in writers if owner[s] == "a"]
+        on_b = [s for s in writers if owner[s] == "b"]
+        # the other shard keeps serving while a is down ...
+        read = call(
+            front,
+            tokens[writers[on_b[0]][0]],
+            on_b[0],
+            "read_resource",
+            path="n.md",
+            **_args(on_b[0]),
+        )
+        assert read.structured_content["content"] == written[on_b[0]]
+        # ... and a's spaces are not failed over to b, where they would start empty
+        with pytest.raises(BaseException):  # noqa: B017 - the router's 502/503, as the SDK raises it
+            call(
+                front,
+                tokens[writers[on_a[0]][0]],
+                on_a[0],
+                "create_resource",
+                path="x.md",
+                content="x\n",
+                **_args(on_a[0]),
+            )
+        assert not (data["b"] / f"{on_a[0]}.git").exists()
+
+        servers["a"] = Server(data["a"], creds, "--routed", listen=f"127.0.0.1:{port_a}")
+        for space, users in writers.items():
+            read = call(
+                front, tokens[users[-1]], space, "read_resource", path="n.md", **_args(space)
+            )
+            assert read.structured_content["content"] == written[space], space
     finally:
         for server in servers.values():
             server.stop()
-    for user in USERS:
-        repo = data[owner[user]] / "users" / f"{user}.git"
+    for space in writers:
+        repo = data[owner[space]] / f"{space}.git"
         assert git(repo, "fsck", "--strict", "--no-progress") is not None

@@ -94,3 +94,34 @@ def test_listen_addresses_default_to_loopback(text: str, expected: tuple[str, in
 def test_bad_listen_addresses(text: str) -> None:
     with pytest.raises(InvalidArguments):
         parse_listen(text)
+
+
+def test_the_documented_systemd_unit_verifies_and_names_real_options(tmp_path: Path) -> None:
+    """docs/hosted-service.md's supervisor recipe: ``systemd-analyze verify`` finds nothing to
+    say about it (where systemd is installed; else it is parsed), it restarts the service
+    always, and every option of its command line is one ``gitpatch serve`` has."""
+    import configparser
+    import re
+    import shlex
+    import shutil
+
+    text = (Path(__file__).parents[3] / "docs" / "hosted-service.md").read_text()
+    blocks = re.findall(r"^```[a-z]*\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    [unit] = [b for b in blocks if b.startswith("# /etc/systemd/system/gitpatch.service\n")]
+    parsed = configparser.ConfigParser(strict=True, interpolation=None)
+    parsed.optionxform = str  # type: ignore[assignment,method-assign]
+    parsed.read_string(unit)
+    assert {"Unit", "Service", "Install"} <= set(parsed.sections())
+    service = parsed["Service"]
+    assert service["Restart"] == "always" and service["UMask"] == "0077"
+    command = shlex.split(service["ExecStart"])
+    assert command[0] == "/usr/local/bin/gitpatch" and command[1:3] == ["serve", "--http"]
+    known = set(re.findall(r"--[a-z-]+", gitpatch(tmp_path, "serve", "--help").stdout))
+    assert {a for a in command if a.startswith("--")} <= known
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        return
+    path = tmp_path / "gitpatch.service"
+    path.write_text(unit.replace("/usr/local/bin/gitpatch", console_script()))
+    done = subprocess.run([analyze, "verify", str(path)], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout + done.stderr == "", done.stderr

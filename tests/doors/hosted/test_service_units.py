@@ -63,25 +63,33 @@ def test_the_file_is_reread_when_it_changes(tmp_path: Path) -> None:
     assert creds.lookup(second) is not None  # added: works at once
     good = path.read_text()
     path.write_text(good + "\n[[credential]]\ntoken_sha256 = 'nonsense'\n")
-    assert creds.lookup(first) is not None  # malformed: the last good contents stay
+    assert creds.lookup(first) is None  # malformed: nobody, not the last good contents
     path.write_text(good.replace(hash_token(first), "0" * 64))
+    assert creds.lookup(second) is not None  # fixed: works again
     assert creds.lookup(first) is None  # revoked without a restart
     path.unlink()
     assert creds.lookup(second) is None  # no file: nobody
 
 
-def test_a_file_that_stops_parsing_fails_closed_in_process(tmp_path: Path) -> None:
-    """Not the last good contents (WatchedFile's default) but what still parses: a block
-    removed in the same broken edit stops working, a block still whole keeps working."""
+def test_a_file_that_stops_parsing_or_opens_up_fails_closed_in_process(tmp_path: Path) -> None:
+    """Not the last good contents (WatchedFile's default), nor the blocks still whole: nothing,
+    until the file parses whole and is private again."""
     path = tmp_path / "c.toml"
     kept, _ = add_credential(path, user="ada", organization=None)
     removed, _ = add_credential(path, user="bob", organization=None)
     creds = CredentialFile(path)
     assert creds.lookup(removed) is not None
-    blocks = path.read_text().split("[[credential]]")
+    good = path.read_text()
+    blocks = good.split("[[credential]]")
     path.write_text("[[credential]]".join(blocks[:2]) + "[[credential]]\nuser = = 'x'\n")
-    assert creds.lookup(kept) is not None
+    assert creds.lookup(kept) is None
     assert creds.lookup(removed) is None
+    path.write_text(good)
+    assert creds.lookup(kept) is not None
+    path.chmod(0o640)
+    assert creds.lookup(kept) is None
+    path.chmod(0o600)
+    assert creds.lookup(kept) is not None
 
 
 def test_the_body_limit_follows_the_limits_file_at_once(tmp_path: Path) -> None:
@@ -299,3 +307,76 @@ def test_changes_queued_together_are_one_batch_each_its_own_commit(tmp_path: Pat
     assert git(repo, "show", "main:b.txt") == "b2\n" and git(repo, "show", "main:c.txt") == "c\n"
     for n, path in enumerate(["a.txt", "a.txt", "b.txt", "c.txt"]):
         assert git(repo, "diff", "--name-only", f"main~{n + 1}", f"main~{n}").split() == [path]
+
+
+# -- connections ---------------------------------------------------------------------------------
+
+
+class _Conn:
+    """A connection as the guard sees it."""
+
+    def __init__(self, guard: Any, address: str, busy: bool = False) -> None:
+        self.guard, self.address, self.running, self.dropped = guard, address, busy, False
+
+    def busy(self) -> bool:
+        return self.running
+
+    def drop(self) -> None:
+        self.dropped = True
+        self.guard.forget(self, self.address)
+
+
+def test_the_guard_closes_the_oldest_idle_connection_of_an_address_never_a_busy_one() -> None:
+    from gitpatch.doors.hosted.connections import Guard
+
+    guard = Guard(per_address=3, max_connections=100)
+    busy = _Conn(guard, "10.0.0.1", busy=True)
+    assert guard.admit(busy, busy.address)
+    idle = [_Conn(guard, "10.0.0.1") for _ in range(2)]
+    for conn in idle:
+        assert guard.admit(conn, conn.address)
+    other = _Conn(guard, "10.0.0.2")
+    assert guard.admit(other, other.address)  # another address has its own count
+    newest = _Conn(guard, "10.0.0.1")
+    assert guard.admit(newest, newest.address)
+    assert [c.dropped for c in (busy, *idle, other, newest)] == [False, True, False, False, False]
+    # every other connection of the address busy: the new one is refused, nothing else closed
+    for conn in (idle[1], newest):
+        conn.running = True
+    late = _Conn(guard, "10.0.0.1")
+    assert not guard.admit(late, late.address)
+    assert not any(c.dropped for c in (busy, idle[1], newest, other))
+    assert len(guard.by_address["10.0.0.1"]) == 3 and len(guard.open) == 4
+
+
+def test_the_guard_keeps_a_reserve_of_descriptors_over_every_address() -> None:
+    import resource
+
+    from gitpatch.doors.hosted.connections import Guard, reserve_for
+
+    guard = Guard(per_address=1000, max_connections=4)
+    conns = [_Conn(guard, f"10.0.0.{n}") for n in range(6)]
+    for conn in conns:
+        assert guard.admit(conn, conn.address)
+    assert [c.dropped for c in conns] == [True, True, False, False, False, False]
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert Guard.for_process(10, 256).max_connections == soft - reserve_for(soft)
+    assert reserve_for(1024) == 256 and reserve_for(100) == 64
+
+
+def test_accept_errors_are_logged_once_per_interval_with_a_count() -> None:
+    import logging
+
+    from gitpatch.doors.hosted.connections import AcceptErrorFilter
+
+    kept = AcceptErrorFilter()
+
+    def record(message: str) -> logging.LogRecord:
+        return logging.LogRecord("asyncio", logging.ERROR, __file__, 1, message, None, None)
+
+    passed = [kept.filter(record("socket.accept() out of system resource")) for _ in range(1000)]
+    assert passed.count(True) == 1 and passed[0]
+    assert kept.filter(record("something else"))
+    kept._last -= 3600  # as if the interval had passed
+    again = record("socket.accept() out of system resource")
+    assert kept.filter(again) and "(999 more since the last one)" in again.getMessage()
