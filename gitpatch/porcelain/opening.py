@@ -16,8 +16,10 @@ if TYPE_CHECKING:
 __all__ = [
     "git_dir",
     "is_open",
+    "open_session",
     "open_workspace",
     "repository_config",
+    "session_in",
     "working_root",
     "worktree_setting",
 ]
@@ -54,8 +56,53 @@ def open_workspace(
     the protected branches are the Workspace's own (``config.protected_names``)."""
     from gitpatch.porcelain.workspace import Workspace
 
+    inside = session_in(directory)
+    if inside is not None:  # a session's own worktree: that session, on the person's repository
+        kw.pop("name", None)
+        return open_session(directory, kw.pop("session", None) or inside, mode, **kw)
     chosen = mode or (config.mode if config is not None else None)
     return Workspace.open(directory, mode=chosen, **kw)
+
+
+def session_in(directory: str | Path) -> str | None:
+    """The session whose own worktree ``directory`` is in, None elsewhere."""
+    from gitpatch.review import worktrees
+
+    store = Store.open(directory)
+    if store.workdir is None:
+        return None
+    root = Path(store.workdir).resolve()
+    folder = worktrees.place(store, "x").parent.resolve()
+    return root.name if root.parent == folder else None
+
+
+def open_session(
+    directory: str | Path, session: str | None = None, mode: Mode | None = None, **kw: Any
+) -> Workspace:
+    """A Workspace on session ``session`` (default: the one whose worktree ``directory`` is
+    in) of the repository at ``directory``: auto mode when it has a session branch, else
+    ``mode`` (default review), for the target it was started for."""
+    from gitpatch.errors import InvalidArguments
+    from gitpatch.porcelain.workspace import Workspace
+    from gitpatch.review import worktrees
+    from gitpatch.workspace.sessions import SESSION_PREFIX, check_session_name, session_target
+
+    name = session or session_in(directory)
+    if name is None:
+        raise InvalidArguments(
+            "no session named, and this directory is not a session's worktree",
+            hint="Pass --session NAME (see gitpatch sessions), or run it inside the "
+            "session's worktree (gitpatch session start NAME prints it).",
+        )
+    check_session_name(name)
+    store = Store.open(directory)
+    main = worktrees.common_dir(store).parent
+    if session_in(directory) is None and store.workdir is not None:
+        main = Path(store.workdir)  # the person's checkout (a linked one too)
+    auto = store.ref_target(SESSION_PREFIX + name) is not None
+    chosen: Mode = "auto" if auto else (mode or "review")
+    target = session_target(store, name)
+    return Workspace.open(main, chosen, target, session=name, **kw)
 
 
 def is_open(ws: Workspace, info: ProposalInfo) -> bool:

@@ -42,7 +42,20 @@ from gitpatch.errors import (
     ResourceNotFound,
 )
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
-from gitpatch.review import amend, checks, feedback, lifecycle, partial, queue, series, worktrees
+from gitpatch.review import (
+    amend,
+    checkpoints,
+    checks,
+    commands,
+    feedback,
+    lifecycle,
+    partial,
+    queue,
+    series,
+    workbench,
+    worktrees,
+)
+from gitpatch.review import sessions as session_admin
 from gitpatch.store import Store
 from gitpatch.workspace import (
     REPLAYED,
@@ -79,6 +92,7 @@ from gitpatch.workspace.sessions import (
 )
 
 if TYPE_CHECKING:
+    from gitpatch.review import CheckpointResult, SessionInfo
     from gitpatch.workspace.results import LogEntry, ProposalDetail, ProposalInfo
 
 __all__ = [
@@ -118,7 +132,7 @@ class Workspace:
     def __init__(self, context: Context) -> None:
         self._ctx = context
         self._calls = threading.RLock()
-        self._plumbing = Plumbing(context, self._calls)
+        self._plumbing = Plumbing(context, self._calls, workbench.aliases(context))
         self._told_at: pygit2.Oid | None = None  # the notes tip the last notices were read at
         self._told_overlaps = True  # a record of told overlaps may exist (unknown at first)
 
@@ -397,8 +411,12 @@ class Workspace:
         expected = None if read_as is None else versions.unpin(self.store, read_as)
         one = Attempt(self._ctx, proposal, secrets.token_hex(6), revision, read_as, expected)
         one.call = proposal.call
-        land(self._ctx, [one], proposal.tool, revised=revised)
-        return one.result()
+
+        def attempt() -> ProposalResult:
+            land(self._ctx, [one], proposal.tool, revised=revised)
+            return one.result()
+
+        return checkpoints.around_edit(self._ctx, attempt)
 
     @_serialized
     def preview(self, proposal: Proposal) -> Preview:
@@ -440,10 +458,13 @@ class Workspace:
         (``gitpatch.review.partial``)."""
         if hunks is not None:
             with queue.turn(self._ctx):
-                return partial.approve(self._ctx, proposal_id, by, hunks)
-        return queue.approve(
-            self._ctx, proposal_id, by, squash=squash, skip_checks=skip_checks, told=told
-        )
+                done = partial.approve(self._ctx, proposal_id, by, hunks)
+        else:
+            done = queue.approve(
+                self._ctx, proposal_id, by, squash=squash, skip_checks=skip_checks, told=told
+            )
+        session_admin.follow_all(self._ctx)
+        return done
 
     @_serialized
     def approve_all(
@@ -460,7 +481,7 @@ class Workspace:
         checked on that result; those whose checks fail or that no longer merge are marked
         (``checks_failed``, ``needs_revision``) and skipped. ``batch``: check them together
         first, splitting the batch on a failure (for slow checks). See ``review.queue``."""
-        return queue.land(
+        landed = queue.land(
             self._ctx,
             list(proposal_ids),
             by,
@@ -469,6 +490,8 @@ class Workspace:
             batch=batch,
             progress=progress,
         )
+        session_admin.follow_all(self._ctx)
+        return landed
 
     @_serialized
     def check(self) -> CheckReport:
@@ -596,8 +619,11 @@ class Workspace:
         """Reject a proposal: its ref goes, the reason is noted; see ``review``. ``hunks``
         refuses only those; the rest stays open (``gitpatch.review.partial``)."""
         if hunks is not None:
-            return partial.reject(self._ctx, proposal_id, by, hunks, reason)
-        return lifecycle.reject(self._ctx, proposal_id, by, reason)
+            done = partial.reject(self._ctx, proposal_id, by, hunks, reason)
+        else:
+            done = lifecycle.reject(self._ctx, proposal_id, by, reason)
+        session_admin.follow_all(self._ctx)
+        return done
 
     @_serialized
     def proposals(self) -> list[ProposalInfo]:
@@ -613,7 +639,47 @@ class Workspace:
     def undo(self, proposal_id: str | None = None) -> ProposalResult:
         """Revert the last gitpatch commit (or proposal ``proposal_id``'s) with a new commit;
         see ``gitpatch.review.lifecycle``."""
-        return lifecycle.undo(self._ctx, proposal_id)
+        done = lifecycle.undo(self._ctx, proposal_id)
+        session_admin.follow_all(self._ctx)
+        return done
+
+    # -- the workbench (written in gitpatch.review.workbench, checkpoints, sessions) ------------
+
+    @_serialized
+    def session_worktree(self) -> workbench.Bench:
+        """The session's own worktree, made now when it has none (``Bench.made`` then says
+        so and what it cost); in review mode it shows the target plus the open stack's top."""
+        bench = workbench.ensure(self._ctx)
+        workbench.follow(self._ctx)
+        return bench
+
+    @_serialized
+    def checkpoint(self, command: str | None = None) -> CheckpointResult:
+        """Record what commands changed in the session's worktree as one proposal of the
+        session (``command``: what ran, for the ``Gitpatch-Command`` trailer)."""
+        return checkpoints.checkpoint(self._ctx, command)
+
+    def run(self, argv: Sequence[str]) -> commands.Ran:
+        """Run ``argv`` in the session's worktree (its output and exit status pass through;
+        the Workspace's other calls are not held off meanwhile), then checkpoint."""
+        return commands.run(self.session_worktree, self.checkpoint, argv)
+
+    def run_command(self, command: str, timeout: float) -> commands.Ran:
+        """Run a shell command line in the session's worktree for at most ``timeout``
+        seconds, its output capped to head and tail, then checkpoint."""
+        return commands.run_captured(self.session_worktree, self.checkpoint, command, timeout)
+
+    @_serialized
+    def sessions(self) -> list[SessionInfo]:
+        """Every session of the repository: name, mode, target, worktree, open proposals,
+        last activity."""
+        return session_admin.listing(self._ctx)
+
+    @_serialized
+    def end_session(self, name: str) -> str:
+        """Remove session ``name``'s worktree and branch once nothing of it is open; refuses
+        (changing nothing) while proposals are open or its worktree has unrecorded changes."""
+        return session_admin.end(self._ctx, name)
 
     @_serialized
     def log(self, limit: int = 50) -> list[LogEntry]:

@@ -19,14 +19,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from gitpatch.formats.patch_resource import ResourceEdit
 
 __all__ = [
+    "RUN_TOOL",
     "TOOLS",
     "ApplyPatchArgs",
+    "CheckpointArgs",
     "ListProposalsArgs",
     "PatchArgs",
     "PatchResourceArgs",
     "READ_MAX_BYTES",
     "ReadFileArgs",
     "RunChecksArgs",
+    "RunCommandArgs",
     "ShowProposalArgs",
     "ToolDef",
     "definitions",
@@ -105,6 +108,27 @@ class RunChecksArgs(_Args):
     """``run_checks`` takes no arguments."""
 
 
+class CheckpointArgs(_Args):
+    """Arguments of ``checkpoint``."""
+
+    command: str | None = Field(
+        default=None,
+        max_length=4096,
+        description="The command whose changes these are (recorded with the checkpoint).",
+    )
+
+
+class RunCommandArgs(_Args):
+    """Arguments of ``run_command`` (served only with ``serve --allow-run``)."""
+
+    command: str = Field(
+        min_length=1, max_length=4096, description="A shell command line, e.g. 'pytest -q'."
+    )
+    timeout_seconds: int = Field(
+        default=120, ge=1, le=3600, description="Stop the command after this many seconds."
+    )
+
+
 @dataclass(frozen=True)
 class ToolDef:
     """One tool: its name, argument model, whether it changes anything, and whether an
@@ -126,7 +150,12 @@ TOOLS: tuple[ToolDef, ...] = (
     ToolDef("list_proposals", ListProposalsArgs, read_only=True),
     ToolDef("show_proposal", ShowProposalArgs, read_only=True),
     ToolDef("run_checks", RunChecksArgs, read_only=True),
+    ToolDef("checkpoint", CheckpointArgs, read_only=False),
 )
+
+#: ``run_command``: served only when a person allows it (``serve --allow-run``), never by the
+#: hosted service.
+RUN_TOOL = ToolDef("run_command", RunCommandArgs, read_only=False)
 
 
 @cache

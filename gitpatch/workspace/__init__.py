@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from gitpatch.workspace import _publisher as publisher
     from gitpatch.workspace import _stack as stack
     from gitpatch.workspace import _versions as versions
-    from gitpatch.workspace._build import Built, commit_changes, proposal_result
+    from gitpatch.workspace._build import Built, commit_changes, proposal_result, refuse_rejected
     from gitpatch.workspace._context import Context, Dirty
     from gitpatch.workspace._guards import blob, check_unchanged
     from gitpatch.workspace._plumbing import Plumbing
@@ -69,6 +69,7 @@ _NAMES: dict[str, str] = {
     "land_batch": "_propose",
     "preview": "_propose",
     "proposal_result": "_build",
+    "refuse_rejected": "_build",
     "publish": "_publisher",
 }
 #: The namespaces of the face: a private module under a public name.
@@ -103,6 +104,7 @@ __all__ = [
     "land_batch",
     "preview",
     "proposal_result",
+    "refuse_rejected",
     "propose",
     "publish",
     "publisher",

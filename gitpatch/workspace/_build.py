@@ -43,6 +43,7 @@ __all__ = [
     "proposal_files",
     "proposal_result",
     "record_dirty",
+    "refuse_rejected",
 ]
 
 
@@ -125,11 +126,17 @@ def commit_changes(
     checkpoint()
     guards.check_gitmodules(changeset)
     print_ = guards.fingerprint(changeset)
+    refuse_rejected(store, print_, revision)
+    tree = store.build_tree(base, changeset.changes)
+    return _commit(store, proposal, base, tree, changeset, pid, by), print_
+
+
+def refuse_rejected(store: Store, print_: str, revision: bool) -> None:
+    """Refuse a change with fingerprint ``print_`` a person rejected (``proposal_rejected``,
+    with their reasons), unless it is a ``revision``."""
     rejected = None if revision else store.ref_target(REJECTED_PREFIX + print_)
     if rejected is not None:
         raise _rejected(store, rejected, print_)
-    tree = store.build_tree(base, changeset.changes)
-    return _commit(store, proposal, base, tree, changeset, pid, by), print_
 
 
 def _commit(
@@ -296,7 +303,9 @@ def proposal_result(
     holder = ctx.branch if ctx.mode == "auto" else PROPOSAL_PREFIX + pid
     files = proposal_files(ctx.store, built.base, built.changeset)
     names = ", ".join(f.path for f in files)
-    where = str(ctx.worktree.root) if ctx.session and ctx.worktree is not None else ""
+    # review mode: the session's own worktree is named by review.checkpoints, when it has one
+    auto_bench = ctx.session and ctx.worktree is not None and ctx.mode == "auto"
+    where = str(ctx.worktree.root) if auto_bench and ctx.worktree is not None else ""
     if ctx.mode == "review":
         message = (
             f"Proposed {names} on {holder} for {ctx.target}; nothing on disk changes "

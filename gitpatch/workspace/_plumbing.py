@@ -31,9 +31,17 @@ __all__ = ["Plumbing"]
 class Plumbing:
     """The steps under one Workspace's verbs (module docstring)."""
 
-    def __init__(self, context: Context, calls: contextlib.AbstractContextManager[object]) -> None:
+    def __init__(
+        self,
+        context: Context,
+        calls: contextlib.AbstractContextManager[object],
+        aliases: tuple[str, ...] = (),
+    ) -> None:
         self.context = context
         self._calls = calls
+        #: Folders whose absolute paths name the same files as the working tree's (a
+        #: review-mode session's own worktree, where its agent runs).
+        self.aliases = aliases
 
     @property
     def store(self) -> Store:
@@ -78,11 +86,12 @@ class Plumbing:
     def normalize_proposal(self, proposal: Proposal) -> Proposal:
         """``proposal`` with its paths repository-relative (absolute paths below the working
         tree accepted, symlinked roots followed); unsafe paths are refused."""
-        return normalize_proposal(through_root_all(proposal, self._root()), self._root())
+        moved = through_root_all(proposal, self._root(), self.aliases)
+        return normalize_proposal(moved, self._root())
 
     def normalize(self, path: str) -> str:
         """One path as ``normalize_proposal`` makes it."""
-        return normalize(through_root(path, self._root()), self._root())
+        return normalize(through_root(path, self._root(), self.aliases), self._root())
 
     def _root(self) -> str | None:
         """The working tree's absolute path: absolute paths below it are accepted."""

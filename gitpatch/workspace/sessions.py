@@ -39,6 +39,7 @@ __all__ = [
     "session_name",
     "pick_target",
     "protected_branches",
+    "remember_target",
     "session_target",
     "short",
     "start_session",
@@ -170,10 +171,11 @@ def start_session(store: Store, target: str, name: str) -> str:
     if store.ref_target(ref) is None and head is not None:
         with contextlib.suppress(ConcurrentUpdate):  # another process started it: resume it
             store.update_ref(ref, head, None, f"gitpatch: start session at {target}")
-    _remember(store, name, target)
+    remember_target(store, name, target)
     crashpoint("config.written")
     return ref
 
 
-def _remember(store: Store, name: str, target: str) -> None:
+def remember_target(store: Store, name: str, target: str) -> None:
+    """Remember that session ``name`` works for ``target`` (read by ``session_target``)."""
     store.config_set(_SESSION_CONFIG.format(name=name), target)

@@ -5,7 +5,8 @@ hint), 2 usage (click's own errors). ``GitpatchGroup.invoke`` is the ONE place w
 become exit codes; commands just raise.
 
 Commands live in ``_edit`` (apply-patch, patch, edit, apply, read), ``_review``
-(proposals, show, approve, reject, comment, undo, log) and ``_admin`` (serve, hooks, schema, init).
+(proposals, show, approve, reject, comment, undo, log), ``_admin`` (serve, hooks, schema, init)
+and ``_workbench`` (checkpoint, run, sessions, session start / path / end).
 Adding one is a ``@click.command`` taking ``env: Env`` via ``pass_env``, registered with
 ``main.add_command`` below.
 """
@@ -29,6 +30,7 @@ from gitpatch.doors.cli._hosted import credentials, push
 from gitpatch.doors.cli._hunks import amend
 from gitpatch.doors.cli._review import approve, comment, log, proposals, reject, show, undo
 from gitpatch.doors.cli._web import web
+from gitpatch.doors.cli._workbench import checkpoint, run_command, session, sessions
 from gitpatch.doors.terms import in_terms
 from gitpatch.errors import GitpatchError
 
@@ -203,6 +205,10 @@ for _command in (
     credentials,
     push,
     web,
+    checkpoint,
+    run_command,
+    sessions,
+    session,
 ):
     main.add_command(_command)
 

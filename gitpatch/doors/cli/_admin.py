@@ -112,6 +112,12 @@ __all__ = ["hooks", "init", "install_hooks", "schema", "serve"]
     "have it) after every change.",
 )
 @click.option(
+    "--allow-run",
+    is_flag=True,
+    help="Also serve run_command: the agent runs shell commands in its session's worktree "
+    "(each checkpointed for review). Not with --http.",
+)
+@click.option(
     "--cpu-seconds",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
@@ -131,6 +137,7 @@ def serve(
     mode: str | None,
     session: str | None,
     max_file_bytes: int | None,
+    allow_run: bool,
     listen: str | None,
     data: Path | None,
     creds: Path | None,
@@ -144,8 +151,9 @@ def serve(
     wall_seconds: float | None,
 ) -> None:
     """Serve the MCP tools over stdio for the repository (patch, apply_patch, patch_resource,
-    read_file, list_proposals, show_proposal; no approve or reject); with --http, the
-    resource service over spaces (docs/hosted-service.md)."""
+    read_file, list_proposals, show_proposal, checkpoint; run_command with --allow-run; no
+    approve or reject); with --http, the resource service over spaces
+    (docs/hosted-service.md)."""
     if listen is not None and (cpu_seconds, wall_seconds) != (None, None):
         raise InvalidArguments(
             "--cpu-seconds and --wall-seconds are for stdio; with --http each credential "
@@ -156,6 +164,12 @@ def serve(
     if listen is not None:
         from gitpatch.doors.cli._hosted import run_http
 
+        if allow_run:
+            raise InvalidArguments(
+                "--allow-run is for a local agent's stdio server, never the hosted service",
+                hint="Drop --allow-run, or serve one repository over stdio without --http.",
+            )
+
         run_http(listen, data, creds, push, allowed, workers, routed, header_timeout, per_address)
         return
     env.root()  # refuse a directory that is not a repository before the client connects
@@ -165,7 +179,14 @@ def serve(
         from gitpatch.workspace.sessions import check_session_name
 
         check_session_name(session)
-    serve_stdio(str(env.directory), mode, session, max_file_bytes, (cpu_seconds, wall_seconds))
+    serve_stdio(
+        str(env.directory),
+        mode,
+        session,
+        max_file_bytes,
+        (cpu_seconds, wall_seconds),
+        allow_run=allow_run,
+    )
 
 
 def _hooks_dir(directory: Path) -> Path:

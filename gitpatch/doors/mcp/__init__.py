@@ -2,8 +2,9 @@
 
 ``build_server(toolset)`` makes a server for any ``ToolSet`` (a handler per tool name), so the
 same construction serves stdio (``gitpatch serve``) and, later, streamable HTTP. The tools
-are ``patch``, ``apply_patch``, ``patch_resource``, ``read_file``, ``list_proposals`` and
-``show_proposal``; there is deliberately no approve or reject tool: only people approve.
+are ``patch``, ``apply_patch``, ``patch_resource``, ``read_file``, ``list_proposals``,
+``show_proposal`` and ``checkpoint`` (``run_command`` too with ``serve --allow-run``); there is
+deliberately no approve or reject tool: only people approve.
 
 How outcomes reach the client (``_to_result`` and ``_ArgumentValidator``, the one place):
 - success: a result with the text the model reads and ``structuredContent`` matching the
@@ -149,6 +150,29 @@ class ChecksOutput(_Out):
     skipped: str = ""
     runs: list[dict[str, Any]] = []
     batch: str = ""
+
+
+class CheckpointOutput(_Open):
+    """A checkpoint: whether it recorded anything, the proposal it made, the files, what it
+    left out and where the session's worktree is."""
+
+    recorded: bool
+    message: str
+    worktree: str
+    proposal_id: str = ""
+    version: str = ""
+    left_out: list[str] = []
+    notices: list[str] = []
+
+
+class RunCommandOutput(_Open):
+    """A command run in the session's worktree: its exit status (None: stopped at the
+    timeout), its output (head and tail), and the checkpoint after it."""
+
+    exit_code: int | None
+    output: str
+    worktree: str
+    checkpoint: dict[str, Any]
     notices: list[str] = []
 
 
@@ -160,6 +184,8 @@ OUTPUTS: dict[str, type[BaseModel]] = {
     "list_proposals": ProposalsOutput,
     "show_proposal": ProposalOutput,
     "run_checks": ChecksOutput,
+    "checkpoint": CheckpointOutput,
+    "run_command": RunCommandOutput,
 }
 
 
@@ -354,13 +380,16 @@ def workspace_tools(
     mode: str | None = None,
     session: str | None = None,
     max_file_bytes: int | None = None,
+    *,
+    allow_run: bool = False,
 ) -> ToolSet:
     """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
     ``session``: the session name, else the client's name, else ``agent``); an edit whose
-    result is a file over ``max_file_bytes`` (default ``MAX_FILE_BYTES``) is refused."""
+    result is a file over ``max_file_bytes`` (default ``MAX_FILE_BYTES``) is refused;
+    ``allow_run`` adds ``run_command``."""
     from gitpatch.doors.mcp._tools import workspace_toolset
 
-    return workspace_toolset(path, mode, session, max_file_bytes)
+    return workspace_toolset(path, mode, session, max_file_bytes, allow_run=allow_run)
 
 
 def serve_stdio(
@@ -369,12 +398,15 @@ def serve_stdio(
     session: str | None = None,
     max_file_bytes: int | None = None,
     budget: tuple[float | None, float | None] = (None, None),
+    *,
+    allow_run: bool = False,
 ) -> None:
     """Serve the repository at ``path`` over stdio until the client disconnects; ``session``
     names the agent's session (default: the client's name, else ``agent``); see
-    ``workspace_tools`` for ``max_file_bytes``; ``budget``: the CPU and wall seconds each call
-    may take (none by default: one local client, whose calls are the user's own work)."""
-    toolset = workspace_tools(path, mode, session, max_file_bytes)
+    ``workspace_tools`` for ``max_file_bytes`` and ``allow_run``; ``budget``: the CPU and wall
+    seconds each call may take (none by default: one local client, whose calls are the user's
+    own work)."""
+    toolset = workspace_tools(path, mode, session, max_file_bytes, allow_run=allow_run)
     limited = budget != (None, None)
     server = build_server(toolset, admit=budget_admission(*budget) if limited else None)
     try:

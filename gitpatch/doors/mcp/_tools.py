@@ -250,6 +250,43 @@ def _review_handlers(repo: _Repository) -> dict[str, Handler]:
     }
 
 
+def _workbench_handlers(repo: _Repository, allow_run: bool) -> dict[str, Handler]:
+    """``checkpoint``, and ``run_command`` when a person allowed it (``serve --allow-run``)."""
+
+    def checkpoint(args: BaseModel) -> Reply:
+        assert isinstance(args, tooldefs.CheckpointArgs)
+        result = repo.workspace().checkpoint(args.command)
+        text = "\n".join(x for x in (result.made, result.message) if x)
+        return Reply(True, text, data=result.model_dump(mode="json"))
+
+    def run_command(args: BaseModel) -> Reply:
+        assert isinstance(args, tooldefs.RunCommandArgs)
+        ran = repo.workspace().run_command(args.command, float(args.timeout_seconds))
+        status = (
+            f"Exit status: {ran.exit_code}"
+            if ran.exit_code is not None
+            else f"Stopped after {args.timeout_seconds} s (the timeout): its process group "
+            "was killed."
+        )
+        text = "\n".join(
+            x
+            for x in (ran.made, status, "Output:", ran.output.rstrip(), ran.checkpoint.message)
+            if x
+        )
+        data = {
+            "exit_code": ran.exit_code,
+            "output": ran.output,
+            "worktree": ran.worktree,
+            "checkpoint": ran.checkpoint.model_dump(mode="json"),
+        }
+        return Reply(True, text, data=data)
+
+    handlers: dict[str, Handler] = {"checkpoint": checkpoint}
+    if allow_run:
+        handlers["run_command"] = run_command
+    return handlers
+
+
 def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
     """``handler`` whose reply starts with the session's notices (verdicts, re-bases,
     comments, other sessions' work on the same files) and, after an edit that made one of its
@@ -296,10 +333,14 @@ def workspace_toolset(
     mode: str | None = None,
     session: str | None = None,
     max_file_bytes: int | None = None,
+    *,
+    allow_run: bool = False,
 ) -> ToolSet:
     """Every tool over the repository at ``path`` (``mode``: auto, review, or the config's;
     ``session``: the session name, else the client's name, else ``agent``); an edit writing
-    a file over ``max_file_bytes`` (default ``MAX_FILE_BYTES``) is ``payload_too_large``."""
+    a file over ``max_file_bytes`` (default ``MAX_FILE_BYTES``) is ``payload_too_large``;
+    ``allow_run``: also ``run_command``, which runs the agent's shell commands in its
+    session's worktree."""
     repo = _Repository(path, mode, session, max_file_bytes or MAX_FILE_BYTES)
     repo.claim()  # a name in use elsewhere is refused before the client connects
     edits = _EditAdapter(repo)
@@ -309,6 +350,7 @@ def workspace_toolset(
         "patch_resource": edits.patch_resource,  # type: ignore[dict-item]
         "read_file": edits.read_file,  # type: ignore[dict-item]
         **_review_handlers(repo),
+        **_workbench_handlers(repo, allow_run),
     }
     handlers = {n: _with_notices(repo, n, h) for n, h in handlers.items()}
     instructions = (
@@ -325,6 +367,11 @@ def workspace_toolset(
         if repo.client is None and name:
             repo.client = name
 
+    if allow_run:
+        instructions += (
+            " run_command runs a shell command in your session's worktree and checkpoints "
+            "what it changed for review."
+        )
     # an edit lands on files in auto mode; in review mode it only adds a proposal branch
     lands = (mode or repository_config(path).mode) == "auto"
     return ToolSet(
@@ -333,4 +380,5 @@ def workspace_toolset(
         closers=[repo.close],
         on_client=client,
         destructive=_EDITS if lands else frozenset(),
+        tools=(*tooldefs.TOOLS, tooldefs.RUN_TOOL) if allow_run else None,
     )

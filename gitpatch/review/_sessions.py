@@ -1,0 +1,266 @@
+"""Sessions as a person sees them: the list, and ending one.
+
+A session is known by what it left in git: a session branch (auto mode on a protected
+branch), open proposals whose notes name it (review mode), or a worktree of its own at
+``worktrees.place`` (see ``review.workbench``). ``listing`` gathers all three; ``end``
+removes the worktree and the session branch once nothing of the session is open, and
+refuses, changing nothing, while something is: open proposals, commits its target lacks,
+changes in its worktree no checkpoint recorded, or a live connection using it.
+
+Ending is crash-safe: the worktree folder is first renamed aside (one atomic step), then
+removed, then git's record of it and the branch go. A kill anywhere leaves either the session
+as it was or a folder set aside that the next ``end`` or ``listing`` finishes removing; what
+it removes was all recorded (or ignored by git) before the first step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from gitpatch.errors import GitpatchError, InvalidArguments, ProposalNotFound
+from gitpatch.review import _checkpoints as checkpoints
+from gitpatch.review import _workbench as workbench
+from gitpatch.review import _worktrees as worktrees
+from gitpatch.review._lookup import find, session_names
+from gitpatch.safety.crashpoints import crashpoint
+from gitpatch.workspace import stack
+from gitpatch.workspace.results import iso
+from gitpatch.workspace.sessions import SESSION_PREFIX, check_session_name, session_target
+
+if TYPE_CHECKING:
+    from gitpatch.workspace import Context
+
+__all__ = ["SessionInfo", "end", "follow_all", "listing"]
+
+#: The prefix of a worktree folder set aside by ``end`` before it is removed.
+_ENDING = ".ending-"
+
+
+class SessionInfo(BaseModel):
+    """One session: its name, mode, target, worktree (``""``: none), open proposals (review:
+    proposals on its stack; auto: commits its target lacks) and last activity (ISO time)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    name: str
+    mode: str
+    target: str
+    worktree: str
+    open_proposals: int
+    last_activity: str
+
+
+def _folder(ctx: Context) -> Path:
+    return worktrees.place(ctx.store, "x").parent
+
+
+def _benches(ctx: Context) -> list[str]:
+    """Names of the sessions with a review-mode worktree folder (set-aside ones swept)."""
+    folder = _folder(ctx)
+    if not folder.is_dir():
+        return []
+    names = []
+    for child in sorted(folder.iterdir()):
+        if child.name.startswith(_ENDING):
+            _sweep(ctx, child)
+        elif (child / ".git").is_file():
+            names.append(child.name)
+    return names
+
+
+def _sweep(ctx: Context, aside: Path) -> None:
+    """Finish removing a worktree folder a killed ``end`` set aside."""
+    shutil.rmtree(aside, ignore_errors=True)
+    with contextlib.suppress(GitpatchError):
+        worktrees.prune(ctx.store)
+
+
+def _review_ctx(ctx: Context, name: str) -> Context:
+    """``ctx`` as review-mode session ``name`` sees it (its remembered target)."""
+    target = session_target(ctx.store, name) or ctx.target
+    return dataclasses.replace(ctx, mode="review", session=name, branch=target, target=target)
+
+
+def listing(ctx: Context) -> list[SessionInfo]:
+    """Every session, sorted by name (see the module)."""
+    store = ctx.store
+    out: dict[str, SessionInfo] = {}
+    for name in session_names(store):
+        ref = SESSION_PREFIX + name
+        tip = store.ref_target(ref)
+        if tip is None:
+            continue
+        try:
+            sub = find(ctx, name)
+        except GitpatchError:
+            continue
+        where = worktrees.checked_out(store, ref) if store.workdir else None
+        out[name] = SessionInfo(
+            name=name,
+            mode="auto",
+            target=sub.target,
+            worktree=str(where or ""),
+            open_proposals=len([c for c in sub.commits if c not in sub.records]),
+            last_activity=iso(store.info(tip).time),
+        )
+    entries = [e for e in stack.open_entries(store, fresh=True) if e.session]
+    names = {e.session for e in entries} | set(_benches(ctx) if store.workdir else [])
+    for name in sorted(names - set(out)):
+        mine = [e for e in entries if e.session == name]
+        target = mine[-1].target if mine else (session_target(store, name) or ctx.target)
+        where = workbench.existing(_review_ctx(ctx, name)) if ctx.worktree else None
+        times = [str(e.note.get("created_at") or "") for e in mine]
+        if where is not None:
+            index = worktrees.linked_gitdir(where) / "index"
+            with contextlib.suppress(OSError):
+                times.append(iso(int(index.stat().st_mtime)))
+        out[name] = SessionInfo(
+            name=name,
+            mode="review",
+            target=target,
+            worktree=str(where or ""),
+            open_proposals=len(mine),
+            last_activity=max(times) if times else "",
+        )
+    return [out[n] for n in sorted(out)]
+
+
+def follow_all(ctx: Context) -> None:
+    """Bring every review-mode session's worktree up to date after a person's verdict (a
+    worktree with unrecorded changes in the way stays as it is: its agent's next call says so)."""
+    if ctx.worktree is None:
+        return
+    for name in _benches(ctx):
+        if ctx.store.ref_target(SESSION_PREFIX + name) is None:
+            with contextlib.suppress(GitpatchError):
+                workbench.follow(_review_ctx(ctx, name))
+
+
+def end(ctx: Context, name: str) -> str:
+    """End session ``name`` (see the module); the sentence saying what was removed."""
+    check_session_name(name)
+    store = ctx.store
+    ref = SESSION_PREFIX + name
+    tip = store.ref_target(ref)
+    if ctx.worktree is not None:
+        _benches(ctx)  # finishes what a killed end left set aside
+        worktrees.prune(store)  # and git's record of a folder it removed
+    where = _worktree_of(ctx, name, ref, tip)
+    open_ids = [e.id for e in stack.open_entries(store, fresh=True) if e.session == name]
+    if tip is None and where is None and not open_ids:
+        raise ProposalNotFound(
+            f"no session named {name!r}: no session branch, open proposal or worktree has it",
+            hint="See gitpatch sessions for the sessions there are.",
+            details={"session": name},
+        )
+    _refuse_open(ctx, name, tip, open_ids)
+    _refuse_live(ctx, name)
+    left: list[str] = []
+    if where is not None:
+        left = _refuse_unrecorded(ctx, where)
+    with workbench.locked(store, name):
+        if where is not None:
+            _remove(ctx, where)
+        if tip is not None:
+            store.update_ref(ref, None, tip, f"gitpatch: end session {name}")
+    said = f"Ended session {name}"
+    if where is not None:
+        said += f": removed its worktree {where}"
+        if left:
+            said += f" (with the files git ignores there: {', '.join(left)})"
+    if tip is not None:
+        said += f"{',' if where is not None else ':'} deleted {ref.removeprefix('refs/heads/')}"
+    return said + "."
+
+
+def _worktree_of(ctx: Context, name: str, ref: str, tip: object) -> Path | None:
+    if ctx.worktree is None:
+        return None
+    if tip is not None:
+        found = worktrees.checked_out(ctx.store, ref)
+        if found is not None and found.resolve() != worktrees.place(ctx.store, name).resolve():
+            raise InvalidArguments(
+                f"{ref.removeprefix('refs/heads/')} is checked out in {found}, which is not the "
+                "session's own worktree",
+                hint="Switch that checkout to another branch, then end the session.",
+                details={"session": name, "worktree": str(found)},
+            )
+        return found
+    where = worktrees.place(ctx.store, name)
+    return where if (where / ".git").is_file() else None
+
+
+def _refuse_open(ctx: Context, name: str, tip: object, open_ids: list[str]) -> None:
+    if open_ids:
+        raise InvalidArguments(
+            f"session {name!r} has open proposals: {', '.join(open_ids)}",
+            hint="Approve or reject them first (gitpatch approve/reject ID, or the session "
+            "name for all of them); then end the session. Nothing was removed.",
+            details={"session": name, "open": open_ids},
+        )
+    if tip is None:
+        return
+    sub = find(ctx, name)
+    pending = [c for c in sub.commits if c not in sub.records]
+    if pending:
+        raise InvalidArguments(
+            f"session {name!r} has {len(pending)} commit(s) "
+            f"{sub.target.removeprefix('refs/heads/')} does not have",
+            hint=f"Approve the session (gitpatch approve {name}) or undo its commits; then end "
+            "it. Nothing was removed.",
+            details={"session": name, "commits": [str(c) for c in pending]},
+        )
+
+
+def _refuse_live(ctx: Context, name: str) -> None:
+    """Refuse a session a live connection (an MCP server) is using."""
+    held = worktrees.common_dir(ctx.store) / "gitpatch" / "sessions" / f"{name}.live"
+    if not held.exists():
+        return
+    fd = os.open(held, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise InvalidArguments(
+            f"session {name!r} is in use by a live connection (an MCP server)",
+            hint="Stop the agent's server first, then end the session. Nothing was removed.",
+            details={"session": name},
+        ) from None
+    finally:
+        os.close(fd)
+
+
+def _refuse_unrecorded(ctx: Context, where: Path) -> list[str]:
+    """Refuse a worktree with changes no checkpoint has; the ignored entries it holds."""
+    found = checkpoints.scan(where, checkpoints.max_bytes(ctx))
+    kept = [e for e in found.left_out if not e.endswith(" (ignored)")]
+    if found.paths or kept:
+        listed = [*found.paths, *kept]
+        raise InvalidArguments(
+            f"the session's worktree {where} has changes no checkpoint recorded: "
+            f"{', '.join(listed[:10])}"
+            + (f" and {len(listed) - 10} more" if len(listed) > 10 else ""),
+            hint="Checkpoint them (gitpatch checkpoint --session NAME) and decide on the "
+            "proposal, or remove them yourself; then end the session. Nothing was removed.",
+            details={"worktree": str(where), "paths": listed},
+        )
+    return [e.removesuffix(" (ignored)") for e in found.left_out]
+
+
+def _remove(ctx: Context, where: Path) -> None:
+    """Set the worktree folder aside (atomic), remove it, then git's record of it."""
+    aside = where.with_name(f"{_ENDING}{where.name}-{time.time_ns()}")
+    os.rename(where, aside)
+    crashpoint("session.set_aside")
+    shutil.rmtree(aside)
+    crashpoint("session.removed")
+    worktrees.prune(ctx.store)

@@ -1,0 +1,130 @@
+"""A checkpoint and a session's end killed at every crash point they pass: the next run
+recovers with nothing lost (issue 25).
+
+Each operation first runs once with ``GITPATCH_CRASH_LOG`` to learn the points it passes
+(``safety.crashpoints``), then once per point in a process of its own that dies there
+(``GITPATCH_CRASH_AT``: ``os._exit`` with nothing flushed or cleaned up, as a SIGKILL leaves
+it). A session's worktree holds absolute paths, so every run gets a fresh repository. After
+the kill the operation runs again: every change the worktree had is in the session's work
+exactly once, its worktree is clean, no lock is left, and ``git fsck --strict`` is clean; an
+ended session is gone whole, its approved work kept.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.gitkit import GIT_ENV, git, make_repo
+from tests.safety.proofkit import fsck_problems
+
+pytestmark = pytest.mark.slow  # a process killed at every point
+
+FILES = {"a.py": "A = 1\n", "b.py": "B = 1\n", "c.py": "C = 1\n", ".gitignore": "build/\n"}
+
+_CHECKPOINT = """
+import sys
+from gitpatch import Workspace
+ws = Workspace.open(sys.argv[1], sys.argv[2], session="bot")
+print(ws.checkpoint("fmt").recorded)
+"""
+_END = """
+import sys
+from gitpatch import Workspace
+print(Workspace.open(sys.argv[1], "review").end_session("bot"))
+"""
+
+
+def _python(script: str, repo: Path, *args: str, env: dict[str, str] | None = None) -> int:
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(repo), *args],
+        env={**os.environ, **GIT_ENV, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.returncode
+
+
+def _bench(tmp: Path, mode: str) -> tuple[Path, Path]:
+    """A repository with session bot's worktree holding a modification, an addition, a
+    deletion and an ignored file; (repo, worktree)."""
+    from gitpatch import Workspace
+
+    repo = make_repo(tmp / "repo", FILES, branch="main")
+    where = Workspace.open(repo, mode, session="bot").session_worktree().path  # type: ignore[arg-type]
+    (where / "a.py").write_text("A = 2\n")
+    (where / "new.py").write_text("NEW = 1\n")
+    (where / "b.py").unlink()
+    (where / "build").mkdir()
+    (where / "build/o").write_bytes(b"\0\1")
+    return repo, where
+
+
+def _points(tmp: Path, script: str, prepare: object, *args: str) -> list[str]:
+    log = tmp / "points.log"
+    repo, _where = prepare(tmp / "learn")  # type: ignore[operator]
+    assert _python(script, repo, *args, env={"GITPATCH_CRASH_LOG": str(log)}) == 0
+    return sorted(set(log.read_text().split()))
+
+
+def _work_of(repo: Path, where: Path, mode: str) -> str:
+    """The commit holding the session's work (stack top / session branch)."""
+    if mode == "auto":
+        return git(repo, "rev-parse", "gitpatch/session/bot").strip()
+    return git(where, "rev-parse", "HEAD").strip()
+
+
+@pytest.mark.parametrize("mode", ["review", "auto"])
+def test_a_checkpoint_killed_anywhere_loses_nothing(tmp_path: Path, mode: str) -> None:
+    points = _points(tmp_path, _CHECKPOINT, lambda t: _bench(t, mode), mode)
+    assert "checkpoint.staged:1" in points and "refs.moved:1" in points
+    for n, point in enumerate(points):
+        repo, where = _bench(tmp_path / f"run{n}", mode)
+        killed = _python(_CHECKPOINT, repo, mode, env={"GITPATCH_CRASH_AT": point})
+        assert killed == 137, point
+        assert _python(_CHECKPOINT, repo, mode) == 0, point
+        work = _work_of(repo, where, mode)
+        assert git(repo, "show", f"{work}:a.py") == "A = 2\n", point
+        assert git(repo, "show", f"{work}:new.py") == "NEW = 1\n", point
+        assert "b.py" not in git(repo, "ls-tree", "--name-only", work), point
+        assert git(where, "status", "--porcelain") == "", point
+        assert (where / "build/o").read_bytes() == b"\0\1", point
+        proposals = git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/gitpatch/")
+        if mode == "review":
+            assert len(proposals.split()) == 1, (point, proposals)  # recorded exactly once
+        assert fsck_problems(repo) == "", point
+        assert not list((repo / ".git").rglob("*.lock")), point
+
+
+def _ended_prepare(tmp: Path, mode: str) -> tuple[Path, Path]:
+    from gitpatch import Workspace
+
+    repo, where = _bench(tmp, mode)
+    result = Workspace.open(repo, mode, session="bot").checkpoint("fmt")  # type: ignore[arg-type]
+    Workspace.open(repo, "review").approve("bot" if mode == "auto" else result.proposal_id, "P")
+    return repo, where
+
+
+@pytest.mark.parametrize("mode", ["review", "auto"])
+def test_ending_a_session_killed_anywhere_finishes_on_the_next_run(
+    tmp_path: Path, mode: str
+) -> None:
+    points = _points(tmp_path, _END, lambda t: _ended_prepare(t, mode))
+    assert "session.set_aside:1" in points and "session.removed:1" in points
+    for n, point in enumerate(points):
+        repo, where = _ended_prepare(tmp_path / f"run{n}", mode)
+        landed = git(repo, "rev-parse", "main").strip()
+        assert _python(_END, repo, env={"GITPATCH_CRASH_AT": point}) == 137, point
+        assert _python(_END, repo) in (0, 1), point  # 1: the first run had finished it
+        assert not where.exists(), point
+        assert not [p for p in where.parent.iterdir() if p.name.startswith(".ending-")], point
+        assert "bot" not in git(repo, "worktree", "list"), point
+        assert git(repo, "branch", "--list", "gitpatch/session/bot") == "", point
+        assert git(repo, "rev-parse", "main").strip() == landed, point
+        assert git(repo, "show", "main:new.py") == "NEW = 1\n", point
+        assert fsck_problems(repo) == "", point
