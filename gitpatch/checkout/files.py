@@ -1,8 +1,12 @@
 """Writing working-tree files for ``gitpatch.checkout.worktree``: temp file, fsync, rename.
 
-A file is replaced by a temp file next to it (``.<name>.<pid>.<ns>.gitpatch-tmp``, written by
+A file is replaced by a temp file (``.<name>.<pid>.<ns>.gitpatch-tmp``, written by
 ``safety.atomic``), fsynced and renamed over it, so a reader sees the old or the new content,
-never a truncated file; a kill leaves at most a temp file, which the next land removes.
+never a truncated file. The temp file lives where git never lists it as untracked (a person's
+``git add -A`` during a land would commit it): in ``<git dir>/gitpatch/tmp`` when that is on
+the file system of the file's folder (a rename across file systems is not atomic), else beside
+the file with ``*.gitpatch-tmp`` in ``info/exclude``. A kill leaves at most a temp file, which
+the next land removes.
 """
 
 from __future__ import annotations
@@ -16,14 +20,68 @@ from gitpatch.checkout._modes import file_mode
 from gitpatch.core.spliced import Content
 from gitpatch.safety import atomic
 from gitpatch.safety.atomic import TMP_SUFFIX
+from gitpatch.safety.owners import common_dir
 
-__all__ = ["TMP_SUFFIX", "remove_temp_files", "temp_file"]
+__all__ = ["TMP_SUFFIX", "Staging", "remove_temp_files"]
+
+_EXCLUDE = f"*{TMP_SUFFIX}"
 
 
-def temp_file(full: Path, data: Content, mode: int) -> Path:
-    """A fsynced temp file next to ``full`` holding ``data`` with git ``mode``'s permissions
-    (``safety.atomic``, the one atomic write)."""
-    return atomic.temp_file(full, data, file_mode(mode))
+class Staging:
+    """Where the temp files of one checkout go (see the module docstring)."""
+
+    def __init__(self, gitdir: Path) -> None:
+        self.gitdir = gitdir
+        self.folder = gitdir / "gitpatch" / "tmp"
+        self._devices: dict[Path, bool] = {}  # folder -> on the git dir's file system
+
+    def where(self, full: Path) -> Path | None:
+        """The folder for the temp file of ``full``; None: beside it (excluded)."""
+        parent = full.parent
+        same = self._devices.get(parent)
+        if same is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            same = os.stat(parent).st_dev == os.stat(self.folder).st_dev
+            self._devices[parent] = same
+            if not same:
+                self._exclude()
+        return self.folder if same else None
+
+    def _exclude(self) -> None:
+        """``*.gitpatch-tmp`` in ``info/exclude``, so git never lists a temp file beside the
+        file it replaces (a folder on another file system than the git dir)."""
+        exclude = common_dir(str(self.gitdir)) / "info" / "exclude"
+        try:
+            text = exclude.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = ""
+        if _EXCLUDE in text.splitlines():
+            return
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        sep = "" if not text or text.endswith("\n") else "\n"
+        with open(exclude, "a", encoding="utf-8") as fh:
+            fh.write(f"{sep}# temp files of gitpatch lands on another file system\n{_EXCLUDE}\n")
+
+    def temp_file(self, full: Path, data: Content, mode: int, *, fsync: bool = True) -> Path:
+        """A temp file for ``full`` holding ``data`` with git ``mode``'s permissions, fsynced
+        unless ``fsync`` is False (``safety.atomic``, the one atomic write)."""
+        where = self.where(full)
+        return atomic.temp_file(full, data, file_mode(mode), fsync=fsync, folder=where)
+
+    def clear(self, root: Path, paths: Iterable[str]) -> None:
+        """Drop the temp files a killed land left (here, and beside ``paths``)."""
+        with contextlib.suppress(OSError):
+            for name in os.listdir(self.folder):
+                with contextlib.suppress(OSError):
+                    (self.folder / name).unlink()
+        remove_temp_files(root, paths)
+
+    def left(self) -> bool:
+        """True when a temp file is waiting in the git dir's folder (a killed land's)."""
+        try:
+            return bool(os.listdir(self.folder))
+        except OSError:
+            return False
 
 
 def remove_temp_files(root: Path, paths: Iterable[str]) -> None:

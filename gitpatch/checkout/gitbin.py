@@ -50,13 +50,19 @@ def environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
 
 
-def run(gitdir: str, workdir: str, args: Sequence[str], stdin: bytes = b"") -> bytes:
+def run(
+    gitdir: str, workdir: str, args: Sequence[str], stdin: bytes = b"", *, index: str | None = None
+) -> bytes:
     """Run ``git args`` on the checkout (``gitdir``, ``workdir``); its stdout.
 
+    ``index``: an index file to use instead of the checkout's (the scratch copy a land
+    writes while it holds ``index.lock``, ``checkout.indexlock``).
     ``GitFailed`` on a non-zero exit; ``RepositoryError`` when git cannot be started.
     """
     env = environment()
     env.update(GIT_DIR=gitdir, GIT_WORK_TREE=workdir)
+    if index is not None:
+        env["GIT_INDEX_FILE"] = index
     try:
         done = subprocess.run(
             ["git", *args],

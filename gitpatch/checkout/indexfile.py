@@ -36,7 +36,9 @@ __all__ = [
     "patch",
     "read_index",
     "read_mandatory_extensions",
+    "remember",
     "rewrite_locked",
+    "write_locked",
 ]
 
 _SIGNATURE = b"DIRC"
@@ -207,7 +209,7 @@ def _ends_an_entry(data: bytes, end: int) -> bool:
 
 def _walk(data: bytes, version: int, count: int) -> int:
     if version == 4:
-        raise Unsupported("index version 4 (prefix-compressed names)")
+        return _walk_v4(data, count)
     pos = 12
     limit = len(data) - _HASH
     for _ in range(count):
@@ -219,6 +221,24 @@ def _walk(data: bytes, version: int, count: int) -> int:
         pos += (fixed + n + 8) & ~7
         if pos > limit:
             raise Unsupported("truncated index")
+    return pos
+
+
+def _walk_v4(data: bytes, count: int) -> int:
+    """The end of the entries of a version 4 index: each entry's name is a varint (how much
+    of the previous name to drop) and a NUL-terminated suffix, with no padding. Enough to
+    find the extensions (a split or sparse index in v4); entries are never patched there."""
+    pos = 12
+    limit = len(data) - _HASH
+    for _ in range(count):
+        flags = data[pos + 60] << 8 | data[pos + 61]
+        pos += _FIXED + 2 if flags & 0x4000 else _FIXED
+        while pos < limit and data[pos] & 0x80:
+            pos += 1
+        nul = data.find(b"\x00", pos + 1, limit)
+        if nul < 0:
+            raise Unsupported("truncated index")
+        pos = nul + 1
     return pos
 
 
@@ -430,18 +450,31 @@ def rewrite_locked(index_path: str, change: Callable[[bytes], bytes | bytearray]
     lock = index_path + ".lock"
     fd = take_lock(lock)  # proved as this process's, so recovery may remove it after a kill
     try:
-        with open(index_path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            os.fchmod(fd, st.st_mode & 0o7777)
-            data = _kept(index_path, st) or fh.read()
+        data, _mtime = read_index(index_path)
         new = bytes(change(data))
-        view = memoryview(new)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        raise
+    write_locked(fd, index_path, new)
+
+
+def write_locked(fd: int, index_path: str, data: bytes) -> None:
+    """Write ``data`` through the taken ``index.lock`` (open as ``fd``, which this closes) and
+    rename it into place, with the old index's permissions; on any error the lock is removed
+    and the index is untouched."""
+    lock = index_path + ".lock"
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.fchmod(fd, os.stat(index_path).st_mode & 0o7777)
+        view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
         os.close(fd)
         fd = -1
         os.replace(lock, index_path)
-        _keep(index_path, os.stat(index_path), new)  # the next call's checks read this
+        _keep(index_path, os.stat(index_path), data)  # the next call's checks read this
     except BaseException:
         if fd >= 0:
             os.close(fd)
@@ -481,6 +514,12 @@ def _kept(index_path: str, st: os.stat_result) -> bytes | None:
     except OSError:
         return None
     return kept[1] if same else None
+
+
+def remember(index_path: str, data: bytes) -> None:
+    """``data`` was just renamed into place at ``index_path``: the next ``read_index`` may use
+    it (while the file's stat data and checksum still say so, see ``_kept``)."""
+    _keep(index_path, os.stat(index_path), data)
 
 
 def _keep(index_path: str, st: os.stat_result, data: bytes) -> None:

@@ -1,15 +1,18 @@
 """Bringing the index entries of landed paths up to date, the cheapest way that stays exact.
 
-Three ways, tried in order by ``sync``:
+Every write goes through the land's held ``index.lock`` (``checkout.indexlock``), committed by
+one rename after the branch moved. Three ways, tried in order by ``sync``:
 
 1. patch: when every path is an existing plain entry of a regular file that keeps existing,
    with no conversion between disk and blob (no ``core.autocrlf``, ``text``, ``eol``,
    ``filter``, ``ident`` or ``working-tree-encoding`` attribute), only those entries change,
-   in a copy of the index file (``gitpatch.indexfile``): no whole-index rewrite.
-2. git: an index libgit2 cannot read (split index ``core.splitIndex``, sparse index
-   ``index.sparse``: mandatory extensions) is updated by the ``git`` binary itself
-   (``git update-index``, as ``git add`` does), which keeps the format the user chose.
-3. libgit2: everything else, the whole index rewritten.
+   in a copy of the index bytes (``gitpatch.indexfile``): no whole-index rewrite.
+2. git: everything else (and always an index libgit2 cannot read: split index
+   ``core.splitIndex``, sparse index ``index.sparse``, in any index version) is updated by the
+   ``git`` binary itself on the held index's scratch copy (``git update-index``, as ``git add``
+   does), which keeps the format the user chose.
+3. libgit2, only when there is no git binary: the whole index rewritten by libgit2, which
+   takes ``index.lock`` itself, so the held lock is released for it (the one gap left).
 
 ``check_writable`` is the pre-flight: it refuses, before anything moves, an index that only
 git can write when no ``git`` binary is found.
@@ -25,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 import pygit2
 
 from gitpatch.checkout import gitbin, indexfile, sparse
+from gitpatch.checkout.indexlock import HeldIndex
 from gitpatch.errors import RepositoryError
 from gitpatch.safety.locks import retry_locked
 
@@ -66,6 +70,7 @@ def check_writable(repo: pygit2.Repository) -> None:
 
 def sync(
     repo: pygit2.Repository,
+    held: HeldIndex,
     index: Callable[[], pygit2.Index],
     old: pygit2.Tree | None,
     new: pygit2.Tree | None,
@@ -75,7 +80,7 @@ def sync(
     converts: Callable[[str], bool],
 ) -> None:
     """Point the index entries of ``landed`` (on disk as in ``new``) and ``kept`` (on disk with
-    someone else's content) at ``new``; only ``landed`` entries get fresh stat data.
+    someone else's content) at ``new`` in ``held``; only ``landed`` entries get fresh stat data.
 
     ``index()`` gives libgit2's index, up to date with the file. ``written``: the ``fstat``
     of the files the land wrote, taken before their rename; a file whose inode, size or mtime
@@ -84,9 +89,13 @@ def sync(
     are never patched in place.
     """
     if needs_git(repo):
-        _with_git(repo, new, landed, kept)
-    elif kept or not _patch(repo, old, new, landed, written, converts):
-        _with_libgit2(index(), new, landed, kept)
+        _with_git(repo, held, new, landed, kept)
+    elif not kept and _patch(repo, held, old, new, landed, written, converts):
+        return
+    elif gitbin.available():
+        _with_git(repo, held, new, landed, kept)
+    else:
+        held.handover(lambda: _with_libgit2(index(), new, landed, kept))
 
 
 def _with_libgit2(
@@ -155,6 +164,7 @@ def plain_entries(path: str, paths: Sequence[str]) -> dict[str, tuple[str, int]]
 
 def _patch(
     repo: pygit2.Repository,
+    held: HeldIndex,
     old: pygit2.Tree | None,
     new: pygit2.Tree | None,
     paths: Sequence[str],
@@ -180,16 +190,8 @@ def _patch(
             return False
         updates[path] = indexfile.EntryUpdate(now.id.raw, int(now.filemode), st)
     trees = _parent_trees(old, new, paths)
-    target = index_path(repo)
-    if not os.path.exists(target):
-        return False
     try:
-        # a lock held by git or another tool is waited out, as for libgit2's write
-        retry_locked(
-            lambda: indexfile.rewrite_locked(
-                target, lambda data: indexfile.patch(data, updates, trees)
-            )
-        )
+        held.put(bytes(indexfile.patch(held.read(), updates, trees)))
     except (indexfile.Unsupported, FileNotFoundError):
         return False
     return True
@@ -231,16 +233,26 @@ def _tree_id(tree: pygit2.Tree, folder: str) -> bytes | None:
 
 
 def _with_git(
-    repo: pygit2.Repository, new: pygit2.Tree | None, landed: Sequence[str], kept: Sequence[str]
+    repo: pygit2.Repository,
+    held: HeldIndex,
+    new: pygit2.Tree | None,
+    landed: Sequence[str],
+    kept: Sequence[str],
 ) -> None:
     """Record ``landed`` from disk as ``git add`` does (``update-index --add --remove``), and
     set ``kept`` entries (and any landed one git hashed differently, through a filter) to
-    the ids of ``new`` with ``--index-info``. Not ``--refresh``: it writes a split index
-    back unsplit."""
+    the ids of ``new`` with ``--index-info``, on ``held``'s scratch index. Not ``--refresh``:
+    it writes a split index back unsplit."""
+    scratch = held.scratch()
     want = {path: _index_line(new, path) for path in dict.fromkeys([*landed, *kept])}
+    gone = [p for p in landed if new is None or _blob(new, p) is None]
+    if gone:  # first: a directory may stand where a removed file was (a/ replacing a)
+        _git(repo, scratch, ["update-index", "--force-remove", "-z", "--stdin"], _z(gone))
+    landed = [p for p in landed if p not in gone]
     if landed:
-        _git(repo, ["update-index", "--add", "--remove", "-z", "--stdin"], "\0".join(landed) + "\0")
-        staged = _git(repo, ["ls-files", "--stage", "-z", "--", *landed], "")
+        args = ["update-index", "--add", "--replace", "-z", "--stdin"]
+        _git(repo, scratch, args, _z(landed))
+        staged = _git(repo, scratch, ["ls-files", "--stage", "-z", "--", *landed], "")
         have = {}
         for row in staged.split("\0"):
             if "\t" in row:
@@ -250,8 +262,12 @@ def _with_git(
     fix = [want[p] for p in dict.fromkeys([*landed, *kept])]
     if fix:
         # expanded first: --index-info does not expand a sparse directory (see ``sparse``)
-        info = [*sparse.expanding(repo.path), "update-index", "-z", "--index-info"]
-        _git(repo, info, "".join(fix))
+        info = [*sparse.expanding(scratch), "update-index", "-z", "--index-info"]
+        _git(repo, scratch, info, "".join(fix))
+
+
+def _z(paths: Sequence[str]) -> str:
+    return "".join(f"{p}\0" for p in paths)
 
 
 def _index_line(new: pygit2.Tree | None, path: str) -> str:
@@ -262,11 +278,13 @@ def _index_line(new: pygit2.Tree | None, path: str) -> str:
     return f"{int(obj.filemode):o} {obj.id}\t{path}\0"
 
 
-def _git(repo: pygit2.Repository, args: list[str], stdin: str) -> str:
-    """``git args`` on ``repo``'s checkout through the one git runner; a failure is an
-    ``OSError`` so a busy ``index.lock`` is retried like libgit2's."""
+def _git(repo: pygit2.Repository, index: str, args: list[str], stdin: str) -> str:
+    """``git args`` on ``repo``'s checkout, with the index file ``index``, through the one
+    git runner; a failure is an ``OSError`` (the land reports it, its journal kept)."""
     try:
-        out = gitbin.run(repo.path, repo.workdir, args, stdin.encode("utf-8", "surrogateescape"))
+        out = gitbin.run(
+            repo.path, repo.workdir, args, stdin.encode("utf-8", "surrogateescape"), index=index
+        )
     except gitbin.GitFailed as exc:
         raise OSError(f"git {' '.join(args)} failed: {exc.stderr}") from exc
     return out.decode("utf-8", "surrogateescape")

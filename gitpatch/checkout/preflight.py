@@ -37,6 +37,7 @@ from gitpatch.errors import (
     ResourceExists,
     StagedChanges,
 )
+from gitpatch.safety import owners
 from gitpatch.store import RefUpdate, Store, git_errors
 from gitpatch.store.trees import MODE_TREE
 
@@ -80,6 +81,10 @@ _HINTS = {
 _NAME_MAX = 255
 #: How long a landing waits for another git process to release ``index.lock``.
 INDEX_LOCK_WAIT_SECONDS = 2.0
+_MODE_LINK = 0o120000
+_EMPTY = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # the empty blob: an intent-to-add entry
+#: Reads of the index and branch tip that a git command may disturb before giving up.
+_SETTLE_ATTEMPTS = 20
 
 #: path -> (blob id hex, mode) of a file in some commit, None when it has none there.
 Entries = Callable[[str], "tuple[str, int] | None"]
@@ -229,8 +234,8 @@ def preflight(
 ) -> None:
     """``check_landing`` for ``worktree``, where ``branch`` lands ``paths`` as they are in
     ``new``; run under the land lock, when no other land is half done."""
-    index = index_view(worktree, paths)
-    now = store.ref_target(branch)  # the index must agree with it (if it moved, the move fails)
+    # the index must agree with the branch (if it moves later, the move fails)
+    index, now = _settled(store, worktree, branch, paths)
     at = functools.partial(_entries_at, store)
 
     check_assumed(worktree, paths)
@@ -260,8 +265,47 @@ def check_staged(
     store: Store, worktree: WorkingTree, head: pygit2.Oid | None, paths: Sequence[str]
 ) -> None:
     """``staged_changes`` (or an unmerged refusal) when a path's index entry is not its entry
-    at ``head``: what the land would refuse, refused before any merge is tried."""
-    _check_index(index_view(worktree, paths), _entries_at(store, head), paths)
+    at ``head``: what the land would refuse, refused before any merge is tried. When the
+    checked-out branch is no longer at ``head`` (a person's commit), ``concurrent_update``:
+    the caller rebuilds on the new head."""
+    branch = store.head_branch() or "HEAD"
+    index, now = _settled(store, worktree, branch, paths)
+    try:
+        _check_index(index, _entries_at(store, head), paths)
+    except StagedChanges:
+        if now == head:
+            raise
+        raise ConcurrentUpdate(
+            f"{_short(branch)} moved while the change was built (a commit was made)",
+            hint="Retry the call.",
+            details={"branch": branch},
+            reason="changed",
+        ) from None
+
+
+def _settled(
+    store: Store, worktree: WorkingTree, branch: str, paths: Sequence[str]
+) -> tuple[IndexView, pygit2.Oid | None]:
+    """The index entries of ``paths`` and the tip of ``branch``, read while no git command
+    holds ``index.lock``: git's commit moves the branch first and renames its index last,
+    both under that lock, so a read in between would take the new tip with the old index
+    for staged work. ``concurrent_update`` when one keeps starting."""
+    lock = worktree.gitdir / "index.lock"
+    record = owners.current()
+    ours = record is not None and record.owns(str(lock))
+    for _attempt in range(_SETTLE_ATTEMPTS):
+        if not ours:
+            _wait_for_index_lock(worktree.gitdir)
+        tip = store.ref_target(branch)
+        index = index_view(worktree, paths)
+        if store.ref_target(branch) == tip and (ours or not lock.exists()):
+            return index, tip
+    raise ConcurrentUpdate(
+        f"git commands kept changing the index of {worktree.root} while it was read",
+        hint="Retry in a moment. Nothing was changed.",
+        details={"lock": str(lock)},
+        reason="locked",
+    )
 
 
 def check_landing(
@@ -283,7 +327,29 @@ def check_landing(
     refuse_operation_here(gitdir, branch, root)
     _wait_for_index_lock(gitdir)
     _check_index(index, staged_base, paths)
-    preflight_paths(root, new, [p for p in paths if p not in skipped])
+    on_disk = [p for p in paths if p not in skipped]
+    _check_kinds(root, staged_base, on_disk)
+    preflight_paths(root, new, on_disk)
+
+
+def _check_kinds(root: Path, base: Entries, paths: Sequence[str]) -> None:
+    """Refuse (``dirty_worktree``, reason ``type_changed``) a path the person turned from the
+    branch's file into a symlink: their change is of the file's kind, not its lines, so
+    neither a merge nor a re-read would make sense of it. (The other way round is left to
+    the content checks: with ``core.symlinks`` off, git itself writes links as files.)"""
+    for path in paths:
+        entry = base(path)
+        full = root / path
+        if entry is None or entry[1] == _MODE_LINK or not full.is_symlink():
+            continue
+        raise DirtyWorktree(
+            f"{path} is a symlink (to {os.readlink(full)}) on disk where the branch has a "
+            "file: the person changed what kind of file it is (not committed), and landing "
+            "this change would replace it",
+            hint=f"Ask the person to commit that change or restore {path} (`git checkout -- "
+            f"{path}`), then retry. Nothing was changed.",
+            details={"paths": [path], "reason": "type_changed"},
+        )
 
 
 def check_unmerged(worktree: WorkingTree, paths: Sequence[str]) -> None:
@@ -322,6 +388,9 @@ def _wait_for_index_lock(gitdir: Path) -> None:
     """A git command holding ``index.lock`` usually finishes at once: wait for it a little,
     then refuse (``concurrent_update``, locked) rather than fail after the branch moved."""
     lock = gitdir / "index.lock"
+    record = owners.current()
+    if record is not None and record.owns(str(lock)):
+        return  # the land's own (``indexlock``): held from before the branch moves
     deadline = time.monotonic() + INDEX_LOCK_WAIT_SECONDS
     delay = 0.005
     while lock.exists():
@@ -401,6 +470,16 @@ def _check_unmerged(index: IndexView, paths: Sequence[str], doing: str | None) -
 def _check_index(index: IndexView, base: Entries, paths: Sequence[str]) -> None:
     _check_unmerged(index, paths, None)
     staged = [p for p in paths if index(p).get(0) != base(p)]
+    # `git add -N`: an entry of the empty blob for a file the branch does not have yet
+    planned = [p for p in staged if base(p) is None and (index(p).get(0) or ("",))[0] == _EMPTY]
+    if planned and planned == staged:
+        raise StagedChanges(
+            f"{', '.join(planned)} is marked intent-to-add (`git add -N`): the person plans to "
+            "add it, and gitpatch does not take that over",
+            hint=f"Ask the person to `git add {planned[0]}` (stage it) or `git rm --cached "
+            f"{planned[0]}` (drop the mark), then retry. Nothing was changed.",
+            details={"paths": planned, "reason": "intent_to_add"},
+        )
     if staged:
         raise StagedChanges(
             f"{', '.join(staged)} has staged changes (the index differs from the branch); "

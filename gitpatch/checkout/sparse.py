@@ -23,6 +23,7 @@ from pathlib import Path
 import pygit2
 
 from gitpatch.checkout import gitbin, indexfile
+from gitpatch.safety.crashpoints import crashpoint
 
 __all__ = ["expanding", "skipped", "update_entries"]
 
@@ -68,10 +69,12 @@ def _stamp(gitdir: Path) -> tuple[int, int, int] | None:
 
 
 def update_entries(
-    gitdir: Path, root: Path, tree: pygit2.Tree | None, paths: Sequence[str]
+    gitdir: Path, root: Path, tree: pygit2.Tree | None, paths: Sequence[str], index: str
 ) -> None:
     """Point the entries of ``paths`` at their blobs in ``tree`` (removing the ones it lacks),
-    the skip-worktree bit kept; the disk is not touched."""
+    the skip-worktree bit kept; the disk is not touched. ``index``: the land's scratch index
+    (``checkout.indexlock``): the two git steps below reach the real index in one rename, so
+    a kill between them never leaves an entry without its bit."""
     if not paths:
         return
     lines = []
@@ -84,18 +87,20 @@ def update_entries(
             lines.append(f"{int(obj.filemode):o} {obj.id}\t{path}\0")
             kept.append(path)
     run = gitbin.run
-    info = [*expanding(gitdir), "update-index", "-z", "--index-info"]
-    run(str(gitdir), str(root), info, _bytes("".join(lines)))
+    info = [*expanding(index), "update-index", "-z", "--index-info"]
+    run(str(gitdir), str(root), info, _bytes("".join(lines)), index=index)
+    crashpoint("index.skip_worktree")
     if kept:
         stdin = _bytes("".join(f"{p}\0" for p in kept))
-        run(str(gitdir), str(root), ["update-index", "-z", "--skip-worktree", "--stdin"], stdin)
+        args = ["update-index", "-z", "--skip-worktree", "--stdin"]
+        run(str(gitdir), str(root), args, stdin, index=index)
 
 
-def expanding(gitdir: Path | str) -> list[str]:
+def expanding(index: str) -> list[str]:
     """git options that make an index-writing command expand a sparse index first (empty
-    for any other index): see the module docstring."""
+    for any other index): see the module docstring. ``index``: the index file's path."""
     try:
-        sparse_index = "sdir" in indexfile.read_mandatory_extensions(os.path.join(gitdir, "index"))
+        sparse_index = "sdir" in indexfile.read_mandatory_extensions(index)
     except (OSError, indexfile.Unsupported):
         sparse_index = False
     return ["-c", "index.sparse=false"] if sparse_index else []

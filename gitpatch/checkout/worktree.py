@@ -28,16 +28,18 @@ from typing import Any
 
 import pygit2
 
-from gitpatch.checkout import indexsync, sparse
+from gitpatch.checkout import gitbin, indexsync, saves, sparse
 from gitpatch.checkout._modes import disk_mode
-from gitpatch.checkout.files import TMP_SUFFIX, remove_temp_files, temp_file
+from gitpatch.checkout.files import TMP_SUFFIX, Staging
 from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attributes
+from gitpatch.checkout.indexlock import HeldIndex, held_index, remove_scratch
 from gitpatch.core.spliced import Content
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
+from gitpatch.safety import atomic
 from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.safety.journal import Journal, fsync_dir
 from gitpatch.safety.locks import land_lock
-from gitpatch.safety.owners import Owner, holding
+from gitpatch.safety.owners import Owner
 from gitpatch.safety.refusals import refused
 from gitpatch.store import Store
 from gitpatch.store.entries import entry as _entry
@@ -48,6 +50,8 @@ __all__ = ["Journal", "WorkingTree"]
 # A stat-cache entry is trusted only once the file's mtime is this far behind the moment the
 # entry was recorded: a write within the same clock tick could otherwise go unseen.
 _RACY_NS = 2_000_000_000
+#: Reads of a file that keeps growing while it is hashed before the error is reported.
+_HASH_ATTEMPTS = 5
 
 
 def _attribute_files(tree: pygit2.Tree | None, prefix: str = "") -> dict[str, bytes]:
@@ -60,6 +64,10 @@ def _attribute_files(tree: pygit2.Tree | None, prefix: str = "") -> dict[str, by
         elif item.name == ATTRIBUTES_FILE and item.type == pygit2.enums.ObjectType.BLOB:
             out[path] = bytes(item.peel(pygit2.Blob).data)
     return out
+
+
+def _hex(found: tuple[pygit2.Oid, int] | None) -> str | None:
+    return str(found[0]) if found else None
 
 
 def _replace_with(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
@@ -90,6 +98,7 @@ class WorkingTree:
         self.gitdir = Path(repo.path)
         self.state_dir = self.gitdir / "gitpatch"
         self.journal_path = self.state_dir / "journal.json"
+        self.staging = Staging(self.gitdir)  # where a land's temp files wait (``files``)
         #: fsync the journal and its directory (git config core.fsync asks for refs or objects)
         self.durable = store.durable()
         self._index: pygit2.Index | None = None
@@ -106,6 +115,8 @@ class WorkingTree:
         # content of large blobs just written (Store.fresh_blobs), so they are not read back
         self._written: dict[str, os.stat_result] = {}
         self._blobs: dict[pygit2.Oid, Content] = store.fresh_blobs
+        # path -> (``saves.mark`` of its file, blob) when the running land checked the disk
+        self._seen: dict[str, tuple[saves.Mark, str | None]] = {}
 
     @classmethod
     def of(cls, store: Store) -> WorkingTree | None:
@@ -143,10 +154,23 @@ class WorkingTree:
             for c, (before, after) in (notes or {}).items()
         )
         journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept, Owner.me().tag(), carry)
-        with self._land_lock():
-            self._recover_locked()
-            preflight()  # under the lock: no other land is half done
+        with self._land_lock(), held_index(self.gitdir) as held:
+            # index.lock from here until the index is written: a person's git command runs
+            # wholly before or after this land, never between the branch move and the index
+            self._recover_locked(held)
+            if ref.startswith("refs/heads/") and self.store.head_branch() != ref:
+                raise ConcurrentUpdate(
+                    f"{ref} is no longer checked out here (a git checkout ran meanwhile)",
+                    hint="Retry the call.",
+                    details={"ref": ref},
+                    reason="changed",
+                )
+            preflight()  # under the locks: no other land is half done
             self.check_index_writable()
+            # identities first: a save after them shows in them, even one the check below
+            # reads already (it then refuses, or the save was the content it expects)
+            seen = {p: saves.mark(self.root / p) for p in journal.paths}
+            base = self._tree(carry[0] if carry else old)
             changed = self.modified(carry[0] if carry else old, journal.paths) if verify else []
             if changed:
                 raise ConcurrentUpdate(
@@ -155,6 +179,10 @@ class WorkingTree:
                     details={"paths": changed},
                     reason="disk",
                 )
+            self._seen = {
+                p: (seen[p], _hex(_entry(base, p)) if verify else self.disk_blob(p))
+                for p in journal.paths
+            }
             try:
                 self._write_journal(journal)
             except OSError as exc:
@@ -170,9 +198,12 @@ class WorkingTree:
                     self._drop_staged(staged)
                     self._remove_journal()
                     raise
-                self._apply_or_explain(journal, only_if_old=False, staged=staged)
-            self._remove_journal()
-            crashpoint("journal.dropped")
+                try:
+                    self._apply_or_explain(journal, held, only_if_old=False, staged=staged)
+                finally:
+                    self._seen = {}
+        self._remove_journal()
+        crashpoint("journal.dropped")
 
     def recover(self) -> bool:
         """Finish or discard an interrupted land (its refs were settled first, by the store).
@@ -185,25 +216,36 @@ class WorkingTree:
             names = os.listdir(self.state_dir)
         except FileNotFoundError:
             return False
-        if not any(n in ("journal.json", "land.lock") or n.endswith(TMP_SUFFIX) for n in names):
+        if not any(
+            n in ("journal.json", "land.lock") or n.endswith((TMP_SUFFIX, ".scratch"))
+            for n in names
+        ) and not ("tmp" in names and self.staging.left()):
             return False
         with self._land_lock():
             for name in os.listdir(self.state_dir):
                 if name.startswith(".journal.json.") and name.endswith(TMP_SUFFIX):
                     (self.state_dir / name).unlink(missing_ok=True)
-            return self._recover_locked()
+            if not self.journal_path.exists():
+                self.staging.clear(self.root, ())
+                remove_scratch(self.gitdir)
+                return False
+            with held_index(self.gitdir) as held:
+                return self._recover_locked(held)
 
-    def _recover_locked(self) -> bool:
+    def _recover_locked(self, held: HeldIndex) -> bool:
+        self._seen = {}  # recovery reads every file's content
         if not self.journal_path.exists():
             return False
         journal = self._read_journal()
+        remove_scratch(self.gitdir)
         if journal is not None:
-            remove_temp_files(self.root, journal.paths)  # staged by a land killed before the move
+            # staged by a land killed before the move
+            self.staging.clear(self.root, journal.paths)
             moved = self._ref_target(journal.ref) == journal.new
             self._mend_notes(journal, moved)
             if moved:
                 with self._converting(journal):
-                    self._apply_or_explain(journal, only_if_old=True)
+                    self._apply_or_explain(journal, held, only_if_old=True)
         self._remove_journal()
         return True
 
@@ -230,10 +272,10 @@ class WorkingTree:
                     store.update_note(oid, _replace_with(before))
 
     def _stage(self, journal: Journal) -> dict[str, Path]:
-        """Write the new content of the journal's paths to temp files next to them (fsynced),
-        BEFORE the ref moves: a full or read-only disk then refuses the land with nothing
-        moved. Paths whose folder does not exist yet are written after the move. Also checks
-        that the index can be rewritten (free space for a copy of it)."""
+        """Write the new content of the journal's paths to temp files (fsynced, where git does
+        not see them: ``files.Staging``), BEFORE the ref moves: a full or read-only disk then
+        refuses the land with nothing moved. Paths whose folder does not exist yet are
+        written after the move. Also checks that the index can be rewritten (free space)."""
         new_tree = self._tree(journal.carry[1] if journal.carry else journal.new)
         skipped = sparse.skipped(self.gitdir, self.root, journal.paths)  # not on disk
         staged: dict[str, Path] = {}
@@ -242,7 +284,8 @@ class WorkingTree:
                 want = _entry(new_tree, path)
                 full = self.root / path
                 if want is not None and path not in skipped and full.parent.is_dir():
-                    staged[path] = temp_file(full, self._content(path, want[0]), want[1])
+                    data = self._content(path, want[0])
+                    staged[path] = self.staging.temp_file(full, data, want[1])
             self._check_room_for_index()
         except OSError as exc:
             self._drop_staged(staged)
@@ -267,18 +310,25 @@ class WorkingTree:
             tmp.unlink(missing_ok=True)
 
     def _apply_or_explain(
-        self, journal: Journal, *, only_if_old: bool, staged: Mapping[str, Path] | None = None
+        self,
+        journal: Journal,
+        held: HeldIndex,
+        *,
+        only_if_old: bool,
+        staged: Mapping[str, Path] | None = None,
     ) -> None:
-        """``_apply``; an OS error (permissions, disk full) keeps the journal for the next call."""
+        """``_apply``; an OS error (permissions, disk full, a git that failed on the index)
+        keeps the journal for the next call, and says the change IS committed."""
         try:
-            self._apply(journal, only_if_old=only_if_old, staged=staged or {})
-        except OSError as exc:
+            self._apply(journal, held, only_if_old=only_if_old, staged=staged or {})
+        except (OSError, gitbin.GitFailed) as exc:
+            self._drop_staged(staged or {})
             raise RepositoryError(
                 f"the change is committed ({journal.new[:12]} on {journal.ref or 'HEAD'}) but "
-                f"writing it to the working tree failed: {exc}",
-                hint="Fix the cause (permissions, free space); the next gitpatch call finishes "
-                "writing those files. Nothing else needs to be done.",
-                details={"paths": list(journal.paths), "commit": journal.new},
+                f"writing it to the working tree or the index failed: {exc}",
+                hint="Fix the cause (permissions, free space, the index); the next gitpatch "
+                "call finishes writing those files and the index. The commit is not undone.",
+                details={"paths": list(journal.paths), "commit": journal.new, "landed": True},
             ) from exc
 
     def read(self, path: str) -> bytes | None:
@@ -290,19 +340,28 @@ class WorkingTree:
         except OSError as exc:
             raise FilesystemError.of(path, exc, "read") from exc
 
-    def _apply(self, journal: Journal, *, only_if_old: bool, staged: Mapping[str, Path]) -> None:
+    def _apply(
+        self,
+        journal: Journal,
+        held: HeldIndex,
+        *,
+        only_if_old: bool,
+        staged: Mapping[str, Path],
+    ) -> None:
         """Write each journal path's content at ``new`` to disk, then its index entry.
 
         With ``only_if_old`` (recovery) a path is rewritten only while its disk content is still
         the one at ``old``: a person may have edited it since, and their edit wins (its index
-        entry still follows the branch, so ``git status`` shows their edit as unstaged).
+        entry still follows the branch, so ``git status`` shows their edit as unstaged). The
+        same holds for a save that slips in during the land itself (``_put``): the change is
+        merged into it, or it stays as the person saved it; it is never overwritten.
         """
         carry = journal.carry
         new_tree = self._tree(carry[1] if carry else journal.new)
         old_tree = self._tree(carry[0] if carry else journal.old)
         skipped = sparse.skipped(self.gitdir, self.root, journal.paths)
         if not staged:
-            remove_temp_files(self.root, journal.paths)
+            self.staging.clear(self.root, journal.paths)
         to_delete: list[str] = []
         to_write: list[tuple[str, pygit2.Oid, int]] = []
         landed: list[str] = []
@@ -322,17 +381,24 @@ class WorkingTree:
             else:
                 to_write.append((path, want[0], want[1]))
         # Deletes first: a move or an add may need the place a deleted file or directory held.
+        saved: list[str] = []  # paths a person saved during the land: theirs, merged or not
         for path in to_delete:
-            self._delete(path)
+            if not self._delete(path, self._expected(path, old_tree)):
+                saved.append(path)
             crashpoint("file.deleted")
         for path, oid, mode in to_write:
-            self._write(path, oid, mode, staged.get(path))
+            if not self._write(path, oid, mode, staged.get(path), self._expected(path, old_tree)):
+                saved.append(path)
             crashpoint("file.renamed")
+        landed = [p for p in landed if p not in saved]
         kept = [p for p in journal.paths if p not in landed and p not in skipped]
         if carry is not None:
             new_tree, old_tree, landed, kept = self._carried_index(journal, new_tree, landed, kept)
-        self._update_index(new_tree, landed, kept, old_tree)
-        sparse.update_entries(self.gitdir, self.root, new_tree, sorted(skipped))
+        self._update_index(held, new_tree, landed, kept, old_tree)
+        if skipped:
+            sparse.update_entries(self.gitdir, self.root, new_tree, sorted(skipped), held.scratch())
+        held.commit()  # one rename: the entries, their stat data and skip-worktree bits
+        crashpoint("index.written")
 
     def _carried_index(
         self,
@@ -367,13 +433,13 @@ class WorkingTree:
             if have == "<directory>" and is_dir(tree, path):
                 continue  # a directory then and now: its files are paths of their own
             if have != (str(want[0]) if want else None):
-                if not (want is not None and self._as_checked_out(path, want[0])):
+                if not (want is not None and self.as_checked_out(path, want[0])):
                     out.append(path)
             elif want is not None and self.disk_mode(path) not in (None, want[1]):
                 out.append(path)  # `chmod +x` is a change, as git sees it
         return out
 
-    def _as_checked_out(self, path: str, oid: pygit2.Oid) -> bool:
+    def as_checked_out(self, path: str, oid: pygit2.Oid) -> bool:
         """True when the file is byte for byte what checkout writes for ``oid``: git status
         calls it clean (a blob holding CRLF under autocrlf hashes differently from disk)."""
         if not self.filters.converts(path):
@@ -416,11 +482,23 @@ class WorkingTree:
             indexsync.recorded_blob(self.repo, path, st, self.filters.converts) if large else None
         )
         try:
-            blob = recorded or self.filters.hash_file(path, full)
+            blob = recorded or self._hash_settled(path, full)
         except OSError as exc:
             raise FilesystemError.of(path, exc, "read") from exc
         self._stat_cache[path] = (*key, time.time_ns(), blob)
         return blob
+
+    def _hash_settled(self, path: str, full: Path) -> str:
+        """``Filters.hash_file``, again when the file grew while it was read: libgit2 reads
+        the size it stat'ed and fails on more (an editor or a log appending just then)."""
+        for _attempt in range(_HASH_ATTEMPTS - 1):
+            try:
+                return self.filters.hash_file(path, full)
+            except OSError as exc:
+                if not os.path.isfile(full) or exc.errno not in (None, 0):
+                    raise
+                time.sleep(0.001)
+        return self.filters.hash_file(path, full)
 
     # -- index -------------------------------------------------------------------------------
 
@@ -447,32 +525,28 @@ class WorkingTree:
 
     def _update_index(
         self,
+        held: HeldIndex,
         tree: pygit2.Tree | None,
         landed: Sequence[str],
         kept: Sequence[str] = (),
         old: pygit2.Tree | None = None,
     ) -> None:
         """Point the index entries of ``landed`` (on disk as in ``tree``) and ``kept`` (on disk
-        with someone else's content) at ``tree`` (see ``indexsync.sync``).
-
-        ``index.lock`` is announced in an owner record first (an operation of its own when none
-        is running), whoever takes it below, so recovery can remove it if this process is
-        killed holding it: the in-place patch holds it across Python-level calls."""
+        with someone else's content) at ``tree`` in ``held`` (see ``indexsync.sync``)."""
         written, self._written = self._written, {}
         if not landed and not kept:
             return
-        with holding(str(self.gitdir), [str(self.gitdir / "index.lock")]):
-            indexsync.sync(
-                self.repo,
-                lambda: self.index,
-                old,
-                tree,
-                landed,
-                kept,
-                written,
-                self.filters.converts,
-            )
-        crashpoint("index.written")
+        indexsync.sync(
+            self.repo,
+            held,
+            lambda: self.index,
+            old,
+            tree,
+            landed,
+            kept,
+            written,
+            self.filters.converts,
+        )
 
     def _content(self, path: str, oid: pygit2.Oid) -> Content:
         """What checkout writes at ``path`` for ``oid``: a large blob just stored is taken from
@@ -501,22 +575,62 @@ class WorkingTree:
 
     # -- files -------------------------------------------------------------------------------
 
-    def _write(self, path: str, oid: pygit2.Oid, mode: int, tmp: Path | None = None) -> None:
-        """Put ``oid``'s content at ``path`` by rename (of ``tmp`` when it was staged)."""
+    def _write(
+        self,
+        path: str,
+        oid: pygit2.Oid,
+        mode: int,
+        tmp: Path | None,
+        before: str | None,
+    ) -> bool:
+        """Put ``oid``'s content at ``path`` by rename (of ``tmp`` when it was staged), if the
+        disk still holds ``before`` (the content the land replaces); False when a person saved
+        the file meanwhile: the change is then merged into their save, or their save stays."""
         full = self.root / path
         full.parent.mkdir(parents=True, exist_ok=True)
         if full.is_dir() and not full.is_symlink():
             full.rmdir()  # only an empty one; a non-empty directory raises and is reported
         if tmp is None:
-            tmp = temp_file(full, self._content(path, oid), mode)
-        self._written[path] = os.stat(tmp)  # the file indexsync may record (same after rename)
-        os.replace(tmp, full)
+            tmp = self.staging.temp_file(full, self._content(path, oid), mode)
+        written = os.stat(tmp)  # the file indexsync may record (same after rename)
+        landed = saves.put(self, path, tmp, before, oid)
         self._stat_cache.pop(path, None)
+        if landed:
+            self._written[path] = written
+        return landed
 
-    def _delete(self, path: str) -> None:
+    def seen_identity(self, path: str) -> saves.Mark:
+        """``saves.mark`` of ``path``'s file when the running land checked the disk."""
+        return self._seen.get(path, (None, None))[0]
+
+    def _expected(self, path: str, old: pygit2.Tree | None) -> str | None:
+        """The blob (hex) the disk must hold at ``path`` for the land to replace it: what its
+        check saw there (``_seen``), else (recovery) the content at the land's old commit."""
+        if path in self._seen:
+            return self._seen[path][1]
+        found = _entry(old, path)
+        return str(found[0]) if found else None
+
+    def _delete(self, path: str, expect: str | None) -> bool:
+        """Remove ``path`` unless a person saved it meanwhile (as ``_put``); False then."""
         full = self.root / path
-        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-            full.unlink()
+        if expect is not None and os.path.isfile(full) and not full.is_symlink():
+            if not saves.holds(self, path, full, expect):
+                return False
+            folder = self.staging.where(full) or full.parent
+            trash = folder / f".{full.name}.{os.getpid()}.{time.monotonic_ns()}{TMP_SUFFIX}"
+            os.rename(full, trash)  # the last check's file, or a save that slipped in
+            self._stat_cache.pop(path, None)
+            if not saves.holds(self, path, trash, expect):
+                with contextlib.suppress(FileExistsError):
+                    if not atomic.exchange(trash, full):
+                        os.rename(trash, full)
+                trash.unlink(missing_ok=True)
+                return False
+            trash.unlink()
+        else:
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                full.unlink()
         self._stat_cache.pop(path, None)
         parent = full.parent
         while parent != self.root and self.root in parent.parents:
@@ -525,6 +639,7 @@ class WorkingTree:
             except OSError:
                 break
             parent = parent.parent
+        return True
 
     # -- locks and journal -------------------------------------------------------------------
 

@@ -12,23 +12,33 @@ caller knows whether git was asked to fsync what the file guards) or retry a fai
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import time
 from pathlib import Path
 
 from gitpatch.core.spliced import Content
 
-__all__ = ["TMP_SUFFIX", "fsync_dir", "temp_file", "write_atomic"]
+__all__ = ["TMP_SUFFIX", "exchange", "fsync_dir", "temp_file", "write_atomic"]
 
 #: How every temp file gitpatch writes ends (recovery looks for it).
 TMP_SUFFIX = ".gitpatch-tmp"
 
 
-def temp_file(target: Path, data: Content, perms: int = 0o644, *, fsync: bool = True) -> Path:
-    """A new temp file beside ``target`` holding ``data`` with permissions ``perms`` (fsynced
-    unless ``fsync`` is False); removed again if writing it fails. A ``Spliced`` is written
-    chunk by chunk, never joined."""
-    tmp = target.parent / f".{target.name}.{os.getpid()}.{time.monotonic_ns()}{TMP_SUFFIX}"
+def temp_file(
+    target: Path,
+    data: Content,
+    perms: int = 0o644,
+    *,
+    fsync: bool = True,
+    folder: Path | None = None,
+) -> Path:
+    """A new temp file beside ``target`` (or in ``folder``, on the same file system) holding
+    ``data`` with permissions ``perms`` (fsynced unless ``fsync`` is False); removed again if
+    writing it fails. A ``Spliced`` is written chunk by chunk, never joined."""
+    where = target.parent if folder is None else folder
+    tmp = where / f".{target.name}.{os.getpid()}.{time.monotonic_ns()}{TMP_SUFFIX}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, perms)
     try:
         for chunk in (data,) if isinstance(data, bytes) else data.chunks():
@@ -66,3 +76,32 @@ def fsync_dir(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_libc = ctypes.CDLL(None, use_errno=True)
+_renameat2 = getattr(_libc, "renameat2", None)
+#: errnos that say the kernel, libc or file system cannot exchange (then a plain rename is used)
+_NO_EXCHANGE = (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP)
+
+
+def exchange(src: Path, dst: Path) -> bool:
+    """Put ``src`` at ``dst`` in one step and ``dst``'s file at ``src``'s name, so what was
+    replaced is kept, whatever wrote it a moment before (Linux ``renameat2`` with
+    ``RENAME_EXCHANGE``). When ``dst`` does not exist, ``src`` is renamed there unless
+    something appears first (``FileExistsError``). False when this system or file system
+    cannot exchange; nothing moved then."""
+    if _renameat2 is None:
+        return False
+    flags = _RENAME_EXCHANGE if os.path.lexists(dst) else _RENAME_NOREPLACE
+    done = _renameat2(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags)
+    if done == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _NO_EXCHANGE:
+        return False
+    if err == errno.ENOENT and flags == _RENAME_EXCHANGE and not os.path.lexists(dst):
+        return exchange(src, dst)  # dst went meanwhile: a rename
+    raise OSError(err, os.strerror(err), str(dst))

@@ -24,6 +24,7 @@ POINTS = (
     "config.written",  # the session's target is remembered in git config
     "file.deleted",  # one path deleted on disk (:n for the n-th)
     "file.renamed",  # one file renamed into place (:n for the n-th)
+    "index.skip_worktree",  # skip-worktree entries set in the scratch index, their bits not yet
     "index.written",  # the index names the new blobs
     "journal.dropped",  # the land is complete
 )

@@ -164,6 +164,9 @@ class Record:
     path: Path
     owner: Owner
     plan: dict[str, Any] = field(default_factory=dict)
+    #: Lock files held across the nested announcements of one step (``pinned``): every plan
+    #: written meanwhile lists them, and ``clear`` keeps them and their proofs.
+    pinned: list[str] = field(default_factory=list)
 
     @classmethod
     def create(cls, gitdir: str) -> Record:
@@ -197,17 +200,43 @@ class Record:
     def announce(self, locks: Sequence[str], refs: Sequence[tuple[str, str, str]] = ()) -> None:
         """Say which lock files (absolute paths) and refs (name, old, new hex or '') this
         operation is about to take and move: always before the first of them is taken."""
-        self.plan = {"active": True, "locks": list(locks), "refs": [list(r) for r in refs]}
+        every = [*self.pinned, *(lock for lock in locks if lock not in self.pinned)]
+        self.plan = {"active": True, "locks": every, "refs": [list(r) for r in refs]}
         self._write(json.dumps(self.plan))
 
     def clear(self) -> None:
-        """Nothing is held any more (the locks are released, their proofs go)."""
-        if self.plan.keys() - {"active"}:
+        """Nothing is held any more but the pinned locks (the others are released, their
+        proofs go)."""
+        rest: dict[str, Any] = {"active": True, "locks": list(self.pinned)}
+        if not self.pinned:
+            rest.pop("locks")
+        if self.plan != rest:
             for lock in self.plan.get("locks", ()):
-                with contextlib.suppress(OSError):
-                    os.unlink(self.proof(lock))
-            self.plan = {"active": True}
+                if lock not in self.pinned:
+                    with contextlib.suppress(OSError):
+                        os.unlink(self.proof(lock))
+            self.plan = rest
             self._write(json.dumps(self.plan))
+
+    def pin(self, lock: str) -> int:
+        """Announce and take git's lock file ``lock`` (``take``) to hold it across the nested
+        announcements of a step (see ``pinned``); ``FileExistsError`` when it is held."""
+        self.pinned.append(lock)
+        self.announce([])
+        try:
+            return self.take(lock)
+        except BaseException:
+            self.unpin(lock)
+            raise
+
+    def unpin(self, lock: str) -> None:
+        """``lock`` is no longer held (renamed into place or removed): it and its proof go
+        from the plan."""
+        with contextlib.suppress(ValueError):
+            self.pinned.remove(lock)
+        with contextlib.suppress(OSError):
+            os.unlink(self.proof(lock))
+        self.clear()
 
     def proof(self, lock: str) -> Path:
         """The hard link that proves this owner took the lock file ``lock`` (module doc)."""

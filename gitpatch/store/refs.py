@@ -97,12 +97,33 @@ def _swap_once(
 
 def _check_targets(repo: pygit2.Repository, updates: Sequence[RefUpdate]) -> None:
     # A transaction writes any id it is given; a ref to a missing object breaks the repository.
-    for name, new, _old in updates:
+    for name, new, old in updates:
+        if new is not None and old is None:
+            _refuse_shadowed(repo, name)
         if new is not None and not repo.odb.exists(new):
             raise RepositoryError(
                 f"cannot point {name!r} at {new}: no such object in the repository",
                 hint="Write the commit first (Store.commit) and pass its id.",
                 details={"ref": name, "target": str(new)},
+            )
+
+
+def _refuse_shadowed(repo: pygit2.Repository, name: str) -> None:
+    """A ref named like a folder of ``name`` (a person's branch ``gitpatch`` for
+    ``refs/heads/gitpatch/<id>``) makes git unable to create it: say so, not libgit2's
+    "parent is not directory"."""
+    parts = name.split("/")
+    for depth in range(3, len(parts)):
+        prefix = "/".join(parts[:depth])
+        if repo.references.get(prefix) is not None:
+            short = prefix.removeprefix("refs/heads/")
+            raise RepositoryError(
+                f"cannot create {name}: the ref {prefix} exists, and git cannot keep a ref "
+                f"and a folder of refs under the same name (a branch named {short!r}?); "
+                "nothing was changed",
+                hint=f"Ask the person to rename that branch (`git branch -m {short} "
+                f"{short}-old`), then retry.",
+                details={"ref": name, "blocking": prefix, "reason": "ref_conflict"},
             )
 
 

@@ -125,8 +125,18 @@ class Store:
             with git_errors(f"open the repository at {where!r}"):
                 repo = pygit2.Repository(where)
         except RepositoryError as exc:
+            cause = str(exc.details.get("cause", exc.message))
+            if "object format" in cause:  # libgit2 reads SHA-1 repositories only
+                raise RepositoryError(
+                    f"{where!r} is a git repository with SHA-256 object names "
+                    "(extensions.objectFormat), which gitpatch cannot read: its git library "
+                    "knows SHA-1 repositories only; nothing was changed",
+                    hint="Edit this repository's files directly, or work in a SHA-1 clone "
+                    "(`git init --object-format=sha1`, then fetch into it).",
+                    details={"path": where, "reason": "object_format"},
+                ) from exc.__cause__
             raise RepositoryError(
-                f"not a git repository: {where!r} ({exc.details.get('cause', exc.message)})",
+                f"not a git repository: {where!r} ({cause})",
                 hint="Run `git init` there first, or pass the path of an existing repository.",
                 details={"path": where},
             ) from exc.__cause__
@@ -290,7 +300,21 @@ class Store:
                     return data
             return self.repo.odb.read(oid)[1]
 
+    def has_blob(self, oid: pygit2.Oid) -> bool:
+        """True when blob ``oid`` is in the object database."""
+        with git_errors(f"look up blob {oid}"):
+            try:
+                kind, _size = self.repo.odb.read_header(oid)
+            except KeyError:
+                return False
+            return bool(kind == pygit2.enums.ObjectType.BLOB)
+
     # -- writing ----------------------------------------------------------------------------
+
+    def write_blob(self, data: bytes) -> pygit2.Oid:
+        """Store ``data`` as a blob; its id."""
+        with git_errors("write a blob"):
+            return self.repo.create_blob(data)
 
     def build_tree(self, base: pygit2.Oid | None, changes: Sequence[FileChange]) -> pygit2.Oid:
         """The tree of commit ``base`` (None: empty) after ``changes``; cost ~ paths x depth."""

@@ -334,3 +334,24 @@ def test_land_journals_the_notes_that_move_with_the_ref(setup) -> None:  # type:
     wt.land(base, new, ["a.txt"], move, ref="refs/heads/main", notes={new: (None, {"s": "x"})})
     assert seen[0].notes == ((new, "null", json.dumps({"s": "x"})),)
     assert not wt.journal_path.exists()
+
+
+def test_a_land_that_first_finishes_a_killed_one_still_holds_index_lock(setup) -> None:  # type: ignore[no-untyped-def]
+    # a journal whose ref moved: the next land rolls it forward (its index written) and then
+    # lands its own change, index.lock held to the end (it was given up after the first write)
+    path, repo, wt, base = setup
+    first = build_commit(repo, base, {"a.txt": "A\n"})
+    mover(repo, "refs/heads/main", base, first)()
+    wt.state_dir.mkdir(exist_ok=True)
+    Journal("refs/heads/main", base, first, ("a.txt",)).write(wt.journal_path, durable=False)
+    second = build_commit(repo, first, {"keep.txt": "K\n"})
+    seen: list[bool] = []
+
+    def move() -> None:
+        seen.append((path / ".git/index.lock").exists())
+        mover(repo, "refs/heads/main", first, second)()
+
+    wt.land(first, second, ["keep.txt"], move, ref="refs/heads/main")
+    assert seen == [True]
+    assert (path / "a.txt").read_text() == "A\n" and (path / "keep.txt").read_text() == "K\n"
+    assert status_porcelain(path) == "" and not (path / ".git/index.lock").exists()

@@ -6,9 +6,12 @@ tests) can import it cheaply; running git and making repositories live in ``test
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from pathlib import Path
 
+from gitpatch import Workspace
+from gitpatch.core.model import Proposal
 from tests.gitkit import git, head, run_git, status_porcelain
 
 TRAILER_KEY = "Gitpatch-Proposal"
@@ -107,3 +110,24 @@ def note_json(repo: Path, commit: str) -> str:
     """``git notes --ref gitpatch show <commit>`` ('' when there is no note)."""
     out = run_git(repo, "notes", "--ref", "gitpatch", "show", commit)
     return out.stdout.decode() if out.returncode == 0 else ""
+
+
+def _propose_then_exit(repo: str, proposal: Proposal, env: dict[str, str]) -> None:
+    os.environ.update(env)
+    try:
+        Workspace.open(repo).propose(proposal)
+    except BaseException:
+        os._exit(3)
+    os._exit(0)
+
+
+def propose_in_child(repo: Path, proposal: Proposal, env: dict[str, str]) -> int:
+    """Propose (auto mode) in a forked process with ``env`` set (a crash point, a PATH): its
+    exit code, 137 for a crash point's kill, -9 for a SIGKILL, 3 for an error."""
+    child = multiprocessing.get_context("fork").Process(
+        target=_propose_then_exit, args=(str(repo), proposal, env)
+    )
+    child.start()
+    child.join()
+    assert child.exitcode is not None
+    return child.exitcode

@@ -3,8 +3,6 @@ the next open finishes it or leaves it undone, and the person's line is never lo
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import shutil
 from pathlib import Path
 
@@ -13,28 +11,20 @@ import pytest
 from gitpatch.core.model import Proposal, Replace, UpdateFile
 from gitpatch.porcelain.workspace import Workspace
 from tests.gitkit import git, make_repo
+from tests.safety.proofkit import propose_in_child
 
 TEXT = "".join(f"line {i}\n" for i in range(1, 11))
 MINE = TEXT.replace("line 1\n", "line 1\nPERSON\n")
 AFTER = MINE.replace("line 9", "LINE 9")
 
 
-def _run(repo: str, env: dict[str, str]) -> None:
-    os.environ.update(env)
-    try:
-        edit = UpdateFile("a.txt", (Replace("line 9", "LINE 9"),))
-        Workspace.open(repo).propose(Proposal((edit,), "patch_resource", tool="test"))
-    except BaseException:
-        os._exit(3)
-    os._exit(0)
+_EDIT = Proposal(
+    (UpdateFile("a.txt", (Replace("line 9", "LINE 9"),)),), "patch_resource", tool="test"
+)
 
 
 def _child(repo: Path, env: dict[str, str]) -> int:
-    child = multiprocessing.get_context("fork").Process(target=_run, args=(str(repo), env))
-    child.start()
-    child.join()
-    assert child.exitcode is not None
-    return child.exitcode
+    return propose_in_child(repo, _EDIT, env)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,207 @@
+"""A land's renames against a person's saves, for ``gitpatch.checkout.worktree``.
+
+An editor knows nothing of git's locks: it may save a file between the land's last check and
+its rename. Each rename therefore swaps the files (``atomic.exchange``) so the replaced one is
+kept and checked again; a save that slipped in is put back (appended lines appended again,
+any other save merged with the change, or left as the person saved it). A person's bytes are
+never dropped. What a file "held when the land checked it" is told by its ``identity`` (inode,
+size, mtime), or by its content when that cannot tell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Protocol
+
+import pygit2
+
+from gitpatch.checkout.files import Staging
+from gitpatch.checkout.filters import Filters
+from gitpatch.safety import atomic
+from gitpatch.store import Store
+
+__all__ = ["Mark", "holds", "identity", "mark", "put"]
+
+#: What tells a file from any later save of it: its ``identity``, or a digest of its bytes
+#: when it changed too recently for that; None when there is no regular file.
+Mark = tuple[int, int, int] | str | None
+
+
+class WorkingTree(Protocol):
+    """What of ``checkout.worktree.WorkingTree`` the renames use (that module imports this)."""
+
+    root: Path
+    store: Store
+    filters: Filters
+    staging: Staging
+
+    def read(self, path: str) -> bytes | None: ...
+    def disk_blob(self, path: str) -> str | None: ...
+    def disk_mode(self, path: str) -> int | None: ...
+    def as_checked_out(self, path: str, oid: pygit2.Oid) -> bool: ...
+    def seen_identity(self, path: str) -> Mark: ...
+
+
+#: How many saves racing one rename a land merges and puts back before the person's last save
+#: simply stays (each round takes well under a millisecond; an editor saves every few ms).
+_PUT_BACK_ROUNDS = 50
+
+#: A file written this recently may be written again within the same tick of the file clock,
+#: keeping its size and mtime: its identity proves nothing then, its content is read.
+_SETTLING_NS = 50_000_000
+
+
+def identity(full: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime) of the file ``full`` when that tells it from any later save: a
+    save by rename brings a new inode, one in place a new mtime (or size); None when the file
+    is missing, not regular or changed too recently for its mtime to tell (``_SETTLING_NS``).
+    The inode survives the land's own rename of it (``atomic.exchange``), its ctime does not."""
+    try:
+        st = full.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or time.time_ns() - st.st_mtime_ns < _SETTLING_NS:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def mark(full: Path, like: Mark = None) -> Mark:
+    """The ``Mark`` of the file ``full``: its identity when it has settled, else (or when
+    ``like`` is a digest) a digest of its bytes. A land compares marks, not blob ids, so a
+    change of the attributes it lands (``.gitattributes`` deleted first) cannot make the
+    file it checked look changed."""
+    if not isinstance(like, str):
+        found = identity(full)
+        if found is not None:
+            return found
+    try:
+        if not stat.S_ISREG(full.lstat().st_mode):
+            return None
+        return hashlib.sha1(full.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def put(tree: WorkingTree, path: str, tmp: Path, before: str | None, new: pygit2.Oid) -> bool:
+    """Rename ``tmp`` (the content ``new``) to ``path`` unless a person's save is there.
+
+    The last check runs right before the rename, under the land's locks; the rename then
+    swaps the files (``atomic.exchange``), so what it replaced is kept and checked again.
+    A save found by the check gets the change merged into it (``_onto``); one that slipped
+    in between is put back: appended lines are appended again, any other save is merged
+    with the change, or stays as the person saved it. A person's bytes are never dropped.
+    True when ``path`` holds the change alone."""
+    full = tree.root / path
+    if before is not None and before.startswith("<"):  # a symlink or device: git's way
+        os.replace(tmp, full)
+        return True
+    expect = before  # what the rename may replace
+    landed = True  # tmp holds the change alone (not merged into a save)
+    for _round in range(_PUT_BACK_ROUNDS):
+        if not holds(tree, path, full, expect):  # a save since the land checked the disk
+            person = tree.read(path)
+            tmp.unlink(missing_ok=True)
+            merged = _onto(tree, path, person, before, new)
+            if merged is None or person is None:
+                return False  # their save stays as it is
+            tmp, landed = merged[0], False
+            expect = str(pygit2.hash(tree.filters.to_blob(path, person)))
+            continue
+        try:
+            swapped = atomic.exchange(tmp, full)
+        except FileExistsError:
+            continue  # a file appeared where there was none: checked again above
+        if not swapped:
+            os.replace(tmp, full)  # this file system cannot swap: the check was the last
+            return landed
+        if os.path.lexists(tmp) and not holds(tree, path, tmp, expect):
+            _put_back(tree, path, tmp, expect, before, new)  # a save slipped in
+            return False
+        tmp.unlink(missing_ok=True)
+        return landed
+    tmp.unlink(missing_ok=True)  # the change only: the person's last save stays
+    return False
+
+
+def _put_back(
+    tree: WorkingTree, path: str, saved: Path, was: str | None, before: str | None, new: pygit2.Oid
+) -> None:
+    """A save slipped in between the last check and the rename: ``saved`` (the file the
+    rename replaced) holds it, ``was`` is what the check saw. Lines it appended are
+    appended to the file now at ``path``; any other save gets the change merged in, or
+    goes back as it is (``_put``, whose own check covers a further save)."""
+    data = saved.read_bytes() if saved.is_file() and not saved.is_symlink() else None
+    old = pygit2.Oid(hex=was) if was is not None else None
+    known = old is not None and tree.store.has_blob(old)
+    if data is not None and old is not None and known and not tree.filters.converts(path):
+        base = tree.store.blob_data(old)
+        if data.startswith(base):  # appended in place, as a log or an autosave does
+            fd = os.open(tree.root / path, os.O_WRONLY | os.O_APPEND)
+            try:
+                os.write(fd, data[len(base) :])
+            finally:
+                os.close(fd)
+            saved.unlink()
+            return
+    merged = _onto(tree, path, data, before, new)
+    here = tree.disk_blob(path)
+    if merged is not None:
+        saved.unlink()
+        put(tree, path, merged[0], here, pygit2.Oid(hex=merged[1]))
+    else:
+        put(tree, path, saved, here, pygit2.Oid(hex=_blob_of(tree, path, saved)))
+
+
+def _onto(
+    tree: WorkingTree,
+    path: str,
+    person: bytes | None,
+    before: str | None,
+    new: pygit2.Oid,
+) -> tuple[Path, str] | None:
+    """A temp file holding the person's save ``person`` with the change (``before`` ->
+    ``new``) merged in, and its blob (hex); None when they cannot be merged."""
+    found = pygit2.Oid(hex=before) if before is not None else None
+    if person is None or found is None or not tree.store.has_blob(found):
+        return None  # what the person's save is based on is not known: no merge
+    theirs = tree.filters.to_blob(path, person)
+    base = tree.store.blob_data(found)
+    change = tree.store.blob_data(new)
+    merged = tree.store.merge_file(path, base, theirs, change)
+    if merged is None:
+        return None
+    oid = tree.store.write_blob(merged)
+    mode = tree.disk_mode(path) or 0o100644
+    data = tree.filters.checkout_bytes(path, oid)
+    # not fsynced: the person's file is at stake, not the land (the journal has that)
+    return tree.staging.temp_file(tree.root / path, data, mode, fsync=False), str(oid)
+
+
+def _blob_of(tree: WorkingTree, path: str, full: Path) -> str:
+    """The blob (hex) ``git add`` would make of the file ``full`` if it were at ``path``."""
+    return str(pygit2.hash(tree.filters.to_blob(path, full.read_bytes())))
+
+
+def holds(tree: WorkingTree, path: str, full: Path, expect: str | None) -> bool:
+    """True when the file ``full`` holds what ``path`` held when the land checked it (the
+    blob ``expect``, or nothing), as git would compare it."""
+    if expect is None:
+        return not os.path.lexists(full)
+    try:
+        st = full.lstat()
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    seen = tree.seen_identity(path)
+    if seen is not None and mark(full, seen) == seen:
+        return True  # the very file the land checked, untouched since (see ``mark``)
+    if full != tree.root / path:
+        return _blob_of(tree, path, full) == expect
+    if tree.disk_blob(path) == expect:
+        return True
+    return tree.as_checked_out(path, pygit2.Oid(hex=expect))
