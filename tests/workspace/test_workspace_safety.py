@@ -250,7 +250,7 @@ def test_a_lock_no_gitpatch_process_claims_is_never_removed(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A person's git may hold it, however old: refuse, name it, change nothing."""
-    monkeypatch.setattr("gitpatch.store.refs.LOCK_RETRIES", 2)
+    monkeypatch.setattr("gitpatch.store._refs.LOCK_RETRIES", 2)
     ws = Workspace.open(repo)
     lock = repo / ".git/refs/heads/work.lock"
     lock.write_text("")

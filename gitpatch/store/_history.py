@@ -10,8 +10,8 @@ import pygit2
 from pygit2.enums import MergeFlag
 
 from gitpatch.errors import MergeConflict
-from gitpatch.store import merging
-from gitpatch.store.treediff import tree_id
+from gitpatch.store import _merging as merging
+from gitpatch.store._treediff import tree_id
 
 __all__ = ["merge_tree", "pick_tree", "revert_tree"]
 

@@ -21,8 +21,8 @@ from gitpatch.core.model import FileChange
 from gitpatch.core.retry import lost_race, retry
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments
 from gitpatch.store._errors import git_errors
-from gitpatch.store.refs import RefUpdate
-from gitpatch.store.trees import MODE_TREE
+from gitpatch.store._refs import RefUpdate
+from gitpatch.store._trees import MODE_TREE
 
 
 class Store(Protocol):

@@ -24,7 +24,7 @@ from gitpatch.errors import (
 )
 from gitpatch.safety import durability
 from gitpatch.safety.owners import common_dir
-from gitpatch.store import loose
+from gitpatch.store import _loose as loose
 
 __all__ = [
     "MODE_BLOB",

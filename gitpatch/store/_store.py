@@ -24,7 +24,15 @@ from gitpatch.core.model import FileChange
 from gitpatch.core.spliced import Content
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, NotATextResource, RepositoryError
 from gitpatch.safety import durability, owners
-from gitpatch.store import diffs, entries, history, loose, merging, notes, refs, treediff, trees
+from gitpatch.store import _diffs as diffs
+from gitpatch.store import _entries as entries
+from gitpatch.store import _history as history
+from gitpatch.store import _loose as loose
+from gitpatch.store import _merging as merging
+from gitpatch.store import _notes as notes
+from gitpatch.store import _refs as refs
+from gitpatch.store import _treediff as treediff
+from gitpatch.store import _trees as trees
 from gitpatch.store._errors import git_errors
 
 __all__ = ["DEFAULT_EMAIL", "DEFAULT_NAME", "HISTORY_DEPTH", "CommitInfo", "Store", "TreeEntry"]
