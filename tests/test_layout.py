@@ -143,7 +143,7 @@ def test_the_checker_sees_a_cycle_and_a_private_import() -> None:
     # The two checks above would pass vacuously if the import walk found nothing.
     assert "gitpatch.review" in GRAPH["gitpatch.porcelain.workspace"]
     assert "gitpatch.review._lifecycle" in GRAPH["gitpatch.review"]
-    assert "gitpatch.store._errors" in GRAPH["gitpatch.store"]
+    assert "gitpatch.store._repo" in GRAPH["gitpatch.store"]
     assert "gitpatch.match.cascade" in GRAPH["gitpatch.match"]
 
 

@@ -1,4 +1,4 @@
-"""Large blobs read and written as loose objects (``gitpatch.store.loose``), checked with git."""
+"""Large blobs read and written as loose objects (``gitpatch.store._loose``), checked with git."""
 
 from __future__ import annotations
 

@@ -1,14 +1,19 @@
-"""Building a new tree from a base tree and a list of file changes, without index or worktree.
+"""The object store: blobs, trees and commits, read and written without index or worktree.
 
-Only the directories on the paths that change are touched: each gets one ``TreeBuilder`` seeded
-with its old entries, so the cost is (changed paths x depth), whatever the repository's size.
-Untouched subtrees keep their ids, and a moved file keeps its blob id and mode.
+A new tree is built from a base tree and a list of file changes: only the directories on the
+paths that change are touched, each with one ``TreeBuilder`` seeded with its old entries, so the
+cost is (changed paths x depth), whatever the repository's size. Untouched subtrees keep their
+ids, and a moved file keeps its blob id and mode. One path in a tree is looked up in one place
+(``object_at``; a ``KeyError`` from pygit2 means "no such path"). Commits carry an explicit
+identity and an optional trailer block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pygit2
 from pygit2.enums import FileMode
@@ -18,25 +23,42 @@ from gitpatch.core.spliced import Content, as_bytes
 from gitpatch.errors import (
     InvalidArguments,
     NotATextResource,
+    RepositoryError,
     ResourceExists,
     ResourceNotFound,
     UnsafePath,
 )
 from gitpatch.safety import durability
 from gitpatch.safety.owners import common_dir
-from gitpatch.store import _loose as loose
+from gitpatch.store import _loose
+from gitpatch.store._repo import Repo, git_errors
 
 __all__ = [
+    "DEFAULT_EMAIL",
+    "DEFAULT_NAME",
     "MODE_BLOB",
     "MODE_EXEC",
     "MODE_LINK",
     "MODE_SUBMODULE",
     "MODE_TREE",
+    "CommitInfo",
+    "Objects",
+    "TreeEntry",
     "build",
     "build_entries",
+    "entry",
+    "file_id",
+    "is_dir",
     "kind_of",
+    "object_at",
     "raise_tree_cache",
 ]
+
+#: The identity used when git config has no ``user.name`` / ``user.email``.
+DEFAULT_NAME = "gitpatch"
+DEFAULT_EMAIL = "gitpatch@localhost"
+
+_TRAILER_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
 
 MODE_BLOB = int(FileMode.BLOB)
 MODE_EXEC = int(FileMode.BLOB_EXECUTABLE)
@@ -251,8 +273,8 @@ def _create_blob(
 
     A large one is written by ``loose`` (hashed and deflated in one pass, as git does).
     """
-    if len(content) >= loose.LARGE:
-        hexid = loose.write_blob(
+    if len(content) >= _loose.LARGE:
+        hexid = _loose.write_blob(
             common_dir(repo.path) / "objects",
             content,
             level=_loose_level(repo),
@@ -277,7 +299,7 @@ def _loose_level(repo: pygit2.Repository) -> int:
             level = None
         if level is not None and -1 <= level <= 9:
             return level
-    return loose.DEFAULT_LEVEL
+    return _loose.DEFAULT_LEVEL
 
 
 def _apply(
@@ -360,3 +382,284 @@ def build_entries(
     oid = _write(repo, tree.root)
     assert oid is not None
     return oid
+
+
+def entry(tree: pygit2.Tree | None, path: str) -> tuple[pygit2.Oid, int] | None:
+    """The (blob id, mode) at ``path`` in ``tree``, ``None`` when absent or not a blob."""
+    obj = object_at(tree, path)
+    if obj is None or obj.type != pygit2.enums.ObjectType.BLOB:
+        return None
+    return obj.id, int(obj.filemode)
+
+
+def is_dir(tree: pygit2.Tree | None, path: str) -> bool:
+    """True when ``tree`` has a directory at ``path``."""
+    obj = object_at(tree, path)
+    return obj is not None and obj.type == pygit2.enums.ObjectType.TREE
+
+
+def file_id(tree: pygit2.Tree | None, path: str) -> pygit2.Oid | None:
+    """The id of the entry at ``path`` unless it is a directory (a blob, link or submodule)."""
+    obj = object_at(tree, path)
+    return None if obj is None or obj.filemode == pygit2.enums.FileMode.TREE else obj.id
+
+
+def object_at(tree: pygit2.Tree | None, path: str) -> pygit2.Object | None:
+    """The entry at ``path`` (``a/b/c``) in ``tree``, None when there is none."""
+    if tree is None:
+        return None
+    try:
+        return tree[path]
+    except KeyError:
+        return None
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One entry of a commit's tree: the object id and its git filemode (``0o100644``...)."""
+
+    oid: pygit2.Oid
+    mode: int
+
+    @property
+    def kind(self) -> str:
+        """``file``, ``executable``, ``directory``, ``symlink`` or ``submodule``."""
+        return {
+            MODE_TREE: "directory",
+            MODE_LINK: "symlink",
+            MODE_SUBMODULE: "submodule",
+            MODE_EXEC: "executable",
+        }.get(self.mode, "file")
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """What gitpatch needs to know about one commit."""
+
+    id: pygit2.Oid
+    parents: tuple[pygit2.Oid, ...]
+    author_name: str
+    author_email: str
+    time: int
+    message: str
+    trailers: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    @property
+    def author(self) -> str:
+        """``Name <email>``, as git prints it."""
+        return f"{self.author_name} <{self.author_email}>"
+
+    @property
+    def summary(self) -> str:
+        """The first line of the message."""
+        return self.message.split("\n", 1)[0]
+
+
+def _format_message(message: str, trailers: Mapping[str, str] | None) -> str:
+    body = message.strip()
+    if not body:
+        raise InvalidArguments("a commit message must not be empty", hint="Describe the change.")
+    if not trailers:
+        return body + "\n"
+    lines = []
+    for key, value in trailers.items():
+        if not _TRAILER_KEY.match(key) or not value.strip() or "\n" in value:
+            raise InvalidArguments(
+                f"invalid commit trailer {key!r}: {value!r}",
+                hint="Trailer keys are letters, digits and '-'; values are one non-empty line.",
+                details={"key": key},
+            )
+        lines.append(f"{key}: {value.strip()}")
+    return body + "\n\n" + "\n".join(lines) + "\n"
+
+
+class Objects(Repo):
+    """Blobs, trees and commits: the part of ``Store`` that reads and writes objects."""
+
+    _identity: tuple[str, str] | None
+    #: The last few large blobs ``build_tree`` wrote, id -> content (see ``build``):
+    #: a land takes its blob from here instead of reading it back (``WorkingTree``).
+    fresh_blobs: dict[pygit2.Oid, Content]
+    #: The objects folder (a large loose blob is read from it directly, see ``_loose``).
+    _objects: Path
+
+    def _identity_pair(self) -> tuple[str, str]:
+        if self._identity is None:
+            name = email = None
+            with git_errors("read user.name / user.email from git config"):
+                config = self.repo.config
+                if "user.name" in config:
+                    name = str(config["user.name"]).strip() or None
+                if "user.email" in config:
+                    email = str(config["user.email"]).strip() or None
+            self._identity = (name or DEFAULT_NAME, email or DEFAULT_EMAIL)
+        return self._identity
+
+    def signature(self) -> pygit2.Signature:
+        """Who commits: git config ``user.name``/``user.email``, else the documented default.
+
+        The default is ``gitpatch <gitpatch@localhost>`` (``DEFAULT_NAME``, ``DEFAULT_EMAIL``).
+
+        The time is now. Never raises for a missing identity.
+        """
+        name, email = self._identity_pair()
+        try:
+            return pygit2.Signature(name, email)
+        except (pygit2.GitError, ValueError):
+            # libgit2 refuses some configured identities (angle brackets, only spaces); a
+            # commit must still be possible, so fall back to the documented default.
+            self._identity = (DEFAULT_NAME, DEFAULT_EMAIL)
+            return pygit2.Signature(DEFAULT_NAME, DEFAULT_EMAIL)
+
+    def commit(
+        self,
+        tree: pygit2.Oid,
+        parents: Sequence[pygit2.Oid],
+        message: str,
+        trailers: Mapping[str, str] | None = None,
+        author: pygit2.Signature | None = None,
+    ) -> pygit2.Oid:
+        """Write a commit object (no ref moves); trailers go in a final ``Key: value`` block."""
+        text = _format_message(message, trailers)
+        committer = self.signature()
+        with (
+            durability.objects_written(self.repo.path, len(text)),
+            git_errors(f"create a commit of tree {tree}"),
+        ):
+            oid = self.repo.create_commit(
+                None, author or committer, committer, text, tree, list(parents)
+            )
+        assert isinstance(oid, pygit2.Oid)
+        return oid
+
+    def info(self, commit: pygit2.Oid) -> CommitInfo:
+        """Id, parents, author, time, message and trailers of ``commit``."""
+        with git_errors(f"read commit {commit}"):
+            obj = self._commit(commit)
+            return CommitInfo(
+                id=obj.id,
+                parents=tuple(obj.parent_ids),
+                author_name=obj.author.name,
+                author_email=obj.author.email,
+                time=obj.author.time,
+                message=obj.message,
+                trailers=dict(obj.message_trailers),
+            )
+
+    def _commit(self, commit: pygit2.Oid) -> pygit2.Commit:
+        obj = self.repo[commit]
+        if not isinstance(obj, pygit2.Commit):
+            raise RepositoryError(
+                f"{commit} is a {obj.type_str}, not a commit", details={"id": str(commit)}
+            )
+        return obj
+
+    def resolve_commit(self, rev: str) -> pygit2.Oid:
+        """A full or unique-prefix commit id, or a ref name, as a commit id."""
+        if not rev or not rev.strip():
+            raise InvalidArguments("empty revision", hint="Pass a commit id or a ref name.")
+        action = f"resolve {rev!r} to a commit"
+        with git_errors(action):
+            obj = self.repo.revparse_single(rev.strip())
+            try:
+                commit = obj.peel(pygit2.Commit)
+            except (pygit2.GitError, ValueError) as exc:
+                raise RepositoryError(
+                    f"{action}: it names a {obj.type_str}, not a commit",
+                    hint="Pass a commit id or a branch name.",
+                    details={"rev": rev},
+                ) from exc
+        assert isinstance(commit.id, pygit2.Oid)
+        return commit.id
+
+    def _object_at(self, commit: pygit2.Oid, path: str) -> pygit2.Object | None:
+        with git_errors(f"look up {path!r} in {commit}"):
+            return object_at(self.repo[commit].peel(pygit2.Tree), path)
+
+    def entry(self, commit: pygit2.Oid, path: str) -> TreeEntry | None:
+        """The tree entry (file, directory, link or submodule) at ``path`` in ``commit``."""
+        obj = self._object_at(commit, path)
+        return None if obj is None else TreeEntry(obj.id, obj.filemode)
+
+    def read(self, commit: pygit2.Oid, path: str) -> bytes | None:
+        """The bytes of the file at ``path`` in ``commit``; None when there is no such path."""
+        obj = self._object_at(commit, path)
+        if obj is None:
+            return None
+        if not isinstance(obj, pygit2.Blob) or obj.filemode == MODE_LINK:
+            found = TreeEntry(obj.id, obj.filemode)
+            raise NotATextResource(
+                f"{path!r} is {kind_of(found.mode)}, not a file",
+                hint="Read a regular file; list a directory's files instead of reading it.",
+                details={"path": path, "kind": found.kind},
+            )
+        with git_errors(f"read {path!r} in {commit}"):
+            return self.blob_data(obj.id)
+
+    def blob_size(self, oid: pygit2.Oid) -> int:
+        """The size in bytes of blob ``oid``, from its header (the content is not inflated)."""
+        with git_errors(f"read the header of blob {oid}"):
+            return int(self.repo.odb.read_header(oid)[1])
+
+    def blob_data(self, oid: pygit2.Oid) -> bytes:
+        """The content of blob ``oid``; a large loose one inflated once, straight into the
+        bytes returned (``loose``), the rest through libgit2's object database."""
+        with git_errors(f"read blob {oid}"):
+            kind, size = self.repo.odb.read_header(oid)
+            if size >= _loose.LARGE and kind == pygit2.enums.ObjectType.BLOB:
+                data = _loose.read_blob(self._objects, str(oid))
+                if data is not None:
+                    return data
+            return self.repo.odb.read(oid)[1]
+
+    def has_blob(self, oid: pygit2.Oid) -> bool:
+        """True when blob ``oid`` is in the object database."""
+        with git_errors(f"look up blob {oid}"):
+            try:
+                kind, _size = self.repo.odb.read_header(oid)
+            except KeyError:
+                return False
+            return bool(kind == pygit2.enums.ObjectType.BLOB)
+
+    def write_blob(self, data: bytes) -> pygit2.Oid:
+        """Store ``data`` as a blob; its id."""
+        with git_errors("write a blob"):
+            return self.repo.create_blob(data)
+
+    def build_tree(self, base: pygit2.Oid | None, changes: Sequence[FileChange]) -> pygit2.Oid:
+        """The tree of commit ``base`` (None: empty) after ``changes``; cost ~ paths x depth."""
+        need = sum(len(c.content or b"") for c in changes)
+        with (
+            durability.objects_written(self.repo.path, need),
+            git_errors(f"build a tree on {base or 'an empty repository'}"),
+        ):
+            tree = None if base is None else self.repo[base].peel(pygit2.Tree)
+            return build(self.repo, tree, changes, self.fresh_blobs)
+
+    def tree_of(self, commit: pygit2.Oid) -> pygit2.Oid:
+        """The id of ``commit``'s tree."""
+        with git_errors(f"read the tree of {commit}"):
+            return self.repo[commit].peel(pygit2.Tree).id
+
+    def files(self, commit: pygit2.Oid) -> Iterator[str]:
+        """The paths of every non-directory entry of ``commit``'s tree."""
+        repo = self.repo
+        stack: list[tuple[str, pygit2.Tree]] = [("", repo[commit].peel(pygit2.Tree))]
+        while stack:
+            prefix, node = stack.pop()
+            for entry in node:
+                name = prefix + (entry.name or "")
+                if entry.filemode == MODE_TREE:
+                    stack.append((name + "/", repo[entry.id].peel(pygit2.Tree)))
+                else:
+                    yield name
+
+    def has_commit(self, commit: pygit2.Oid) -> bool:
+        """True when ``commit`` is in the object store (a push's old value may not be)."""
+        return commit in self.repo
+
+    def add_object_directory(self, path: str) -> None:
+        """Also read objects from ``path`` (a hook's quarantine directory, where a push's
+        objects wait until the hook accepts them)."""
+        with git_errors(f"add the object directory {path!r}"):
+            self.repo.odb.add_disk_alternate(path)
