@@ -93,7 +93,8 @@ def translate(exc: BaseException, action: str) -> GitpatchError:
             details=details,
         )
     if isinstance(exc, pygit2.GitError | ValueError):
-        return RepositoryError(f"{action}: {text}", details=details)
+        unexplained = isinstance(exc, pygit2.GitError)
+        return RepositoryError(f"{action}: {text}", details=details, unexplained=unexplained)
     if isinstance(exc, OSError):
         return RepositoryError(
             f"{action}: operating system error ({text})",
