@@ -282,17 +282,52 @@ def test_only_the_store_touches_the_pygit2_repository() -> None:
     assert users == []
 
 
+def _libgit2_errors_named(tree: ast.AST) -> list[int]:
+    """Lines naming one of pygit2's exception classes (``except``, ``suppress``, ``isinstance``,
+    an import): only the store's one translation may know them."""
+    lines = []
+    for node in ast.walk(tree):
+        named = (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "pygit2"
+            and node.attr.endswith("Error")
+        )
+        imported = isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pygit2")
+        if named or (imported and any(a.name.endswith("Error") for a in node.names)):
+            lines.append(node.lineno)
+    return lines
+
+
+def _opens_a_repository(tree: ast.AST) -> list[int]:
+    opens = ("Repository", "init_repository", "discover_repository", "clone_repository")
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "pygit2"
+        and node.func.attr in opens
+    ]
+
+
 def test_libgit2_errors_are_caught_only_in_the_store() -> None:
-    # Everywhere else they pass through the store's one translation (``git_errors``).
+    # Everywhere else they pass through the store's one translation (``git_errors``), and no
+    # one else opens a repository (whose errors would then be theirs to translate).
     catchers = []
     for name, path in MODULES.items():
         if name.startswith("gitpatch.store"):
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            handler = isinstance(node, ast.ExceptHandler) and node.type is not None
-            if handler and "GitError" in ast.unparse(node.type):  # type: ignore[attr-defined]
-                catchers.append(f"{name}:{node.lineno}")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        catchers += [f"{name}:{line}" for line in _libgit2_errors_named(tree)]
+        catchers += [f"{name}:{line} opens" for line in _opens_a_repository(tree)]
     assert catchers == []
+    # the checks see the spellings that slipped past an ``except``-only check before
+    seen = ast.parse("with contextlib.suppress(KeyError, pygit2.GitError):\n    pass")
+    assert _libgit2_errors_named(seen) == [1]
+    assert _libgit2_errors_named(ast.parse("from pygit2 import GitError")) == [1]
+    assert _opens_a_repository(ast.parse("r = pygit2.Repository(path)")) == [1]
 
 
 def test_the_review_page_reads_through_the_review_api() -> None:
