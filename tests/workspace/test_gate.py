@@ -12,8 +12,7 @@ from gitpatch import Workspace
 from gitpatch.doors import hooks
 from gitpatch.errors import ApprovalRequired
 from gitpatch.workspace import Transition, gate, publish
-from tests.gitkit import git, head, make_repo
-from tests.workspace.workspace_kit import commit_on, sr, state
+from tests.gitkit import commit_on, git, head, make_repo, sr, state
 
 MAIN = "refs/heads/main"
 

@@ -12,15 +12,20 @@ from gitpatch.core.model import AddFile, FileChange, Proposal, Replace, UpdateFi
 from gitpatch.errors import GitpatchError
 from gitpatch.porcelain.workspace import REJECTED_PREFIX, Workspace
 from gitpatch.store import NOTES_FANOUT_AT, NOTES_REF
-from tests.gitkit import before_first_publish, git, head, make_repo, status_porcelain
-from tests.workspace.workspace_kit import commit_on, edit, note, sr, state
+from tests.gitkit import (
+    before_first_publish,
+    commit_on,
+    edit,
+    git,
+    head,
+    make_repo,
+    note,
+    sr,
+    state,
+    status_porcelain,
+)
 
 FILES = {"a.txt": "alpha\nbeta\ngamma\n", "src/b.py": "def f():\n    return 1\n"}
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", FILES)
 
 
 def test_auto_patch_lands_commit_file_index_and_note(repo: Path) -> None:

@@ -11,9 +11,8 @@ import pytest
 from gitpatch.core.model import AddFile, DeleteFile, Proposal, Replace, UpdateFile
 from gitpatch.errors import GitpatchError
 from gitpatch.porcelain.workspace import Workspace
-from tests.gitkit import git, head, make_repo, status_porcelain
+from tests.gitkit import git, head, make_repo, note, sr, state, status_porcelain
 from tests.ownerkit import killed_holding
-from tests.workspace.workspace_kit import note, sr, state
 
 FILES = {
     "a.txt": "alpha\nbeta\ngamma\n",
