@@ -20,7 +20,7 @@ from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.budget import checkpoint
 from gitpatch.core.model import Changeset, FileChange, Proposal
 from gitpatch.core.spliced import as_bytes
-from gitpatch.errors import DirtyWorktree, PayloadTooLarge, ProposalRejected
+from gitpatch.errors import DirtyWorktree, NoChange, PayloadTooLarge, ProposalRejected
 from gitpatch.store import Store
 from gitpatch.workspace import _carry as carry
 from gitpatch.workspace import _guards as guards
@@ -128,7 +128,23 @@ def commit_changes(
     print_ = guards.fingerprint(changeset)
     refuse_rejected(store, print_, revision)
     tree = store.build_tree(base, changeset.changes)
+    _refuse_same_modes(store, base, tree, changeset)
     return _commit(store, proposal, base, tree, changeset, pid, by), print_
+
+
+def _refuse_same_modes(
+    store: Store, base: pygit2.Oid | None, tree: pygit2.Oid, changeset: Changeset
+) -> None:
+    """``no_change`` for a mode change (a diff's ``new mode``) the files already have: the
+    engine sees bytes only, so this is the first place that can tell."""
+    modes = {c.path: c.mode for c in changeset.changes if c.mode is not None}
+    if modes and base is not None and tree == store.tree_of(base):
+        said = ", ".join(f"{path} {mode:o}" for path, mode in modes.items())
+        raise NoChange(
+            f"the files already have the modes the change gives ({said})",
+            hint="Nothing was changed; there is nothing left to do.",
+            details={"paths": list(modes)},
+        )
 
 
 def refuse_rejected(store: Store, print_: str, revision: bool) -> None:
