@@ -10,6 +10,7 @@ identity and an optional trailer block.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,12 +24,13 @@ from gitpatch.core.spliced import Content, as_bytes
 from gitpatch.errors import (
     InvalidArguments,
     NotATextResource,
+    ObjectMissing,
     RepositoryError,
     ResourceExists,
     ResourceNotFound,
     UnsafePath,
 )
-from gitpatch.safety import durability
+from gitpatch.safety import durability, owners
 from gitpatch.safety.owners import common_dir
 from gitpatch.store import _loose
 from gitpatch.store._repo import Repo, git_errors
@@ -57,6 +59,9 @@ __all__ = [
 #: The identity used when git config has no ``user.name`` / ``user.email``.
 DEFAULT_NAME = "gitpatch"
 DEFAULT_EMAIL = "gitpatch@localhost"
+
+#: An object id in libgit2's "not found" messages.
+_OBJECT_ID = re.compile(r"\b[0-9a-f]{40}\b")
 
 _TRAILER_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
 
@@ -327,7 +332,10 @@ def _apply(
         # Same bytes hash to the same id, so an unchanged move reuses the blob either way.
         content = change.content
         oid = moved.oid if content is None else _create_blob(repo, content, fresh)
-        tree.put(change.path, _Leaf(oid, moved.mode))
+        mode = moved.mode
+        if change.mode is not None and mode not in (MODE_LINK, MODE_SUBMODULE):
+            mode = change.mode
+        tree.put(change.path, _Leaf(oid, mode))
         return
     if change.content is None:
         tree.remove(change.path)
@@ -594,23 +602,62 @@ class Objects(Repo):
                 details={"path": path, "kind": found.kind},
             )
         with git_errors(f"read {path!r} in {commit}"):
-            return self.blob_data(obj.id)
+            return self.blob_data(obj.id, path)
 
     def blob_size(self, oid: pygit2.Oid) -> int:
         """The size in bytes of blob ``oid``, from its header (the content is not inflated)."""
         with git_errors(f"read the header of blob {oid}"):
             return int(self.repo.odb.read_header(oid)[1])
 
-    def blob_data(self, oid: pygit2.Oid) -> bytes:
-        """The content of blob ``oid``; a large loose one inflated once, straight into the
-        bytes returned (``loose``), the rest through libgit2's object database."""
+    def blob_data(self, oid: pygit2.Oid, path: str | None = None) -> bytes:
+        """The content of blob ``oid`` (the file at ``path``, when the caller knows it); a large
+        loose one inflated once, straight into the bytes returned (``loose``), the rest through
+        libgit2's object database. ``ObjectMissing`` when a partial clone never fetched it."""
         with git_errors(f"read blob {oid}"):
-            kind, size = self.repo.odb.read_header(oid)
+            try:
+                kind, size = self.repo.odb.read_header(oid)
+            except KeyError:
+                self.refuse_missing(oid, path)
+                raise
             if size >= _loose.LARGE and kind == pygit2.enums.ObjectType.BLOB:
                 data = _loose.read_blob(self._objects, str(oid))
                 if data is not None:
                     return data
             return self.repo.odb.read(oid)[1]
+
+    def promisor(self) -> str | None:
+        """The remote a partial clone (``git clone --filter``) fetches missing objects from;
+        None when this is a full clone."""
+        named = self.config_get("extensions.partialclone")
+        if named:
+            return named
+        with contextlib.suppress(pygit2.GitError):
+            for remote in self.repo.remotes.names():
+                if remote and self.config_bool(f"remote.{remote}.promisor"):
+                    return remote
+        return None
+
+    def refuse_missing(self, oid: pygit2.Oid | str, path: str | None = None) -> None:
+        """Raise ``ObjectMissing`` when ``oid`` is a blob a partial clone left on its promisor
+        remote (returns in a full clone: a missing object there is another matter)."""
+        remote = self.promisor()
+        if remote is None:
+            return
+        what = f"{path} (blob {oid})" if path else f"blob {oid}"
+        fetch = f"git fetch {remote} {oid}"
+        hint = f"Fetch it with `{fetch}`, then retry the same call."
+        if path:
+            hint = (
+                f"Fetch it with `{fetch}` (a path outside a sparse checkout also comes with "
+                f"`git sparse-checkout add {path}`), then retry the same call."
+            )
+        raise ObjectMissing(
+            f"{what} is not in this repository: it is a partial clone (cloned with --filter) "
+            f"that has not fetched that content from '{remote}' yet, and gitpatch never "
+            "fetches; nothing was changed",
+            hint=hint,
+            details={"oid": str(oid), "path": path, "remote": remote, "reason": "partial_clone"},
+        )
 
     def has_blob(self, oid: pygit2.Oid) -> bool:
         """True when blob ``oid`` is in the object database."""
@@ -663,3 +710,45 @@ class Objects(Repo):
         objects wait until the hook accepts them)."""
         with git_errors(f"add the object directory {path!r}"):
             self.repo.odb.add_disk_alternate(path)
+
+    @contextlib.contextmanager
+    def operation(self) -> Iterator[None]:
+        """Run one gitpatch operation under an owner record (see ``gitpatch.safety.owners``),
+        with libgit2's fsync set as this repository's git config asks (``durability``)."""
+        durability.apply(self._durable)
+        with owners.operation(self.repo.path):
+            try:
+                yield
+            except RepositoryError as exc:
+                self._refuse_if_missing(exc)
+                raise
+
+    def _refuse_if_missing(self, exc: RepositoryError) -> None:
+        """``exc`` as ``ObjectMissing`` when libgit2 met an object a partial clone never
+        fetched (a merge or a diff reading a blob by id, the path unknown there)."""
+        found = _OBJECT_ID.search(str(exc.details.get("cause", "")))
+        if found is None or self.promisor() is None:
+            return
+        with contextlib.suppress(ValueError, pygit2.GitError):
+            if pygit2.Oid(hex=found.group()) in self.repo.odb:
+                return
+        path = exc.details.get("path") or self._path_of(
+            found.group(), _OBJECT_ID.findall(str(exc.details.get("action", "")))
+        )
+        try:
+            self.refuse_missing(found.group(), path)
+        except ObjectMissing as missing:
+            raise missing from exc
+
+    def _path_of(self, blob: str, commits: list[str]) -> str | None:
+        """A path holding ``blob`` in one of ``commits`` (ids), for an error message."""
+        for commit in commits:
+            with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
+                obj = self.repo[commit]
+                if obj.type != pygit2.enums.ObjectType.COMMIT:
+                    continue
+                for path in self.files(obj.id):
+                    found = object_at(obj.peel(pygit2.Tree), path)
+                    if found is not None and str(found.id) == blob:
+                        return path
+        return None

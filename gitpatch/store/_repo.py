@@ -17,7 +17,7 @@ from pathlib import Path
 import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, GitpatchError, RepositoryError
-from gitpatch.safety import durability, owners
+from gitpatch.safety import owners
 from gitpatch.safety.refusals import write_failed
 
 __all__ = ["Repo", "git_errors", "is_lock_contention", "translate"]
@@ -138,14 +138,6 @@ class Repo:
     def workdir(self) -> str | None:
         """The working tree's root (with a trailing slash), None for a bare repository."""
         return None if self.repo.is_bare else self.repo.workdir
-
-    @contextlib.contextmanager
-    def operation(self) -> Iterator[None]:
-        """Run one gitpatch operation under an owner record (see ``gitpatch.safety.owners``),
-        with libgit2's fsync set as this repository's git config asks (``durability``)."""
-        durability.apply(self._durable)
-        with owners.operation(self.repo.path):
-            yield
 
     def durable(self) -> bool:
         """Whether git config (``core.fsync`` and friends) asks to fsync objects, refs or the
