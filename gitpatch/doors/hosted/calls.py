@@ -33,7 +33,9 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable
 
-from gitpatch.core.budget import Budget
+import anyio
+
+from gitpatch.core.budget import Budget, Offload
 
 __all__ = ["DEFAULT_CPU_SECONDS", "DEFAULT_WALL_SECONDS", "CallGate", "Request"]
 
@@ -49,6 +51,7 @@ SHARE = 0.005
 _POLL = 0.05
 
 GONE = "its client went away"
+CANCELLED = "its client cancelled it"
 DRAINING = "the service is shutting down"
 
 
@@ -139,8 +142,10 @@ class CallGate:
     """Budgets, heavy-call slots and stops for the calls of one service process (module
     docstring)."""
 
-    def __init__(self, heavy_slots: Callable[[str], int]) -> None:
+    def __init__(self, heavy_slots: Callable[[str], int], offload: Offload | None = None) -> None:
         self.heavy_slots = heavy_slots
+        #: Where each call's heavy pure work runs (``workers.Pool.run``); None: in its thread.
+        self.offload = offload
         self._lock = threading.Lock()
         self._shares: dict[str, _Share] = {}
         self._calls = _Group()
@@ -185,15 +190,47 @@ class CallGate:
             started=None if request is None else request.arrived,
             share=SHARE,
             on_heavy=lambda: slot[0].take(),
+            offload=self.offload,
         )
         slot.append(_Slot(share, budget))
         self._calls.add(budget)
         if request is not None:
             request.add(budget)
         try:
-            with budget.applied():
-                yield budget
+            async with _stopped_if_cancelled(budget):
+                with budget.applied():
+                    yield budget
         finally:
             slot[0].give_back()
             self._leave(owner, share)
             self._calls.discard(budget)
+
+
+@contextlib.asynccontextmanager
+async def _stopped_if_cancelled(budget: Budget) -> AsyncIterator[None]:
+    """Stop ``budget`` when the code inside is cancelled (the MCP client's
+    ``notifications/cancelled``: the SDK cancels the request's scope). The call's thread
+    cannot be cancelled, and the SDK waits for it: a watching task in the same scope stops
+    its budget, so the thread ends at its next checkpoint (its worker killed) and the call's
+    slots are free at once, whether or not the connection closes."""
+    finished = False
+
+    async def watch() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            if not finished:
+                budget.stop(CANCELLED)
+
+    failed: BaseException | None = None
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        try:
+            yield
+        except BaseException as exc:  # noqa: BLE001 - raised below, outside the group
+            failed = exc
+        finally:
+            finished = True
+            group.cancel_scope.cancel()
+    if failed is not None:
+        raise failed
