@@ -125,6 +125,21 @@ class Pool:
         with self._cond:
             return [w.process.pid for w in self._alive]
 
+    def busy(self) -> list[int]:
+        """The process ids of the workers running a job now."""
+        with self._cond:
+            return [w.process.pid for w in self._alive if w not in self._idle]
+
+    def close(self) -> None:
+        """Kill the idle workers (those running a job end with it: their pipe is closed)."""
+        with self._cond:
+            idle, self._idle = self._idle, []
+            self._count -= len(idle)
+            for worker in idle:
+                self._alive.remove(worker)
+        for worker in idle:
+            worker.kill()
+
     def warm(self) -> None:
         """Fork the workers now, in the background, so the first heavy call does not wait for
         the forkserver to load the engine (a second or more on a busy machine)."""
