@@ -58,6 +58,7 @@ from gitpatch.engine.byte_edits import replace_on_bytes
 from gitpatch.engine.hunks import final_newline_of, place_hunks
 from gitpatch.engine.lines import assemble, place_search_replace
 from gitpatch.engine.text_edits import apply_text_edits
+from gitpatch.engine.weight import heavy_files
 from gitpatch.errors import (
     EmptyEdits,
     InternalError,
@@ -84,8 +85,6 @@ def apply(proposal: Proposal, snapshot: Mapping[str, bytes]) -> Changeset:
     """
     budget = current()
     if budget is not None and budget.offload is not None:
-        from gitpatch.engine.weight import heavy_files
-
         files = heavy_files(proposal, snapshot)
         if files is not None:
             changeset: Changeset = budget.offload(apply_here, proposal, files)

@@ -15,8 +15,13 @@ event loop, once ``Quotas`` admitted it:
   waits for one, asleep in its thread, within its wall time; and from then on it pauses at
   its checkpoints as long as it ran (``Budget``'s ``share``), so light calls of every
   tenant get the interpreter at least half the time. Light calls neither wait nor pause;
+- **somewhere else for heavy work**: the budget's ``offload`` (``workers.Pool.run``) takes
+  the work the engine judges heavy, and costly greps, to a worker process; such a call is
+  heavy from the start (it takes its slot before its work is sent);
 - **a way out**: the budgets of the calls of an HTTP request whose client went away
-  (``Request.gone``), and of every call when the service drains (``drain``), are stopped:
+  (``Request.gone``), of a call its client cancelled (MCP ``notifications/cancelled``: the
+  SDK cancels the call's scope), and of every call when the service drains (``drain``), are
+  stopped:
   each call ends at its next checkpoint with ``budget_exceeded``, having written nothing
   (a call past its last checkpoint finishes its write and answers as usual), and frees its
   slot.
