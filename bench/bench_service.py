@@ -31,7 +31,8 @@ import anyio
 
 from gitpatch.doors.hosted import Spaces
 from gitpatch.doors.hosted.maintenance import Maintenance
-from tests.doors.hosted.svckit import Server, make_credentials, session
+from tests.doors.hosted.svckit import Server, cpu_of, descendants, make_credentials, session
+from tests.doors.hosted.test_http_budget import A_LINES, FLIP, MISSING, SIMILAR
 
 HEAVY_ONLY = sys.argv[1:2] == ["heavy"]
 CALLS = int(sys.argv[1]) if len(sys.argv) > 1 and not HEAVY_ONLY else 40
@@ -260,13 +261,6 @@ def main() -> None:
 
 # -- issue 29: another tenant's edits during heavy calls -----------------------------------------
 
-A_LINES = ("a" * 60 + "\n") * 15000  # 900 KB of "a"
-SIMILAR = "".join(f"    total = total + value_{i % 97} * factor  # step\n" for i in range(40000))
-MISSING = "".join(f"    total = total + value_{i % 97} * factr  # step\n" for i in range(301))
-FLIP = [
-    {"old_string": "a", "new_string": "b", "replace_all": True},
-    {"old_string": "b", "new_string": "a", "replace_all": True},
-]
 HEAVY_CALLS: list[tuple[str, dict[str, object]]] = [
     ("patch_resource", {"path": "big/a.txt", "edits": FLIP * 500}),
     *[("patch_resource", {"path": "big/a.txt", "edits": FLIP * 5})] * 8,
@@ -284,25 +278,11 @@ _SEEN: dict[int, float] = {}
 
 
 def _tree_cpu(pid: int) -> tuple[float, float]:
-    """CPU seconds of the server process itself, and of every process below it (those gone
-    since counted at their last figure)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    own, parents = 0.0, {pid}
-    stats = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        stats.append((int(stat.parent.name), int(fields[1]), (int(fields[11]) + int(fields[12]))))
-    for _ in range(3):  # the forkserver, then its workers
-        parents |= {p for p, parent, _ in stats if parent in parents}
-    for p, _parent, used in stats:
-        if p == pid:
-            own = used / tick
-        elif p in parents:
-            _SEEN[p] = max(_SEEN.get(p, 0.0), used / tick)
-    return own, sum(_SEEN.values())
+    """CPU seconds of the server process itself, and of every process below it (its
+    forkserver and workers; those gone since counted at their last figure)."""
+    for below in descendants(pid):
+        _SEEN[below] = max(_SEEN.get(below, 0.0), cpu_of(below))
+    return cpu_of(pid), sum(_SEEN.values())
 
 
 async def _light(url: str, token: str, count: int, until: anyio.Event | None = None) -> list[float]:

@@ -12,8 +12,6 @@ the same tenant's edits alone in the same run (``bench/bench_service.py`` prints
 
 from __future__ import annotations
 
-import contextlib
-import os
 import statistics
 import time
 from collections.abc import Iterator
@@ -26,48 +24,32 @@ from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from gitpatch.doors.hosted.credentials import hash_token
-from tests.doors.hosted.svckit import Server, call, make_credentials, session, space_refs, text_of
+from tests.doors.hosted.svckit import (
+    Server,
+    call,
+    children,
+    cpu_of,
+    descendants,
+    make_credentials,
+    session,
+    space_refs,
+    text_of,
+)
+from tests.doors.hosted.test_http_budget import A_LINES, FLIP
 
 pytestmark = pytest.mark.slow
 
-A_LINES = ("a" * 60 + "\n") * 15000  # 900 KB of "a"
-FLIP = [
-    {"old_string": "a", "new_string": "b", "replace_all": True},
-    {"old_string": "b", "new_string": "a", "replace_all": True},
-]
 #: The heavy call's CPU budget in the first test: on today's main all of it is the server's.
 HEAVY_CPU = 4.0
 #: The other tenant's edits, alone and then during the heavy call.
 EDITS = 30
 
 
-def _tree(pid: int) -> list[int]:
-    """``pid`` and every process below it."""
-    found, todo = [], [pid]
-    while todo:
-        here = todo.pop()
-        found.append(here)
-        for task in Path(f"/proc/{here}/task").glob("*"):
-            children = task / "children"
-            if children.exists():
-                todo.extend(int(c) for c in children.read_text().split())
-    return found
-
-
-def _cpu(pid: int) -> float:
-    """CPU seconds (user + system) the process ``pid`` used itself (0 once it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _workers_cpu(server: int, seen: dict[int, float]) -> float:
     """CPU seconds of every process below the server, counting those gone since (``seen``
     keeps each one's last figure)."""
-    for pid in _tree(server)[1:]:
-        seen[pid] = max(seen.get(pid, 0.0), _cpu(pid))
+    for pid in descendants(server):
+        seen[pid] = max(seen.get(pid, 0.0), cpu_of(pid))
     return sum(seen.values())
 
 
@@ -123,9 +105,9 @@ def test_a_heavy_calls_work_runs_in_a_worker_while_another_tenant_edits(
             await a.call_tool("create_resource", {"path": "a.txt", "content": A_LINES})
             await b.call_tool("create_resource", {"path": "notes.txt", "content": "end\n"})
             await _edits(b, 5, "warm")  # caches, the space's queue, the SDK's paths
-            before = _cpu(pid)
+            before = cpu_of(pid)
             figures["alone"] = await _edits(b, EDITS, "alone")
-            figures["alone_cpu"] = _cpu(pid) - before
+            figures["alone_cpu"] = cpu_of(pid) - before
             refs = space_refs(server.data)["users/ada.git"]
 
             answered: list[float] = []
@@ -140,14 +122,14 @@ def test_a_heavy_calls_work_runs_in_a_worker_while_another_tenant_edits(
                     _workers_cpu(pid, seen)
                     await anyio.sleep(0.05)
 
-            server_before, workers_before = _cpu(pid), _workers_cpu(pid, seen)
+            server_before, workers_before = cpu_of(pid), _workers_cpu(pid, seen)
             started = time.monotonic()
             async with anyio.create_task_group() as group:
                 group.start_soon(heavy)
                 group.start_soon(sample)
                 figures["during"] = await _edits(b, EDITS, "during")
             figures["heavy_took"] = answered[0] - started
-            figures["server_cpu"] = _cpu(pid) - server_before
+            figures["server_cpu"] = cpu_of(pid) - server_before
             figures["workers_cpu"] = _workers_cpu(pid, seen) - workers_before
             figures["answered"] = answered[0]
             assert space_refs(server.data)["users/ada.git"] == refs
@@ -265,18 +247,10 @@ async def _busy_worker(server: int) -> int:
     time grows by half a second while we look."""
     first: dict[int, float] = {}
     for _ in range(1200):
-        for forkserver in _children(server):
-            for pid in _children(forkserver):
-                used = _cpu(pid)
+        for forkserver in children(server):
+            for pid in children(forkserver):
+                used = cpu_of(pid)
                 if used > first.setdefault(pid, used) + 0.5:
                     return pid
         await anyio.sleep(0.05)
     raise AssertionError("no worker process ran the heavy call")
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        with contextlib.suppress(OSError):
-            found += [int(c) for c in (task / "children").read_text().split()]
-    return found

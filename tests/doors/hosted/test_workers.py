@@ -19,10 +19,10 @@ from gitpatch.doors.hosted.workers import Pool
 from gitpatch.engine.weight import heavy_files
 from gitpatch.errors import BudgetExceeded, GitpatchError
 from gitpatch.formats import patch_resource as edit_objects
+from tests.doors.hosted.test_http_budget import A_LINES
 
 ADA = Credential("0" * 64, user="ada", scopes=("read", "edit"))
 BOB = Credential("1" * 64, user="bob", scopes=("read", "edit"))
-A_LINES = ("a" * 60 + "\n") * 15000  # 900 KB of "a"
 SIMILAR = "".join(f"    total = total + value_{i % 97} * factor  # step\n" for i in range(8000))
 HIT = "value_3 * factor  # step\n    total = total + value_4"
 MISSING = "".join(f"    total = total + value_{i % 97} * factr  # step\n" for i in range(30))
