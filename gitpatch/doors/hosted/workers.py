@@ -73,6 +73,7 @@ def _cpu() -> float:
 def _serve(jobs: multiprocessing.connection.Connection) -> None:
     """A worker: run jobs until the service closes the pipe."""
     os.nice(NICE)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGXCPU ends it without a core file
     hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
     while True:
         try:

@@ -40,7 +40,7 @@ from tests.doors.hosted.test_http_budget import A_LINES, FLIP
 pytestmark = pytest.mark.slow
 
 #: The heavy call's CPU budget in the first test: on today's main all of it is the server's.
-HEAVY_CPU = 4.0
+HEAVY_CPU = 3.0
 #: The other tenant's edits, alone and then during the heavy call.
 EDITS = 30
 
@@ -134,7 +134,7 @@ def test_a_heavy_calls_work_runs_in_a_worker_while_another_tenant_edits(
             figures["answered"] = answered[0]
             assert space_refs(server.data)["users/ada.git"] == refs
 
-    anyio.run(_bounded, main, 300)
+    anyio.run(_bounded, main, 600)  # a niced worker on a loaded machine
     heavy = figures["heavy"]
     alone = [took for _, took in figures["alone"]]
     during = [took for _, took in figures["during"]]
@@ -244,13 +244,13 @@ def _alive(pid: int) -> bool:
 
 async def _busy_worker(server: int) -> int:
     """The worker process (below the server's forkserver) running a job: the one whose CPU
-    time grows by half a second while we look."""
+    time grows while we look (idle workers use none)."""
     first: dict[int, float] = {}
-    for _ in range(1200):
+    for _ in range(1800):
         for forkserver in children(server):
             for pid in children(forkserver):
                 used = cpu_of(pid)
-                if used > first.setdefault(pid, used) + 0.5:
+                if used > first.setdefault(pid, used) + 0.05:
                     return pid
         await anyio.sleep(0.05)
     raise AssertionError("no worker process ran the heavy call")

@@ -34,7 +34,7 @@ HEAVY: dict[str, tuple[str, list[dict[str, Any]]]] = {
     "a miss": (SIMILAR, [{"old_string": MISSING, "new_string": "x"}]),
     "ambiguous": (SIMILAR * 3, [{"old_string": "total = total", "new_string": "t"}] * 9),
     "no change": (
-        A_LINES,
+        ("a" * 60 + "\n") * 500,
         [
             {"old_string": "a", "new_string": "b", "replace_all": True},
             {"old_string": "b", "new_string": "a", "replace_all": True},
@@ -88,7 +88,7 @@ def test_heavy_work_gives_the_same_result_in_a_worker(pool: Pool, name: str) -> 
     assert heavy_files(proposal, snapshot) == snapshot
     here = _outcome(lambda: engine.apply(proposal, snapshot))
     jobs = pool.jobs
-    with Budget(60, 120, offload=pool.run).applied() as budget:
+    with Budget(offload=pool.run).applied() as budget:
         there = _outcome(lambda: engine.apply(proposal, snapshot))
     assert pool.jobs == jobs + 1  # it ran in a worker
     assert there == here
@@ -102,7 +102,7 @@ def test_light_work_stays_in_the_calls_thread(pool: Pool, name: str) -> None:
     snapshot = {"f.txt": content.encode()}
     assert heavy_files(proposal, snapshot) is None
     jobs = pool.jobs
-    with Budget(60, 120, offload=pool.run).applied():
+    with Budget(offload=pool.run).applied():
         _outcome(lambda: engine.apply(proposal, snapshot))
     assert pool.jobs == jobs
 
@@ -118,7 +118,7 @@ def test_the_service_answers_the_same_texts_either_way(pool: Pool, tmp_path: Pat
         for who, offload in ((ADA, pool.run), (BOB, None)):
             assert service.create_resource(who, path, content).ok
             jobs = pool.jobs
-            with Budget(60, 120, offload=offload).applied():
+            with Budget(offload=offload).applied():
                 result = service.patch_resource(who, path, edits)
             assert pool.jobs == jobs + (offload is not None), name
             after = service.read_resource(who, path).data["content"]
@@ -132,15 +132,15 @@ def _without_ids(text: str) -> str:
 
 
 def test_a_stopped_budget_kills_the_worker_at_once(pool: Pool) -> None:
-    content, edits = HEAVY["no change"]
-    proposal = edit_objects.parse("f.txt", edits * 50)  # minutes of work
+    edits = HEAVY["no change"][1]
+    proposal = edit_objects.parse("f.txt", edits * 50)  # minutes of work on 900 KB
     budget = Budget(600, 600, offload=pool.run)
     failed: list[BaseException] = []
 
     def call() -> None:
         with budget.applied():
             try:
-                engine.apply(proposal, {"f.txt": content.encode()})
+                engine.apply(proposal, {"f.txt": A_LINES.encode()})
             except BudgetExceeded as exc:
                 failed.append(exc)
 
@@ -169,3 +169,18 @@ def _running(pool: Pool) -> int | None:
             return busy[0]
         time.sleep(0.01)
     return None
+
+
+def _spin() -> None:
+    """Work that never reaches a checkpoint (as one long C call would not)."""
+    while True:
+        pass
+
+
+@pytest.mark.slow  # a second or two of CPU before the kernel's limit ends the worker
+def test_work_past_its_cpu_without_a_checkpoint_is_ended_by_rlimit_cpu(pool: Pool) -> None:
+    budget = Budget(0.5, 600, offload=pool.run)
+    with budget.applied(), pytest.raises(BudgetExceeded) as raised:
+        pool.run(_spin)
+    assert "CPU budget of 0.5 s" in raised.value.message
+    assert pool.busy() == []
