@@ -2,11 +2,12 @@
 recovers with nothing lost (issue 25).
 
 Each operation first runs once with ``GITPATCH_CRASH_LOG`` to learn the points it passes
-(``safety.crashpoints``), then once per point in a process of its own that stops there and is killed by a real
-SIGKILL from the test (``proofkit.killed_at``: nothing flushed or cleaned up). A session's worktree holds absolute paths, so every run gets a fresh repository. After
-the kill the operation runs again: every change the worktree had is in the session's work
-exactly once, its worktree is clean, no lock is left, and ``git fsck --strict`` is clean; an
-ended session is gone whole, its approved work kept.
+(``safety.crashpoints``), then once per point in a process of its own that stops there and
+is killed by a real SIGKILL from the test (``proofkit.killed_at``: nothing flushed or
+cleaned up). A session's worktree holds absolute paths, so every run gets a fresh
+repository. After the kill the operation runs again: every change the worktree had is in
+the session's work exactly once, its worktree is clean, no lock is left, and ``git fsck
+--strict`` is clean; an ended session is gone whole, its approved work kept.
 """
 
 from __future__ import annotations
