@@ -196,11 +196,15 @@ def test_the_workbench_loop(tmp_path: Path, kind: str) -> None:
     undo = gp_json(person, "undo", generated)
     assert not (person / "calc/VERSION").exists() and not (where / "calc/VERSION").exists()
     _untouched(where)
+    told = _mcp(where, args, _notices)
+    assert any(f"Proposal {generated} was undone by" in n for n in told), told
     redo = gp_json(person, "undo", undo["version"][:12])
     assert "so its change is back" in redo["message"]
     assert (where / "calc/VERSION").read_text() == "1.0\n"
     assert (person / "calc/VERSION").read_bytes().replace(b"\r\n", b"\n") == b"1.0\n"
     _untouched(where)
+    told = _mcp(where, args, _notices)
+    assert any(f"Proposal {generated} is back (approved): its undo was undone" in n for n in told)
     # the person's own work, and every file the approval did not land, byte for byte
     after = _files(person)
     changed = {"calc/core.py", "calc/VERSION"}
@@ -220,6 +224,12 @@ def test_the_workbench_loop(tmp_path: Path, kind: str) -> None:
     ended = gp(person, "session", "end", "bot", "--force")
     assert ended.returncode == 0 and ".venv/" in ended.stdout and "build/" in ended.stdout
     assert not where.exists()
+
+
+async def _notices(client: ClientSession) -> list[str]:
+    """What the agent's next call is told."""
+    listed = await client.call_tool("list_proposals", {})
+    return list(listed.structured_content["notices"])
 
 
 def _untouched(where: Path, *, stray: bool = True) -> None:
