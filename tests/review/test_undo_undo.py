@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
 from gitpatch import Workspace
 from gitpatch.errors import ProposalClosed, ProposalNotFound
+from gitpatch.review import CheckpointResult
 from tests.doors.cli.clikit import gp, gp_json
 from tests.gitkit import git, head, make_repo, repo_state
 
@@ -70,14 +72,23 @@ def _before(where: Path) -> None:
     assert (where / "pkg/b.py").read_text() == "B = 1\n"
 
 
-def test_an_auto_checkpoints_undo_is_undone_and_again(tmp_path: Path) -> None:
+def _checkpointed(
+    tmp_path: Path, mode: Literal["auto", "review"]
+) -> tuple[Path, Workspace, Path, CheckpointResult]:
+    """Session bot's worktree with ignored folders, a checkpoint of what commands changed,
+    then a file no checkpoint records: (repo, the agent's Workspace, worktree, checkpoint)."""
     repo = make_repo(tmp_path / "repo", FILES, branch="main")
-    ws = Workspace.open(repo, "auto", session="bot")
+    ws = Workspace.open(repo, mode, session="bot")
     where = ws.session_worktree().path
     _around(where)
     _commands_ran(where)
     cp = ws.checkpoint("fmt")
     _around(where, ignored=False)
+    return repo, ws, where, cp
+
+
+def test_an_auto_checkpoints_undo_is_undone_and_again(tmp_path: Path) -> None:
+    repo, ws, where, cp = _checkpointed(tmp_path, "auto")
     assert {f.path for f in cp.files} == {"pkg/a.py", "pkg/gen.py", "pkg/b.py"}
     recorded_tree = _tree(where)
 
@@ -157,13 +168,7 @@ def test_undoing_an_approval_merges_undo_puts_back_what_it_brought(tmp_path: Pat
 def test_a_review_checkpoint_approved_then_undone_and_its_undo_undone(tmp_path: Path) -> None:
     """Review mode: the checkpoint lands on the person's branch; the person's checkout and
     the session's worktree both follow each undo, and neither's other files move."""
-    repo = make_repo(tmp_path / "repo", FILES, branch="main")
-    agent = Workspace.open(repo, "review", session="bot")
-    where = agent.session_worktree().path
-    _around(where)
-    _commands_ran(where)
-    cp = agent.checkpoint("fmt")
-    _around(where, ignored=False)
+    repo, agent, where, cp = _checkpointed(tmp_path, "review")
     person = Workspace.open(repo, "review")
     person.approve(cp.proposal_id, "Reviewer")
     (repo / "mine.txt").write_bytes(b"the person's own\r\n")
