@@ -1,9 +1,10 @@
 """Random-kill trials: how many of 200 SIGKILLed runs needed a person to repair the repository.
 
 Each trial forks a process that lands auto edits (one file, then several with an add, a delete
-and a move) and approves review proposals (fast-forward or merge) in a loop on a checked-out
-branch, kills it with SIGKILL after a random delay, and opens the repository again as the next
-call would (``bench.killtrials``). The figure that matters is the last line: it must be 0.
+and a move) and approves review proposals (fast-forward or merge, hunk by hunk, two in one
+queued landing) in a loop on a checked-out branch, kills it with SIGKILL after a random delay,
+and opens the repository again as the next call would (``bench.killtrials``). The figure that
+matters is the last line: it must be 0.
 """
 
 from __future__ import annotations

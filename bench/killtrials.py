@@ -2,8 +2,9 @@
 
 A forked child lands auto-mode edits (one file, then several files with an add, a delete and
 a move), puts up review proposals that it approves (fast-forward, or a 3-way merge when the
-branch moved meanwhile), and checkpoints what a "command" changed in a review session's
-worktree and approves that, in a loop, on a repository whose branch is checked out. The parent
+branch moved meanwhile; one hunk of a proposal, then the rest; two proposals in one queued
+landing), and checkpoints what a "command" changed in a review session's worktree and
+approves that, in a loop, on a repository whose branch is checked out. The parent
 SIGKILLs it after a random delay, then opens a Workspace as the next process would and checks
 that nobody is needed: the open succeeds, ``git fsck --strict`` and ``git status`` are clean,
 disk equals the branch, no lock, temp, journal or owner record is left, and every proposal (ref
@@ -35,7 +36,7 @@ ENV = {
     "GIT_COMMITTER_EMAIL": "kill@example.com",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
-FILES = ("a.txt", "multi/b.txt", "multi/deep/c.txt", "review/r.txt")
+FILES = ("a.txt", "multi/b.txt", "multi/deep/c.txt", "review/r.txt", "review/h.txt", "review/q.txt")
 #: The review session whose worktree a "command" changes each round, and the file it writes.
 SESSION = "bench"
 CHECKPOINTED = "gen/counter.txt"
@@ -99,6 +100,30 @@ def _multi(ws: Any, k: int) -> Any:
     return Proposal(operations=tuple(ops), format="patch_resource", tool="apply_patch")
 
 
+def _two_hunks(ws: Any, k: int) -> Any:
+    """review/h.txt's counter and its line 18, far apart: two hunks to approve one by one."""
+    from gitpatch.core.model import Proposal, ReplaceLines, UpdateFile
+
+    bump = _bump(ws, "review/h.txt")
+    tail = ReplaceLines(start=18, end=18, new=f"tail {k}\n")
+    op = UpdateFile(path="review/h.txt", edits=(*bump.edits, tail))
+    return Proposal(operations=(op,), format="patch_resource")
+
+
+def _hunks_and_queue(review: Any, k: int) -> None:
+    """A per-hunk approval (hunk 1, then the rest) and a queued landing of two proposals."""
+    from gitpatch.core.model import Proposal
+
+    pid = review.propose(_two_hunks(review, k)).proposal_id
+    review.approve(pid, by="Trial Reviewer", hunks="1")
+    review.approve(pid, by="Trial Reviewer")
+    queued = [
+        review.propose(Proposal(operations=(_bump(review, p),), format="patch_resource"))
+        for p in ("review/q.txt", "review/r.txt")
+    ]
+    review.approve_all([q.proposal_id for q in queued], by="Trial Reviewer")
+
+
 def _listing(ws: Any) -> list[str]:
     tip = ws.store.ref_target(BRANCH)
     return sorted(ws.store.files(tip))
@@ -126,6 +151,7 @@ def child_loop(repo: str, conn: Any) -> None:
             if k % 2 == 0:  # the branch moves first: the approval is a 3-way merge
                 auto.propose(Proposal(operations=(_bump(auto, "a.txt"),), format="patch_resource"))
             review.approve(pid, by="Trial Reviewer")
+            _hunks_and_queue(review, k)
     except BaseException:
         conn.send(traceback.format_exc())
 
@@ -223,11 +249,15 @@ def _checkpoint_lost(repo: Path) -> list[str]:
 
 
 def leftovers(repo: Path) -> list[str]:
-    """Lock, temp and journal files and dead owners' records anywhere in the repository."""
+    """Lock, temp, journal and queue files and dead owners' records anywhere in the repository."""
     found: list[str] = []
     for path in _walk(repo):
         name = path.name
-        if any(m in name for m in TEMP_MARKERS) or name == "journal.json" or _dead_record(path):
+        if (
+            any(m in name for m in TEMP_MARKERS)
+            or name in ("journal.json", "queue.json")
+            or _dead_record(path)
+        ):
             found.append(str(path.relative_to(repo)))
     return found
 

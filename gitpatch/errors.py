@@ -52,6 +52,7 @@ The tree::
     │   ├── BranchCheckedOut           branch_checked_out   the branch is checked out elsewhere
     │   ├── FilesystemError            filesystem_error     the disk refuses a read or write
     │   ├── FilterFailed               filter_failed        a clean/smudge filter failed
+    │   ├── ObjectMissing              object_missing       a partial clone lacks a needed blob
     │   ├── SigningRequired            signing_required     commit.gpgsign is on
     │   └── ConcurrentUpdate           concurrent_update    lost the compare-and-swap too often
     └── InternalError                  internal_error       a bug: the message says no more
@@ -94,6 +95,7 @@ __all__ = [
     "NoChange",
     "NoPersonalSpace",
     "NotATextResource",
+    "ObjectMissing",
     "OperationInProgress",
     "PathIgnored",
     "PayloadTooLarge",
@@ -468,6 +470,12 @@ class FilterFailed(StateError):
     """git could not run a path's clean or smudge conversion (a ``filter=`` driver, ...)."""
 
     code = "filter_failed"
+
+
+class ObjectMissing(StateError):
+    """A partial clone (``--filter``) lacks a blob the call needs; gitpatch never fetches it."""
+
+    code = "object_missing"
 
 
 class SigningRequired(StateError):

@@ -203,13 +203,15 @@ class Filters:
         meta = row.split("\t", 1)[0].split()
         if len(meta) != 3 or meta[2] != "0" or meta[0] == "160000":
             return False
-        return _text_with_crlf(self._store.blob_data(pygit2.Oid(hex=meta[1])))
+        return _text_with_crlf(self._store.blob_data(pygit2.Oid(hex=meta[1]), path))
 
     def checkout_bytes(self, path: str, blob: pygit2.Oid) -> bytes:
         """What ``git checkout`` writes at ``path`` for ``blob``."""
         if self.converts(path):
+            if not self._store.has_blob(blob):  # git would fetch it from a promisor remote
+                self._store.refuse_missing(blob, path)
             return self.smudge(path, blob)
-        return self._store.blob_data(blob)
+        return self._store.blob_data(blob, path)
 
     def clean(self, path: str, data: bytes) -> bytes:
         """The bytes ``git add`` stores for ``data`` at ``path`` (the blob is written too)."""

@@ -138,7 +138,7 @@ def _put_back(
     old = pygit2.Oid(hex=was) if was is not None else None
     known = old is not None and tree.store.has_blob(old)
     if data is not None and old is not None and known and not tree.filters.converts(path):
-        base = tree.store.blob_data(old)
+        base = tree.store.blob_data(old, path)
         if data.startswith(base):  # appended in place, as a log or an autosave does
             fd = os.open(tree.root / path, os.O_WRONLY | os.O_APPEND)
             try:
@@ -169,8 +169,8 @@ def _onto(
     if person is None or found is None or not tree.store.has_blob(found):
         return None  # what the person's save is based on is not known: no merge
     theirs = tree.filters.to_blob(path, person)
-    base = tree.store.blob_data(found)
-    change = tree.store.blob_data(new)
+    base = tree.store.blob_data(found, path)
+    change = tree.store.blob_data(new, path)
     merged = tree.store.merge_file(path, base, theirs, change)
     if merged is None:
         return None

@@ -133,10 +133,12 @@ Edit = SearchReplace | Hunk | Replace | ReplaceLines | InsertAfter
 
 @dataclass(frozen=True)
 class AddFile:
-    """Create ``path`` (which must not exist) with ``content``; parents are created."""
+    """Create ``path`` (which must not exist) with ``content``; parents are created. ``mode``
+    (``0o100755``) makes it executable, as a diff's ``new file mode 100755`` says."""
 
     path: str
     content: str
+    mode: int | None = None
 
 
 @dataclass(frozen=True)
@@ -148,11 +150,14 @@ class DeleteFile:
 
 @dataclass(frozen=True)
 class UpdateFile:
-    """Edit the existing file ``path``; with ``move_to`` the result lands at that new path."""
+    """Edit the existing file ``path``; with ``move_to`` the result lands at that new path.
+    ``mode`` (``0o100644`` or ``0o100755``) sets its mode, as a diff's ``new mode`` says (None
+    keeps it); an update may change only that."""
 
     path: str
     edits: tuple[Edit, ...] = ()
     move_to: str | None = None
+    mode: int | None = None
 
 
 @dataclass(frozen=True)

@@ -216,7 +216,7 @@ def _add(
             hint="An Add needs at least one '+' line; this grammar does not create empty files.",
             details={"path": op.path},
         )
-    return FileChange(op.path, encode_utf8(op.content, op.path))
+    return FileChange(op.path, encode_utf8(op.content, op.path), mode=op.mode)
 
 
 def _delete(op: DeleteFile, snapshot: Mapping[str, bytes]) -> FileChange:
@@ -250,7 +250,9 @@ def _update(
     if not op.edits:
         if op.move_to is not None:
             # a pure rename keeps the bytes as they are, even of a binary file
-            return FileChange(op.move_to, data, op.path), []
+            return FileChange(op.move_to, data, op.path, op.mode), []
+        if op.mode is not None:  # a mode change alone (``chmod +x`` in a diff)
+            return FileChange(op.path, data, mode=op.mode), []
         if fmt == "patch_resource":
             raise EmptyEdits(f"{op.path}: no edits given", hint="Pass at least one edit.")
         raise NoChange(
@@ -260,7 +262,7 @@ def _update(
         )
     fast = replace_on_bytes(op.path, data, op.edits) if fmt == "patch_resource" else None
     content, reports = fast or _edit(op, fmt, Document.from_bytes(data, op.path))
-    if content == data and op.move_to is None:
+    if content == data and op.move_to is None and op.mode is None:
         raise NoChange(
             f"{op.path}: the edits leave the file exactly as it is",
             hint="Nothing was changed: the new text gives what the file already has. Make the "
@@ -269,8 +271,8 @@ def _update(
             details={"path": op.path},
         )
     if op.move_to is not None:
-        return FileChange(op.move_to, content, op.path), reports
-    return FileChange(op.path, content), reports
+        return FileChange(op.move_to, content, op.path, op.mode), reports
+    return FileChange(op.path, content, mode=op.mode), reports
 
 
 def _edit(op: UpdateFile, fmt: Format, doc: Document) -> tuple[bytes, list[EditReport]]:

@@ -95,6 +95,8 @@ class _Section:
     deleted: bool = False
     rename_from: str | None = None
     rename_to: str | None = None
+    #: The mode ``new mode`` / ``new file mode`` gives (``0o100755``), None when unsaid.
+    mode: int | None = None
     hunks: list[_RawHunk] = field(default_factory=list)
     open: bool = True
 
@@ -196,6 +198,8 @@ def _extended(lines: list[str], i: int, section: _Section) -> int:
                 i + 1,
                 "Write the copy as a new file: '--- /dev/null', '+++ b/PATH' and its lines.",
             )
+        if key in ("new file mode ", "new mode "):
+            section.mode = _mode(value, i + 1)
         if key == "new file mode ":
             section.new_file = True
         elif key == "deleted file mode ":
@@ -206,6 +210,20 @@ def _extended(lines: list[str], i: int, section: _Section) -> int:
             section.rename_to = _unquote(value)
         i += 1
     return i
+
+
+def _mode(value: str, number: int) -> int:
+    """The file mode a ``new mode`` / ``new file mode`` line gives; a regular file's only."""
+    text = value.strip()
+    if text in ("100644", "100755"):
+        return int(text, 8)
+    what = {"120000": "a symlink ", "160000": "a submodule "}.get(text, "")
+    raise invalid(
+        f"the diff gives the file {what}(mode {text}), which a patch cannot do here",
+        number,
+        "Only regular files can be patched: use mode 100644, or 100755 for an executable; "
+        "create symlinks and submodules with git itself.",
+    )
 
 
 def _refuse_binary(line: str, number: int) -> None:
@@ -325,7 +343,7 @@ def _no_newline(hunk: _RawHunk, number: int) -> None:
 
 
 def _operation(section: _Section) -> FileOp | None:
-    """Turn one section into its file operation (None for a mode-only change)."""
+    """Turn one section into its file operation (None for a section that changes nothing)."""
     old = _strip_prefix(section.old, "a/", section)
     new = _strip_prefix(section.new, "b/", section)
     if section.deleted or (new is None and old is not None):
@@ -337,15 +355,15 @@ def _operation(section: _Section) -> FileOp | None:
         target = section.rename_to or new
         if source is None or target is None:
             raise invalid("a rename needs both 'rename from' and 'rename to'", section.line, "")
-        return UpdateFile(source, _hunks(section), move_to=target)
+        return UpdateFile(source, _hunks(section), move_to=target, mode=section.mode)
     if not section.git and not section.hunks:
         raise invalid("this file header has no hunks after it", section.line, _HEADER_HINT)
     target = new or old
     if target is None:
         raise invalid("the file section names no file", section.line, _HEADER_HINT)
     if not section.hunks:
-        return None
-    return UpdateFile(target, _hunks(section))
+        return None if section.mode is None else UpdateFile(target, mode=section.mode)
+    return UpdateFile(target, _hunks(section), mode=section.mode)
 
 
 def _delete(section: _Section, old: str | None) -> DeleteFile:
@@ -378,7 +396,8 @@ def _add(section: _Section, new: str | None) -> AddFile:
         content.extend(h.text for h in hunk.lines)
         no_newline = hunk.new_no_newline
     text = "\n".join(content)
-    return AddFile(new, text + ("\n" if content and not no_newline else ""))
+    end = "\n" if content and not no_newline else ""
+    return AddFile(new, text + end, mode=None if section.mode == 0o100644 else section.mode)
 
 
 def _hunks(section: _Section) -> tuple[Hunk, ...]:

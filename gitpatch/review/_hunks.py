@@ -186,7 +186,7 @@ def tree_with(store: Store, base: pygit2.Oid | None, chosen: Sequence[Hunk]) -> 
         if picked[0].text is None:
             changes.extend(_whole(store, patch))
             continue
-        old = store.blob_data(patch.old[0]) if patch.old is not None else b""
+        old = store.blob_data(patch.old[0], path) if patch.old is not None else b""
         texts = [h.text for h in picked if h.text is not None]
         changes.append(FileChange(path, apply_hunks(split_lines(old), texts)))
     return store.build_tree(base, changes)
@@ -205,7 +205,9 @@ def _whole(store: Store, patch: FilePatch) -> list[FileChange]:
                 details={"path": patch.new_path},
             )
         mode = None if patch.old is not None and patch.old[1] == patch.new[1] else patch.new[1]
-        out.append(FileChange(patch.new_path, store.blob_data(patch.new[0]), mode=mode))
+        out.append(
+            FileChange(patch.new_path, store.blob_data(patch.new[0], patch.new_path), mode=mode)
+        )
     return out
 
 

@@ -22,7 +22,13 @@ import pygit2
 
 from gitpatch.core.model import FileChange
 from gitpatch.core.spliced import Content
-from gitpatch.errors import ConcurrentUpdate, InvalidArguments, NotATextResource, RepositoryError
+from gitpatch.errors import (
+    ConcurrentUpdate,
+    InvalidArguments,
+    NotATextResource,
+    ObjectMissing,
+    RepositoryError,
+)
 from gitpatch.safety import durability, owners
 from gitpatch.store import diffs, entries, history, loose, merging, notes, refs, treediff, trees
 from gitpatch.store._errors import git_errors
@@ -97,6 +103,9 @@ def _format_message(message: str, trailers: Mapping[str, str] | None) -> str:
         lines.append(f"{key}: {value.strip()}")
     return body + "\n\n" + "\n".join(lines) + "\n"
 
+
+#: An object id in libgit2's "not found" messages.
+_OBJECT_ID = re.compile(r"\b[0-9a-f]{40}\b")
 
 #: How old stat data must be before a listing keyed by it is kept (``flat_ref_names``).
 _SETTLED_NS = 100_000_000
@@ -282,23 +291,62 @@ class Store:
                 details={"path": path, "kind": found.kind},
             )
         with git_errors(f"read {path!r} in {commit}"):
-            return self.blob_data(obj.id)
+            return self.blob_data(obj.id, path)
 
     def blob_size(self, oid: pygit2.Oid) -> int:
         """The size in bytes of blob ``oid``, from its header (the content is not inflated)."""
         with git_errors(f"read the header of blob {oid}"):
             return int(self.repo.odb.read_header(oid)[1])
 
-    def blob_data(self, oid: pygit2.Oid) -> bytes:
-        """The content of blob ``oid``; a large loose one inflated once, straight into the
-        bytes returned (``loose``), the rest through libgit2's object database."""
+    def blob_data(self, oid: pygit2.Oid, path: str | None = None) -> bytes:
+        """The content of blob ``oid`` (the file at ``path``, when the caller knows it); a large
+        loose one inflated once, straight into the bytes returned (``loose``), the rest through
+        libgit2's object database. ``ObjectMissing`` when a partial clone never fetched it."""
         with git_errors(f"read blob {oid}"):
-            kind, size = self.repo.odb.read_header(oid)
+            try:
+                kind, size = self.repo.odb.read_header(oid)
+            except KeyError:
+                self.refuse_missing(oid, path)
+                raise
             if size >= loose.LARGE and kind == pygit2.enums.ObjectType.BLOB:
                 data = loose.read_blob(self._objects, str(oid))
                 if data is not None:
                     return data
             return self.repo.odb.read(oid)[1]
+
+    def promisor(self) -> str | None:
+        """The remote a partial clone (``git clone --filter``) fetches missing objects from;
+        None when this is a full clone."""
+        named = self.config_get("extensions.partialclone")
+        if named:
+            return named
+        with contextlib.suppress(pygit2.GitError):
+            for remote in self.repo.remotes.names():
+                if remote and self.config_bool(f"remote.{remote}.promisor"):
+                    return remote
+        return None
+
+    def refuse_missing(self, oid: pygit2.Oid | str, path: str | None = None) -> None:
+        """Raise ``ObjectMissing`` when ``oid`` is a blob a partial clone left on its promisor
+        remote (returns in a full clone: a missing object there is another matter)."""
+        remote = self.promisor()
+        if remote is None:
+            return
+        what = f"{path} (blob {oid})" if path else f"blob {oid}"
+        fetch = f"git fetch {remote} {oid}"
+        hint = f"Fetch it with `{fetch}`, then retry the same call."
+        if path:
+            hint = (
+                f"Fetch it with `{fetch}` (a path outside a sparse checkout also comes with "
+                f"`git sparse-checkout add {path}`), then retry the same call."
+            )
+        raise ObjectMissing(
+            f"{what} is not in this repository: it is a partial clone (cloned with --filter) "
+            f"that has not fetched that content from '{remote}' yet, and gitpatch never "
+            "fetches; nothing was changed",
+            hint=hint,
+            details={"oid": str(oid), "path": path, "remote": remote, "reason": "partial_clone"},
+        )
 
     def has_blob(self, oid: pygit2.Oid) -> bool:
         """True when blob ``oid`` is in the object database."""
@@ -553,7 +601,28 @@ class Store:
         with libgit2's fsync set as this repository's git config asks (``durability``)."""
         durability.apply(self._durable)
         with owners.operation(self.repo.path):
-            yield
+            try:
+                yield
+            except RepositoryError as exc:
+                self._refuse_if_missing(exc)
+                raise
+
+    def _refuse_if_missing(self, exc: RepositoryError) -> None:
+        """``exc`` as ``ObjectMissing`` when libgit2 met an object a partial clone never
+        fetched (a merge or a diff reading a blob by id, the path unknown there)."""
+        found = _OBJECT_ID.search(str(exc.details.get("cause", "")))
+        if found is None or self.promisor() is None:
+            return
+        with contextlib.suppress(ValueError, pygit2.GitError):
+            if pygit2.Oid(hex=found.group()) in self.repo.odb:
+                return
+        path = exc.details.get("path") or self._path_of(
+            found.group(), _OBJECT_ID.findall(str(exc.details.get("action", "")))
+        )
+        try:
+            self.refuse_missing(found.group(), path)
+        except ObjectMissing as missing:
+            raise missing from exc
 
     def durable(self) -> bool:
         """Whether git config (``core.fsync`` and friends) asks to fsync objects, refs or the
@@ -566,6 +635,19 @@ class Store:
         ``gitpatch.safety.recovery``). Returns the lock files removed."""
         with git_errors("recover what a killed gitpatch process left"):
             return refs.recover(self.repo, sweep=sweep)
+
+    def _path_of(self, blob: str, commits: list[str]) -> str | None:
+        """A path holding ``blob`` in one of ``commits`` (ids), for an error message."""
+        for commit in commits:
+            with contextlib.suppress(KeyError, ValueError, pygit2.GitError):
+                obj = self.repo[commit]
+                if obj.type != pygit2.enums.ObjectType.COMMIT:
+                    continue
+                for path in self.files(obj.id):
+                    found = entries.object_at(obj.peel(pygit2.Tree), path)
+                    if found is not None and str(found.id) == blob:
+                        return path
+        return None
 
     def files(self, commit: pygit2.Oid) -> Iterator[str]:
         """The paths of every non-directory entry of ``commit``'s tree."""

@@ -305,7 +305,10 @@ def _apply(
         # Same bytes hash to the same id, so an unchanged move reuses the blob either way.
         content = change.content
         oid = moved.oid if content is None else _create_blob(repo, content, fresh)
-        tree.put(change.path, _Leaf(oid, moved.mode))
+        mode = moved.mode
+        if change.mode is not None and mode not in (MODE_LINK, MODE_SUBMODULE):
+            mode = change.mode
+        tree.put(change.path, _Leaf(oid, mode))
         return
     if change.content is None:
         tree.remove(change.path)

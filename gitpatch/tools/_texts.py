@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gitpatch.tools.storage.base import Applied
+from gitpatch.workspace.results import HIDDEN_NOTE
 
 __all__ = ["change_lines", "done", "plural", "where_data"]
 
@@ -31,6 +32,8 @@ def where_data(applied: Applied, show: Callable[[str], str]) -> dict[str, object
         data["recorded"] = [show(p) for p in applied.recorded]
     if applied.carried:
         data["carried"] = [show(p) for p in applied.carried]
+    if applied.hidden:
+        data["hidden"] = [show(p) for p in applied.hidden]
     return data
 
 
@@ -67,4 +70,6 @@ def change_lines(applied: Applied, show: Callable[[str], str]) -> list[str]:
             else f"{', '.join(map(show, applied.carried))} has the person's uncommitted "
             "changes: the proposal holds only yours; approval merges it into their work."
         )
+    if applied.hidden:
+        lines.append(HIDDEN_NOTE.format(files=", ".join(map(show, applied.hidden))))
     return lines

@@ -9,23 +9,26 @@ it (ref, note and disk together).
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 
 import pygit2
 
 from gitpatch import engine
 from gitpatch.checkout import preflight as checkout
+from gitpatch.checkout import sparse
 from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attributes
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.budget import checkpoint
 from gitpatch.core.model import Changeset, FileChange, Proposal
 from gitpatch.core.spliced import as_bytes
-from gitpatch.errors import DirtyWorktree, PayloadTooLarge, ProposalRejected
+from gitpatch.errors import DirtyWorktree, NoChange, PayloadTooLarge, ProposalRejected
 from gitpatch.store import Store
 from gitpatch.workspace import _carry as carry
 from gitpatch.workspace import _guards as guards
 from gitpatch.workspace._context import Context, Dirty
 from gitpatch.workspace.results import (
+    HIDDEN_NOTE,
     FileResult,
     ProposalResult,
     edit_results,
@@ -128,7 +131,23 @@ def commit_changes(
     print_ = guards.fingerprint(changeset)
     refuse_rejected(store, print_, revision)
     tree = store.build_tree(base, changeset.changes)
+    _refuse_same_modes(store, base, tree, changeset)
     return _commit(store, proposal, base, tree, changeset, pid, by), print_
+
+
+def _refuse_same_modes(
+    store: Store, base: pygit2.Oid | None, tree: pygit2.Oid, changeset: Changeset
+) -> None:
+    """``no_change`` for a mode change (a diff's ``new mode``) the files already have: the
+    engine sees bytes only, so this is the first place that can tell."""
+    modes = {c.path: c.mode for c in changeset.changes if c.mode is not None}
+    if modes and base is not None and tree == store.tree_of(base):
+        said = ", ".join(f"{path} {mode:o}" for path, mode in modes.items())
+        raise NoChange(
+            f"the files already have the modes the change gives ({said})",
+            hint="Nothing was changed; there is nothing left to do.",
+            details={"paths": list(modes)},
+        )
 
 
 def refuse_rejected(store: Store, print_: str, revision: bool) -> None:
@@ -322,6 +341,9 @@ def proposal_result(
         message = f"Applied {names} on {holder}."
     message += _replacements(files)
     message += _uncommitted_note(recorded, carried, ctx.mode == "review")
+    hidden = _hidden(ctx, built.changeset)
+    if hidden:
+        message += f" {HIDDEN_NOTE.format(files=', '.join(hidden))}"
     return ProposalResult(
         proposal_id=pid,
         version=str(built.commit),
@@ -336,7 +358,19 @@ def proposal_result(
         worktree=where,
         recorded=list(recorded),
         carried=list(carried),
+        hidden=hidden,
     )
+
+
+def _hidden(ctx: Context, changeset: Changeset) -> list[str]:
+    """The files an auto land wrote to the commit and the index only: skip-worktree entries
+    that have a file of their own on disk (a sparse checkout's absent files are expected)."""
+    tree = ctx.worktree
+    if ctx.mode != "auto" or tree is None or not ctx.tracks_disk():
+        return []
+    written = [c.path for c in changeset.changes if c.content is not None]
+    bits = sparse.skipped(tree.gitdir, tree.root, written)
+    return [p for p in written if p in bits and os.path.lexists(tree.root / p)]
 
 
 def _uncommitted_note(recorded: Sequence[str], carried: Sequence[str], review: bool) -> str:

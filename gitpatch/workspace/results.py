@@ -17,6 +17,7 @@ from gitpatch.core.model import Changeset
 from gitpatch.match import Level
 
 __all__ = [
+    "HIDDEN_NOTE",
     "Amendment",
     "ApprovalOutcome",
     "CheckReport",
@@ -81,6 +82,16 @@ class EditResult(_Result):
     level: Level = Level.EXACT
 
 
+#: What a result says of files ``_hidden`` finds (``{files}``: their names).
+HIDDEN_NOTE = (
+    "{files}: git's skip-worktree bit is set (by hand: `git update-index --skip-worktree`), so "
+    "the change is committed and in the index but the file on disk stays the person's own "
+    "copy, without this change: what runs in the checkout (tests too) reads that copy. Tell "
+    "the person; `git update-index --no-skip-worktree <file>` then shows their copy as a "
+    "local change against it."
+)
+
+
 class ProposalResult(_Result):
     """The outcome of one proposal (or of approving, rejecting or undoing one).
 
@@ -107,6 +118,10 @@ class ProposalResult(_Result):
     #: Files the person had changed: the change was carried onto their uncommitted work,
     #: which stays uncommitted on disk (``carry``, the default).
     carried: list[str] = Field(default_factory=list)
+    #: Files with git's skip-worktree bit and a copy of their own on disk (set by hand, to
+    #: keep a local override): the change is committed and in the index, the disk copy is
+    #: left as it is, so what runs there does not see the change.
+    hidden: list[str] = Field(default_factory=list)
 
 
 class ReadResult(_Result):

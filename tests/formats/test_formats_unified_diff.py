@@ -177,15 +177,27 @@ CASES: list[tuple[str, str, list[FileOp]]] = [
         ],
     ),
     (
-        "several files, mode-only change skipped, preamble ignored",
+        "several files, a mode-only change kept, preamble ignored",
         "commit 123\nAuthor: x\n\n    message\n\n"
         + lines("diff --git a/k.sh b/k.sh", "old mode 100644", "new mode 100755")
         + GIT_UPDATE
         + lines("--- a/h", "+++ b/h", "@@ -5,1 +5,1 @@", "-p", "+q"),
         [
+            UpdateFile("k.sh", mode=0o100755),
             UpdateFile("f.txt", (Hunk(F_HUNK.lines, line_hint=1, source_line=13),)),
             UpdateFile("h", (Hunk(hl("-p", "+q"), line_hint=5, source_line=21),)),
         ],
+    ),
+    (
+        "mode change only",
+        lines("diff --git a/k b/k", "old mode 100644", "new mode 100755"),
+        [UpdateFile("k", mode=0o100755)],
+    ),
+    (
+        "an executable new file",
+        lines("diff --git a/r.sh b/r.sh", "new file mode 100755", "--- /dev/null", "+++ b/r.sh")
+        + lines("@@ -0,0 +1 @@", "+run"),
+        [AddFile("r.sh", "run\n", mode=0o100755)],
     ),
     (
         "two hunks",
@@ -313,11 +325,11 @@ ERRORS: list[tuple[str, str, str, str, int | None]] = [
     ("empty", "", "invalid_patch", "no file changes", None),
     ("prose only", "just words\n", "invalid_patch", "no file changes", None),
     (
-        "mode change only",
-        lines("diff --git a/k b/k", "old mode 100644", "new mode 100755"),
+        "a symlink by mode",
+        lines("diff --git a/k b/k", "old mode 100644", "new mode 120000"),
         "invalid_patch",
-        "no file changes",
-        None,
+        "gives the file a symlink (mode 120000)",
+        3,
     ),
     (
         "binary differ",

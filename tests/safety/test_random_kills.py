@@ -1,4 +1,5 @@
-"""40 random SIGKILLs of a process landing auto edits and approving proposals: none needs a person.
+"""40 random SIGKILLs of a process landing auto edits and approving proposals (whole, hunk by
+hunk, and two in one queued landing): none needs a person.
 
 The trial machinery is ``bench.killtrials`` (the bench runs 200 of the same trials). The delay
 before each kill is drawn from a seeded generator; it only moves the kill around, and every

@@ -230,24 +230,36 @@ def _plan(where: Path, name: str, script: str, force: bool) -> tuple[str, bool]:
     return f"installed (the existing hook now runs first as {chained.name})", True
 
 
-def install_hooks(directory: Path, *, force: bool = False) -> list[str]:
+def install_hooks(
+    directory: Path, *, force: bool = False, into_tracked: bool = False, local: bool = False
+) -> list[str]:
     """Install the hook shims in the repository's hooks directory (pre-receive only in a bare
     repository); returns what was done.
 
     Idempotent. A foreign hook is kept as ``NAME.local`` and chained (run first) unless
     ``force``, which replaces it. Every hook is checked before any is written, so a refusal
-    changes nothing.
+    changes nothing. A ``core.hooksPath`` folder git tracks is refused unless ``into_tracked``;
+    ``local`` installs into the repository's own hooks folder instead (``_hookplace``).
     """
     from gitpatch.doors import hooks as shims
+    from gitpatch.doors.cli import _hookplace
 
     where = _hooks_dir(directory)
     from gitpatch.porcelain.opening import working_root
 
+    root = working_root(directory)
+    shared = _hookplace.hooks_path(directory) if local else None
+    if local:
+        where = _hookplace.local_hooks_dir(directory)
     # A server (bare) needs pre-receive only: it sees the whole push, notes included.
-    names = ("pre-receive",) if working_root(directory) is None else shims.HOOKS
+    names = ("pre-receive",) if root is None else shims.HOOKS
     system = shims.git_system_config()
     scripts = {name: shims.hook_script(name, sys.executable, system) for name in names}
     plans = {name: _plan(where, name, script, force) for name, script in scripts.items()}
+    if not into_tracked:
+        writes = [n for n, (action, _c) in plans.items() if action != "already installed"]
+        writes += [f"{n}.local" for n, (_a, chain) in plans.items() if chain]
+        _hookplace.refuse_visible(root, where, writes)
     where.mkdir(parents=True, exist_ok=True)
     for name, (action, chain) in plans.items():
         target = where / name
@@ -257,7 +269,15 @@ def install_hooks(directory: Path, *, force: bool = False) -> list[str]:
             target.rename(where / f"{name}.local")
         target.write_text(scripts[name], encoding="utf-8")
         os.chmod(target, 0o755)
-    return [f"{name}: {action}" for name, (action, _chain) in plans.items()]
+    done = [f"{name}: {action}" for name, (action, _chain) in plans.items()]
+    if shared is not None:
+        done.append(
+            f"core.hooksPath is {shared}, so git runs the hooks there, not these: "
+            "add each line below to the top of the hook of that name there (it does "
+            "nothing on clones without gitpatch's hooks)"
+        )
+        done += [f"{name}: {_hookplace.call_line(where / name)}" for name in plans]
+    return done
 
 
 @click.group("hooks")
@@ -267,11 +287,21 @@ def hooks() -> None:
 
 @hooks.command("install")
 @click.option("--force", is_flag=True, help="Replace foreign hooks instead of chaining them.")
+@click.option(
+    "--into-tracked",
+    is_flag=True,
+    help="Write into a core.hooksPath folder git tracks (husky) anyway.",
+)
+@click.option(
+    "--local",
+    is_flag=True,
+    help="Install into the repository's own .git/hooks; print the line that calls each.",
+)
 @pass_env
-def hooks_install(env: Env, force: bool) -> None:
+def hooks_install(env: Env, force: bool, into_tracked: bool, local: bool) -> None:
     """Install pre-receive, reference-transaction and pre-push (idempotent; chains foreign
-    hooks, keeping them as NAME.local)."""
-    done = install_hooks(env.directory, force=force)
+    hooks, keeping them as NAME.local; refuses a core.hooksPath folder git tracks)."""
+    done = install_hooks(env.directory, force=force, into_tracked=into_tracked, local=local)
     env.emit({"hooks": done}, "\n".join(done))
 
 

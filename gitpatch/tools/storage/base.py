@@ -94,6 +94,8 @@ class Applied:
     #: (``carried``) left uncommitted with the change merged into them.
     recorded: tuple[str, ...] = ()
     carried: tuple[str, ...] = ()
+    #: Files with a hand-set skip-worktree bit: committed, but their disk copy stays as it was.
+    hidden: tuple[str, ...] = ()
     #: A harness's retry of the tool call that made this change, nothing moved since: the
     #: original change, and nothing changed again.
     replayed: bool = False

@@ -196,4 +196,5 @@ def applied(shares: Sequence[Share]) -> Applied:
         worktree=main.worktree or None,
         recorded=tuple(key(p, root) for p in main.recorded),
         carried=tuple(key(p, root) for p in main.carried),
+        hidden=tuple(key(p, root) for p in main.hidden),
     )
