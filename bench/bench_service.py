@@ -7,8 +7,13 @@ over streamable HTTP pays), of ``patch_resource`` on ``gitpatch serve --http --w
 Then the server's CPU per call (all its processes, from /proc) against the same call made
 in-process (``ResourceService.patch_resource``), and the disk bytes a space holds per edit
 after the service's packing (``Maintenance.pack``, pruning at once), against the bytes each
-edit changed. Loopback only; servers are
-started and stopped here. ``python -m bench.bench_service [CALLS]``.
+edit changed. Last, issue 29's heavy calls: another tenant's one-line edits alone and while
+one tenant sends the heavy calls (1,000 ``replace_all`` on 900 KB, eight calls of ten, a
+301-line miss on 40,000 lines, two costly greps), with their p50/p99 and where the CPU went
+(the server's own process, its worker processes), and what deciding "heavy" costs a light
+call. Loopback only; servers are started and stopped here.
+``python -m bench.bench_service [CALLS]``; ``python -m bench.bench_service heavy`` runs only
+the last part.
 """
 
 from __future__ import annotations
@@ -26,9 +31,11 @@ import anyio
 
 from gitpatch.doors.hosted import Spaces
 from gitpatch.doors.hosted.maintenance import Maintenance
-from tests.doors.hosted.svckit import Server, make_credentials, session
+from tests.doors.hosted.svckit import Server, cpu_of, descendants, make_credentials, session
+from tests.doors.hosted.test_http_budget import A_LINES, FLIP, MISSING, SIMILAR
 
-CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+HEAVY_ONLY = sys.argv[1:2] == ["heavy"]
+CALLS = int(sys.argv[1]) if len(sys.argv) > 1 and not HEAVY_ONLY else 40
 CLIENTS = (1, 4, 16, 64)
 RESOURCES = 8
 LINE = "a line of about forty bytes, say it so.\n"
@@ -249,7 +256,164 @@ def main() -> None:
         f"({after / edits / len(LINE):.1f}× the {len(LINE)} bytes each edit changed; "
         f"{edits} edits; the pack and its index: {packs / edits:.0f} B per edit)"
     )
+    heavy()
+
+
+# -- issue 29: another tenant's edits during heavy calls -----------------------------------------
+
+HEAVY_CALLS: list[tuple[str, dict[str, object]]] = [
+    ("patch_resource", {"path": "big/a.txt", "edits": FLIP * 500}),
+    *[("patch_resource", {"path": "big/a.txt", "edits": FLIP * 5})] * 8,
+    (
+        "patch_resource",
+        {"path": "big/s.txt", "edits": [{"old_string": MISSING, "new_string": "x"}]},
+    ),
+    ("grep_resource", {"pattern": "(a?){400}a{400}c", "path": "regex"}),
+    ("grep_resource", {"pattern": "w[0-9]+ q", "path": "space"}),
+]
+LIGHT_EDITS = 100
+
+
+_SEEN: dict[int, float] = {}
+
+
+def _tree_cpu(pid: int) -> tuple[float, float]:
+    """CPU seconds of the server process itself, and of every process below it (its
+    forkserver and workers; those gone since counted at their last figure)."""
+    for below in descendants(pid):
+        _SEEN[below] = max(_SEEN.get(below, 0.0), cpu_of(below))
+    return cpu_of(pid), sum(_SEEN.values())
+
+
+async def _light(url: str, token: str, count: int, until: anyio.Event | None = None) -> list[float]:
+    """One-line edits: ``count`` of them, and on until ``until`` is set."""
+    times: list[float] = []
+    async with session(url, token) as c:
+        n = 0
+        while n < count or (until is not None and not until.is_set()):
+            n += 1
+            args = {"path": "notes.txt", "edits": [{"after_line": 0, "new_string": f"{n}\n"}]}
+            start = time.perf_counter()
+            result = await c.call_tool("patch_resource", args)
+            assert not result.is_error, result
+            times.append(time.perf_counter() - start)
+    return times
+
+
+async def _heavy_phase(
+    url: str, tokens: dict[str, str], server: int
+) -> tuple[list[float], list[str], float]:
+    codes: list[str] = []
+
+    async def one(tool: str, args: dict[str, object]) -> None:
+        async with session(url, tokens["ada"]) as c:
+            result = await c.call_tool(tool, args)
+            codes.append(result.meta["code"] if result.is_error else "ok")
+
+    started = time.perf_counter()
+    done = anyio.Event()
+    light: list[float] = []
+
+    async def edits() -> None:
+        light.extend(await _light(url, tokens["bob"], LIGHT_EDITS, done))
+
+    async def sample() -> None:  # a worker killed meanwhile is counted as last seen
+        while not done.is_set():
+            _tree_cpu(server)
+            await anyio.sleep(0.05)
+
+    async with anyio.create_task_group() as outer:
+        outer.start_soon(edits)
+        outer.start_soon(sample)
+        async with anyio.create_task_group() as group:
+            for tool, args in HEAVY_CALLS:
+                group.start_soon(one, tool, args)
+        took = time.perf_counter() - started
+        done.set()
+    return light, codes, took
+
+
+async def _prepare(url: str, tokens: dict[str, str]) -> None:
+    async with session(url, tokens["ada"]) as c:
+        files = {
+            "big/a.txt": A_LINES,
+            "big/s.txt": SIMILAR,
+            "regex/a.txt": ("a" * 50000 + "\n") * 10,
+        }
+        for n in range(8):
+            files[f"space/f{n}.txt"] = "".join(f"w{i} x y z\n" for i in range(120000))
+        for path, content in files.items():
+            await c.call_tool("create_resource", {"path": path, "content": content})
+    async with session(url, tokens["bob"]) as c:
+        await c.call_tool("create_resource", {"path": "notes.txt", "content": "end\n"})
+
+
+def _decision_cost() -> tuple[float, float]:
+    """Microseconds a light edit's apply takes with and without somewhere to offload to."""
+    from gitpatch import engine
+    from gitpatch.core.budget import Budget
+    from gitpatch.formats import patch_resource as edit_objects
+
+    small = {"f.txt": "".join(f"line {i}\n" for i in range(50)).encode()}
+    proposal = edit_objects.parse("f.txt", [{"old_string": "line 7\n", "new_string": "x\n"}])
+    out = []
+    for offload in (None, lambda *a: None):
+        with Budget(60, 60, offload=offload).applied():
+            runs = []
+            for _ in range(5):
+                start = time.perf_counter()
+                for _ in range(2000):
+                    engine.apply(proposal, small)
+                runs.append((time.perf_counter() - start) / 2000)
+        out.append(statistics.median(runs) * 1e6)
+    return out[0], out[1]
+
+
+def heavy() -> None:
+    """Issue 29's heavy calls and another tenant's edits meanwhile; print the figures."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        tokens = make_credentials(root / "credentials.toml")
+        data = root / "data"
+        data.mkdir(mode=0o700)
+        (data / "spaces.toml").write_text(
+            "[defaults]\nmax_file_bytes = 4194304\n\n[calls]\nmax_concurrent_calls = 16\n"
+        )
+        server = Server(data, root / "credentials.toml")
+        try:
+            anyio.run(_prepare, server.url, tokens)
+            anyio.run(_light, server.url, tokens["bob"], 10)  # warm
+            alone = anyio.run(_light, server.url, tokens["bob"], LIGHT_EDITS)
+            own, below = _tree_cpu(server.proc.pid)
+            during, codes, took = anyio.run(_heavy_phase, server.url, tokens, server.proc.pid)
+            own2, below2 = _tree_cpu(server.proc.pid)
+        finally:
+            server.stop()
+    plain, offloading = _decision_cost()
+
+    def p(times: list[float], q: float) -> float:
+        ordered = sorted(times)
+        return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
+
+    print(f"issue 29: {len(HEAVY_CALLS)} heavy calls of one tenant; another's one-line edits")
+    print(f"  heavy calls answered: {sorted(set(codes))} ({len(codes)} calls, {took:.1f} s)")
+    print(
+        f"  the other tenant alone ({len(alone)} edits): p50 {p(alone, 0.5):.1f} ms, "
+        f"p99 {p(alone, 0.99):.1f} ms; during the heavy calls ({len(during)}): "
+        f"p50 {p(during, 0.5):.1f} ms, p99 {p(during, 0.99):.1f} ms (target p99 ≤ 500 ms)"
+    )
+    print(
+        f"  CPU during the heavy phase: server process {own2 - own:.2f} s, its worker "
+        f"processes {below2 - below:.2f} s"
+    )
+    print(
+        f"  a light edit's apply: {plain:.1f} µs without a worker pool, {offloading:.1f} µs "
+        "with one (deciding it is light)"
+    )
 
 
 if __name__ == "__main__":
-    main()
+    if HEAVY_ONLY:
+        heavy()
+    else:
+        main()

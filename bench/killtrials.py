@@ -1,13 +1,15 @@
 """Random-kill trials, as an agent harness kills tool processes: shared by the bench and tests.
 
 A forked child lands auto-mode edits (one file, then several files with an add, a delete and
-a move) and puts up review proposals that it approves (fast-forward, or a 3-way merge when the
+a move), puts up review proposals that it approves (fast-forward, or a 3-way merge when the
 branch moved meanwhile; one hunk of a proposal, then the rest; two proposals in one queued
-landing), in a loop, on a repository whose branch is checked out. The parent
+landing), and checkpoints what a "command" changed in a review session's worktree and
+approves that, in a loop, on a repository whose branch is checked out. The parent
 SIGKILLs it after a random delay, then opens a Workspace as the next process would and checks
 that nobody is needed: the open succeeds, ``git fsck --strict`` and ``git status`` are clean,
 disk equals the branch, no lock, temp, journal or owner record is left, and every proposal (ref
-or landed commit) has its note. The delay only varies where the kill lands; any moment must pass.
+or landed commit) has its note, and the session's next checkpoint keeps what the command
+last wrote in its worktree. The delay only varies where the kill lands; any moment must pass.
 
 Not a benchmark itself (``bench/run.py`` runs only ``bench_*.py``); ``bench_faults`` runs 200
 trials and ``tests/safety/test_faults.py`` 40.
@@ -35,6 +37,9 @@ ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 FILES = ("a.txt", "multi/b.txt", "multi/deep/c.txt", "review/r.txt", "review/h.txt", "review/q.txt")
+#: The review session whose worktree a "command" changes each round, and the file it writes.
+SESSION = "bench"
+CHECKPOINTED = "gen/counter.txt"
 TEMP_MARKERS = (".lock", ".gitpatch-tmp", "tmp_obj", "tmp_pack")
 
 
@@ -132,8 +137,11 @@ def child_loop(repo: str, conn: Any) -> None:
 
         auto = Workspace.open(repo)
         review = Workspace.open(repo, mode="review")
+        bench = Workspace.open(repo, mode="review", session=SESSION)
+        where = bench.session_worktree().path  # made before any kill: the bench's own cost
         conn.send("ready")
         for _ in range(100_000):
+            _checkpointed(bench, review, where)
             auto.propose(Proposal(operations=(_bump(auto, "a.txt"),), format="patch_resource"))
             k = _counter(auto.read("a.txt").content)  # unique: it only grows
             auto.propose(_multi(auto, k))
@@ -146,6 +154,18 @@ def child_loop(repo: str, conn: Any) -> None:
             _hunks_and_queue(review, k)
     except BaseException:
         conn.send(traceback.format_exc())
+
+
+def _checkpointed(bench: Any, review: Any, where: Path) -> None:
+    """A command's change in the session's worktree (a counter in ``CHECKPOINTED``),
+    checkpointed and approved."""
+    path = where / CHECKPOINTED
+    k = _counter(path.read_text()) + 1 if path.exists() else 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{CHECKPOINTED}\nn: {k}\n")
+    made = bench.checkpoint("counter")
+    if made.recorded:
+        review.approve(made.proposal_id, by="Trial Reviewer")
 
 
 # -- one trial --------------------------------------------------------------------------------
@@ -191,7 +211,7 @@ def problems_after_kill(repo: Path) -> list[str]:
         ws.read("a.txt")
     except GitpatchError as exc:
         return [f"open refused: {exc.code}: {exc.message}"]
-    out: list[str] = []
+    out = _checkpoint_lost(repo)  # the session's next call: it finishes what the kill left
     fsck = _git(repo, "fsck", "--strict", "--no-dangling", "--no-progress")
     if fsck.returncode != 0 or fsck.stdout.strip() or fsck.stderr.strip():
         out.append(f"git fsck: {fsck.stdout}{fsck.stderr}")
@@ -201,6 +221,30 @@ def problems_after_kill(repo: Path) -> list[str]:
     out += _disk_mismatch(repo)
     out += [f"left behind: {p}" for p in leftovers(repo)]
     out += _notes_missing(ws)
+    return out
+
+
+def _checkpoint_lost(repo: Path) -> list[str]:
+    """What the session's worktree holds that its next checkpoint would not keep: after it,
+    the worktree is clean and its HEAD has the counter the "command" last wrote."""
+    from gitpatch.errors import GitpatchError
+    from gitpatch.porcelain.workspace import Workspace
+
+    where = repo / ".git" / "gitpatch" / "worktrees" / SESSION
+    if not (where / CHECKPOINTED).exists():
+        return []
+    wrote = (where / CHECKPOINTED).read_text()
+    try:
+        Workspace.open(str(repo), mode="review", session=SESSION).checkpoint("after a kill")
+    except GitpatchError as exc:
+        return [f"checkpoint refused after the kill: {exc.code}: {exc.message}"]
+    out = []
+    status = _git(where, "status", "--porcelain").stdout
+    if status:
+        out.append(f"session worktree not clean after its checkpoint:\n{status}")
+    kept = _git(where, "show", f"HEAD:{CHECKPOINTED}").stdout
+    if kept != wrote:
+        out.append(f"the checkpoint lost the command's change: {wrote!r} != {kept!r}")
     return out
 
 

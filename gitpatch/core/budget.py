@@ -28,12 +28,15 @@ from typing import Any, TypeVar
 
 from gitpatch.errors import BudgetExceeded
 
-__all__ = ["HEAVY", "Budget", "checkpoint", "current", "run_as"]
+__all__ = ["HEAVY", "Budget", "Offload", "checkpoint", "current", "run_as"]
 
 #: CPU seconds after which a call counts as heavy (``Budget``'s ``share``).
 HEAVY = 0.05
 
 T = TypeVar("T")
+
+#: ``Budget``'s ``offload``: ``offload(work, *args)`` is ``work(*args)``, run elsewhere.
+Offload = Callable[..., Any]
 
 _CURRENT: contextvars.ContextVar[Budget | None] = contextvars.ContextVar(
     "gitpatch_budget", default=None
@@ -50,6 +53,12 @@ class Budget:
     same process get the interpreter (the GIL) at least half the time: a server's light
     calls, which give it up at every system call and must win it back each time, otherwise
     wait behind a heavy one at every step. Light calls never pause or wait.
+
+    ``offload(work, *args)``: runs ``work(*args)`` (a pure function of picklable values, such
+    as the engine's apply on a file's bytes) somewhere the call's own process does not wait
+    on, under this budget, and returns what it returns or raises what it raises (a server's
+    pool of worker processes). The engine hands it the work it judges heavy; None: all work
+    runs in the call's thread.
     """
 
     def __init__(
@@ -61,6 +70,7 @@ class Budget:
         started: float | None = None,
         share: float | None = None,
         on_heavy: Callable[[], None] | None = None,
+        offload: Offload | None = None,
     ) -> None:
         self.cpu_seconds = cpu_seconds
         self.wall_seconds = wall_seconds
@@ -77,6 +87,8 @@ class Budget:
         self.share = share
         self.on_heavy = on_heavy
         self._heavy_at = HEAVY  # CPU seconds of the next pause (inf: never)
+        #: See ``offload`` in the class docstring: where heavy pure work runs (None: here).
+        self.offload = offload
 
     # -- from outside ---------------------------------------------------------------------------
 
@@ -101,6 +113,22 @@ class Budget:
         """CPU seconds the call's threads used, as of their last checkpoints."""
         with self._lock:
             return self._used
+
+    def become_heavy(self) -> None:
+        """The call is heavy from now on, whatever CPU it used so far (its work is about to
+        run elsewhere, where checkpoints here do not see it): ``on_heavy`` is called now, in
+        the call's thread, unless it already was."""
+        with self._lock:
+            became = self._heavy_at == HEAVY
+            if became:
+                self._heavy_at = math.inf if self.share is None else self._used + self.share
+        if became and self.on_heavy is not None:
+            self.on_heavy()
+
+    def charge(self, cpu_seconds: float) -> None:
+        """Count CPU seconds used for the call outside its threads (a worker process's)."""
+        with self._lock:
+            self._used += max(0.0, cpu_seconds)
 
     # -- from the call --------------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from gitpatch.core.budget import current
 from gitpatch.core.model import (
     AddFile,
     Changeset,
@@ -57,6 +58,7 @@ from gitpatch.engine.byte_edits import replace_on_bytes
 from gitpatch.engine.hunks import final_newline_of, place_hunks
 from gitpatch.engine.lines import assemble, place_search_replace
 from gitpatch.engine.text_edits import apply_text_edits
+from gitpatch.engine.weight import heavy_files
 from gitpatch.errors import (
     EmptyEdits,
     InternalError,
@@ -66,7 +68,7 @@ from gitpatch.errors import (
     ResourceNotFound,
 )
 
-__all__ = ["apply"]
+__all__ = ["apply", "apply_here"]
 
 _HUNK_FORMATS = ("apply_patch", "unified_diff")
 
@@ -76,7 +78,22 @@ def apply(proposal: Proposal, snapshot: Mapping[str, bytes]) -> Changeset:
 
     ``snapshot`` maps repository-relative paths to file bytes (a missing key: no such file).
     A move is one ``FileChange`` at the destination whose ``source`` is the old path.
+
+    Under a budget that can send work elsewhere (``Budget``'s ``offload``: the hosted
+    service's worker processes), heavy work (``weight.heavy_files``) is sent there; the
+    result, or the error, is the same either way.
     """
+    budget = current()
+    if budget is not None and budget.offload is not None:
+        files = heavy_files(proposal, snapshot)
+        if files is not None:
+            changeset: Changeset = budget.offload(apply_here, proposal, files)
+            return changeset
+    return apply_here(proposal, snapshot)
+
+
+def apply_here(proposal: Proposal, snapshot: Mapping[str, bytes]) -> Changeset:
+    """``apply`` in this thread, whatever the budget says."""
     operations = normalize_proposal(proposal).operations
     if proposal.format == "search_replace":
         operations = _merge_updates(operations)

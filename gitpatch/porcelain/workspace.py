@@ -676,10 +676,11 @@ class Workspace:
         return session_admin.listing(self._ctx)
 
     @_serialized
-    def end_session(self, name: str) -> str:
+    def end_session(self, name: str, *, force: bool = False) -> str:
         """Remove session ``name``'s worktree and branch once nothing of it is open; refuses
-        (changing nothing) while proposals are open or its worktree has unrecorded changes."""
-        return session_admin.end(self._ctx, name)
+        (changing nothing) while proposals are open or its worktree has unrecorded changes,
+        and while it holds ignored files unless ``force`` (they are then removed, named)."""
+        return session_admin.end(self._ctx, name, force=force)
 
     @_serialized
     def log(self, limit: int = 50) -> list[LogEntry]:

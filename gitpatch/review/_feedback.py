@@ -135,6 +135,9 @@ def _lines(
         at = at or note.get("decided_at") or ""
         words = {"needs_revision": "needs revision", "checks_failed": "failed the checks"}
         line = f"Proposal {pid} {words.get(status, f'was {status}')} by {by}"
+        if note.get("redone_as") and told.get("status") == "undone":  # its undo was undone
+            by, at = note.get("redone_by") or by, note.get("redone_at") or at
+            line = f"Proposal {pid} is back ({status}): its undo was undone by {by}"
         line += f" at {at}" if at else ""
         if note.get("reason"):
             line += f": {note['reason']}"

@@ -28,17 +28,16 @@ from gitpatch.errors import (
     GitpatchError,
     InvalidArguments,
     ProposalClosed,
-    ProposalNotFound,
 )
 from gitpatch.review import _checks as checks
 from gitpatch.review import _clashes as clashes
 from gitpatch.review import _hunks as hunks
 from gitpatch.review import _series as series
+from gitpatch.review import _undo as undos
 from gitpatch.review import _worktrees as worktrees
 from gitpatch.review._lookup import (
     BOOKKEEPING_TOOLS,
     Subject,
-    brought,
     clean_id,
     closed_info,
     find,
@@ -320,12 +319,14 @@ def _recorded(store: Store, sub: Subject) -> list[RecordedWork]:
 
 def undo(ctx: Context, proposal_id: str | None = None) -> ProposalResult:
     """Revert the last gitpatch commit on the workspace's branch (or the one of proposal
-    ``proposal_id``, anywhere in its history) with a new commit.
+    ``proposal_id``, anywhere in its history; or the undo commit that id names) with a new
+    commit.
 
-    History is never rewritten. Commits already undone, undo commits themselves and commits
-    recording a person's uncommitted changes are skipped; an approval merge is undone as a
-    whole. The working tree follows when the branch is checked out; local changes to the
-    files it would write refuse the undo.
+    History is never rewritten. Commits already undone, undo commits themselves (unless
+    named) and commits recording a person's uncommitted changes are skipped; an approval
+    merge is undone as a whole, and an undo is undone by its own commit id (``review.undo``).
+    The working tree follows when the branch is checked out; local changes to the files it
+    would write refuse the undo.
     """
     wanted = None if proposal_id is None else clean_id(proposal_id)
     return _retried(lambda: _undo_once(ctx, wanted))
@@ -552,113 +553,20 @@ def _reject_session(ctx: Context, chain: stack.Stack, by: str, reason: str) -> P
 
 
 def _undo_once(ctx: Context, wanted: str | None) -> ProposalResult:
-    store = ctx.store
-    head = store.ref_target(ctx.branch)
-    victim, pid = _last_undoable(store, ctx.branch, head, wanted)
-    assert head is not None  # _last_undoable refuses an empty branch
-    summary = store.info(victim).summary
-    revert = _revert(store, victim, head, pid, summary, _as_proposed(store, victim, pid))
-    refs: tuple[RefUpdate, ...] = ((ctx.branch, revert, head),)
-    notes = _undo_notes(ctx, victim, revert, pid)
-    publish(ctx, Transition(refs, notes, f"gitpatch: undo {pid}", (ctx.branch, head, revert)))
+    done = undos.plan(ctx, wanted)
+    publish(ctx, done.step)
     return ProposalResult(
-        proposal_id=pid,
-        version=str(revert),
+        proposal_id=done.pid,
+        version=str(done.revert),
         branch=ctx.branch,
         target=ctx.target,
         mode=ctx.mode,
         status="undone",
-        base=str(head),
-        files=_files(store, head, revert),
-        message=f"Undid {_undone_words(pid)} ({summary}) with a new commit {str(revert)[:12]} on "
-        f"{short(ctx.branch)}; history is kept.",
-    )
-
-
-def _undone_words(pid: str) -> str:
-    """What an undo reverted: a proposal, or the approval (merge) of a session branch."""
-    if pid.startswith("session/"):
-        return f"the approval of session {pid.removeprefix('session/')}"
-    return f"proposal {pid}"
-
-
-def _revert(
-    store: Store, victim: pygit2.Oid, head: pygit2.Oid, pid: str, summary: str, change: pygit2.Oid
-) -> pygit2.Oid:
-    """A new commit on ``head`` undoing ``victim`` (a merge against its first parent, as
-    ``git revert -m 1`` does) by reverting ``change``, the commit as gitpatch made it."""
-    message = f'Undo "{summary}"\n\nThis reverts commit {victim}.'
-    trailers = {"Gitpatch-Proposal": pid, "Gitpatch-Tool": "undo", "Gitpatch-Reverts": str(victim)}
-    return store.revert(change, head, message, trailers)
-
-
-def _as_proposed(store: Store, victim: pygit2.Oid, pid: str) -> pygit2.Oid:
-    """The commit gitpatch made for proposal ``pid``: ``victim`` itself, or, when a person
-    amended it (``git commit --amend`` keeps the trailer, not the note), the original, so
-    undo reverts only what the proposal changed and never the person's amendments."""
-    if store.read_note(victim) is not None:
-        return victim
-    found = note_for_id(store, pid)
-    return victim if found is None else found[0]
-
-
-def _undo_notes(
-    ctx: Context, victim: pygit2.Oid, revert: pygit2.Oid, pid: str
-) -> dict[pygit2.Oid, NoteChange]:
-    """``undone`` on the victim (and on what an undone merge brought); a note on the revert."""
-    at = now_iso()
-    stamp = {"status": "undone", "undone_at": at, "undone_by": ctx.author, "undone_as": str(revert)}
-    # An undo on a protected branch is a person's act (agents land on sessions): its note says
-    # approved, so the commit reads as a person's decision, like an approval merge.
-    verdict: dict[str, Any] = {"status": "applied"}
-    if ctx.branch in ctx.protected:
-        verdict = {"status": "approved", "approved_by": ctx.author, "approved_at": at}
-    bookkeeping = {"id": pid, "tool": "undo", "reverts": str(victim), "target": ctx.target}
-    bookkeeping |= {"branch": ctx.branch, "author": ctx.author, "created_at": at, **verdict}
-    parents = ctx.store.info(victim).parents
-    side = brought(ctx.store, parents[1], parents[0])[0] if len(parents) > 1 else ()
-    notes: dict[pygit2.Oid, NoteChange] = {
-        commit: lambda old: {**(old or {"id": pid}), **stamp} for commit in (victim, *side)
-    }
-    notes[revert] = lambda _old: dict(bookkeeping)
-    return notes
-
-
-def _last_undoable(
-    store: Store, branch: str, head: pygit2.Oid | None, wanted: str | None = None
-) -> tuple[pygit2.Oid, str]:
-    """The newest gitpatch commit in ``branch``'s history that a person can still undo (of
-    proposal ``wanted``, when given).
-
-    Undo commits, the commits they reverted and commits whose note says ``undone`` (including
-    what an undone approval merge brought) are skipped; so are a person's own commits.
-    """
-    reverted: set[str] = set()
-    for commit in walk(store, head, first_parent=False) if head is not None else ():
-        trailers = dict(commit.message_trailers)
-        if trailers.get("Gitpatch-Tool") == "undo":
-            reverted.add(trailers.get("Gitpatch-Reverts", ""))
-            continue
-        pid = trailers.get("Gitpatch-Proposal")
-        if not pid or (wanted is not None and pid.removeprefix("session/") != wanted):
-            continue
-        undone = str(commit.id) in reverted or (
-            (store.read_note(commit.id) or {}).get("status") == "undone"
-        )
-        if not undone:
-            return commit.id, pid
-        if wanted is not None:
-            raise ProposalClosed(
-                f"proposal {wanted} is already undone on {short(branch)}",
-                hint="See log() for what is left to undo.",
-                details={"id": wanted, "branch": branch},
-            )
-    what = f"no commit of proposal {wanted}" if wanted else "no gitpatch commit"
-    raise ProposalNotFound(
-        f"nothing to undo: {what} on {short(branch)} is left to revert",
-        hint="Only changes gitpatch made can be undone; see log() for what it did and the "
-        "ids to pass.",
-        details={"branch": branch, **({"id": wanted} if wanted else {})},
+        base=str(done.head),
+        files=_files(ctx.store, done.head, done.revert),
+        message=f"Undid {done.words} with a new commit {str(done.revert)[:12]} on "
+        f"{short(ctx.branch)}; history is kept. This undo is undoable too: undo "
+        f"{str(done.revert)[:12]}.",
     )
 
 

@@ -5,12 +5,15 @@ branch), open proposals whose notes name it (review mode), or a worktree of its 
 ``worktrees.place`` (see ``review.workbench``). ``listing`` gathers all three; ``end``
 removes the worktree and the session branch once nothing of the session is open, and
 refuses, changing nothing, while something is: open proposals, commits its target lacks,
-changes in its worktree no checkpoint recorded, or a live connection using it.
+changes in its worktree no checkpoint recorded (never discarded, not even with ``force``),
+or a live connection using it. Files git ignores there (build output, ``.venv/``) go with
+the worktree only when the person asks (``force``); the result names them.
 
 Ending is crash-safe: the worktree folder is first renamed aside (one atomic step), then
 removed, then git's record of it and the branch go. A kill anywhere leaves either the session
 as it was or a folder set aside that the next ``end`` or ``listing`` finishes removing; what
-it removes was all recorded (or ignored by git) before the first step.
+it removes was all recorded (or ignored by git, with ``force``) before the first step, and is
+looked at once more once set aside: a change that arrived meanwhile puts the folder back.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from gitpatch.errors import GitpatchError, InvalidArguments, ProposalNotFound
+from gitpatch.checkout import gitbin
+from gitpatch.errors import DirtyWorktree, GitpatchError, InvalidArguments, ProposalNotFound
 from gitpatch.review import _checkpoints as checkpoints
 from gitpatch.review import _workbench as workbench
 from gitpatch.review import _worktrees as worktrees
@@ -71,17 +75,30 @@ def _benches(ctx: Context) -> list[str]:
     names = []
     for child in sorted(folder.iterdir()):
         if child.name.startswith(_ENDING):
-            _sweep(ctx, child)
+            back = _sweep(ctx, child)
+            if back is not None and back.name not in names:
+                names.append(back.name)
         elif (child / ".git").is_file():
             names.append(child.name)
     return names
 
 
-def _sweep(ctx: Context, aside: Path) -> None:
-    """Finish removing a worktree folder a killed ``end`` set aside."""
+def _sweep(ctx: Context, aside: Path) -> Path | None:
+    """Finish removing a worktree folder a killed ``end`` set aside; put it back instead when
+    a change no checkpoint has reached it meanwhile (a command still running there), and
+    return where it went."""
+    home = aside.with_name(aside.name.removeprefix(_ENDING).rsplit("-", 1)[0])
+    try:
+        found: checkpoints.Scan | None = checkpoints.scan(aside, checkpoints.max_bytes(ctx))
+    except (GitpatchError, gitbin.GitFailed, OSError):
+        found = None  # git no longer knows the folder: it was checked before it was set aside
+    if found is not None and _unrecorded(found) and not home.exists():
+        os.rename(aside, home)
+        return home
     shutil.rmtree(aside, ignore_errors=True)
     with contextlib.suppress(GitpatchError):
         worktrees.prune(ctx.store)
+    return None
 
 
 def _review_ctx(ctx: Context, name: str) -> Context:
@@ -145,8 +162,11 @@ def follow_all(ctx: Context) -> None:
                 workbench.follow(_review_ctx(ctx, name))
 
 
-def end(ctx: Context, name: str) -> str:
-    """End session ``name`` (see the module); the sentence saying what was removed."""
+def end(ctx: Context, name: str, *, force: bool = False) -> str:
+    """End session ``name`` (see the module); the sentence saying what was removed.
+
+    Files git ignores in its worktree (build output, ``.venv/``) are removed with it only
+    when ``force`` says so; without it their presence refuses, naming them."""
     check_session_name(name)
     store = ctx.store
     ref = SESSION_PREFIX + name
@@ -165,18 +185,17 @@ def end(ctx: Context, name: str) -> str:
     _refuse_open(ctx, name, tip, open_ids)
     _refuse_live(ctx, name)
     left: list[str] = []
-    if where is not None:
-        left = _refuse_unrecorded(ctx, where)
     with workbench.locked(store, name):
         if where is not None:
-            _remove(ctx, where)
+            left = _refuse_unrecorded(ctx, where, force)
+            _remove(ctx, where, force)
         if tip is not None:
             store.update_ref(ref, None, tip, f"gitpatch: end session {name}")
     said = f"Ended session {name}"
     if where is not None:
         said += f": removed its worktree {where}"
         if left:
-            said += f" (with the files git ignores there: {', '.join(left)})"
+            said += f" (with the files git ignores there, as --force asked: {', '.join(left)})"
     if tip is not None:
         said += f"{',' if where is not None else ':'} deleted {ref.removeprefix('refs/heads/')}"
     return said + "."
@@ -239,28 +258,53 @@ def _refuse_live(ctx: Context, name: str) -> None:
         os.close(fd)
 
 
-def _refuse_unrecorded(ctx: Context, where: Path) -> list[str]:
-    """Refuse a worktree with changes no checkpoint has; the ignored entries it holds."""
+def _unrecorded(found: checkpoints.Scan) -> list[str]:
+    """What a checkpoint would record, and what it leaves out that git does not ignore (a
+    file over the size limit, a submodule's or a nested repository's contents)."""
+    return [*found.paths, *(e for e in found.left_out if not e.endswith(" (ignored)"))]
+
+
+def _refuse_unrecorded(ctx: Context, where: Path, force: bool) -> list[str]:
+    """Refuse a worktree with changes no checkpoint has, whatever ``force`` says, and one
+    holding ignored files unless ``force``; the ignored entries it holds."""
     found = checkpoints.scan(where, checkpoints.max_bytes(ctx))
-    kept = [e for e in found.left_out if not e.endswith(" (ignored)")]
-    if found.paths or kept:
-        listed = [*found.paths, *kept]
-        raise InvalidArguments(
-            f"the session's worktree {where} has changes no checkpoint recorded: "
-            f"{', '.join(listed[:10])}"
-            + (f" and {len(listed) - 10} more" if len(listed) > 10 else ""),
-            hint="Checkpoint them (gitpatch checkpoint --session NAME) and decide on the "
-            "proposal, or remove them yourself; then end the session. Nothing was removed.",
+    listed = _unrecorded(found)
+    if listed:
+        raise DirtyWorktree(
+            f"the session's worktree {where} has changes no checkpoint recorded: {_some(listed)}",
+            hint="Checkpoint them (gitpatch checkpoint --session NAME), then approve or reject "
+            "that proposal, or remove them yourself; then end the session. --force never "
+            "discards them. Nothing was removed.",
             details={"worktree": str(where), "paths": listed},
         )
-    return [e.removesuffix(" (ignored)") for e in found.left_out]
+    ignored = [e.removesuffix(" (ignored)") for e in found.left_out]
+    if ignored and not force:
+        raise DirtyWorktree(
+            f"the session's worktree {where} holds files git ignores (build output, "
+            f"environments): {_some(ignored)}",
+            hint="Keep what you need from them, then end the session with --force "
+            "(end_session(name, force=True)) to remove them with the worktree. Nothing was "
+            "removed.",
+            details={"worktree": str(where), "ignored": ignored},
+        )
+    return ignored
 
 
-def _remove(ctx: Context, where: Path) -> None:
-    """Set the worktree folder aside (atomic), remove it, then git's record of it."""
+def _some(listed: list[str]) -> str:
+    return ", ".join(listed[:10]) + (f" and {len(listed) - 10} more" if len(listed) > 10 else "")
+
+
+def _remove(ctx: Context, where: Path, force: bool) -> None:
+    """Set the worktree folder aside (atomic), look once more (a command still running
+    there may have written since: then it goes back, refused), remove it, then git's record."""
     aside = where.with_name(f"{_ENDING}{where.name}-{time.time_ns()}")
     os.rename(where, aside)
     crashpoint("session.set_aside")
+    try:
+        _refuse_unrecorded(ctx, aside, force)
+    except DirtyWorktree:
+        os.rename(aside, where)
+        raise
     shutil.rmtree(aside)
     crashpoint("session.removed")
     worktrees.prune(ctx.store)

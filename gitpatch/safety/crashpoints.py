@@ -2,11 +2,16 @@
 
 Inert in normal use: it reads ``GITPATCH_CRASH_AT`` / ``GITPATCH_CRASH_LOG``, which only the
 crash tests set, and returns. The points are named in ``POINTS`` (README, "Crash safety").
+
+How the process dies there: ``os._exit(137)`` by default; with ``GITPATCH_CRASH_HOW=stop`` it
+stops itself (``SIGSTOP``) so that the test, its parent, sees it stopped at exactly that point
+and kills it with a real ``SIGKILL`` (``tests/safety/proofkit.killed_at``).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 
 __all__ = ["POINTS", "crash_requested", "crashpoint"]
 
@@ -27,15 +32,20 @@ POINTS = (
     "index.skip_worktree",  # skip-worktree entries set in the scratch index, their bits not yet
     "index.written",  # the index names the new blobs
     "journal.dropped",  # the land is complete
+    "checkpoint.staged",  # a checkpoint's changes are in its worktree's index, nothing published
+    "checkpoint.published",  # its proposal ref (or session branch) and note moved, HEAD not yet
+    "session.set_aside",  # an ending session's worktree folder is renamed aside, not removed
+    "session.removed",  # that folder is removed; git's record of it and the branch remain
 )
 
 _CRASH_ENV = "GITPATCH_CRASH_AT"
 _LOG_ENV = "GITPATCH_CRASH_LOG"
+_HOW_ENV = "GITPATCH_CRASH_HOW"
 _passed: dict[str, int] = {}
 
 
 def crashpoint(name: str) -> None:
-    """``os._exit`` at step boundary ``name`` when the crash tests ask for it.
+    """Die at step boundary ``name`` when the crash tests ask for it (see the module).
 
     ``GITPATCH_CRASH_AT=<name>[:<n>]`` kills at the n-th time the point is passed (default the
     first); with ``GITPATCH_CRASH_LOG=<file>`` every point passed is appended there.
@@ -49,6 +59,8 @@ def crashpoint(name: str) -> None:
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(f"{name}:{count}\n")
     if spec is not None and _asked(spec, name, count):
+        if os.environ.get(_HOW_ENV) == "stop":
+            os.kill(os.getpid(), signal.SIGSTOP)  # the parent SIGKILLs it here
         os._exit(137)
 
 

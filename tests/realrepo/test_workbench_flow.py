@@ -6,7 +6,9 @@ and checkpoints through the Claude Code hook recipe's JSON. The person rejects t
 with a reason, and the agent's next result shows it; the worktree gets back exactly what the
 checkpoint recorded, leaving `.venv/`, `build/` and an unrecorded file byte for byte. The
 agent revises, a generator's checkpoint is accepted, and approval lands the edits and the
-checkpoint; the person's own work stays byte for byte, and `git fsck --strict` is clean. The
+checkpoint; the person undoes the checkpoint and then that undo, moving only its file; the
+person's own work stays byte for byte, and `git fsck --strict` is clean. Ending the session
+refuses over a file no checkpoint has, and removes ignored output only with --force. The
 same on a sparse checkout, an autocrlf repository and a linked worktree."""
 
 from __future__ import annotations
@@ -163,7 +165,7 @@ def test_the_workbench_loop(tmp_path: Path, kind: str) -> None:
     assert (where / "notes.md").read_bytes() == b"agent notes, never recorded\r\n"
     (where / "notes.md").unlink()
 
-    async def agent_second(client: ClientSession) -> None:
+    async def agent_second(client: ClientSession) -> str:
         listed = await client.call_tool("list_proposals", {})
         notices = listed.structured_content["notices"]
         assert any(REASON in n for n in notices), notices
@@ -180,13 +182,29 @@ def test_the_workbench_loop(tmp_path: Path, kind: str) -> None:
         (where / "calc/VERSION").write_text("1.0\n")  # a generator's output
         made = await client.call_tool("checkpoint", {"command": "make version"})
         assert made.structured_content["recorded"], text_of(made)
+        return str(made.structured_content["proposal_id"])
 
-    _mcp(where, args, agent_second)
+    generated = _mcp(where, args, agent_second)
+    (where / "agent.log").write_bytes(b"never recorded\x00\r\n")
     gp_ok(person, "approve", "bot")
     landed = git(repo, "show", "main:calc/core.py").replace("\r\n", "\n")
     assert "return a + b" in landed and "def mul(a, b):" in landed
     assert git(repo, "show", "main:calc/VERSION") == "1.0\n"
     assert git(repo, "show", "main:calc/util.py") == PROJECT["calc/util.py"]
+
+    # the person undoes the accepted checkpoint, then that undo: exactly its file moves
+    undo = gp_json(person, "undo", generated)
+    assert not (person / "calc/VERSION").exists() and not (where / "calc/VERSION").exists()
+    _untouched(where)
+    told = _mcp(where, args, _notices)
+    assert any(f"Proposal {generated} was undone by" in n for n in told), told
+    redo = gp_json(person, "undo", undo["version"][:12])
+    assert "so its change is back" in redo["message"]
+    assert (where / "calc/VERSION").read_text() == "1.0\n"
+    assert (person / "calc/VERSION").read_bytes().replace(b"\r\n", b"\n") == b"1.0\n"
+    _untouched(where)
+    told = _mcp(where, args, _notices)
+    assert any(f"Proposal {generated} is back (approved): its undo was undone" in n for n in told)
     # the person's own work, and every file the approval did not land, byte for byte
     after = _files(person)
     changed = {"calc/core.py", "calc/VERSION"}
@@ -195,8 +213,31 @@ def test_the_workbench_loop(tmp_path: Path, kind: str) -> None:
     }
     assert b"# the person's uncommitted note" in after["calc/__init__.py"]
     assert git(repo, "fsck", "--strict", "--no-progress") == ""
-    assert gp(person, "session", "end", "bot").returncode == 0
+    # ending it: the agent's stray file is never discarded; ignored output only with --force
+    refused = gp(person, "session", "end", "bot")
+    assert refused.returncode == 1 and "agent.log" in refused.stderr
+    (where / "agent.log").unlink()
+    refused = gp(person, "session", "end", "bot")
+    assert refused.returncode == 1 and refused.stderr.startswith("dirty_worktree:")
+    assert ".venv/" in refused.stderr and "build/" in refused.stderr
+    _untouched(where, stray=False)
+    ended = gp(person, "session", "end", "bot", "--force")
+    assert ended.returncode == 0 and ".venv/" in ended.stdout and "build/" in ended.stdout
     assert not where.exists()
+
+
+async def _notices(client: ClientSession) -> list[str]:
+    """What the agent's next call is told."""
+    listed = await client.call_tool("list_proposals", {})
+    return list(listed.structured_content["notices"])
+
+
+def _untouched(where: Path, *, stray: bool = True) -> None:
+    """The ignored folders, and the file no checkpoint recorded, byte for byte."""
+    assert (where / ".venv/lib/site.py").read_bytes() == b"venv\x00\xff"
+    assert (where / "build/calc.o").read_bytes() == b"\x7fELF"
+    if stray:
+        assert (where / "agent.log").read_bytes() == b"never recorded\x00\r\n"
 
 
 def _mcp(where: Path, args: list[str], scenario: Any) -> Any:

@@ -239,14 +239,22 @@ def test_ending_a_session(repo: Path) -> None:
         _person(repo).end_session("bot")
     _person(repo).approve(cp.proposal_id, "Reviewer")
     (where / "pkg/late.py").write_text("LATE = 1\n")
-    with pytest.raises(InvalidArguments, match="no checkpoint recorded"):
-        _person(repo).end_session("bot")
-    assert (where / "pkg/late.py").exists()
-    (where / "pkg/late.py").unlink()
     (where / "build").mkdir()
     (where / "build/x.o").write_bytes(b"o")
-    said = _person(repo).end_session("bot")
-    assert "removed its worktree" in said and "build/" in said
+    held = repo_state(where)
+    for force in (False, True):  # never discarded, not even with force
+        with pytest.raises(DirtyWorktree, match="no checkpoint recorded: pkg/late.py") as err:
+            _person(repo).end_session("bot", force=force)
+        assert "Checkpoint them" in err.value.hint and "--force never" in err.value.hint
+        assert repo_state(where) == held
+    (where / "pkg/late.py").unlink()
+    held = repo_state(where)
+    with pytest.raises(DirtyWorktree, match="files git ignores") as ignored:
+        _person(repo).end_session("bot")
+    assert ignored.value.details["ignored"] == ["build/"] and "--force" in ignored.value.hint
+    assert repo_state(where) == held and (where / "build/x.o").read_bytes() == b"o"
+    said = _person(repo).end_session("bot", force=True)
+    assert "removed its worktree" in said and "as --force asked: build/" in said
     assert not where.exists()
     assert "bot" not in git(repo, "worktree", "list")
     assert _person(repo).sessions() == []
@@ -276,3 +284,38 @@ def test_absolute_paths_in_the_worktree_name_the_same_files(repo: Path) -> None:
     assert [f.path for f in result.files] == ["pkg/b.py"]
     assert (where / "pkg/b.py").read_text() == "B = 4\n"
     assert ws.read(str(where / "pkg/b.py")).content == "B = 4\n"
+
+
+def test_a_change_arriving_while_the_session_ends_puts_the_worktree_back(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command still running in the worktree writes between the check and the removal."""
+    from gitpatch.review import _sessions
+
+    where = _agent(repo).session_worktree().path
+
+    def late_write(point: str) -> None:
+        if point == "session.set_aside":
+            (aside,) = [p for p in where.parent.iterdir() if p.name.startswith(".ending-")]
+            (aside / "late.py").write_text("LATE = 1\n")
+
+    monkeypatch.setattr(_sessions, "crashpoint", late_write)
+    with pytest.raises(DirtyWorktree, match="late.py"):
+        _person(repo).end_session("bot", force=True)
+    assert (where / "late.py").read_text() == "LATE = 1\n"
+    assert [s.worktree for s in _person(repo).sessions()] == [str(where)]
+
+
+def test_a_set_aside_worktree_with_an_unrecorded_change_is_put_back_not_swept(
+    repo: Path,
+) -> None:
+    where = _agent(repo).session_worktree().path
+    aside = where.with_name(f".ending-{where.name}-1")
+    where.rename(aside)  # as an end killed after setting it aside leaves it
+    (aside / "pkg/late.py").write_text("LATE = 1\n")
+    assert [s.worktree for s in _person(repo).sessions()] == [str(where)]
+    assert (where / "pkg/late.py").read_text() == "LATE = 1\n" and not aside.exists()
+    (where / "pkg/late.py").unlink()
+    where.rename(aside)
+    assert _person(repo).sessions() == []  # nothing unrecorded: it is swept
+    assert not aside.exists() and not where.exists()

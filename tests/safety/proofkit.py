@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import subprocess
 from pathlib import Path
 
 from gitpatch import Workspace
@@ -131,3 +133,24 @@ def propose_in_child(repo: Path, proposal: Proposal, env: dict[str, str]) -> int
     child.join()
     assert child.exitcode is not None
     return child.exitcode
+
+
+def killed_at(argv: list[str], env: dict[str, str], point: str) -> int:
+    """Run ``argv`` until it reaches crash point ``point``, then SIGKILL it there.
+
+    The child stops itself at the point (``GITPATCH_CRASH_HOW=stop``); waiting for it to stop
+    is the synchronisation, so no timing is involved. Returns ``-SIGKILL`` when it was killed
+    there, else its exit status (it never reached the point)."""
+    child = subprocess.Popen(
+        argv,
+        env={**env, "GITPATCH_CRASH_AT": point, "GITPATCH_CRASH_HOW": "stop"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _pid, status = os.waitpid(child.pid, os.WUNTRACED)
+    if os.WIFSTOPPED(status):
+        os.kill(child.pid, signal.SIGKILL)
+        _pid, status = os.waitpid(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    return child.returncode

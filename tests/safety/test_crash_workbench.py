@@ -2,17 +2,18 @@
 recovers with nothing lost (issue 25).
 
 Each operation first runs once with ``GITPATCH_CRASH_LOG`` to learn the points it passes
-(``safety.crashpoints``), then once per point in a process of its own that dies there
-(``GITPATCH_CRASH_AT``: ``os._exit`` with nothing flushed or cleaned up, as a SIGKILL leaves
-it). A session's worktree holds absolute paths, so every run gets a fresh repository. After
-the kill the operation runs again: every change the worktree had is in the session's work
-exactly once, its worktree is clean, no lock is left, and ``git fsck --strict`` is clean; an
-ended session is gone whole, its approved work kept.
+(``safety.crashpoints``), then once per point in a process of its own that stops there and
+is killed by a real SIGKILL from the test (``proofkit.killed_at``: nothing flushed or
+cleaned up). A session's worktree holds absolute paths, so every run gets a fresh
+repository. After the kill the operation runs again: every change the worktree had is in
+the session's work exactly once, its worktree is clean, no lock is left, and ``git fsck
+--strict`` is clean; an ended session is gone whole, its approved work kept.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitkit import GIT_ENV, git, make_repo
-from tests.safety.proofkit import fsck_problems
+from tests.safety.proofkit import fsck_problems, killed_at
 
 pytestmark = pytest.mark.slow  # a process killed at every point
 
@@ -35,8 +36,14 @@ print(ws.checkpoint("fmt").recorded)
 _END = """
 import sys
 from gitpatch import Workspace
-print(Workspace.open(sys.argv[1], "review").end_session("bot"))
+print(Workspace.open(sys.argv[1], "review").end_session("bot", force=True))
 """
+
+
+def _kill(script: str, repo: Path, point: str, *args: str) -> int:
+    """Run ``script`` and SIGKILL it at crash point ``point``."""
+    argv = [sys.executable, "-c", script, str(repo), *args]
+    return killed_at(argv, {**os.environ, **GIT_ENV}, point)
 
 
 def _python(script: str, repo: Path, *args: str, env: dict[str, str] | None = None) -> int:
@@ -85,8 +92,7 @@ def test_a_checkpoint_killed_anywhere_loses_nothing(tmp_path: Path, mode: str) -
     assert "checkpoint.staged:1" in points and "refs.moved:1" in points
     for n, point in enumerate(points):
         repo, where = _bench(tmp_path / f"run{n}", mode)
-        killed = _python(_CHECKPOINT, repo, mode, env={"GITPATCH_CRASH_AT": point})
-        assert killed == 137, point
+        assert _kill(_CHECKPOINT, repo, point, mode) == -signal.SIGKILL, point
         assert _python(_CHECKPOINT, repo, mode) == 0, point
         work = _work_of(repo, where, mode)
         assert git(repo, "show", f"{work}:a.py") == "A = 2\n", point
@@ -119,7 +125,7 @@ def test_ending_a_session_killed_anywhere_finishes_on_the_next_run(
     for n, point in enumerate(points):
         repo, where = _ended_prepare(tmp_path / f"run{n}", mode)
         landed = git(repo, "rev-parse", "main").strip()
-        assert _python(_END, repo, env={"GITPATCH_CRASH_AT": point}) == 137, point
+        assert _kill(_END, repo, point) == -signal.SIGKILL, point
         assert _python(_END, repo) in (0, 1), point  # 1: the first run had finished it
         assert not where.exists(), point
         assert not [p for p in where.parent.iterdir() if p.name.startswith(".ending-")], point

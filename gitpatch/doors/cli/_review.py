@@ -365,8 +365,9 @@ def comment(
 def undo(env: Env, id: str | None) -> None:
     """Revert the newest gitpatch change (or proposal ID's) with a new commit.
 
-    ID is a proposal id from `gitpatch log`; without it, the newest change on the current
-    branch is reverted. History is never rewritten."""
+    ID is a proposal id from `gitpatch log`, or an undo's own commit id (what the undo
+    printed) to undo that undo; without it, the newest change on the current branch that is
+    not an undo is reverted. History is never rewritten."""
     result = env.workspace("review").undo(id)
     env.emit(result, in_terms(result.message, "cli"))
 

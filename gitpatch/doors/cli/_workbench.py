@@ -189,7 +189,15 @@ def path(env: Env, name: str) -> None:
 
 @session.command("end")
 @click.argument("name")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Also remove the files git ignores in the worktree (build output, .venv/).",
+)
 @pass_env
-def end(env: Env, name: str) -> None:
-    """Remove session NAME's worktree and branch once nothing of it is open."""
-    env.emit({"ended": name}, env.workspace("review").end_session(name))
+def end(env: Env, name: str, force: bool) -> None:
+    """Remove session NAME's worktree and branch once nothing of it is open.
+
+    Changes no checkpoint recorded refuse it, even with --force; files git ignores there
+    refuse it unless --force, which removes them with the worktree and names them."""
+    env.emit({"ended": name}, env.workspace("review").end_session(name, force=force))

@@ -10,7 +10,9 @@
 - ``resources``: the six resource tools for one caller;
 - ``remote``: pushing proposal branches and notes to a git remote;
 - ``listen``: the ``--http HOST:PORT`` address (loopback by default);
-- ``connections``: how many connections a client may hold before it sent a request.
+- ``connections``: how many connections a client may hold before it sent a request;
+- ``calls``: each call's budget, heavy-call slots and stops; ``workers``: the pool of
+  processes that runs calls' heavy pure work; ``grepping``: grep_resource's search.
 
 No MCP, HTTP or click here: ``gitpatch.doors.mcp.serve_http`` (with its ``_hosted_http``) and
 ``gitpatch.doors.cli._hosted`` are the front ends.

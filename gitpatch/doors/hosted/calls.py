@@ -15,8 +15,13 @@ event loop, once ``Quotas`` admitted it:
   waits for one, asleep in its thread, within its wall time; and from then on it pauses at
   its checkpoints as long as it ran (``Budget``'s ``share``), so light calls of every
   tenant get the interpreter at least half the time. Light calls neither wait nor pause;
+- **somewhere else for heavy work**: the budget's ``offload`` (``workers.Pool.run``) takes
+  the work the engine judges heavy, and costly greps, to a worker process; such a call is
+  heavy from the start (it takes its slot before its work is sent);
 - **a way out**: the budgets of the calls of an HTTP request whose client went away
-  (``Request.gone``), and of every call when the service drains (``drain``), are stopped:
+  (``Request.gone``), of a call its client cancelled (MCP ``notifications/cancelled``: the
+  SDK cancels the call's scope), and of every call when the service drains (``drain``), are
+  stopped:
   each call ends at its next checkpoint with ``budget_exceeded``, having written nothing
   (a call past its last checkpoint finishes its write and answers as usual), and frees its
   slot.
@@ -33,7 +38,9 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable
 
-from gitpatch.core.budget import Budget
+import anyio
+
+from gitpatch.core.budget import Budget, Offload
 
 __all__ = ["DEFAULT_CPU_SECONDS", "DEFAULT_WALL_SECONDS", "CallGate", "Request"]
 
@@ -49,6 +56,7 @@ SHARE = 0.005
 _POLL = 0.05
 
 GONE = "its client went away"
+CANCELLED = "its client cancelled it"
 DRAINING = "the service is shutting down"
 
 
@@ -139,8 +147,10 @@ class CallGate:
     """Budgets, heavy-call slots and stops for the calls of one service process (module
     docstring)."""
 
-    def __init__(self, heavy_slots: Callable[[str], int]) -> None:
+    def __init__(self, heavy_slots: Callable[[str], int], offload: Offload | None = None) -> None:
         self.heavy_slots = heavy_slots
+        #: Where each call's heavy pure work runs (``workers.Pool.run``); None: in its thread.
+        self.offload = offload
         self._lock = threading.Lock()
         self._shares: dict[str, _Share] = {}
         self._calls = _Group()
@@ -185,15 +195,47 @@ class CallGate:
             started=None if request is None else request.arrived,
             share=SHARE,
             on_heavy=lambda: slot[0].take(),
+            offload=self.offload,
         )
         slot.append(_Slot(share, budget))
         self._calls.add(budget)
         if request is not None:
             request.add(budget)
         try:
-            with budget.applied():
-                yield budget
+            async with _stopped_if_cancelled(budget):
+                with budget.applied():
+                    yield budget
         finally:
             slot[0].give_back()
             self._leave(owner, share)
             self._calls.discard(budget)
+
+
+@contextlib.asynccontextmanager
+async def _stopped_if_cancelled(budget: Budget) -> AsyncIterator[None]:
+    """Stop ``budget`` when the code inside is cancelled (the MCP client's
+    ``notifications/cancelled``: the SDK cancels the request's scope). The call's thread
+    cannot be cancelled, and the SDK waits for it: a watching task in the same scope stops
+    its budget, so the thread ends at its next checkpoint (its worker killed) and the call's
+    slots are free at once, whether or not the connection closes."""
+    finished = False
+
+    async def watch() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            if not finished:
+                budget.stop(CANCELLED)
+
+    failed: BaseException | None = None
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        try:
+            yield
+        except BaseException as exc:  # noqa: BLE001 - raised below, outside the group
+            failed = exc
+        finally:
+            finished = True
+            group.cancel_scope.cancel()
+    if failed is not None:
+        raise failed

@@ -78,9 +78,9 @@ def _app(
     from mcp.server.transport_security import TransportSecuritySettings
 
     from gitpatch.doors.hosted import CredentialFile, ResourceService, Spaces
-    from gitpatch.doors.hosted.grepping import warm
     from gitpatch.doors.hosted.listen import allowed_hosts
     from gitpatch.doors.hosted.quota import Quotas
+    from gitpatch.doors.hosted.workers import pool
     from gitpatch.doors.mcp._hosted_http import (
         BodyLimit,
         ClientWatch,
@@ -95,7 +95,8 @@ def _app(
     service = ResourceService(Spaces(data), on_change=on_change)
     config = service.spaces.config
     quotas = Quotas(config.call_limits)
-    gate = CallGate(lambda owner: config.call_limits(owner).max_heavy_calls)
+    workers = pool()
+    gate = CallGate(lambda owner: config.call_limits(owner).max_heavy_calls, workers.run)
     creds = CredentialFile(credentials)
     server = build_server(
         service_toolset(service),
@@ -126,7 +127,7 @@ def _app(
         ),
     )
     inner = app if stateless else SessionLimit(app, quotas, creds)
-    warm()  # grep's forkserver, loaded before the first grep that needs it
+    workers.warm()  # heavy work's processes, forked before the first call that needs one
     return Served(
         ClientWatch(SpaceRoute(BodyLimit(inner, limit, creds, header_timeout), routed)), gate
     )

@@ -66,13 +66,22 @@ def test_sessions_lists_and_end_refuses_then_ends(repo: Path) -> None:
     before = repo_state(repo)
     refused = cli(repo, "session", "end", "bot")
     assert refused.exit_code == 1 and "no checkpoint recorded" in refused.stderr
+    assert refused.stderr.startswith("dirty_worktree:")
     assert repo_state(repo) == before and (where / "a.py").read_text() == "A = 3\n"
     pid = json.loads(cli(where, "--json", "checkpoint").stdout)["proposal_id"]
     assert "1 open" in cli(repo, "sessions").stdout
     assert cli(repo, "reject", pid, "--reason", "no").exit_code == 0
     assert (where / "a.py").read_text() == "A = 1\n"
-    ended = cli(repo, "session", "end", "bot")
+    (where / "build").mkdir()
+    (where / "build/out.o").write_bytes(b"\x7fELF")
+    before = repo_state(repo)
+    refused = cli(repo, "session", "end", "bot")
+    assert refused.exit_code == 1 and refused.stderr.startswith("dirty_worktree:")
+    assert "build/" in refused.stderr and "--force" in refused.stderr
+    assert repo_state(repo) == before and (where / "build/out.o").read_bytes() == b"\x7fELF"
+    ended = cli(repo, "session", "end", "bot", "--force")
     assert ended.exit_code == 0 and "removed its worktree" in ended.stdout
+    assert "as --force asked: build/" in ended.stdout
     assert cli(repo, "sessions").stdout.strip() == "No sessions."
 
 

@@ -166,3 +166,30 @@ def space_refs(data: Path) -> dict[str, str]:
         refs = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
         found[str(repo.relative_to(data))] = refs
     return found
+
+
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started that still run (or wait to be reaped), from /proc."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``: its children, theirs, and so on."""
+    found, todo = [], children(pid)
+    while todo:
+        found.append(todo.pop())
+        todo += children(found[-1])
+    return found
+
+
+def cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) the process ``pid`` used itself; 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

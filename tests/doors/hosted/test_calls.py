@@ -134,15 +134,17 @@ def test_a_request_whose_client_went_away_stops_its_calls() -> None:
 
 
 @pytest.mark.slow  # it starts the forkserver and a search process
-def test_a_grep_past_its_budget_is_stopped_in_its_own_process(tmp_path: Path) -> None:
+def test_a_grep_past_its_budget_is_stopped_in_a_worker(tmp_path: Path) -> None:
     service = ResourceService(Spaces(tmp_path / "data"))
     service.create_resource(ADA, "a.txt", ("a" * 50000 + "\n") * 10)
     service.create_resource(ADA, "b.txt", "hello\nworld\n")
     before = space_refs(tmp_path / "data")
-    with Budget(cpu_seconds=0.5, wall_seconds=30).applied():
+    with Budget(cpu_seconds=0.5, wall_seconds=30).applied() as budget:
         slow = service.grep_resource(ADA, "(a?){400}a{400}c")
+    with Budget(cpu_seconds=0.5, wall_seconds=30).applied():
         quick = service.grep_resource(ADA, "wor", "b.txt")  # under the inline cost
     assert slow.code == "budget_exceeded", str(slow)
+    assert budget.cpu_used() > 0.5  # the worker's CPU counts for the call
     assert str(quick).startswith("b.txt:2:world")
     unbounded = service.grep_resource(ADA, "wor")  # the library: no budget, no process
     assert unbounded.data["matches"] == [{"path": "b.txt", "line": 2, "text": "world"}]
