@@ -171,7 +171,7 @@ def test_private_modules_are_imported_only_inside_their_package() -> None:
 
 #: A package whose private modules its own test folder may import (their unit tests); every
 #: other test, and all of bench/, goes through the package's face.
-_OWN_TESTS = {"gitpatch.store": "tests/store/"}
+_OWN_TESTS = {"gitpatch.store": "tests/store/", "gitpatch.review": "tests/review/"}
 
 
 def _private_imports(text: str) -> set[str]:
