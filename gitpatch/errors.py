@@ -427,9 +427,25 @@ class ChecksFailed(StateError):
 
 
 class RepositoryError(StateError):
-    """The repository is missing, bare where a tree is needed, or in a bad state."""
+    """The repository is missing, bare where a tree is needed, or in a bad state.
+
+    ``unexplained`` is True when git's library refused with words gitpatch has no meaning for
+    (they are in ``details["cause"]``): it loses the errno of a failed write, so a full disk
+    can look like this, and a writer checks the free space before passing it on.
+    """
 
     code = "repository_error"
+
+    def __init__(
+        self,
+        message: str,
+        hint: str | None = None,
+        details: dict[str, Any] | None = None,
+        *,
+        unexplained: bool = False,
+    ) -> None:
+        super().__init__(message, hint, details)
+        self.unexplained = unexplained
 
 
 class StagedChanges(StateError):

@@ -1,7 +1,9 @@
-"""The real ``git`` binary with a fixed author and clock, shared by every test that runs it.
+"""The test kit: the real ``git`` binary with a fixed author and clock, repositories made with
+it, what git says about them, and the few edits and proposals every layer's tests make.
 
-Free of pytest fixtures so child processes (spawned or forked by the concurrency and crash
-proofs) can import it cheaply.
+Free of pytest fixtures (those are in tests/conftest.py) so child processes (spawned or forked
+by the concurrency and crash proofs) can import it cheaply: gitpatch is imported only where a
+helper needs it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,11 @@ import os
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gitpatch import MountedFilesystem, Workspace
+    from gitpatch.core.model import Proposal
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test Person",
@@ -138,3 +144,75 @@ def before_first_publish(action: Callable[[], object]) -> Iterator[None]:
         yield
     finally:
         propose.publish = real
+
+
+#: Everything an error must leave untouched (``repo_state``), by its short name.
+state = repo_state
+
+
+def staged(repo: Path) -> str:
+    """``git diff --cached --name-status``: what is staged against HEAD."""
+    return git(repo, "diff", "--cached", "--name-status")
+
+
+def fsck(repo: Path) -> None:
+    """``git fsck --strict`` passes."""
+    git(repo, "fsck", "--strict", "--no-progress")
+
+
+def commit_on(root: Path, files: dict[str, str | None], message: str = "person") -> str:
+    """A commit by a person with the git binary (None deletes); returns its id."""
+    for name, content in files.items():
+        if content is None:
+            git(root, "rm", "-q", name)
+            continue
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(content)
+        git(root, "add", name)
+    git(root, "commit", "-q", "-m", message)
+    return head(root)
+
+
+def note(root: Path, commit: str) -> str:
+    """The gitpatch note on ``commit`` ('' when none)."""
+    return git(root, "notes", "--ref", "gitpatch", "show", commit, check=False)
+
+
+# -- edits and proposals ------------------------------------------------------------------------
+
+
+def sr(search: str, replace: str) -> str:
+    """One SEARCH/REPLACE block."""
+    return f"<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n"
+
+
+def edit(path: str, old: str, new: str, tool: str = "test") -> Proposal:
+    """A proposal replacing ``old`` with ``new`` in ``path`` (the ``patch_resource`` format)."""
+    from gitpatch.core.model import Proposal, Replace, UpdateFile
+
+    return Proposal((UpdateFile(path, (Replace(old, new),)),), "patch_resource", tool=tool)
+
+
+def add(path: str, content: str) -> Proposal:
+    """A proposal adding the file ``path``."""
+    from gitpatch.core.model import AddFile, Proposal
+
+    return Proposal((AddFile(path, content),), "patch_resource", tool="test")
+
+
+def delete(path: str) -> Proposal:
+    """A proposal deleting the file ``path``."""
+    from gitpatch.core.model import DeleteFile, Proposal
+
+    return Proposal((DeleteFile(path),), "patch_resource", tool="test")
+
+
+def mounted(
+    root: Path, files: Mapping[str, str | bytes], **open_kw: object
+) -> tuple[Path, Workspace, MountedFilesystem]:
+    """A repo holding ``files``, its auto Workspace, and that Workspace at /workspace."""
+    from gitpatch import MountedFilesystem, Workspace
+
+    repo = make_repo(root, files)
+    ws = Workspace.open(repo, **open_kw)  # type: ignore[arg-type]
+    return repo, ws, MountedFilesystem({"/workspace": ws})

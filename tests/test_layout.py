@@ -143,7 +143,7 @@ def test_the_checker_sees_a_cycle_and_a_private_import() -> None:
     # The two checks above would pass vacuously if the import walk found nothing.
     assert "gitpatch.review" in GRAPH["gitpatch.porcelain.workspace"]
     assert "gitpatch.review._lifecycle" in GRAPH["gitpatch.review"]
-    assert "gitpatch.store._errors" in GRAPH["gitpatch.store"]
+    assert "gitpatch.store._repo" in GRAPH["gitpatch.store"]
     assert "gitpatch.match.cascade" in GRAPH["gitpatch.match"]
 
 
@@ -162,11 +162,50 @@ def test_private_modules_are_imported_only_inside_their_package() -> None:
     for path in sorted(
         [*ROOT.joinpath("tests").rglob("*.py"), *ROOT.joinpath("bench").rglob("*.py")]
     ):
-        text = path.read_text(encoding="utf-8")
-        for dep in MODULES:
-            if _private(dep) and (f"from {dep} import" in text or f"import {dep}" in text):
-                offenders.append((str(path.relative_to(ROOT)), dep))
+        where = str(path.relative_to(ROOT))
+        for dep in _private_imports(path.read_text(encoding="utf-8")):
+            if not where.startswith(_OWN_TESTS.get(dep.rpartition(".")[0], "\0")):
+                offenders.append((where, dep))
     assert offenders == []
+
+
+#: A package whose private modules its own test folder may import (their unit tests); every
+#: other test, and all of bench/, goes through the package's face.
+_OWN_TESTS = {"gitpatch.store": "tests/store/", "gitpatch.review": "tests/review/"}
+
+
+def _private_imports(text: str) -> set[str]:
+    """The private gitpatch modules ``text`` imports, in any spelling (``from a._b import c``,
+    ``import a._b``, ``from a import _b``)."""
+    found: set[str] = set()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:  # the scenarios' data files (a BOM), not code
+        return found
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            named = [f"{node.module}.{alias.name}" for alias in node.names]
+            found.update(m for m in [node.module, *named] if m in MODULES and _private(m))
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in MODULES and _private(a.name))
+    return found
+
+
+def test_the_store_is_entered_only_through_its_face() -> None:
+    # Every module under gitpatch/store/ is private: the rest of gitpatch, the tests of other
+    # packages and bench/ import ``gitpatch.store`` and nothing below it.
+    store = [n for n in MODULES if n.startswith("gitpatch.store.")]
+    assert store and all(_private(n) for n in store)
+    reach = [
+        (name, dep)
+        for name, deps in GRAPH.items()
+        if not name.startswith("gitpatch.store")
+        for dep in deps
+        if dep.startswith("gitpatch.store.")
+    ]
+    assert reach == []
+    assert _private_imports("from gitpatch.store import _refs") == {"gitpatch.store._refs"}
+    assert _private_imports("import gitpatch.store._notes as n") == {"gitpatch.store._notes"}
 
 
 #: What a door may import from the layers under it: the porcelain, the public review queries,
@@ -243,17 +282,52 @@ def test_only_the_store_touches_the_pygit2_repository() -> None:
     assert users == []
 
 
+def _libgit2_errors_named(tree: ast.AST) -> list[int]:
+    """Lines naming one of pygit2's exception classes (``except``, ``suppress``, ``isinstance``,
+    an import): only the store's one translation may know them."""
+    lines = []
+    for node in ast.walk(tree):
+        named = (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "pygit2"
+            and node.attr.endswith("Error")
+        )
+        imported = isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pygit2")
+        if named or (imported and any(a.name.endswith("Error") for a in node.names)):
+            lines.append(node.lineno)
+    return lines
+
+
+def _opens_a_repository(tree: ast.AST) -> list[int]:
+    opens = ("Repository", "init_repository", "discover_repository", "clone_repository")
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "pygit2"
+        and node.func.attr in opens
+    ]
+
+
 def test_libgit2_errors_are_caught_only_in_the_store() -> None:
-    # Everywhere else they pass through the store's one translation (``git_errors``).
+    # Everywhere else they pass through the store's one translation (``git_errors``), and no
+    # one else opens a repository (whose errors would then be theirs to translate).
     catchers = []
     for name, path in MODULES.items():
         if name.startswith("gitpatch.store"):
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            handler = isinstance(node, ast.ExceptHandler) and node.type is not None
-            if handler and "GitError" in ast.unparse(node.type):  # type: ignore[attr-defined]
-                catchers.append(f"{name}:{node.lineno}")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        catchers += [f"{name}:{line}" for line in _libgit2_errors_named(tree)]
+        catchers += [f"{name}:{line} opens" for line in _opens_a_repository(tree)]
     assert catchers == []
+    # the checks see the spellings that slipped past an ``except``-only check before
+    seen = ast.parse("with contextlib.suppress(KeyError, pygit2.GitError):\n    pass")
+    assert _libgit2_errors_named(seen) == [1]
+    assert _libgit2_errors_named(ast.parse("from pygit2 import GitError")) == [1]
+    assert _opens_a_repository(ast.parse("r = pygit2.Repository(path)")) == [1]
 
 
 def test_the_review_page_reads_through_the_review_api() -> None:

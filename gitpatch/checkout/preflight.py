@@ -38,8 +38,7 @@ from gitpatch.errors import (
     StagedChanges,
 )
 from gitpatch.safety import owners
-from gitpatch.store import RefUpdate, Store, git_errors
-from gitpatch.store.trees import MODE_TREE
+from gitpatch.store import MODE_TREE, RefUpdate, Store, git_errors
 
 if TYPE_CHECKING:
     from gitpatch.checkout.worktree import WorkingTree

@@ -41,9 +41,8 @@ from gitpatch.safety.journal import Journal, fsync_dir
 from gitpatch.safety.locks import land_lock
 from gitpatch.safety.owners import Owner
 from gitpatch.safety.refusals import refused
-from gitpatch.store import Store
-from gitpatch.store.entries import entry as _entry
-from gitpatch.store.entries import is_dir
+from gitpatch.store import Store, is_dir
+from gitpatch.store import blob_entry as _entry
 
 __all__ = ["Journal", "WorkingTree"]
 

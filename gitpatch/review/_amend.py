@@ -28,7 +28,7 @@ from gitpatch.review import _hunks as hunks
 from gitpatch.review import _lifecycle as lifecycle
 from gitpatch.review import _partial as partial
 from gitpatch.review._lookup import first_parent
-from gitpatch.store.diffs import split_lines
+from gitpatch.store import split_lines
 from gitpatch.workspace import Transition, publish
 from gitpatch.workspace.results import ProposalResult, now_iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX

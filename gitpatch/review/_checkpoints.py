@@ -182,7 +182,7 @@ def _checkpoint(ctx: Context, bench: workbench.Bench, command: str, limit: int) 
         workbench.move_to(ctx, where)
     found = scan(where, limit)
     left = _named(found.left_out)
-    head = workbench.head_of(where)
+    head = workbench.head_of(ctx.store, where)
     if not found.paths or head is None:
         return _unchanged(bench, command, left, "that a checkpoint records: no proposal was made")
     if found.unstaged:

@@ -28,8 +28,7 @@ import pygit2
 from gitpatch.core.model import FileChange
 from gitpatch.errors import InvalidArguments
 from gitpatch.review._lookup import first_parent
-from gitpatch.store import Store
-from gitpatch.store.diffs import FilePatch, HunkText, apply_hunks, split_lines
+from gitpatch.store import FilePatch, HunkText, Store, apply_hunks, split_lines
 from gitpatch.workspace.results import Amendment, HunkInfo, ProposalDetail
 
 __all__ = [

@@ -144,17 +144,12 @@ def locked(store: Store, name: str) -> Iterator[None]:
         yield
 
 
-def head_of(bench: Path) -> pygit2.Oid | None:
-    """The commit the worktree at ``bench`` has checked out (its HEAD), read from its files."""
-    gitdir = worktrees.linked_gitdir(bench)
-    text = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+def head_of(store: Store, bench: Path) -> pygit2.Oid | None:
+    """The commit the worktree at ``bench`` (a worktree of ``store``'s repository) has checked
+    out: its HEAD, read from its files, a branch it names resolved by the store."""
+    text = (worktrees.linked_gitdir(bench) / "HEAD").read_text(encoding="utf-8").strip()
     if text.startswith("ref: "):
-        ref = text.removeprefix("ref: ")
-        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
-        with contextlib.suppress(KeyError, pygit2.GitError):
-            repo = pygit2.Repository(str((gitdir / common).resolve()))
-            return repo.references[ref].resolve().target  # type: ignore[return-value]
-        return None
+        return store.ref_target(text.removeprefix("ref: "))
     return pygit2.Oid(hex=text)
 
 
@@ -177,7 +172,7 @@ def move_to(ctx: Context, where: Path) -> None:
     """``follow``'s step, the workbench lock held."""
     assert ctx.session is not None
     head = stack.view(ctx.store, ctx.branch, ctx.session, ctx.target).head
-    if head is None or head_of(where) == head:
+    if head is None or head_of(ctx.store, where) == head:
         return
     try:
         git(where, ["checkout", "--quiet", "--detach", str(head)])

@@ -81,12 +81,12 @@ def enabled() -> bool:
 @contextlib.contextmanager
 def objects_written(gitdir: str, need: int) -> Iterator[None]:
     """Writing about ``need`` bytes of objects: when libgit2 fails without a reason (it loses
-    the errno of a full disk, leaving a stale message) and the object directory has no room
-    for them, say so (``filesystem_error``)."""
+    the errno of a full disk, leaving a stale message: the store's error is ``unexplained``)
+    and the object directory has no room for them, say so (``filesystem_error``)."""
     try:
         yield
     except RepositoryError as exc:
-        if not isinstance(exc.__cause__, pygit2.GitError):
+        if not exc.unexplained:
             raise
         st = os.statvfs(common_dir(gitdir) / "objects")
         if st.f_bavail * st.f_frsize >= need + 65536:

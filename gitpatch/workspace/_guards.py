@@ -31,9 +31,7 @@ from gitpatch.errors import (
     ResourceNotFound,
     UnsafePath,
 )
-from gitpatch.store import Store, loose
-from gitpatch.store.entries import file_id
-from gitpatch.store.trees import MODE_LINK, MODE_SUBMODULE, MODE_TREE
+from gitpatch.store import MODE_LINK, MODE_SUBMODULE, MODE_TREE, Store, blob_id, file_id
 
 __all__ = [
     "Snapshot",
@@ -57,7 +55,7 @@ def fingerprint(changeset: Changeset) -> str:
     for change in changeset.changes:
         if change.source is not None:
             blobs[change.source] = None
-        blobs[change.path] = None if change.content is None else loose.blob_id(change.content)
+        blobs[change.path] = None if change.content is None else blob_id(change.content)
     return fingerprint_of(blobs)
 
 

@@ -24,8 +24,7 @@ from gitpatch.checkout import preflight as checkout
 from gitpatch.core.retry import retry
 from gitpatch.errors import ConcurrentUpdate, DirtyWorktree, SigningRequired
 from gitpatch.safety.crashpoints import crashpoint
-from gitpatch.store import NOTES_REF, RefUpdate, Store
-from gitpatch.store.notes import NoteChange, notes_update
+from gitpatch.store import NOTES_REF, NoteChange, RefUpdate, Store, notes_update
 from gitpatch.workspace import _carry as carry
 from gitpatch.workspace import gate
 from gitpatch.workspace.sessions import short

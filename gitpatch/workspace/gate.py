@@ -21,8 +21,7 @@ from dataclasses import dataclass
 import pygit2
 
 from gitpatch.errors import ApprovalRequired, InvalidArguments
-from gitpatch.store import NOTES_REF, Store
-from gitpatch.store.notes import decode, note_path
+from gitpatch.store import NOTES_REF, Store, decode_note, note_path
 from gitpatch.workspace.sessions import (
     SESSION_PREFIX,
     protected_branches,
@@ -56,7 +55,7 @@ def _note(store: Store, notes_tip: pygit2.Oid | None, commit: pygit2.Oid) -> dic
         return {}
     path, found = note_path(store, notes_tip, commit)
     data = store.read(notes_tip, path) if found else None
-    return {} if data is None else decode(data)
+    return {} if data is None else decode_note(data)
 
 
 def pending(
@@ -150,7 +149,7 @@ def approve_commits(store: Store, commits: Iterable[pygit2.Oid], by: str) -> lis
     """
     from gitpatch.core.retry import lost_race, retry
     from gitpatch.errors import ConcurrentUpdate
-    from gitpatch.store.notes import notes_update
+    from gitpatch.store import notes_update
     from gitpatch.workspace.results import now_iso
 
     who = by.strip() if isinstance(by, str) else ""

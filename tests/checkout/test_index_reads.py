@@ -80,7 +80,7 @@ def test_an_index_without_checksum_is_kept_only_once_settled(
 
 def test_gitpatch_s_own_index_write_is_kept_for_the_next_call(tmp_path: Path) -> None:
     from gitpatch.porcelain.workspace import Workspace
-    from tests.workspace.workspace_kit import edit
+    from tests.gitkit import edit
 
     repo = make_repo(tmp_path / "r", {"a.txt": "a\n", "b.txt": "b\n"})
     Workspace.open(repo, mode="auto").propose(edit("a.txt", "a", "z"))

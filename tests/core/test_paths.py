@@ -75,8 +75,7 @@ def test_an_empty_proposal_is_invalid_patch_everywhere(tmp_path: object) -> None
     from gitpatch.core.model import Proposal
     from gitpatch.engine import apply
     from gitpatch.porcelain.workspace import Workspace
-    from tests.gitkit import make_repo
-    from tests.workspace.workspace_kit import state
+    from tests.gitkit import make_repo, state
 
     empty = Proposal((), "apply_patch")
     with pytest.raises(GitpatchError) as err:

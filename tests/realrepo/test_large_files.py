@@ -12,7 +12,7 @@ import pytest
 from gitpatch import Workspace
 from gitpatch.core.model import Proposal, Replace, UpdateFile
 from gitpatch.errors import StagedChanges
-from gitpatch.store.loose import LARGE
+from gitpatch.store import LARGE_BLOB as LARGE
 from tests.gitkit import git, make_repo, repo_state
 
 BIG = "".join(f"line {i} of a large file\n" for i in range(80_000))

@@ -99,7 +99,7 @@ def test_a_lock_only_announced_by_a_killed_process_is_never_removed(repo: Path, 
 def test_a_persons_ref_lock_refuses_the_land_and_changes_nothing(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("gitpatch.store.refs.LOCK_RETRIES", 2)
+    monkeypatch.setattr("gitpatch.store._refs.LOCK_RETRIES", 2)
     lock = repo / ".git/refs/heads/work.lock"
     announced_then_killed(repo / ".git", [lock])
     lock.write_text(f"{head(repo)}\n")

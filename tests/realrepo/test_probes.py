@@ -93,7 +93,7 @@ def test_a_pack_refs_holding_packed_refs_lock_refuses_a_reject_cleanly(
 ) -> None:
     """git pack-refs (or gc) holds packed-refs.lock while it runs: a ref delete waits, then
     is concurrent_update naming the lock; nothing changed; it works once the lock is gone."""
-    monkeypatch.setattr("gitpatch.store.refs.LOCK_RETRIES", 2)
+    monkeypatch.setattr("gitpatch.store._refs.LOCK_RETRIES", 2)
     ws = Workspace.open(repo, mode="review")
     res = ws.propose(edit("a.txt", "one", "ONE"))
     git(repo, "pack-refs", "--all")

@@ -15,10 +15,9 @@ import pytest
 from gitpatch.core.model import Proposal, Replace, UpdateFile
 from gitpatch.errors import ChecksFailed, InvalidArguments
 from gitpatch.porcelain.workspace import Workspace
-from tests.gitkit import git, head, make_repo
+from tests.gitkit import edit, git, head, make_repo
 from tests.gitkit import repo_state as snapshot
 from tests.review.checkskit import CHECK, FILES, checked, checked_repo, checks_toml
-from tests.workspace.workspace_kit import edit
 
 MAIN = "refs/heads/main"
 

@@ -12,9 +12,8 @@ import pytest
 
 from gitpatch.porcelain.workspace import Workspace
 from gitpatch.review import clashes
-from tests.gitkit import git, git_env
+from tests.gitkit import commit_on, edit, git, git_env
 from tests.review.checkskit import checked_repo
-from tests.workspace.workspace_kit import commit_on, edit
 
 BASE = b"one\ntwo\nthree\nfour\nfive\n"
 

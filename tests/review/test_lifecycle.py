@@ -26,9 +26,8 @@ from gitpatch.errors import (
 )
 from gitpatch.porcelain.workspace import Workspace
 from gitpatch.review import lifecycle
-from tests.gitkit import git, head, make_repo
+from tests.gitkit import edit, git, head, make_repo
 from tests.gitkit import repo_state as snapshot
-from tests.workspace.workspace_kit import edit
 
 WORK = "refs/heads/work"
 MAIN = "refs/heads/main"

@@ -14,9 +14,8 @@ import sys
 from pathlib import Path
 
 from gitpatch.porcelain.workspace import Workspace
-from tests.gitkit import git, git_env, head
+from tests.gitkit import edit, git, git_env, head
 from tests.review.checkskit import checked, checked_repo
-from tests.workspace.workspace_kit import edit
 
 MAIN = "refs/heads/main"
 

@@ -23,11 +23,6 @@ FILES = {
 SR = "<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n"
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", FILES)
-
-
 def _agent(repo: Path, session: str = "bot") -> Workspace:
     return Workspace.open(repo, "review", session=session)
 

@@ -3,12 +3,14 @@ git is asked to harden loose objects, references or the index with a method that
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from gitpatch.errors import FilesystemError, RepositoryError
 from gitpatch.porcelain.workspace import Workspace
-from gitpatch.safety.durability import components, wanted
+from gitpatch.safety.durability import components, objects_written, wanted
 from gitpatch.store import Store
 from tests.gitkit import git, make_repo
 
@@ -55,3 +57,23 @@ def test_a_repository_config_reaches_the_store_and_the_working_tree(
     ws.patch("a.txt", "<<<<<<< SEARCH\na\n=======\nA\n>>>>>>> REPLACE\n")
     assert (repo / "a.txt").read_text() == "A\n"
     assert not (repo / ".git" / "gitpatch" / "journal.json").exists()
+
+
+def test_an_unexplained_write_failure_with_no_room_left_is_a_full_disk(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    gitdir = str(repo / ".git")
+    room = os.statvfs(repo / ".git" / "objects")
+    more = room.f_bavail * room.f_frsize + (1 << 30)  # more bytes than the disk has free
+    failed = RepositoryError("write a blob: stale words", unexplained=True)
+    with (
+        pytest.raises(FilesystemError, match="disk is full") as info,
+        objects_written(gitdir, more),
+    ):
+        raise failed
+    assert info.value.__cause__ is failed and info.value.details["errno"] == "ENOSPC"
+    # an error the store explained, or one with room enough on the disk, passes unchanged
+    explained = RepositoryError("write a blob: not found")
+    for error, need in ((explained, more), (failed, 0)):
+        with pytest.raises(RepositoryError) as passed, objects_written(gitdir, need):
+            raise error
+        assert passed.value is error

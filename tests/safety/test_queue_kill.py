@@ -20,9 +20,8 @@ import pytest
 
 from bench.killtrials import leftovers
 from gitpatch.porcelain.workspace import Workspace
-from tests.gitkit import git, git_env
+from tests.gitkit import edit, git, git_env
 from tests.review.checkskit import checked, checked_repo
-from tests.workspace.workspace_kit import edit
 
 pytestmark = pytest.mark.slow
 

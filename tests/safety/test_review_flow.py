@@ -32,12 +32,7 @@ FILES = {
     "b.txt": b"one\ntwo\nthree\n",
     "src/c.py": b"def f():\n    return 1\n",
 }
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A repository on ``main`` (protected by default) holding FILES."""
-    return make_repo(tmp_path / "repo", FILES, branch="main")
+BRANCH = "main"
 
 
 def _edit(path: str, old: str, new: str) -> Proposal:

@@ -487,7 +487,7 @@ def test_revert_a_merge_commit_uses_first_parent(store: Store) -> None:
 
 
 def test_history_walks_stop_at_one_depth(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gitpatch.store.store as store_module
+    from gitpatch.store import _history as store_module
 
     commits = [land(store, [F("a", str(i).encode())]) for i in range(5)]
     tip = commits[-1]

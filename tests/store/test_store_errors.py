@@ -130,6 +130,20 @@ def test_each_mapping(
     assert info.value.message.startswith("test action")
 
 
+def test_only_libgit2_words_without_a_mapping_are_unexplained(repo: pygit2.Repository) -> None:
+    # A writer takes an unexplained error for a possible full disk (libgit2 loses the errno of
+    # a failed write), so the mapped ones must not say so.
+    unexplained = set()
+    for name, trigger, *_ in CASES:
+        with pytest.raises(GitpatchError) as info, git_errors("test action"):
+            trigger(repo)
+        if getattr(info.value, "unexplained", False):
+            unexplained.add(name)
+    assert unexplained == {"invalid", "generic"}
+    plain = translate(ValueError("buffer too short"), "read x")
+    assert isinstance(plain, RepositoryError) and not plain.unexplained
+
+
 def test_plain_value_error_maps_to_repository_error() -> None:
     err = translate(ValueError("buffer too short"), "read x")
     assert isinstance(err, RepositoryError) and err.message == "read x: buffer too short"

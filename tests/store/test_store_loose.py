@@ -1,4 +1,4 @@
-"""Large blobs read and written as loose objects (``gitpatch.store.loose``), checked with git."""
+"""Large blobs read and written as loose objects (``gitpatch.store._loose``), checked with git."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 from gitpatch.core.model import FileChange as F
 from gitpatch.core.spliced import Spliced
 from gitpatch.errors import RepositoryError
-from gitpatch.store import Store, loose
+from gitpatch.store import Store
+from gitpatch.store import _loose as loose
 from tests.gitkit import git, make_repo
 
 BIG = b"".join(b"line %07d of a large file\n" % n for n in range(60_000))  # ~1.6 MB

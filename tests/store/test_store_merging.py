@@ -12,7 +12,9 @@ from pygit2.enums import MergeFlag
 
 from gitpatch.core.model import FileChange as F
 from gitpatch.errors import GitpatchError
-from gitpatch.store import Store, merging, treediff
+from gitpatch.store import Store
+from gitpatch.store import _merging as merging
+from gitpatch.store import _treediff as treediff
 
 TEXT = b"1\n2\n3\n4\n5\n6\n7\n8\n9\n"
 BASE = [F("a.txt", TEXT), F("b.txt", b"b\n"), F("dir/c.txt", TEXT), F("bin.dat", b"\x00\x01")]

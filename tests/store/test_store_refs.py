@@ -12,8 +12,9 @@ import gitpatch.core.retry
 from gitpatch.core.model import FileChange as F
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, RepositoryError
 from gitpatch.safety.owners import read_records
-from gitpatch.store import NOTES_REF, Store, notes
-from gitpatch.store import refs as store_refs
+from gitpatch.store import NOTES_REF, Store
+from gitpatch.store import _notes as notes
+from gitpatch.store import _refs as store_refs
 from tests.gitkit import git
 from tests.ownerkit import LiveHolder, killed_holding
 from tests.store.test_store import MAIN, land

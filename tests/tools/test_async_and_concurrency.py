@@ -17,8 +17,7 @@ import pytest
 from gitpatch import MemoryStorage, Workspace, patch_resource_tool, patch_tool
 from gitpatch.tools.storage.base import Applied, Target
 from gitpatch.tools.storage.mounts import as_storage
-from tests.gitkit import git, head, status_porcelain
-from tests.tools.kit import mounted, sr, state
+from tests.gitkit import git, head, mounted, sr, state, status_porcelain
 
 
 class SlowWriter(MemoryStorage):

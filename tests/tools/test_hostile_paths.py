@@ -22,8 +22,7 @@ from gitpatch import (
     patch_tool,
     read_tool,
 )
-from tests.gitkit import make_repo
-from tests.tools.kit import sr, state
+from tests.gitkit import make_repo, sr, state
 
 SECRET = "TOP-SECRET-CONTENT"
 

@@ -12,8 +12,7 @@ from gitpatch.tools.policy import (
     rules_from_config,
     workspace_tool_policy,
 )
-from tests.gitkit import git
-from tests.tools.kit import mounted, sr, state
+from tests.gitkit import git, mounted, sr, state
 
 OPS = list(ToolOperation)
 

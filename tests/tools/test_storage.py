@@ -20,8 +20,7 @@ from gitpatch import (
 from gitpatch.tools import GENERIC_FAILURE
 from gitpatch.tools.storage import resource_ids
 from gitpatch.tools.storage.base import Target
-from tests.gitkit import git, head, make_repo, repo_state, status_porcelain
-from tests.tools.kit import mounted, sr, state
+from tests.gitkit import git, head, make_repo, mounted, repo_state, sr, state, status_porcelain
 
 
 def _move(src: str, dst: str) -> str:

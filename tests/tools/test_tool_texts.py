@@ -18,8 +18,7 @@ from gitpatch import (
     patch_tool,
     workspace_tool_policy,
 )
-from tests.gitkit import git, head
-from tests.tools.kit import mounted, sr, state
+from tests.gitkit import git, head, mounted, sr, state
 
 FILES = {
     "a.txt": "one\ntwo\none\n",

@@ -17,8 +17,7 @@ from gitpatch import (
     read_tool,
     workspace_tool_policy,
 )
-from tests.gitkit import git, head, status_porcelain
-from tests.tools.kit import mounted, sr, state
+from tests.gitkit import git, head, mounted, sr, state, status_porcelain
 
 
 def test_exports() -> None:

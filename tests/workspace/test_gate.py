@@ -12,15 +12,13 @@ from gitpatch import Workspace
 from gitpatch.doors import hooks
 from gitpatch.errors import ApprovalRequired
 from gitpatch.workspace import Transition, gate, publish
-from tests.gitkit import git, head, make_repo
-from tests.workspace.workspace_kit import commit_on, sr, state
+from tests.gitkit import commit_on, git, head, sr, state
 
 MAIN = "refs/heads/main"
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", {"a.txt": "a\n", "b.txt": "b\n"}, branch="main")
+FILES = {"a.txt": "a\n", "b.txt": "b\n"}
+BRANCH = "main"
 
 
 def _proposal(repo: Path) -> tuple[Workspace, str, pygit2.Oid]:

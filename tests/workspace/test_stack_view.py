@@ -7,8 +7,7 @@ from pathlib import Path
 
 from gitpatch.porcelain.workspace import Workspace
 from gitpatch.workspace import stack
-from tests.gitkit import git, make_repo
-from tests.workspace.workspace_kit import sr
+from tests.gitkit import git, make_repo, sr
 
 FILES = {"a.txt": "a0\n", "b.txt": "b0\n", "c.txt": "c0\n"}
 

@@ -11,16 +11,21 @@ import pytest
 from gitpatch.core.model import AddFile, FileChange, Proposal, Replace, UpdateFile
 from gitpatch.errors import GitpatchError
 from gitpatch.porcelain.workspace import REJECTED_PREFIX, Workspace
-from gitpatch.store import NOTES_REF, notes
-from tests.gitkit import before_first_publish, git, head, make_repo, status_porcelain
-from tests.workspace.workspace_kit import commit_on, edit, note, sr, state
+from gitpatch.store import NOTES_FANOUT_AT, NOTES_REF
+from tests.gitkit import (
+    before_first_publish,
+    commit_on,
+    edit,
+    git,
+    head,
+    make_repo,
+    note,
+    sr,
+    state,
+    status_porcelain,
+)
 
 FILES = {"a.txt": "alpha\nbeta\ngamma\n", "src/b.py": "def f():\n    return 1\n"}
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", FILES)
 
 
 def test_auto_patch_lands_commit_file_index_and_note(repo: Path) -> None:
@@ -55,7 +60,7 @@ def test_auto_patch_lands_commit_file_index_and_note(repo: Path) -> None:
 def test_proposal_notes_fan_out_once_the_notes_root_is_large(repo: Path) -> None:
     ws = Workspace.open(repo, mode="review")
     store = ws.store
-    blobs = [store.repo.create_blob(f"annotated {i}\n".encode()) for i in range(notes.FANOUT_AT)]
+    blobs = [store.repo.create_blob(f"annotated {i}\n".encode()) for i in range(NOTES_FANOUT_AT)]
     flat = [FileChange(str(b), b'{"n": 1}\n') for b in blobs]
     tree = store.build_tree(None, flat)
     store.update_ref(NOTES_REF, store.commit(tree, [], "many notes"), None, "notes")
@@ -67,7 +72,7 @@ def test_proposal_notes_fan_out_once_the_notes_root_is_large(repo: Path) -> None
     root = git(repo, "ls-tree", "refs/notes/gitpatch").splitlines()
     assert root and all(line.split()[1] == "tree" and len(line.split()[3]) == 2 for line in root)
     assert git(repo, "notes", "--ref", "gitpatch", "show", str(blobs[0])) == '{"n": 1}\n'
-    assert len(git(repo, "notes", "--ref", "gitpatch", "list").splitlines()) == notes.FANOUT_AT + 1
+    assert len(git(repo, "notes", "--ref", "gitpatch", "list").splitlines()) == NOTES_FANOUT_AT + 1
 
 
 def test_review_mode_keeps_disk_and_target(repo: Path) -> None:

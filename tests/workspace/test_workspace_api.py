@@ -12,8 +12,7 @@ import pytest
 from gitpatch.errors import GitpatchError
 from gitpatch.formats import detect, search_replace
 from gitpatch.porcelain.workspace import Workspace
-from tests.gitkit import git, make_repo, status_porcelain
-from tests.workspace.workspace_kit import note, sr, state
+from tests.gitkit import git, make_repo, note, sr, state, status_porcelain
 
 FILES = {"a.txt": "alpha\nbeta\ngamma\n", "src/b.py": "def f():\n    return 1\n"}
 
@@ -42,11 +41,6 @@ def git_diff_of(root: Path, changes: dict[str, str]) -> str:
     for name, text in before.items():
         (root / name).write_text(text)
     return out
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", FILES)
 
 
 @pytest.mark.parametrize("fmt", ["search_replace", "apply_patch", "unified_diff"])

@@ -11,9 +11,8 @@ import pytest
 from gitpatch.core.model import AddFile, DeleteFile, Proposal, Replace, UpdateFile
 from gitpatch.errors import GitpatchError
 from gitpatch.porcelain.workspace import Workspace
-from tests.gitkit import git, head, make_repo, status_porcelain
+from tests.gitkit import git, head, make_repo, note, sr, state, status_porcelain
 from tests.ownerkit import killed_holding
-from tests.workspace.workspace_kit import note, sr, state
 
 FILES = {
     "a.txt": "alpha\nbeta\ngamma\n",
@@ -250,7 +249,7 @@ def test_a_lock_no_gitpatch_process_claims_is_never_removed(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A person's git may hold it, however old: refuse, name it, change nothing."""
-    monkeypatch.setattr("gitpatch.store.refs.LOCK_RETRIES", 2)
+    monkeypatch.setattr("gitpatch.store._refs.LOCK_RETRIES", 2)
     ws = Workspace.open(repo)
     lock = repo / ".git/refs/heads/work.lock"
     lock.write_text("")

@@ -10,16 +10,11 @@ import pytest
 from gitpatch.errors import GitpatchError
 from gitpatch.porcelain.workspace import Workspace, protected_branches, session_target
 from tests.doors.cli.clikit import gp_json
-from tests.gitkit import git, head, make_repo, status_porcelain
-from tests.workspace.workspace_kit import commit_on, sr, state
+from tests.gitkit import commit_on, git, head, make_repo, sr, state, status_porcelain
 
 FILES = {"a.txt": "alpha\nbeta\n", "b.txt": "one\n"}
 SESSION = "refs/heads/gitpatch/session/agent"
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", FILES, branch="main")
+BRANCH = "main"
 
 
 def test_auto_on_main_works_in_a_worktree_of_its_own(repo: Path) -> None:

@@ -14,8 +14,7 @@ import threading
 
 import pygit2
 
-from gitpatch.store import Store
-from gitpatch.store.entries import file_id
+from gitpatch.store import Store, file_id
 from gitpatch.workspace import blob
 
 __all__ = ["resource_id", "uuid_like"]

@@ -27,7 +27,7 @@ from gitpatch.errors import (
     ResourceNotFound,
 )
 from gitpatch.porcelain.workspace import Workspace
-from gitpatch.store.trees import MODE_TREE
+from gitpatch.store import MODE_TREE
 from gitpatch.tools.policy import (
     CombinedPolicy,
     ToolPermissionPolicy,

@@ -12,16 +12,14 @@ from click.testing import CliRunner, Result
 from gitpatch.doors.cli import main
 from gitpatch.workspace import config
 from tests.doors.mcp.mcpkit import repo_state
-from tests.gitkit import git, head, make_repo
+from tests.gitkit import git, head
 
 CONFIG = "MAX_RETRIES = 1\nTIMEOUT = 10\n"
 SR = "<<<<<<< SEARCH\nMAX_RETRIES = 1\n=======\nMAX_RETRIES = 3\n>>>>>>> REPLACE\n"
 ADD = "*** Begin Patch\n*** Add File: docs/NOTES.md\n+note\n*** End Patch\n"
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", {"app/config.py": CONFIG, "README.md": "hello\n"})
+FILES = {"app/config.py": CONFIG, "README.md": "hello\n"}
 
 
 def cli(repo: Path, *args: str, input: str | None = None) -> Result:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.doors.cli.clikit import gp, gp_json, gp_ok
-from tests.gitkit import git, make_repo
+from tests.gitkit import git, make_repo, sr
 
 pytestmark = pytest.mark.slow  # the gitpatch console script in processes of its own
 
@@ -22,10 +22,6 @@ MOVE = (
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "r", {"src/old.py": BODY, "a.txt": "a\n", "b.txt": "b\n"})
-
-
-def sr(old: str, new: str) -> str:
-    return f"<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE\n"
 
 
 def test_review_mode_says_proposed_not_applied(repo: Path) -> None:

@@ -11,15 +11,12 @@ from gitpatch.errors import InvalidArguments
 from gitpatch.formats import patch_resource
 from gitpatch.porcelain import Workspace
 from tests.doors.cli.clikit import gp, gp_json, gp_ok
-from tests.gitkit import git, head, make_repo
+from tests.gitkit import git, head
 
 pytestmark = pytest.mark.slow  # the gitpatch console script in processes of its own
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    files = {"a.txt": "a1\na2\n", "b.txt": "b1\n", "c.txt": "c1\n"}
-    return make_repo(tmp_path / "repo", files)
+FILES = {"a.txt": "a1\na2\n", "b.txt": "b1\n", "c.txt": "c1\n"}
 
 
 def _edit(ws: Workspace, path: str, old: str, new: str) -> str:

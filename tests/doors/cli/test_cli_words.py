@@ -10,14 +10,12 @@ import pytest
 
 from gitpatch import Workspace
 from tests.doors.cli.clikit import gp, gp_json, gp_ok
-from tests.gitkit import git, make_repo
+from tests.gitkit import git
 
 pytestmark = pytest.mark.slow  # the gitpatch console script in processes of its own
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", {"a.txt": "a1\na2\n", "b.txt": "b1\n", "c.txt": "c1\n"})
+FILES = {"a.txt": "a1\na2\n", "b.txt": "b1\n", "c.txt": "c1\n"}
 
 
 def _two(ws: Workspace) -> list[str]:

@@ -10,14 +10,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gitpatch.doors.cli import main
-from tests.gitkit import git, make_repo, repo_state
+from tests.gitkit import git, repo_state
 
 FILES = {"a.py": "A = 1\n", ".gitignore": "build/\n"}
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", FILES, branch="main")
+BRANCH = "main"
 
 
 def cli(where: Path, *args: str, input: str | None = None) -> Result:

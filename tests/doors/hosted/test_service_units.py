@@ -247,9 +247,7 @@ def test_limits_config_defaults_overrides_and_bad_files(tmp_path: Path) -> None:
 
 
 def test_versions_past_the_history_walk_limit(tmp_path: Path, monkeypatch) -> None:
-    import gitpatch.store.store as store_module
-
-    monkeypatch.setattr(store_module, "HISTORY_DEPTH", 3)  # walks stop every 3 commits
+    monkeypatch.setattr("gitpatch.store._history.HISTORY_DEPTH", 3)  # walks stop every 3 commits
     spaces = Spaces(tmp_path)
     _write(spaces, "users/ada", "a.txt", b"0\n", create=True)
     for n in range(1, 11):

@@ -11,7 +11,7 @@ import pytest
 from mcp import ClientSession
 
 from tests.doors.mcp.mcpkit import run, text_of
-from tests.gitkit import git, make_repo
+from tests.gitkit import git
 
 pytestmark = pytest.mark.slow  # servers in processes of their own
 
@@ -32,9 +32,8 @@ CALLS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", {"config.py": CONFIG, "b.py": "b = 1\n"}, branch="main")
+FILES = {"config.py": CONFIG, "b.py": "b = 1\n"}
+BRANCH = "main"
 
 
 def _call(tool: str) -> Any:

@@ -12,7 +12,7 @@ from mcp import ClientSession
 
 from tests.doors.cli.clikit import gp_json
 from tests.doors.mcp.mcpkit import console_script, named_client, run, text_of
-from tests.gitkit import git, make_repo
+from tests.gitkit import git
 
 pytestmark = pytest.mark.slow  # a server or browser in a process of its own
 
@@ -21,9 +21,7 @@ CONFIG = "MAX_RETRIES = 1\nTIMEOUT = 10\n"
 REVIEW = ("--mode", "review")
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", {"config.py": CONFIG, "b.py": "b = 1\n"})
+FILES = {"config.py": CONFIG, "b.py": "b = 1\n"}
 
 
 def _edit(old: str, new: str, path: str = "config.py") -> dict[str, Any]:

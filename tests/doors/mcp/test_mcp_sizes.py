@@ -17,7 +17,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.doors.mcp.mcpkit import console_script, repo_state, run, text_of
-from tests.gitkit import GIT_ENV, make_repo
+from tests.gitkit import GIT_ENV
 
 pytestmark = pytest.mark.slow  # a server in a process of its own
 
@@ -27,10 +27,7 @@ MANY = "".join(f"line {i:07d} {'y' * 60}\n" for i in range(300_000))  # 22 MB of
 ONE = "z" * 3_000_000 + "\nend\n"  # one 3 MB line
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    files = {"long.txt": LONG, "many.txt": MANY, "one.txt": ONE, "small.txt": "a\nb\n"}
-    return make_repo(tmp_path / "repo", files)
+FILES = {"long.txt": LONG, "many.txt": MANY, "one.txt": ONE, "small.txt": "a\nb\n"}
 
 
 def _read(repo: Path, *calls: dict[str, Any]) -> list[Any]:

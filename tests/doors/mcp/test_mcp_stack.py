@@ -11,16 +11,14 @@ from mcp import ClientSession
 
 from tests.doors.cli.clikit import gp_json, gp_ok
 from tests.doors.mcp.mcpkit import run, text_of
-from tests.gitkit import git, make_repo
+from tests.gitkit import git
 
 pytestmark = pytest.mark.slow  # a server or git's hooks in processes of their own
 
 CONFIG = "MAX_RETRIES = 1\nTIMEOUT = 10\nHOST = 'localhost'\n"
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", {"config.py": CONFIG, "other.py": "x = 1\n"})
+FILES = {"config.py": CONFIG, "other.py": "x = 1\n"}
 
 
 def _replace(old: str, new: str) -> list[dict[str, Any]]:

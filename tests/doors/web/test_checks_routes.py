@@ -11,9 +11,8 @@ from starlette.testclient import TestClient
 
 from gitpatch.porcelain.workspace import Workspace
 from tests.doors.web.webkit import client
-from tests.gitkit import git, head
+from tests.gitkit import edit, git, head
 from tests.review.checkskit import checked, checked_repo
-from tests.workspace.workspace_kit import edit
 
 
 def _api(repo: Path) -> tuple[TestClient, dict[str, str]]:

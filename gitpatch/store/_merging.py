@@ -17,8 +17,8 @@ from pygit2.enums import FileMode
 
 from gitpatch.core.text import is_utf8_text
 from gitpatch.errors import GitpatchError
-from gitpatch.store.treediff import Side, file_changes
-from gitpatch.store.trees import MODE_BLOB, MODE_EXEC, build_entries
+from gitpatch.store._objects import MODE_BLOB, MODE_EXEC, build_entries
+from gitpatch.store._treediff import Side, file_changes
 
 __all__ = ["merge_blobs", "merge_trees"]
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import pygit2
 
-from gitpatch.store.treediff import Side, file_changes
-from gitpatch.store.trees import MODE_BLOB, MODE_SUBMODULE
+from gitpatch.store._objects import MODE_BLOB, MODE_SUBMODULE
+from gitpatch.store._treediff import Side, file_changes
 
 __all__ = [
     "FilePatch",

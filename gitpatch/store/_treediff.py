@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pygit2
 
-from gitpatch.store.trees import MODE_TREE
+from gitpatch.store._objects import MODE_TREE
 
 __all__ = ["Side", "changed_paths", "file_changes", "tree_id"]
 

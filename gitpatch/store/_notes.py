@@ -12,56 +12,26 @@ written by git with a fan-out (``ab/cdef...``) are found and updated in place.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 import pygit2
 
 from gitpatch.core.model import FileChange
 from gitpatch.core.retry import lost_race, retry
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments
-from gitpatch.store._errors import git_errors
-from gitpatch.store.refs import RefUpdate
-from gitpatch.store.trees import MODE_TREE
-
-
-class Store(Protocol):
-    """What the notes need of ``gitpatch.store.Store`` (a protocol, so the two import no cycle)."""
-
-    @property
-    def repo(self) -> pygit2.Repository: ...
-
-    def commit(
-        self,
-        tree: pygit2.Oid,
-        parents: Sequence[pygit2.Oid],
-        message: str,
-        trailers: Mapping[str, str] | None = None,
-        author: pygit2.Signature | None = None,
-    ) -> pygit2.Oid: ...
-
-    def ref_target(self, name: str) -> pygit2.Oid | None: ...
-
-    def read(self, commit: pygit2.Oid, path: str) -> bytes | None: ...
-
-    def build_tree(self, base: pygit2.Oid | None, changes: Sequence[FileChange]) -> pygit2.Oid: ...
-
-    def update_ref(
-        self, name: str, new: pygit2.Oid | None, old: pygit2.Oid | None, message: str
-    ) -> None: ...
-
+from gitpatch.store._objects import MODE_TREE, Objects
+from gitpatch.store._refs import Refs, RefUpdate
+from gitpatch.store._repo import git_errors
 
 __all__ = [
+    "Notes",
     "NOTES_REF",
     "NOTE_RETRIES",
     "decode",
     "encode",
-    "iter_notes",
     "note_path",
     "notes_update",
-    "read_note",
-    "remove_note",
-    "update_note",
 ]
 
 NOTES_REF = "refs/notes/gitpatch"
@@ -106,7 +76,7 @@ def decode(data: bytes) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"text": text}
 
 
-def note_path(store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid) -> tuple[str, bool]:
+def note_path(store: Notes, tip: pygit2.Oid | None, commit: pygit2.Oid) -> tuple[str, bool]:
     """Where the note for ``commit`` is (or goes) in the notes tree at ``tip``; True if it exists.
 
     An existing note is found at any fan-out git uses. A new one goes at the root while the root
@@ -187,7 +157,7 @@ def _flat_note(root: pygit2.Tree, name: str) -> bool:
 
 
 def _note_at(
-    store: Store, tip: pygit2.Oid | None, commit: pygit2.Oid
+    store: Notes, tip: pygit2.Oid | None, commit: pygit2.Oid
 ) -> tuple[str, dict[str, Any] | None]:
     """Where ``commit``'s note is (or goes) in the notes tree at ``tip``, and the note or None."""
     path, found = note_path(store, tip, commit)
@@ -195,13 +165,13 @@ def _note_at(
     return path, None if data is None else decode(data)
 
 
-def read_note(store: Store, commit: pygit2.Oid) -> dict[str, Any] | None:
+def _read_note(store: Notes, commit: pygit2.Oid) -> dict[str, Any] | None:
     """The note attached to ``commit`` on ``NOTES_REF``, or None."""
     return _note_at(store, store.ref_target(NOTES_REF), commit)[1]
 
 
 def notes_update(
-    store: Store, changes: Mapping[pygit2.Oid, NoteChange]
+    store: Notes, changes: Mapping[pygit2.Oid, NoteChange]
 ) -> tuple[RefUpdate, dict[pygit2.Oid, dict[str, Any]]]:
     """A new notes commit applying ``changes`` (commit -> ``change(old or None) -> new``) to the
     current notes tip, as a ``(NOTES_REF, new, tip)`` compare-and-swap for the caller to make,
@@ -224,7 +194,7 @@ def notes_update(
     return (NOTES_REF, new, tip), written
 
 
-def update_note(store: Store, commit: pygit2.Oid, change: NoteChange) -> dict[str, Any]:
+def _update_note(store: Notes, commit: pygit2.Oid, change: NoteChange) -> dict[str, Any]:
     """Read-modify-write the note of ``commit``: ``change(old or None) -> new``; returns new.
 
     ``change`` may run several times (once per lost compare-and-swap), so it must be pure.
@@ -241,7 +211,7 @@ def update_note(store: Store, commit: pygit2.Oid, change: NoteChange) -> dict[st
     return note
 
 
-def remove_note(store: Store, commit: pygit2.Oid) -> bool:
+def _remove_note(store: Notes, commit: pygit2.Oid) -> bool:
     """Remove the note of ``commit`` by CAS on ``NOTES_REF``; False when there was none."""
 
     def attempt() -> tuple[RefUpdate, bool] | None:
@@ -256,7 +226,7 @@ def remove_note(store: Store, commit: pygit2.Oid) -> bool:
 
 
 def _swap(
-    store: Store, commit: pygit2.Oid, verb: str, attempt: Callable[[], tuple[RefUpdate, T] | None]
+    store: Notes, commit: pygit2.Oid, verb: str, attempt: Callable[[], tuple[RefUpdate, T] | None]
 ) -> T | None:
     """Move ``NOTES_REF`` to what ``attempt()`` built, rebuilding after each lost CAS.
 
@@ -306,7 +276,7 @@ def _walk(
             yield annotated, decode(blob.data)
 
 
-def iter_notes(store: Store) -> Iterator[tuple[pygit2.Oid, dict[str, Any]]]:
+def _iter_notes(store: Notes) -> Iterator[tuple[pygit2.Oid, dict[str, Any]]]:
     """Every (annotated commit id, note) on ``NOTES_REF``, in tree order."""
     tip = store.ref_target(NOTES_REF)
     if tip is None:
@@ -314,3 +284,25 @@ def iter_notes(store: Store) -> Iterator[tuple[pygit2.Oid, dict[str, Any]]]:
     with git_errors(f"read notes at {NOTES_REF}"):
         tree = store.repo[tip].peel(pygit2.Tree)
         yield from _walk(store.repo, tree, "")
+
+
+class Notes(Objects, Refs):
+    """Proposal status in JSON notes on ``NOTES_REF``: the part of ``Store`` for notes."""
+
+    def read_note(self, commit: pygit2.Oid) -> dict[str, Any] | None:
+        """The JSON note of ``commit`` on ``refs/notes/gitpatch``, or None."""
+        return _read_note(self, commit)
+
+    def update_note(
+        self, commit: pygit2.Oid, change: Callable[[dict[str, Any] | None], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Read-modify-write the note of ``commit`` by CAS; ``change`` may run more than once."""
+        return _update_note(self, commit, change)
+
+    def remove_note(self, commit: pygit2.Oid) -> bool:
+        """Remove the note of ``commit`` by CAS; False when it had none."""
+        return _remove_note(self, commit)
+
+    def iter_notes(self) -> Iterator[tuple[pygit2.Oid, dict[str, Any]]]:
+        """Every (commit id, note) on ``refs/notes/gitpatch``."""
+        return _iter_notes(self)

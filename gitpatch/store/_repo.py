@@ -1,21 +1,26 @@
-"""The one place where pygit2 and OS errors become ``GitpatchError``.
+"""The repository every part of ``Store`` holds: its handle, its git config and attributes, the
+operation around a change, and the one place where pygit2 and OS errors become ``GitpatchError``.
 
 Every store method that touches libgit2 runs inside :func:`git_errors`, so no raw
 ``pygit2.GitError`` (nor a bare ``OSError`` or ``KeyError`` from a lookup) ever leaves the store.
-The mapping is a table in :func:`translate`, tested entry by entry.
+The mapping is a table in :func:`translate`, tested entry by entry. Config reads never raise: an
+unset or unreadable key is a default (None, False, []), since every caller has one; a config
+write announces git's config lock in an owner record first (see ``gitpatch.safety.owners``).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from pathlib import Path
 
 import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, GitpatchError, RepositoryError
+from gitpatch.safety import owners
 from gitpatch.safety.refusals import write_failed
 
-__all__ = ["git_errors", "is_lock_contention", "translate"]
+__all__ = ["Repo", "git_errors", "is_lock_contention", "translate"]
 
 _RETRY_HINT = "Another process moved it first; read the current state again and retry."
 
@@ -88,7 +93,8 @@ def translate(exc: BaseException, action: str) -> GitpatchError:
             details=details,
         )
     if isinstance(exc, pygit2.GitError | ValueError):
-        return RepositoryError(f"{action}: {text}", details=details)
+        unexplained = isinstance(exc, pygit2.GitError)
+        return RepositoryError(f"{action}: {text}", details=details, unexplained=unexplained)
     if isinstance(exc, OSError):
         return RepositoryError(
             f"{action}: operating system error ({text})",
@@ -98,7 +104,7 @@ def translate(exc: BaseException, action: str) -> GitpatchError:
     return RepositoryError(f"{action}: unexpected {type(exc).__name__}: {text}", details=details)
 
 
-@contextmanager
+@contextlib.contextmanager
 def git_errors(action: str) -> Iterator[None]:
     """Run a block of libgit2 calls; re-raise their errors as ``GitpatchError`` (``from exc``).
 
@@ -110,3 +116,75 @@ def git_errors(action: str) -> Iterator[None]:
         raise
     except (pygit2.GitError, OSError, KeyError, ValueError) as exc:
         raise translate(exc, action) from exc
+
+
+class Repo:
+    """One pygit2 repository and what every part of ``Store`` asks of it as a whole."""
+
+    repo: pygit2.Repository
+    _durable: bool
+
+    @property
+    def git_dir(self) -> Path:
+        """The git directory (a linked worktree's own one, under the common ``worktrees/``)."""
+        return Path(self.repo.path)
+
+    @property
+    def is_bare(self) -> bool:
+        """True when the repository has no working tree."""
+        return bool(self.repo.is_bare)
+
+    @property
+    def workdir(self) -> str | None:
+        """The working tree's root (with a trailing slash), None for a bare repository."""
+        return None if self.repo.is_bare else self.repo.workdir
+
+    def durable(self) -> bool:
+        """Whether git config (``core.fsync`` and friends) asks to fsync objects, refs or the
+        index; read once, when the Store is made (see ``gitpatch.safety.durability``)."""
+        return self._durable
+
+    def is_ignored(self, path: str) -> bool:
+        """Whether git's ignore rules match ``path`` (tracked or not: callers check that)."""
+        try:
+            return bool(self.repo.path_is_ignored(path))
+        except pygit2.GitError:
+            return False
+
+    def config_handle(self) -> pygit2.Config:
+        """The repository's git config as one object to keep: libgit2 re-reads its files when
+        they change (making one per lookup costs ~0.3 ms, which per-path callers avoid)."""
+        return self.repo.config
+
+    def attribute(self, path: str, name: str) -> str | bool | None:
+        """Git attribute ``name`` of ``path`` as libgit2 reads the attribute files."""
+        value: str | bool | None = self.repo.get_attr(path, name)
+        return value
+
+    def config_get(self, key: str) -> str | None:
+        """The git config value of ``key``, None when unset or unreadable."""
+        with contextlib.suppress(KeyError, pygit2.GitError):
+            if key in self.repo.config:
+                return str(self.repo.config[key])
+        return None
+
+    def config_bool(self, key: str) -> bool:
+        """The git config boolean ``key``; False when unset or not a boolean."""
+        with contextlib.suppress(KeyError, pygit2.GitError, ValueError):
+            if key in self.repo.config:
+                return bool(self.repo.config.get_bool(key))
+        return False
+
+    def config_values(self, key: str) -> list[str]:
+        """Every value of the multi-valued git config ``key`` (empty when unset)."""
+        with contextlib.suppress(KeyError, pygit2.GitError):
+            return [str(v) for v in self.repo.config.get_multivar(key)]
+        return []
+
+    def config_set(self, key: str, value: str) -> bool:
+        """Set ``key`` in the repository's config; False when the config cannot be written."""
+        lock = [str(owners.config_lock(self.repo.path))]
+        with owners.holding(self.repo.path, lock), contextlib.suppress(pygit2.GitError, OSError):
+            self.repo.config[key] = value
+            return True
+        return False
