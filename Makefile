@@ -6,6 +6,9 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install test test-fast lint bench demo clean format docs screenshot
 
+# test workers: two per core (see test-fast)
+JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
@@ -14,13 +17,14 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# the whole suite, slow tests included, in parallel workers (work stealing: the longest tests
+# do not hold the end); the tests wait on fsync and on git processes much of the time
 test: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) --dist worksteal
 
 # the edit-test loop: everything but the tests marked slow (kill, load, browser, and those that
 # start servers, console scripts or hooks in processes of their own), two workers per core:
 # the tests wait on fsync and on git processes about a third of the time
-JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" -n $(JOBS)
 
