@@ -160,7 +160,9 @@ def _checkpointed(bench: Any, review: Any, where: Path) -> None:
     """A command's change in the session's worktree (a counter in ``CHECKPOINTED``),
     checkpointed and approved."""
     path = where / CHECKPOINTED
-    k = _counter(path.read_text()) + 1 if path.exists() else 0
+    # a kill in the middle of the last write leaves it torn, as a killed command would: start over
+    text = path.read_text() if path.exists() else ""
+    k = _counter(text) + 1 if text.count("\n") == 2 else 0
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"{CHECKPOINTED}\nn: {k}\n")
     made = bench.checkpoint("counter")

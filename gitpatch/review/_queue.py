@@ -52,7 +52,7 @@ from gitpatch.review import _lifecycle as lifecycle
 from gitpatch.review import _series as series
 from gitpatch.review import _worktrees as worktrees
 from gitpatch.review._lookup import find
-from gitpatch.safety.atomic import write_atomic
+from gitpatch.safety.atomic import TMP_SUFFIX, write_atomic
 from gitpatch.safety.owners import flocked
 from gitpatch.workspace import NoteChange, Transition, publish, stack
 from gitpatch.workspace.results import Landing, ProposalResult, now_iso
@@ -81,13 +81,21 @@ def turn(ctx: Context, entries: Sequence[str] = ()) -> Iterator[None]:
     patience = max(QUEUE_WAIT, 4 * sum(c.timeout for c in checks.configured(ctx)))
     with flocked(state / "queue.lock", wait=patience):
         record = state / "queue.json"
-        record.unlink(missing_ok=True)  # its holder is gone: what it had not landed stays open
+        _clear_record(state)  # its holder is gone: what it had not landed stays open
         if entries:
             write_atomic(record, json.dumps({"entries": list(entries)}).encode(), durable=False)
         try:
             yield
         finally:
             record.unlink(missing_ok=True)
+
+
+def _clear_record(state: Path) -> None:
+    """Remove the queue's record and the temp files of writes of it that a kill cut short
+    (only the queue's holder writes it, so under the lock every one of them is stale)."""
+    (state / "queue.json").unlink(missing_ok=True)
+    for torn in state.glob(f".queue.json.*{TMP_SUFFIX}"):
+        torn.unlink(missing_ok=True)
 
 
 def recover(ctx: Context) -> bool:
@@ -103,7 +111,7 @@ def recover(ctx: Context) -> bool:
         try:
             with flocked(lock, wait=0):  # free: taking it and letting go removes the file
                 if lock.name == "queue.lock":
-                    (state / "queue.json").unlink(missing_ok=True)
+                    _clear_record(state)
         except ConcurrentUpdate:
             continue  # held by a live queue or check: not ours to clear
     return True
