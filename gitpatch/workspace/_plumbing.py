@@ -85,7 +85,10 @@ class Plumbing:
 
     def normalize_proposal(self, proposal: Proposal) -> Proposal:
         """``proposal`` with its paths repository-relative (absolute paths below the working
-        tree accepted, symlinked roots followed); unsafe paths are refused."""
+        tree accepted, symlinked roots followed); unsafe paths are refused. A proposal
+        normalised already (``Proposal.normalized``) is returned as it is."""
+        if proposal.normalized:
+            return proposal
         moved = through_root_all(proposal, self._root(), self.aliases)
         return normalize_proposal(moved, self._root())
 

@@ -73,6 +73,27 @@ def test_one_mcp_edit_looks_for_other_sessions_work_once(
     assert result.structured_content["notices"] == [flag]
 
 
+def test_one_mcp_edit_normalises_its_path_at_the_tool_and_at_the_workspace_only(
+    repo: Path, counted: Callable[[Any, str], list[int]]
+) -> None:
+    """The tool resolves the path (policy needs its name before parsing), the Workspace's
+    edge normalises the proposal, and the engine trusts that (``Proposal.normalized``)."""
+    from gitpatch.core import paths
+    from gitpatch.tools.storage import base
+
+    tool, edge = counted(base, "normalize"), counted(paths, "normalize")
+
+    async def call() -> Any:
+        async with Client(build_server(workspace_tools(str(repo), "auto", "me"))) as client:
+            block = "<<<<<<< SEARCH\na1\n=======\nA1\n>>>>>>> REPLACE\n"
+            return await client.call_tool("patch", {"path": "a.txt", "edits": block})
+
+    result = anyio.run(call)
+    assert not result.is_error
+    assert (tool, edge) == ([1], [1])
+    assert git(repo, "show", "HEAD:a.txt") == "A1\na2\n"
+
+
 def test_one_cli_approval_looks_its_id_up_once_and_builds_no_diff(
     repo: Path, counted: Callable[[Any, str], list[int]]
 ) -> None:
