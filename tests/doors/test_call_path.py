@@ -94,6 +94,31 @@ def test_one_mcp_edit_normalises_its_path_at_the_tool_and_at_the_workspace_only(
     assert git(repo, "show", "HEAD:a.txt") == "A1\na2\n"
 
 
+def test_one_result_type_from_the_tool_to_the_door_and_errors_converted_once(
+    repo: Path, counted: Callable[[Any, str], list[int]]
+) -> None:
+    """The edit handlers hand the tool's own ``ToolResult`` to the door (a door's own
+    ``Reply`` is one too); a refused edit becomes a result once, in the tool layer."""
+    from gitpatch.tools import ToolResult, _base
+    from gitpatch.tools.definitions import PatchArgs
+
+    toolset = workspace_tools(str(repo), "auto", "me")
+    block = "<<<<<<< SEARCH\nnot there\n=======\nX\n>>>>>>> REPLACE\n"
+    converted = counted(_base, "error_result")
+    refused = toolset.handlers["patch"](PatchArgs(path="a.txt", edits=block))
+    assert type(refused) is ToolResult and refused.code == "match_not_found"
+    assert converted == [1]
+
+    async def call() -> Any:
+        async with Client(build_server(toolset)) as client:
+            return await client.call_tool("patch", {"path": "a.txt", "edits": block})
+
+    result = anyio.run(call)
+    assert result.is_error and converted == [1, 1]
+    assert result.content[0].text == f"match_not_found: {refused.text}"
+    assert git(repo, "show", "HEAD:a.txt") == "a1\na2\n"
+
+
 def test_one_cli_approval_looks_its_id_up_once_and_builds_no_diff(
     repo: Path, counted: Callable[[Any, str], list[int]]
 ) -> None:

@@ -44,6 +44,8 @@ from gitpatch.tools import definitions as tooldefs
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
+    from gitpatch.tools import ToolResult
+
 __all__ = [
     "OUTPUTS",
     "Reply",
@@ -205,11 +207,14 @@ def _refusal(
 
 
 def _to_result(
-    tool: str, outcome: Reply | GitpatchError, outputs: Mapping[str, type[BaseModel]] | None = None
+    tool: str,
+    outcome: ToolResult | GitpatchError,
+    outputs: Mapping[str, type[BaseModel]] | None = None,
 ) -> CallToolResult:
-    """A reply or a gitpatch error as an MCP tool result (or a JSON-RPC error)."""
+    """A tool's result (or a gitpatch error the door met) as an MCP tool result (or a
+    JSON-RPC error): the one place results take this door's shape."""
     if isinstance(outcome, GitpatchError):
-        outcome = Reply(False, outcome.message, outcome.code, hint=outcome.hint)
+        outcome = Reply.refusal(outcome)
     if not outcome.ok:
         # the library's Python words as this door's tools and commands (gitpatch.doors.terms);
         # never on a success, whose text may be a file's content
