@@ -89,8 +89,10 @@ class Plumbing:
         normalised already (``Proposal.normalized``) is returned as it is."""
         if proposal.normalized:
             return proposal
-        moved = through_root_all(proposal, self._root(), self.aliases)
-        return normalize_proposal(moved, self._root())
+        root = self._root()
+        if any(p.startswith("/") for p in proposal.paths):  # only absolute paths go through
+            proposal = through_root_all(proposal, root, self.aliases)
+        return normalize_proposal(proposal, root)
 
     def normalize(self, path: str) -> str:
         """One path as ``normalize_proposal`` makes it."""

@@ -99,12 +99,13 @@ def test_one_result_type_from_the_tool_to_the_door_and_errors_converted_once(
 ) -> None:
     """The edit handlers hand the tool's own ``ToolResult`` to the door (a door's own
     ``Reply`` is one too); a refused edit becomes a result once, in the tool layer."""
-    from gitpatch.tools import ToolResult, _base
+    from gitpatch.errors import GitpatchError
+    from gitpatch.tools import ToolResult
     from gitpatch.tools.definitions import PatchArgs
 
     toolset = workspace_tools(str(repo), "auto", "me")
     block = "<<<<<<< SEARCH\nnot there\n=======\nX\n>>>>>>> REPLACE\n"
-    converted = counted(_base, "error_result")
+    converted = counted(GitpatchError, "to_dict")  # what the tools' one conversion calls
     refused = toolset.handlers["patch"](PatchArgs(path="a.txt", edits=block))
     assert type(refused) is ToolResult and refused.code == "match_not_found"
     assert converted == [1]
