@@ -2,7 +2,8 @@
 
 The porcelain ``Workspace`` offers the verbs a person or an agent uses (read, propose, show,
 approve ...); the steps under them that a storage composes into its own calls live here:
-holding the Workspace's calls off (``exclusive``), reading head and disk together
+one call with its recovery (``call``), holding the Workspace's calls off (``exclusive``),
+reading head and disk together
 (``consistent_view``, ``view``, ``read_in``), checking and normalizing paths as ``propose``
 does. A ``Plumbing`` shares its Workspace's context and call lock, so a storage's steps and
 the Workspace's own calls run one at a time.
@@ -11,7 +12,7 @@ the Workspace's own calls run one at a time.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pygit2
 
@@ -42,6 +43,7 @@ class Plumbing:
         #: Folders whose absolute paths name the same files as the working tree's (a
         #: review-mode session's own worktree, where its agent runs).
         self.aliases = aliases
+        self._depth = 0  # calls (``call``) this thread is inside of, while it holds the lock
 
     @property
     def store(self) -> Store:
@@ -52,6 +54,23 @@ class Plumbing:
     def worktree(self) -> WorkingTree | None:
         """The working tree this Workspace lands on (None: a bare view)."""
         return self.context.worktree
+
+    @contextlib.contextmanager
+    def call(self) -> Iterator[None]:
+        """One call: the Workspace's calls held off, inside the store's operation, starting by
+        finishing whatever a killed process left half done (refs, then the working tree's
+        land), once however many verbs run inside it (a door's whole tool call, or a verb
+        that calls another)."""
+        with self._calls, self.store.operation():
+            if self._depth == 0:
+                self.store.recover()
+                if self.worktree is not None:
+                    self.worktree.recover()
+            self._depth += 1  # under the call lock: only its holder counts
+            try:
+                yield
+            finally:
+                self._depth -= 1
 
     def exclusive(self) -> contextlib.AbstractContextManager[object]:
         """Hold the Workspace's calls off while the caller runs several steps as one (its

@@ -120,6 +120,32 @@ def test_one_result_type_from_the_tool_to_the_door_and_errors_converted_once(
     assert git(repo, "show", "HEAD:a.txt") == "a1\na2\n"
 
 
+def test_one_mcp_edit_validates_its_arguments_once_and_recovers_once(
+    repo: Path, counted: Callable[[Any, str], list[int]]
+) -> None:
+    """The door validates the arguments once (its middleware; the handler takes that model),
+    and recovery from a killed process runs once per call, not once per Workspace verb the
+    door runs (notices, replay check, propose, overlaps)."""
+    from gitpatch.store import Store
+    from gitpatch.tools.definitions import PatchArgs
+
+    recovered, validated = counted(Store, "recover"), counted(PatchArgs, "model_validate")
+
+    async def call() -> Any:
+        async with Client(build_server(workspace_tools(str(repo), "auto", "me"))) as client:
+            block = "<<<<<<< SEARCH\na1\n=======\nA1\n>>>>>>> REPLACE\n"
+            first = await client.call_tool("patch", {"path": "a.txt", "edits": block})
+            recovered.clear()
+            validated.clear()
+            block = "<<<<<<< SEARCH\na2\n=======\nA2\n>>>>>>> REPLACE\n"
+            return first, await client.call_tool("patch", {"path": "a.txt", "edits": block})
+
+    first, second = anyio.run(call)
+    assert not first.is_error and not second.is_error
+    assert (recovered, validated) == ([1], [1])
+    assert git(repo, "show", "HEAD:a.txt") == "A1\nA2\n"
+
+
 def test_one_cli_approval_looks_its_id_up_once_and_builds_no_diff(
     repo: Path, counted: Callable[[Any, str], list[int]]
 ) -> None:

@@ -290,7 +290,14 @@ def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
     also across restarts (``Workspace.notices`` / ``new_overlaps``)."""
 
     def run(args: BaseModel) -> ToolResult:
-        lines = repo.workspace().notices()
+        ws = repo.workspace()
+        if name == "run_command":  # minutes long: the Workspace's calls are not held off
+            return told(ws, args)
+        with ws.plumbing.call():  # one call: recovery runs once, not once per verb
+            return told(ws, args)
+
+    def told(ws: Workspace, args: BaseModel) -> ToolResult:
+        lines = ws.notices()
         try:
             reply = handler(args)
         except GitpatchError as exc:
@@ -298,7 +305,7 @@ def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
         # looked for once, after the call: an edit's own files are flagged at once, at the end
         touched = _touched(reply) if reply.ok and name in _EDITS else set()
         after: list[str] = []
-        for flag in repo.workspace().new_overlaps():
+        for flag in ws.new_overlaps():
             caused = any(f" {path} " in flag for path in touched)  # the clash names its file
             (after if caused else lines).append(f"{flag}.")
         if not lines and not after:
