@@ -18,8 +18,8 @@ The review proposal against the raw pygit2 floor, auto-apply against git's comma
 growth from 500 to 20,000 files are ``bench_speed``'s rows. Options: ``--files N``, ``--runs N``,
 ``--starts N``, ``--mb M`` (0 skips the big file), ``--dir PATH``; ``--against REV`` prints
 only the MCP layer's row, for the package at ``REV`` and for this tree A/B in one run (each
-side's server and the echo server alternating call by call, its in-process edits in child
-processes alternating A B B A, every side on clones of its own). Child interpreters run
+side's server, its in-process edits in a child process and the echo server alternating call
+by call, every side on clones of its own). Child interpreters run
 with a bytecode cache, as an installed package has (``_common.bytecode_env``).
 """
 
@@ -89,16 +89,16 @@ def _in_process(repo: Path, runs: int) -> float:
     return statistics.median(_edits_here(twin, runs))
 
 
-def _edits_here(repo: Path, runs: int, first: int = 0) -> list[float]:
+def _edits_here(repo: Path, runs: int) -> list[float]:
     """Ms of each of ``runs`` edits in process after three warm-up ones (``Workspace.patch``)."""
     from gitpatch import Workspace
 
     ws = Workspace.open(repo, mode="auto")
     times: list[float] = []
-    for k in range(first, first + runs + 3):
+    for k in range(runs + 3):
         start = time.perf_counter()
         ws.patch(**_edit(k))
-        if k >= first + 3:
+        if k >= 3:
             times.append((time.perf_counter() - start) * 1000)
     return times
 
@@ -246,67 +246,96 @@ def _server_of(src: Path, repo: Path) -> StdioServerParameters:
     )
 
 
-def _edits_in_child(src: Path, repo: Path, runs: int, first: int) -> list[float]:
-    code = (
-        "import json, sys; from pathlib import Path; from bench.bench_calls import _edits_here; "
-        "print(json.dumps(_edits_here(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code, str(repo), str(runs), str(first)],
-        env=_side_env(src),
-        cwd=str(repo.parent),
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    times: list[float] = json.loads(out)
-    return times
+def edit_loop() -> None:
+    """A child's loop: one in-process edit of the repository at ``argv[1]`` per line read
+    (the edit's number), printing the ms it took (``Workspace.patch``, in this process)."""
+    from gitpatch import Workspace
+
+    ws = Workspace.open(Path(sys.argv[1]), mode="auto")
+    for line in sys.stdin:
+        start = time.perf_counter()
+        ws.patch(**_edit(int(line)))
+        print((time.perf_counter() - start) * 1000, flush=True)
 
 
-async def _mcp_ab(
-    sides: dict[str, tuple[Path, Path]], runs: int
-) -> tuple[dict[str, list[float]], list[float]]:
-    """Ms of each side's MCP edit and of the echo call, alternating call by call."""
-    async with contextlib.AsyncExitStack() as stack:
-        clients: dict[str, ClientSession] = {}
-        for name, (src, repo) in {**sides, "echo": (HERE, HERE)}.items():
-            params = _echo_server() if name == "echo" else _server_of(src, repo)
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=sys.stderr))
-            clients[name] = await stack.enter_async_context(ClientSession(read, write))
-            await clients[name].initialize()
-        times: dict[str, list[float]] = {name: [] for name in clients}
-        for k in range(runs + 3):
-            for name, client in clients.items():
-                args = {"text": f"call {k}"} if name == "echo" else _edit(k)
-                took = await _timed(client, "echo" if name == "echo" else "patch", args)
-                if k >= 3:
-                    times[name].append(took)
-        echo = times.pop("echo")
-    return times, echo
+class _InProcess:
+    """A child process editing its clone in process, one edit when asked (``edit_loop``)."""
+
+    def __init__(self, src: Path, repo: Path) -> None:
+        code = "from bench.bench_calls import edit_loop; edit_loop()"
+        self.child = subprocess.Popen(
+            [sys.executable, "-c", code, str(repo)],
+            env=_side_env(src),
+            cwd=str(repo.parent),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def edit(self, k: int) -> float:
+        assert self.child.stdin is not None and self.child.stdout is not None
+        self.child.stdin.write(f"{k}\n")
+        self.child.stdin.flush()
+        return float(self.child.stdout.readline())
+
+    def close(self) -> None:
+        assert self.child.stdin is not None
+        self.child.stdin.close()
+        assert self.child.wait() == 0
+
+
+async def _ab(
+    sides: dict[str, tuple[Path, Path, Path]], runs: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]], list[float]]:
+    """Ms of each side's MCP edit, of its in-process edit and of the echo call, all
+    alternating call by call (so the machine's load hits each alike)."""
+    here = {name: _InProcess(src, twin) for name, (src, _repo, twin) in sides.items()}
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            clients: dict[str, ClientSession] = {}
+            servers = {name: _server_of(src, repo) for name, (src, repo, _twin) in sides.items()}
+            for name, params in {**servers, "echo": _echo_server()}.items():
+                read, write = await stack.enter_async_context(
+                    stdio_client(params, errlog=sys.stderr)
+                )
+                clients[name] = await stack.enter_async_context(ClientSession(read, write))
+                await clients[name].initialize()
+            mcp: dict[str, list[float]] = {name: [] for name in clients}
+            inproc: dict[str, list[float]] = {name: [] for name in sides}
+            for k in range(runs + 3):
+                for name, client in clients.items():
+                    args = {"text": f"call {k}"} if name == "echo" else _edit(k)
+                    took = await _timed(client, "echo" if name == "echo" else "patch", args)
+                    if k >= 3:
+                        mcp[name].append(took)
+                for name, child in here.items():
+                    took = child.edit(k)
+                    if k >= 3:
+                        inproc[name].append(took)
+            echo = mcp.pop("echo")
+    finally:
+        for child in here.values():
+            child.close()
+    return mcp, inproc, echo
 
 
 def _layer_ab(root: Path, repo: Path, sources: dict[str, Path], runs: int) -> None:
-    """The MCP layer's own cost of each source tree, in one run: each side's MCP edit (the
-    sides and the echo call alternating call by call) minus its in-process edit (children
-    alternating A B B A, on clones of their own), against the echo call."""
-    clones: dict[str, dict[str, Path]] = {}
-    for name in sources:
-        clones[name] = {}
+    """The MCP layer's own cost of each source tree, in one run: each side's MCP edit minus
+    its in-process edit (a child process on a clone of its own), against the echo call; the
+    sides' servers, their in-process children and the echo server alternate call by call."""
+    sides: dict[str, tuple[Path, Path, Path]] = {}
+    for name, src in sources.items():
+        clones = []
         for use in ("mcp", "inproc"):
             clone = root / f"{name.split()[0]}-{use}"
             git(root, "clone", "-q", str(repo), str(clone))
-            clones[name][use] = clone
+            clones.append(clone)
+        sides[name] = (src, clones[0], clones[1])
     time.sleep(1.1)  # then a refresh: no index entry is racily clean (as old as its file)
-    for by_use in clones.values():
-        for clone in by_use.values():
+    for _src, *clones in sides.values():
+        for clone in clones:
             git(clone, "status", "--porcelain")
-    inproc: dict[str, list[float]] = {name: [] for name in sources}
-    part = runs // 2 + 1
-    for turn, name in enumerate([*sources, *reversed(sources)]):
-        done = (part + 3) * (turn // len(sources))  # edits the clone took already (rev N)
-        inproc[name] += _edits_in_child(sources[name], clones[name]["inproc"], part, done)
-    sides = {name: (src, clones[name]["mcp"]) for name, src in sources.items()}
-    mcp, echo = anyio.run(_mcp_ab, sides, runs)
+    mcp, inproc, echo = anyio.run(_ab, sides, runs)
     anchor = statistics.median(echo)
     layers: dict[str, float] = {}
     for name in sources:
@@ -318,7 +347,17 @@ def _layer_ab(root: Path, repo: Path, sources: dict[str, Path], runs: int) -> No
             f"(target <= {TARGETS['layer']})"
         )
     first, second = layers.values()
-    print(f"{'layer, second / first':<34} x{second / first:.2f}")
+    print(f"{'layer, second - first':<34} {second - first:+.2f} ms")
+    # each call's layer beside the same round's in-process edit: paired in time, so a load
+    # that comes and goes moves both terms of a difference alike
+    paired = {
+        name: [m - i for m, i in zip(mcp[name], inproc[name], strict=True)] for name in sources
+    }
+    one, two = (statistics.median(v) for v in paired.values())
+    print(
+        f"{'paired (median of MCP_k - here_k)':<34} {one:7.2f} ms, {two:7.2f} ms  "
+        f"x{one / anchor:5.2f}, x{two / anchor:5.2f} echo"
+    )
 
 
 def _row(name: str, ours: float, anchor: float, unit: str, target: float, what: str) -> bool:
