@@ -3,10 +3,9 @@
 The porcelain ``Workspace`` offers the verbs a person or an agent uses (read, propose, show,
 approve ...); the steps under them that a storage composes into its own calls live here:
 one call with its recovery (``call``), holding the Workspace's calls off (``exclusive``),
-reading head and disk together
-(``consistent_view``, ``view``, ``read_in``), checking and normalizing paths as ``propose``
-does. A ``Plumbing`` shares its Workspace's context and call lock, so a storage's steps and
-the Workspace's own calls run one at a time.
+reading head and disk together (``consistent_view``, ``view``, ``read_in``), checking and
+normalizing paths as ``propose`` does. A ``Plumbing`` shares its Workspace's context and
+call lock, so a storage's steps and the Workspace's own calls run one at a time.
 """
 
 from __future__ import annotations
