@@ -242,6 +242,29 @@ def test_reading_lock_is_shared_and_released(setup) -> None:  # type: ignore[no-
     assert (path / "a.txt").read_text() == "A\n"
 
 
+def test_a_lost_race_puts_back_and_keeps_a_save_made_meanwhile(setup) -> None:  # type: ignore[no-untyped-def]
+    """Files go before the branch: a person who saves the landed file before the land learns
+    that its compare-and-swap was lost keeps their line; only the change is taken back out."""
+    path, repo, wt, _base = setup
+    base = commit_files(path, {"a.txt": "one\ntwo\nthree\nfour\nfive\n"})
+    new = build_commit(repo, base, {"a.txt": "ONE\ntwo\nthree\nfour\nfive\n"})
+    index_before = (path / ".git/index").read_bytes()
+
+    def save_then_lose() -> None:
+        assert (path / "a.txt").read_text().startswith("ONE\n")  # written ahead
+        with open(path / "a.txt", "a") as fh:
+            fh.write("six\n")
+        raise ConcurrentUpdate("lost the race")
+
+    with pytest.raises(ConcurrentUpdate):
+        wt.land(base, new, ["a.txt"], save_then_lose, ref="refs/heads/main")
+    assert (path / "a.txt").read_text() == "one\ntwo\nthree\nfour\nfive\nsix\n"
+    assert (path / ".git/index").read_bytes() == index_before
+    assert git(path, "rev-parse", "HEAD").strip() == base
+    assert status_porcelain(path).strip() == "M a.txt"
+    assert not wt.journal_path.exists()
+
+
 def test_a_write_failure_before_the_branch_moves_puts_back_and_changes_nothing(setup) -> None:  # type: ignore[no-untyped-def]
     """Files and index go first: a file that cannot be written (a directory still holding an
     untracked file where a file goes) refuses the land after ``dir/b.txt`` was deleted; that
