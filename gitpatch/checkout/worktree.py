@@ -144,6 +144,7 @@ class WorkingTree:
         notes: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any]]] | None = None,
         preflight: Callable[[], object] = lambda: None,
         carry: tuple[str, str, str] | None = None,
+        unmoved: Callable[[], bool] = lambda: True,
     ) -> None:
         """Bring ``paths`` on disk and in the index to ``new``, then move a branch with
         ``move_ref()`` (the CAS), in git's own order: files, the index (renamed into place
@@ -160,6 +161,8 @@ class WorkingTree:
         with the ref, mended by recovery if a kill separated them from it. ``carry`` (trees:
         disk before, disk after, index after) lands onto a person's uncommitted work: the
         paths go from the first to the second on disk and their index entries to the third.
+        ``unmoved()``, asked under the locks before anything is written, says the refs
+        ``move_ref`` swaps are still where it expects them (else ``ConcurrentUpdate``).
         """
         kept = tuple(
             (c, json.dumps(before, sort_keys=True), json.dumps(after, sort_keys=True))
@@ -167,12 +170,22 @@ class WorkingTree:
         )
         journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept, Owner.me().tag(), carry)
         with self._land_lock(), held_index(self.gitdir) as held:
-            # index.lock from here until the index is written: a person's git command runs
-            # wholly before or after this land, never between the branch move and the index
+            # index.lock from here until the branch moved: a person's git command runs
+            # wholly before or after this land, never between the index and the branch
             self._recover_locked(held)
             if ref.startswith("refs/heads/") and self.store.head_branch() != ref:
                 raise ConcurrentUpdate(
                     f"{ref} is no longer checked out here (a git checkout ran meanwhile)",
+                    hint="Retry the call.",
+                    details={"ref": ref},
+                    reason="changed",
+                )
+            if not unmoved():
+                # a commit of the person's moved the branch since the change was built: refuse
+                # before writing ahead, not after, since a plain `git commit` may read the
+                # index written ahead without the lock and commit it once a put back let go
+                raise ConcurrentUpdate(
+                    f"{ref or 'HEAD'} moved while the change was prepared",
                     hint="Retry the call.",
                     details={"ref": ref},
                     reason="changed",

@@ -110,6 +110,7 @@ def publish(ctx: Context, step: Transition) -> None:
         notes={str(c): (before[c], note) for c, note in written.items()},
         preflight=lambda: checkout.preflight(store, worktree, branch, new, paths),
         carry=plan,
+        unmoved=lambda: all(store.ref_target(ref) == was for ref, _new, was in step.refs),
     )
 
 
