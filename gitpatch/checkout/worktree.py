@@ -180,10 +180,8 @@ class WorkingTree:
                     details={"ref": ref},
                     reason="changed",
                 )
-            if not unmoved():
-                # a commit of the person's moved the branch since the change was built: refuse
-                # before writing ahead, not after, since a plain `git commit` may read the
-                # index written ahead without the lock and commit it once a put back let go
+            if not unmoved():  # refused before writing ahead: a plain `git commit` reads
+                # the index without the lock, and could commit one written ahead and put back
                 raise ConcurrentUpdate(
                     f"{ref or 'HEAD'} moved while the change was prepared",
                     hint="Retry the call.",
