@@ -35,7 +35,7 @@ NO_INDEXES = ("-c", "gc.writeCommitGraph=false", "-c", "repack.writeBitmaps=fals
 #: A space's disk use is measured again after this many changes (and after every packing);
 #: in between it grows by what each change writes. A measure walks every file of the
 #: repository (its loose objects: about three per change until the next packing), which at
-#: 32 was about 2% of a busy server's CPU.
+#: 32 was about 3% of a busy server's CPU.
 REMEASURE_EVERY = 128
 
 
