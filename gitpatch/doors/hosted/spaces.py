@@ -454,8 +454,13 @@ class SpaceStorage:
                 hint="Delete or shrink resources in this space first, or ask for a larger limit.",
                 details={"used": used, "change": delta, "limit": settings.max_space_bytes},
             )
-        # each path the changeset touches: its old bytes go, its new bytes (if any) come
-        return written, used - sum(before.values()) + written
+        # each path the changeset touches: its old bytes go, its new bytes (if any) come; a
+        # move with no content keeps its source's bytes
+        after = sum(
+            before[c.source] if c.content is None and c.source else len(c.content or b"")
+            for c in changes
+        )
+        return written, used - sum(before.values()) + after
 
     @staticmethod
     def _blob_size(store: Store | None, commit: pygit2.Oid | None, path: str) -> int:

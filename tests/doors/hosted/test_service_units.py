@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gitpatch.core.model import DeleteFile, Proposal, WriteFile
+from gitpatch.core.model import DeleteFile, Proposal, UpdateFile, WriteFile
 from gitpatch.doors.hosted import (
     Credential,
     CredentialFile,
@@ -272,7 +272,8 @@ def test_the_space_limit_counts_exactly_across_creates_updates_and_deletes(
     _write(spaces, "users/ada", "a.txt", b"a" * 10)
     space = spaces.get("users/ada")
     space.storage.apply(Proposal((DeleteFile("b.txt"),), "patch_resource"))
-    assert _write(spaces, "users/ada", "c.txt", b"c" * 90, create=True).version == 5  # 100
+    space.storage.apply(Proposal((UpdateFile("a.txt", move_to="e.txt"),), "patch_resource"))
+    assert _write(spaces, "users/ada", "c.txt", b"c" * 90, create=True).version == 6  # 100
     head = space.head()
     for storage in (space.storage, Spaces(tmp_path).get("users/ada").storage):  # and afresh
         with pytest.raises(GitpatchError) as refused:
