@@ -23,8 +23,14 @@ attributes, as a fresh checkout of its commit would (``under``): git runs in a s
 tree holding only the commit's attribute files, so it reads those instead of the ones on disk.
 
 Paths without any of those settings never start a process: the cost stays on the repositories
-that use conversions. A conversion git refuses (a ``required`` filter that fails,
-``core.safecrlf``) is ``filter_failed``, and nothing is written.
+that use conversions. Most repositories have no attribute file at all, and libgit2's first
+attribute question loads the whole index (0.4 s at 100,000 files, the first call's cost): when
+no file git or libgit2 reads attributes from exists for a path (``.gitattributes`` on disk in
+its folders or named in the index, ``info/attributes``, ``core.attributesFile`` or the global
+``$XDG_CONFIG_HOME/git/attributes``, the system ``gitattributes``), its attributes are known
+empty without asking (``_attributes_absent``); otherwise libgit2 answers as before. A
+conversion git refuses (a ``required`` filter that fails, ``core.safecrlf``) is
+``filter_failed``, and nothing is written.
 """
 
 from __future__ import annotations
@@ -37,8 +43,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pygit2
+from pygit2.enums import ConfigLevel
 
-from gitpatch.checkout import gitbin
+from gitpatch.checkout import gitbin, preflight
 from gitpatch.core.text import is_utf8_text
 from gitpatch.errors import FilterFailed, GitpatchError, NotATextResource
 from gitpatch.store import Store, git_errors
@@ -62,6 +69,8 @@ class Filters:
         self._config = store.config_handle()
         self._known: dict[str, tuple[tuple[object, ...], bool]] = {}
         self._keeps: dict[str, tuple[tuple[object, ...], bool]] = {}
+        self._common = str(preflight.common_dir(store.git_dir))
+        self._elsewhere: tuple[tuple[object, ...], bool] | None = None
 
     @contextlib.contextmanager
     def under(self, attributes: Mapping[str, bytes]) -> Iterator[Filters]:
@@ -98,7 +107,9 @@ class Filters:
     def _stamp(self, path: str) -> tuple[object, ...]:
         parts = path.split("/")[:-1]
         sources = [os.path.join(self._gitdir, "info", "attributes")]
+        sources += [os.path.join(self._common, "info", "attributes")]
         sources += [os.path.join(self._gitdir, "index"), os.path.join(self._gitdir, "config")]
+        sources += _outside_files(self._attributes_file())
         sources += [
             os.path.join(self._root, *parts[:depth], ".gitattributes")
             for depth in range(len(parts) + 1)
@@ -114,6 +125,8 @@ class Filters:
             autocrlf = ""
         if autocrlf in ("true", "input", "1", "yes", "on"):
             return True
+        if self._attributes_absent(path):
+            return False
         try:
             with git_errors(f"read the attributes of {path}"):
                 return any(
@@ -163,6 +176,8 @@ class Filters:
 
     def encoding(self, path: str) -> str | None:
         """The ``working-tree-encoding`` of ``path`` (the disk's encoding), None without one."""
+        if not self._scratch and self._attributes_absent(path):
+            return None
         try:
             with git_errors(f"read the attributes of {path}"):
                 value = self._store.attribute(path, "working-tree-encoding")
@@ -184,6 +199,78 @@ class Filters:
             "store it as UTF-8. Nothing was changed.",
             details={"path": path, "encoding": encoding, "attribute": "working-tree-encoding"},
         )
+
+    def _attributes_absent(self, path: str) -> bool:
+        """True when no file git or libgit2 reads attributes of ``path`` from exists, so it
+        has none (module doc); False when one may (libgit2 is asked then)."""
+        parts = path.split("/")[:-1]
+        for depth in range(len(parts) + 1):
+            if os.path.lexists(os.path.join(self._root, *parts[:depth], ATTRIBUTES_FILE)):
+                return False
+        return self._none_elsewhere()
+
+    def _none_elsewhere(self) -> bool:
+        """No attribute file outside the working tree's folders, and none in the index
+        (remembered until one of those files, the index or the config changes)."""
+        named = self._attributes_file()
+        index = os.path.join(self._gitdir, "index")
+        outside = [
+            os.path.join(self._gitdir, "info", "attributes"),
+            os.path.join(self._common, "info", "attributes"),
+            *_outside_files(named),
+        ]
+        stamp = tuple(_stat(f) for f in [index, os.path.join(self._gitdir, "config"), *outside])
+        if self._elsewhere is not None and self._elsewhere[0] == stamp:
+            return self._elsewhere[1]
+        answer = not any(os.path.lexists(f) for f in outside) and not self._index_may_name()
+        self._elsewhere = (stamp, answer)
+        return answer
+
+    def _index_may_name(self) -> bool:
+        """True unless the index surely names no ``.gitattributes`` (git reads one from the
+        index when the disk has none: a sparse checkout). Only index versions 2 and 3 spell
+        every path whole; a sparse index (its ``sdir`` entries hide their files) or a split
+        one (its shared part searched too) is taken as may."""
+        if self._config_true("index.sparse"):
+            return True
+        found = [os.path.join(self._gitdir, "index")]
+        with contextlib.suppress(OSError):
+            found += [
+                os.path.join(self._gitdir, n)
+                for n in os.listdir(self._gitdir)
+                if n.startswith("sharedindex.")
+            ]
+        for name in found:
+            try:
+                with open(name, "rb") as fh:
+                    data = fh.read()
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return True
+            version = int.from_bytes(data[4:8], "big") if len(data) >= 12 else 0
+            if data[:4] != b"DIRC" or version not in (2, 3):
+                return True
+            if b".gitattributes\0" in data or b"sdir" in data:
+                return True
+        return False
+
+    def _attributes_file(self) -> str | None:
+        """``core.attributesFile`` (``~`` expanded), None when unset."""
+        try:
+            with git_errors("read core.attributesFile"):
+                if "core.attributesFile" not in self._config:
+                    return None
+                return os.path.expanduser(str(self._config["core.attributesFile"]))
+        except GitpatchError:
+            return ""  # unreadable: no shortcut (an empty name exists nowhere, see below)
+
+    def _config_true(self, key: str) -> bool:
+        try:
+            with git_errors(f"read {key}"):
+                return key in self._config and bool(self._config.get_bool(key))
+        except (GitpatchError, ValueError):
+            return True
 
     def _autocrlf(self) -> str:
         with_value = "core.autocrlf" in self._config
@@ -274,6 +361,29 @@ def _text_with_crlf(data: bytes) -> bool:
 
 #: Bytes convert.c counts as printable (deleted to count the others); LF and CR go apart.
 _PRINTABLE = bytes([8, 9, 10, 12, 13, 27, *range(32, 127), *range(128, 256)])
+
+
+def _outside_files(named: str | None) -> list[str]:
+    """The attribute files outside the repository that git or libgit2 read: the system one
+    (``/etc/gitattributes``, and libgit2's system folder), and ``core.attributesFile``
+    (``named``), else the global ``$XDG_CONFIG_HOME/git/attributes`` (``~/.config/git/...``
+    without it, and libgit2's own XDG folder). What cannot be known (an unreadable setting,
+    ``named`` empty) is the root folder ``/``, which always exists: no shortcut then."""
+    files = ["/etc/gitattributes", *_search(ConfigLevel.SYSTEM, "gitattributes")]
+    if named is not None:
+        return [*files, named or os.sep]
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return [*files, os.path.join(xdg, "git", "attributes"), *_search(ConfigLevel.XDG, "attributes")]
+
+
+def _search(level: ConfigLevel, name: str) -> list[str]:
+    """File ``name`` in each of libgit2's folders for config ``level`` (read from the
+    environment when libgit2 started)."""
+    try:
+        found = pygit2.settings.search_path[level]
+    except (KeyError, ValueError, pygit2.GitError):
+        return [os.sep]  # unknown: no shortcut
+    return [os.path.join(d, name) for d in str(found or "").split(os.pathsep) if d]
 
 
 def _stat(path: str) -> tuple[int, int, int] | None:
