@@ -47,6 +47,14 @@ def _index_only(repo: Path) -> None:
     (repo / "sub/.gitattributes").unlink()  # git reads the index's copy (a sparse checkout's)
 
 
+def _sparse(repo: Path) -> None:
+    (repo / "sub/.gitattributes").write_text("*.dat filter=lfs\n*.md text=auto\n")
+    git(repo, "add", "sub/.gitattributes")
+    git(repo, "commit", "-q", "-m", "attributes")
+    git(repo, "sparse-checkout", "set", "--no-cone", "/*.txt")
+    assert not (repo / "sub").exists()
+
+
 def _attributes_file(repo: Path) -> None:
     outside = repo.parent / "attrs"
     outside.write_text("*.txt ident\n")
@@ -69,6 +77,7 @@ SETUPS: dict[str, Callable[[Path], None]] = {
     "macro": _attributes(".gitattributes", "[attr]mytext text eol=lf\n*.c mytext\n"),
     "unset only": _attributes(".gitattributes", "*.txt -text -eol\n"),
     "only in the index": _index_only,
+    "sparse checkout": _sparse,
     "core.attributesFile": _attributes_file,
     "core.attributesFile missing": _missing_attributes_file,
     "autocrlf": lambda r: git(r, "config", "core.autocrlf", "true"),
