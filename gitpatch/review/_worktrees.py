@@ -36,6 +36,7 @@ __all__ = [
     "add",
     "checked_out",
     "common_dir",
+    "drop_half_made",
     "ensure",
     "filling",
     "linked_gitdir",
@@ -166,6 +167,15 @@ def _fill(where: Path) -> None:
             hint="Check the disk has room and git can write there; then retry.",
             details={"path": str(where)},
         ) from exc
+
+
+def drop_half_made(store: Store, name: str) -> None:
+    """Remove session ``name``'s worktree when a killed ``add`` left it half made (it was
+    never handed out: nothing in it is anyone's)."""
+    marker = _marker(store, name)
+    if marker.exists():
+        _discard(store, place(store, name))
+        marker.unlink()
 
 
 def _discard(store: Store, where: Path) -> None:

@@ -178,3 +178,15 @@ def test_ending_a_session_killed_anywhere_finishes_on_the_next_run(
         assert git(repo, "rev-parse", "main").strip() == landed, point
         assert git(repo, "show", "main:new.py") == "NEW = 1\n", point
         assert fsck_problems(repo) == "", point
+
+
+def test_ending_a_session_whose_worktree_was_killed_half_made(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES, branch="main")
+    where = repo / ".git/gitpatch/worktrees/bot"
+    assert _kill(_MAKE, repo, "worktree.added", "auto") == -signal.SIGKILL
+    assert (where / ".git").is_file() and not (where / "a.py").exists()  # half made
+    assert _python(_END, repo) == 0
+    assert not where.exists() and "bot" not in git(repo, "worktree", "list")
+    assert not (repo / ".git/gitpatch/filling/bot").exists()
+    assert git(repo, "branch", "--list", "gitpatch/session/bot") == ""
+    assert fsck_problems(repo) == ""
