@@ -91,14 +91,19 @@ def lazy(ctx: Context) -> bool:
 
 
 def made_meanwhile(ctx: Context) -> Path | None:
-    """A lazy session's worktree when it exists now (made by another process), else None."""
+    """A lazy session's worktree when it exists now (made by another process) with the
+    session branch checked out, else None."""
     if not lazy(ctx):
         return None
     assert ctx.session is not None
     where = worktrees.place(ctx.store, ctx.session)
     if not (where / ".git").is_file() or worktrees.filling(ctx.store, ctx.session):
         return None
-    return where
+    try:
+        shown = (worktrees.linked_gitdir(where) / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return where if shown == f"ref: {ctx.branch}" else None
 
 
 def session_of(ctx: Context) -> str:
