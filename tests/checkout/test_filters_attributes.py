@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from gitpatch.checkout.filters import ATTRIBUTES, Filters
@@ -47,6 +48,13 @@ def _index_only(repo: Path) -> None:
     (repo / "sub/.gitattributes").unlink()  # git reads the index's copy (a sparse checkout's)
 
 
+def _committed_then_deleted(repo: Path) -> None:
+    (repo / "sub/deep/.gitattributes").write_text("*.md text eol=crlf\n")
+    git(repo, "add", "sub/deep/.gitattributes")
+    git(repo, "commit", "-q", "-m", "attributes")  # the index's cache tree is whole again
+    (repo / "sub/deep/.gitattributes").unlink()
+
+
 def _sparse(repo: Path) -> None:
     (repo / "sub/.gitattributes").write_text("*.dat filter=lfs\n*.md text=auto\n")
     git(repo, "add", "sub/.gitattributes")
@@ -77,6 +85,7 @@ SETUPS: dict[str, Callable[[Path], None]] = {
     "macro": _attributes(".gitattributes", "[attr]mytext text eol=lf\n*.c mytext\n"),
     "unset only": _attributes(".gitattributes", "*.txt -text -eol\n"),
     "only in the index": _index_only,
+    "committed, deleted from disk": _committed_then_deleted,
     "sparse checkout": _sparse,
     "core.attributesFile": _attributes_file,
     "core.attributesFile missing": _missing_attributes_file,
@@ -108,9 +117,15 @@ def test_converts_answers_as_git_check_attr(tmp_path: Path, setup: str) -> None:
     assert {p: filters.converts(p) for p in PATHS} == _git_says(repo)
     # the shortcut is taken exactly where nothing could name an attribute
     nothing = setup in ("none", "core.attributesFile missing", "autocrlf")
-    assert all(filters._attributes_absent(p) for p in PATHS) is nothing
+    if setup != "committed, deleted from disk":
+        assert all(filters._attributes_absent(p) for p in PATHS) is nothing
     if setup == "only in the index":
         assert filters._attributes_absent("a.txt") is False  # the index names sub/'s
+    if setup == "committed, deleted from disk":  # found in the tree the index holds
+        assert filters._attributes_absent("a.txt") and filters._attributes_absent("sub/c.dat")
+        assert not filters._attributes_absent("sub/deep/d.md")
+    if setup == "none":  # the index's cache tree answers: no search of the whole index
+        assert isinstance(filters._elsewhere_view(), pygit2.Oid)
 
 
 def test_an_attribute_file_appearing_later_is_seen(tmp_path: Path) -> None:
