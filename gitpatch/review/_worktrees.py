@@ -81,7 +81,10 @@ def _marker(store: Store, name: str) -> Path:
 
 def checked_out(store: Store, ref: str) -> Path | None:
     """The working tree that has ``ref`` checked out, None when none has (a session's own
-    worktree still being made is none)."""
+    worktree still being made is none). git is asked only when a worktree's HEAD file names
+    ``ref``: opening a session that has no worktree yet starts no process."""
+    if not _named_by_a_head(store, ref):
+        return None
     listing = _git(store, ["worktree", "list", "--porcelain"]).decode("utf-8", "replace")
     path: str | None = None
     for line in listing.splitlines():
@@ -93,6 +96,24 @@ def checked_out(store: Store, ref: str) -> Path | None:
                 return None
             return found
     return None
+
+
+def _named_by_a_head(store: Store, ref: str) -> bool:
+    """Whether the HEAD file of the main worktree or of a linked one names ``ref`` (what
+    ``git worktree list`` reads for each); True when one cannot be read."""
+    common = common_dir(store)
+    records = common / "worktrees"
+    heads = [common / "HEAD", *(records.glob("*/HEAD") if records.is_dir() else ())]
+    for head in heads:
+        try:
+            text = head.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True
+        if text == f"ref: {ref}":
+            return True
+    return False
 
 
 def ensure(store: Store, name: str, ref: str) -> Path:
