@@ -46,9 +46,10 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import ConfigLevel
 
-from gitpatch.checkout import gitbin, preflight
+from gitpatch.checkout import gitbin
 from gitpatch.core.text import is_utf8_text
 from gitpatch.errors import FilterFailed, GitpatchError, NotATextResource
+from gitpatch.safety import owners
 from gitpatch.store import Store, git_errors
 
 __all__ = ["ATTRIBUTES", "ATTRIBUTES_FILE", "Filters", "changes_attributes"]
@@ -70,7 +71,7 @@ class Filters:
         self._config = store.config_handle()
         self._known: dict[str, tuple[tuple[object, ...], bool]] = {}
         self._keeps: dict[str, tuple[tuple[object, ...], bool]] = {}
-        self._common = str(preflight.common_dir(store.git_dir))
+        self._common = str(owners.common_dir(str(store.git_dir)))
         self._elsewhere: tuple[tuple[object, ...], bool | pygit2.Oid] | None = None
 
     @contextlib.contextmanager
@@ -437,8 +438,9 @@ def _search(level: ConfigLevel, name: str) -> list[str]:
     """File ``name`` in each of libgit2's folders for config ``level`` (read from the
     environment when libgit2 started)."""
     try:
-        found = pygit2.settings.search_path[level]
-    except (KeyError, ValueError, pygit2.GitError):
+        with git_errors("read libgit2's search path"):
+            found = pygit2.settings.search_path[level]
+    except (GitpatchError, KeyError, ValueError):
         return [os.sep]  # unknown: no shortcut
     return [os.path.join(d, name) for d in str(found or "").split(os.pathsep) if d]
 
