@@ -422,6 +422,8 @@ class Workspace:
                 return checkpoints.around_edit(ctx, attempt)
             except workbench.MadeMeanwhile:
                 self._attach()  # made by another process: land there instead
+                if self.worktree is not None:
+                    self.worktree.recover()
 
     @_serialized
     def preview(self, proposal: Proposal) -> Preview:
