@@ -16,13 +16,17 @@ measured in the same run: `python -m bench.bench_calls` (also part of `make benc
 
 The review proposal against the raw pygit2 floor, auto-apply against git's commands and their
 growth from 500 to 20,000 files are ``bench_speed``'s rows. Options: ``--files N``, ``--runs N``,
-``--starts N``, ``--mb M`` (0 skips the big file), ``--dir PATH``. Child interpreters run
+``--starts N``, ``--mb M`` (0 skips the big file), ``--dir PATH``; ``--against REV`` prints
+only the MCP layer's row, for the package at ``REV`` and for this tree A/B in one run (each
+side's server, its in-process edits in a child process and the echo server alternating call
+by call, every side on clones of its own). Child interpreters run
 with a bytecode cache, as an installed package has (``_common.bytecode_env``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -80,18 +84,23 @@ def _in_process(repo: Path, runs: int) -> float:
     """Median ms of the same edit in process, on a clone of ``repo`` (its own fresh index):
     measured on its own, before the servers start, since calls alternating with a server
     in the same event loop ran several times slower than either alone."""
-    from gitpatch import Workspace
-
     twin = repo.with_name(repo.name + "-in-process")
     git(repo.parent, "clone", "-q", str(repo), str(twin))
-    ws = Workspace.open(twin, mode="auto")
+    return statistics.median(_edits_here(twin, runs))
+
+
+def _edits_here(repo: Path, runs: int) -> list[float]:
+    """Ms of each of ``runs`` edits in process after three warm-up ones (``Workspace.patch``)."""
+    from gitpatch import Workspace
+
+    ws = Workspace.open(repo, mode="auto")
     times: list[float] = []
     for k in range(runs + 3):
         start = time.perf_counter()
         ws.patch(**_edit(k))
         if k >= 3:
             times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+    return times
 
 
 async def _edits(repo: Path, runs: int) -> tuple[float, float]:
@@ -201,6 +210,156 @@ def _big_file(root: Path, mb: int, runs: int) -> dict[str, float]:
     return out
 
 
+# -- A/B: the MCP layer's own cost of two trees in one run ----------------------------------------
+
+
+def _source(rev: str, into: Path) -> Path:
+    """The gitpatch package of ``rev`` (a revision of this repository) unpacked under ``into``,
+    compiled into the children's bytecode cache."""
+    into.mkdir(parents=True)
+    tar = subprocess.run(
+        ["git", "-C", str(HERE.parent), "archive", rev, "gitpatch"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=tar, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(into / "gitpatch")],
+        env=ENV,
+        check=True,
+        capture_output=True,
+    )
+    return into
+
+
+def _side_env(src: Path) -> dict[str, str]:
+    """The children's environment with ``src``'s gitpatch first on the path (then bench/)."""
+    return {**ENV, "PYTHONPATH": os.pathsep.join([str(src), str(HERE.parent)])}
+
+
+def _server_of(src: Path, repo: Path) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "gitpatch", "-C", str(repo), "serve", "--mode", "auto"],
+        env=_side_env(src),
+        cwd=str(repo.parent),  # not a folder holding another gitpatch package
+    )
+
+
+def edit_loop() -> None:
+    """A child's loop: one in-process edit of the repository at ``argv[1]`` per line read
+    (the edit's number), printing the ms it took (``Workspace.patch``, in this process)."""
+    from gitpatch import Workspace
+
+    ws = Workspace.open(Path(sys.argv[1]), mode="auto")
+    for line in sys.stdin:
+        start = time.perf_counter()
+        ws.patch(**_edit(int(line)))
+        print((time.perf_counter() - start) * 1000, flush=True)
+
+
+class _InProcess:
+    """A child process editing its clone in process, one edit when asked (``edit_loop``)."""
+
+    def __init__(self, src: Path, repo: Path) -> None:
+        code = "from bench.bench_calls import edit_loop; edit_loop()"
+        self.child = subprocess.Popen(
+            [sys.executable, "-c", code, str(repo)],
+            env=_side_env(src),
+            cwd=str(repo.parent),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def edit(self, k: int) -> float:
+        assert self.child.stdin is not None and self.child.stdout is not None
+        self.child.stdin.write(f"{k}\n")
+        self.child.stdin.flush()
+        return float(self.child.stdout.readline())
+
+    def close(self) -> None:
+        assert self.child.stdin is not None
+        self.child.stdin.close()
+        assert self.child.wait() == 0
+
+
+async def _ab(
+    sides: dict[str, tuple[Path, Path, Path]], runs: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]], list[float]]:
+    """Ms of each side's MCP edit, of its in-process edit and of the echo call, all
+    alternating call by call (so the machine's load hits each alike)."""
+    here = {name: _InProcess(src, twin) for name, (src, _repo, twin) in sides.items()}
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            clients: dict[str, ClientSession] = {}
+            servers = {name: _server_of(src, repo) for name, (src, repo, _twin) in sides.items()}
+            for name, params in {**servers, "echo": _echo_server()}.items():
+                read, write = await stack.enter_async_context(
+                    stdio_client(params, errlog=sys.stderr)
+                )
+                clients[name] = await stack.enter_async_context(ClientSession(read, write))
+                await clients[name].initialize()
+            mcp: dict[str, list[float]] = {name: [] for name in clients}
+            inproc: dict[str, list[float]] = {name: [] for name in sides}
+            for k in range(runs + 3):
+                for name, client in clients.items():
+                    args = {"text": f"call {k}"} if name == "echo" else _edit(k)
+                    took = await _timed(client, "echo" if name == "echo" else "patch", args)
+                    if k >= 3:
+                        mcp[name].append(took)
+                for name, child in here.items():
+                    took = child.edit(k)
+                    if k >= 3:
+                        inproc[name].append(took)
+            echo = mcp.pop("echo")
+    finally:
+        for child in here.values():
+            child.close()
+    return mcp, inproc, echo
+
+
+def _layer_ab(root: Path, repo: Path, sources: dict[str, Path], runs: int) -> None:
+    """The MCP layer's own cost of each source tree, in one run: each side's MCP edit minus
+    its in-process edit (a child process on a clone of its own), against the echo call; the
+    sides' servers, their in-process children and the echo server alternate call by call."""
+    sides: dict[str, tuple[Path, Path, Path]] = {}
+    for name, src in sources.items():
+        clones = []
+        for use in ("mcp", "inproc"):
+            clone = root / f"{name.split()[0]}-{use}"
+            git(root, "clone", "-q", str(repo), str(clone))
+            clones.append(clone)
+        sides[name] = (src, clones[0], clones[1])
+    time.sleep(1.1)  # then a refresh: no index entry is racily clean (as old as its file)
+    for _src, *clones in sides.values():
+        for clone in clones:
+            git(clone, "status", "--porcelain")
+    mcp, inproc, echo = anyio.run(_ab, sides, runs)
+    anchor = statistics.median(echo)
+    layers: dict[str, float] = {}
+    for name in sources:
+        ours, here = statistics.median(mcp[name]), statistics.median(inproc[name])
+        layers[name] = ours - here
+        print(
+            f"{name:<34} MCP {ours:8.2f} ms - in process {here:8.2f} ms = layer "
+            f"{layers[name]:7.2f} ms vs echo {anchor:6.2f} ms  x{layers[name] / anchor:5.2f}  "
+            f"(target <= {TARGETS['layer']})"
+        )
+    first, second = layers.values()
+    print(f"{'layer, second - first':<34} {second - first:+.2f} ms")
+    # each call's layer beside the same round's in-process edit: paired in time, so a load
+    # that comes and goes moves both terms of a difference alike
+    paired = {
+        name: [m - i for m, i in zip(mcp[name], inproc[name], strict=True)] for name in sources
+    }
+    one, two = (statistics.median(v) for v in paired.values())
+    print(
+        f"{'paired (median of MCP_k - here_k)':<34} {one:7.2f} ms, {two:7.2f} ms  "
+        f"x{one / anchor:5.2f}, x{two / anchor:5.2f} echo"
+    )
+
+
 def _row(name: str, ours: float, anchor: float, unit: str, target: float, what: str) -> bool:
     ratio = ours / anchor
     verdict = "met" if ratio <= target else "MISSED"
@@ -219,6 +378,7 @@ def main() -> int:
     parser.add_argument("--starts", type=int, default=7)
     parser.add_argument("--mb", type=int, default=52)
     parser.add_argument("--dir", default=None)
+    parser.add_argument("--against", metavar="REV", default=None)
     opts = parser.parse_args()
     held = True
     with tempfile.TemporaryDirectory(prefix="gitpatch-bench-calls-", dir=opts.dir) as tmp:
@@ -229,6 +389,13 @@ def main() -> int:
         git(repo, "add", BIG)
         git(repo, "commit", "-q", "-m", "a 2,000-line file")
         print(f"{opts.files:,}-file repository, one-line edits of a {BIG_LINES:,}-line file")
+        if opts.against:
+            before = _source(opts.against, Path(tmp) / "before")
+            sources = {f"before ({opts.against})": before, "after (this tree)": HERE.parent}
+            _layer_ab(Path(tmp), repo, sources, opts.runs)
+            load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+            print(f"load average after the run: {load} on {os.cpu_count()} cpus")
+            return 0
         inproc = _in_process(repo, opts.runs)
         ours, echo = anyio.run(_edits, repo, opts.runs)
         held &= _row("MCP patch, auto mode", ours, echo, "ms", TARGETS["edit"], "echo")

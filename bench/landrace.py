@@ -6,9 +6,9 @@ Three kinds of real processes share one repository whose branch ``work`` is chec
   ``shared.txt`` into ``AGENT k`` (refusals such as ``concurrent_update`` are counted, not
   failures);
 - the person's git (``person``): a loop of ``git commit -a``, ``git stash`` + ``git stash
-  pop``, ``git checkout other`` + ``git checkout work`` and ``git add -A && git commit``, each
-  after an edit of ``person.txt``; git's own refusals (another git process holds index.lock)
-  are part of the loop;
+  pop``, ``git checkout other`` + ``git checkout work``, ``git add -A && git commit`` and
+  ``git add person.txt && git commit`` (no ``-a``), each after an edit of ``person.txt``;
+  git's own refusals (another git process holds index.lock) are part of the loop;
 - the person's editor (``editor``): appends a line ``editor j`` to ``shared.txt`` every 10-20
   ms, in place (``O_APPEND``), as a log or an editor's autosave does.
 
@@ -43,11 +43,12 @@ ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 GIT_LOOP = ("commit", "stash", "checkout", "add")
-#: name, the person's git loop, whether the editor runs (the tests run the first three)
+#: name, the person's git loop, whether the editor runs (the tests run all but the last two)
 SCENARIOS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
     ("commit -a", ("commit",), False),
     ("editor", (), True),
     ("editor + commit -a", ("commit",), True),
+    ("add person.txt + commit (no -a)", ("staged",), False),
     ("commit -a / add -A + commit", ("commit", "add"), False),
     ("commit -a / stash / checkout / add -A", GIT_LOOP, False),
 )
@@ -98,6 +99,9 @@ def person(repo: Path, stop: Path, kinds: tuple[str, ...]) -> None:
         elif kind == "checkout":
             git(repo, "checkout", "-q", "other", check=False)
             git(repo, "checkout", "-q", "work", check=False)
+        elif kind == "staged":  # git commit reads HEAD, then the index, then locks it
+            git(repo, "add", "person.txt", check=False)
+            git(repo, "commit", "-qm", f"person staged {n}", check=False)
         else:
             git(repo, "add", "-A", check=False)
             git(repo, "commit", "-qm", f"person add {n}", check=False)

@@ -1,18 +1,20 @@
-"""git's ``index.lock``, held by a land from before its branch moves until its index is written.
+"""git's ``index.lock``, held by a land from before it writes its files until its branch moved.
 
-git's own commands take ``index.lock`` before they read the index and keep it until they have
-written it. A land does the same across its whole step (the ref transaction, the file renames,
-the index entries), so a person's ``git commit -a``, ``git stash``, ``git add`` or ``git
-checkout`` runs wholly before the land or wholly after it (or fails at once with git's own
-"Another git process seems to be running"), never between the branch move and the index
-write, where it would record the agent's change as reverted.
+git's own commands take ``index.lock`` before they write the index and keep it until they have
+moved their branch. A land does the same across its whole step, in git's order (the file
+renames, the index renamed into place, then the ref transaction), so a person's ``git commit``,
+``git commit -a``, ``git stash``, ``git add`` or ``git checkout`` runs wholly before the land or
+wholly after it (or fails at once with git's own "Another git process seems to be running"). A
+person's git that read the index before the land sees the branch it read move under it and its
+own compare-and-swap fails; one that reads the branch after the land moved it reads the new
+index too, since the index was renamed first. None records the agent's change as reverted.
 
 Every index change of one land is committed by ONE rename of a scratch copy in ``.git/gitpatch``
 over the index, the lock still held until the land ends: entries patched in the index's bytes
 (``indexfile``) are written there, and what only the git binary does (split and sparse indexes,
 filters, the skip-worktree bit) runs on it with ``GIT_INDEX_FILE``. A kill before that rename
-leaves the old index (and the land's journal, so recovery writes it again); a kill after it,
-the new one.
+leaves the old index, a kill after it the new one; either way the land's journal stays, and
+recovery puts the index back (the branch never moved) or writes it again (it did).
 
 The lock is taken through the operation's owner record (``Record.pin``): listed in every plan
 written while it is held and proved, so recovery removes it after a kill, and only then.
@@ -52,8 +54,14 @@ class HeldIndex:
         self._record = record
         self._fd = -1
         self._scratch = gitdir / "gitpatch" / f"index.{os.getpid()}.scratch"
+        # a hard link to the index a land replaced, to put back if its branch does not move
+        self._before = gitdir / "gitpatch" / f"index.{os.getpid()}.before"
+        self._had_index = True
         self._pending: bytes | None = None  # patched bytes not yet written anywhere
         self._copied = False  # the scratch copy exists and holds the land's index
+        #: the index file was replaced since this was last set False (a land that fails
+        #: before that has no index entries to put back)
+        self.changed = False
 
     def _take(self, wait: float) -> None:
         deadline = time.monotonic() + wait
@@ -109,10 +117,44 @@ class HeldIndex:
             self._copied = True
         return str(self._scratch)
 
+    def begin(self) -> None:
+        """A land starts writing: the index as it is now is the one ``restore`` puts back."""
+        self._before.unlink(missing_ok=True)
+        self.changed = False
+
+    def _keep_before(self) -> None:
+        """Keep the index about to be replaced (a hard link: nothing is copied)."""
+        if self.changed:
+            return
+        self._before.unlink(missing_ok=True)
+        try:
+            os.link(self.path, self._before)
+            self._had_index = True
+        except FileNotFoundError:
+            self._had_index = False
+        self.changed = True
+
+    def restore(self) -> None:
+        """Put back the index this land replaced since ``begin``, byte for byte (the lock
+        was held all along, so nothing else wrote it meanwhile)."""
+        if not self.changed:
+            return
+        if self._had_index:
+            os.replace(self._before, self.path)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
+        self.changed = False
+
+    def forget_before(self) -> None:
+        """The land's branch moved: the index it replaced is no longer needed."""
+        self._before.unlink(missing_ok=True)
+        self.changed = False
+
     def commit(self) -> None:
         """Put the changed index in place, in one rename of the scratch copy; the lock stays
-        held until the ``held_index`` block ends (a recovery that runs first in a land
-        commits too, and the land after it must still hold the lock)."""
+        held until the ``held_index`` block ends: a land moves its branch after this, and a
+        recovery that runs first in a land commits too."""
         if self._pending is not None and not self._copied:
             # patched bytes alone: written to the scratch copy, and kept for the next read
             data, self._pending = self._pending, None
@@ -120,12 +162,14 @@ class HeldIndex:
             self._scratch.write_bytes(data)
             with contextlib.suppress(FileNotFoundError):
                 shutil.copymode(self.path, self._scratch)
+            self._keep_before()
             os.replace(self._scratch, self.path)
             indexfile.remember(self.path, data)
             return
         if self._copied:
             with contextlib.suppress(FileNotFoundError):
                 shutil.copymode(self.path, self._scratch)
+            self._keep_before()
             os.replace(self._scratch, self.path)
             self._copied = False
 
@@ -133,6 +177,7 @@ class HeldIndex:
         """Release the lock for a writer that takes it itself (libgit2, when there is no
         git binary), then run ``write``, waiting out a git command that took it meanwhile."""
         self._release()
+        self._keep_before()
         retry_locked(write)
 
     def _release(self) -> None:
@@ -145,6 +190,7 @@ class HeldIndex:
         if self._copied:
             self._scratch.unlink(missing_ok=True)
             self._copied = False
+        self._before.unlink(missing_ok=True)
         self._pending = None
 
 
@@ -167,5 +213,7 @@ def remove_scratch(gitdir: Path) -> None:
     folder = gitdir / "gitpatch"
     with contextlib.suppress(OSError):
         for name in os.listdir(folder):
-            if name.startswith("index.") and name.endswith((".scratch", ".scratch.lock")):
+            if name.startswith("index.") and name.endswith(
+                (".scratch", ".scratch.lock", ".before")
+            ):
                 (folder / name).unlink(missing_ok=True)

@@ -1,11 +1,12 @@
 """The only code that writes the working tree: crash-safe landing of a commit onto disk.
 
-A land moves a branch and then rewrites the few paths that changed. A process killed between
-the two would leave the branch ahead of the files, so ``land`` writes a journal first and
-``recover`` (run at the start of every Workspace call) finishes the job: if the branch reached
-the new commit, the paths still holding their old content are rolled forward; otherwise the
-journal is dropped. Files are replaced by temp file + fsync + rename, so a reader sees the old
-or the new content, never a truncated file.
+A land rewrites the few paths that changed, then their index entries, and moves the branch
+last, as git itself does (``index.lock`` held across all three). A process killed in between
+would leave the files ahead of the branch, so ``land`` writes a journal first and ``recover``
+(run at the start of every Workspace call) settles it: if the branch reached the new commit,
+the paths still holding their old content are rolled forward; otherwise what was written ahead
+is put back, as it is at once when the branch's compare-and-swap is lost. Files are replaced by
+temp file + fsync + rename, so a reader sees the old or the new content, never a truncated file.
 
 Lands from several processes are serialised by an ``flock`` on ``.git/gitpatch/land.lock``: the
 kernel drops it when a process dies, so it can never go stale, and it is held only while one
@@ -75,6 +76,13 @@ def _replace_with(note: dict[str, Any]) -> Callable[[dict[str, Any] | None], dic
     return lambda _old: note
 
 
+def _what_failed(failure: BaseException) -> str:
+    """The first failure of a land that is being put back, in a clause."""
+    if isinstance(failure, (OSError, gitbin.GitFailed)):
+        return f"writing the working tree or the index failed ({failure})"
+    return f"the land failed ({type(failure).__name__}: {failure})"
+
+
 class WorkingTree:
     """The working directory and index of a non-bare repository, written only through ``land``."""
 
@@ -136,17 +144,25 @@ class WorkingTree:
         notes: Mapping[str, tuple[Mapping[str, Any] | None, Mapping[str, Any]]] | None = None,
         preflight: Callable[[], object] = lambda: None,
         carry: tuple[str, str, str] | None = None,
+        unmoved: Callable[[], bool] = lambda: True,
     ) -> None:
-        """Move a branch with ``move_ref()`` (the CAS) and bring ``paths`` on disk to ``new``.
+        """Bring ``paths`` on disk and in the index to ``new``, then move a branch with
+        ``move_ref()`` (the CAS), in git's own order: files, the index (renamed into place
+        while ``index.lock`` is held), the branch last, the lock released after it. A person's
+        git then reads the old index with the old branch, the new index with either (its own
+        compare-and-swap on the branch then fails), never an old index under the new branch.
 
-        The journal is written before the ref moves and removed after the files and index
-        entries are written; if ``move_ref`` raises, nothing on disk changed and the error
-        propagates. With ``verify``, a path whose disk content is no longer the one at ``old``
+        The journal is written first and removed once the branch moved. If ``move_ref`` raises
+        (a compare-and-swap lost to another writer), or writing the files or the index fails,
+        what was written ahead is put back (``_put_back``) and the error propagates: nothing
+        changed. With ``verify``, a path whose disk content is no longer the one at ``old``
         (someone wrote it since it was read) raises ``ConcurrentUpdate`` before anything moves.
         ``notes`` (commit hex -> (note before, note after)) are the notes ``move_ref`` writes
         with the ref, mended by recovery if a kill separated them from it. ``carry`` (trees:
         disk before, disk after, index after) lands onto a person's uncommitted work: the
         paths go from the first to the second on disk and their index entries to the third.
+        ``unmoved()``, asked under the locks before anything is written, says the refs
+        ``move_ref`` swaps are still where it expects them (else ``ConcurrentUpdate``).
         """
         kept = tuple(
             (c, json.dumps(before, sort_keys=True), json.dumps(after, sort_keys=True))
@@ -154,12 +170,20 @@ class WorkingTree:
         )
         journal = Journal(ref, old, new, tuple(dict.fromkeys(paths)), kept, Owner.me().tag(), carry)
         with self._land_lock(), held_index(self.gitdir) as held:
-            # index.lock from here until the index is written: a person's git command runs
-            # wholly before or after this land, never between the branch move and the index
+            # index.lock from here until the branch moved: a person's git command runs
+            # wholly before or after this land, never between the index and the branch
             self._recover_locked(held)
             if ref.startswith("refs/heads/") and self.store.head_branch() != ref:
                 raise ConcurrentUpdate(
                     f"{ref} is no longer checked out here (a git checkout ran meanwhile)",
+                    hint="Retry the call.",
+                    details={"ref": ref},
+                    reason="changed",
+                )
+            if not unmoved():  # refused before writing ahead: a plain `git commit` reads
+                # the index without the lock, and could commit one written ahead and put back
+                raise ConcurrentUpdate(
+                    f"{ref or 'HEAD'} moved while the change was prepared",
                     hint="Retry the call.",
                     details={"ref": ref},
                     reason="changed",
@@ -187,22 +211,79 @@ class WorkingTree:
             except OSError as exc:
                 raise refused("the land journal", exc) from exc
             crashpoint("journal.written")
-            staged: dict[str, Path] = {}
-            with self._converting(journal):
+            failure = self._write_ahead(journal, held)
+            if failure is None:
                 try:
-                    staged = self._stage(journal)
-                    crashpoint("files.staged")
-                    move_ref()
-                except BaseException:
-                    self._drop_staged(staged)
-                    self._remove_journal()
-                    raise
-                try:
-                    self._apply_or_explain(journal, held, only_if_old=False, staged=staged)
-                finally:
-                    self._seen = {}
+                    move_ref()  # last, as git moves a branch after its files and index
+                except BaseException as exc:
+                    failure = exc
+            if failure is not None:
+                self._put_back(journal, held, failure)
+            held.forget_before()
         self._remove_journal()
         crashpoint("journal.dropped")
+
+    def _write_ahead(self, journal: Journal, held: HeldIndex) -> BaseException | None:
+        """Stage, rename the files and commit the index of ``journal``, the branch not yet
+        moved; a failure after the staging is returned (to be put back), not raised."""
+        with self._converting(journal):
+            try:
+                staged = self._stage(journal)
+            except BaseException:
+                self._remove_journal()
+                raise
+            crashpoint("files.staged")
+            held.begin()
+            try:
+                self._apply(journal, held, only_if_old=False, staged=staged)
+            except BaseException as exc:
+                self._drop_staged(staged)
+                return exc
+            finally:
+                self._seen = {}
+        return None
+
+    def _put_back(self, journal: Journal, held: HeldIndex, failure: BaseException) -> None:
+        """Undo what a land wrote ahead of a branch that did not move, then raise.
+
+        Each path still holding what the land wrote gets its old content back, by the same
+        checked renames (a person's save since then gets the reverse change merged into it,
+        or stays); the index file the land replaced goes back as it was (``HeldIndex``), its
+        lock held all along. ``failure`` propagates (an OS or git error as a refusal
+        saying nothing was changed); when putting back fails as well, the journal stays and
+        the next call puts back the rest (``recover``)."""
+        try:
+            self._undo(journal, held, index=False)
+            held.restore()  # the index as it was, byte for byte: the lock was held all along
+        except (OSError, gitbin.GitFailed) as exc:
+            raise RepositoryError(
+                f"the change is not committed ({journal.ref or 'HEAD'} did not move), but "
+                f"{_what_failed(failure)}, and putting back the files written ahead failed: "
+                f"{exc}",
+                hint="Fix the cause (permissions, free space, the index); the next gitpatch "
+                "call puts back those files and the index.",
+                details={"paths": list(journal.paths), "commit": journal.new, "landed": False},
+            ) from exc
+        crashpoint("land.put_back")
+        self._remove_journal()
+        if isinstance(failure, gitbin.GitFailed) or isinstance(failure.__cause__, gitbin.GitFailed):
+            raise RepositoryError(
+                f"git failed writing the index: {failure}; nothing was changed (the files "
+                "written ahead are put back)",
+                hint="Fix the cause (the index, its lock, free space), then retry the call.",
+                details={"paths": list(journal.paths), "landed": False},
+            ) from failure
+        if isinstance(failure, OSError):
+            raise refused("the new files to the working tree", failure) from failure
+        raise failure
+
+    def _undo(self, journal: Journal, held: HeldIndex, *, index: bool = True) -> None:
+        """Disk (and, with ``index``, the index) of ``journal``'s paths back from ``new`` to
+        ``old``: the land run backwards (``Journal.backwards``)."""
+        self._seen = {}
+        back = journal.backwards()
+        with self._converting(back):
+            self._apply(back, held, only_if_old=True, staged={}, index=index, mend=True)
 
     def recover(self) -> bool:
         """Finish or discard an interrupted land (its refs were settled first, by the store).
@@ -216,7 +297,7 @@ class WorkingTree:
         except FileNotFoundError:
             return False
         if not any(
-            n in ("journal.json", "land.lock") or n.endswith((TMP_SUFFIX, ".scratch"))
+            n in ("journal.json", "land.lock") or n.endswith((TMP_SUFFIX, ".scratch", ".before"))
             for n in names
         ) and not ("tmp" in names and self.staging.left()):
             return False
@@ -240,24 +321,45 @@ class WorkingTree:
         if journal is not None:
             # staged by a land killed before the move
             self.staging.clear(self.root, journal.paths)
-            moved = self._ref_target(journal.ref) == journal.new
-            self._mend_notes(journal, moved)
-            if moved:
+            tip = self._ref_target(journal.ref)
+            self._mend_notes(journal, tip == journal.new)
+            if self._landed(journal, tip):
                 with self._converting(journal):
                     self._apply_or_explain(journal, held, only_if_old=True)
+            else:  # killed before its branch moved: what it wrote ahead goes back
+                self._undo_or_explain(journal, held)
         self._remove_journal()
         return True
+
+    def _landed(self, journal: Journal, tip: str | None) -> bool:
+        """True when ``journal``'s branch reached its new commit (``tip``), or went past it: a
+        person may have committed on top since the land."""
+        if tip is None or tip == journal.old:
+            return False
+        return tip == journal.new or self.store.is_ancestor(
+            pygit2.Oid(hex=journal.new), pygit2.Oid(hex=tip)
+        )
+
+    def _undo_or_explain(self, journal: Journal, held: HeldIndex) -> None:
+        """``_undo`` for recovery; an OS or git error keeps the journal for the next call and
+        says the change is NOT committed."""
+        try:
+            self._undo(journal, held)
+        except (OSError, gitbin.GitFailed) as exc:
+            raise RepositoryError(
+                f"a land killed before {journal.ref or 'HEAD'} moved left files written ahead, "
+                f"and putting them back failed: {exc}",
+                hint="Fix the cause (permissions, free space, the index); the next gitpatch "
+                "call puts back those files and the index. The change is not committed.",
+                details={"paths": list(journal.paths), "commit": journal.new, "landed": False},
+            ) from exc
 
     def _mend_notes(self, journal: Journal, moved: bool) -> None:
         """Give the journal's notes the state that matches the ref (see ``Journal``)."""
         if not journal.notes:
             return
         store = self.store
-        tip = self._ref_target(journal.ref)
-        # A person may have committed on top since the land: the ref then moved past it.
-        landed = moved or (
-            tip is not None and store.is_ancestor(pygit2.Oid(hex=journal.new), pygit2.Oid(hex=tip))
-        )
+        landed = moved or self._landed(journal, self._ref_target(journal.ref))
         for commit, before_text, after_text in journal.notes:
             oid = pygit2.Oid(hex=commit)
             before, after = json.loads(before_text), json.loads(after_text)
@@ -346,14 +448,19 @@ class WorkingTree:
         *,
         only_if_old: bool,
         staged: Mapping[str, Path],
+        index: bool = True,
+        mend: bool = False,
     ) -> None:
-        """Write each journal path's content at ``new`` to disk, then its index entry.
+        """Write each journal path's content at ``new`` to disk, then (with ``index``) its
+        index entry, committed by one rename on the held ``index.lock``.
 
         With ``only_if_old`` (recovery) a path is rewritten only while its disk content is still
         the one at ``old``: a person may have edited it since, and their edit wins (its index
         entry still follows the branch, so ``git status`` shows their edit as unstaged). The
         same holds for a save that slips in during the land itself (``_put``): the change is
         merged into it, or it stays as the person saved it; it is never overwritten.
+        ``mend`` (putting back a land) also passes a path holding neither to the checked
+        rename, so a save made during the land gets the reverse change merged into it.
         """
         carry = journal.carry
         new_tree = self._tree(carry[1] if carry else journal.new)
@@ -372,8 +479,10 @@ class WorkingTree:
                     landed.append(path)
                     continue
                 have = _entry(old_tree, path)
-                if disk != (str(have[0]) if have else None):
-                    continue
+                if disk != (str(have[0]) if have else None) and (
+                    not mend or disk is None or disk.startswith("<")
+                ):
+                    continue  # the person's (a save gets the reverse change: ``mend``)
             landed.append(path)
             if want is None:
                 to_delete.append(path)
@@ -393,6 +502,9 @@ class WorkingTree:
         kept = [p for p in journal.paths if p not in landed and p not in skipped]
         if carry is not None:
             new_tree, old_tree, landed, kept = self._carried_index(journal, new_tree, landed, kept)
+        if not index:
+            self._written = {}
+            return
         self._update_index(held, new_tree, landed, kept, old_tree)
         if skipped:
             sparse.update_entries(self.gitdir, self.root, new_tree, sorted(skipped), held.scratch())
@@ -646,8 +758,8 @@ class WorkingTree:
     def reading(self) -> Iterator[None]:
         """Hold off lands while the caller reads the branch head and disk together.
 
-        A land moves the ref before it writes the files; a reader between the two would take
-        the old file content for a local edit. Readers share the lock; lands take it alone.
+        A land writes the files before it moves the ref; a reader between the two would take
+        the new file content for a local edit. Readers share the lock; lands take it alone.
         """
         with self._land_lock(shared=True):
             yield

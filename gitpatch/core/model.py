@@ -186,6 +186,17 @@ class Proposal:
     #: A digest of the tool call that made it, so a harness's retry of that very call is
     #: recognised as already applied (set by the MCP door; empty elsewhere).
     call: str = ""
+    #: The operations ``core.paths.normalize_proposal`` returned, set by it alone: while they
+    #: are still this proposal's operations, its paths are clean and later stages trust them.
+    #: Not an argument, and ``dataclasses.replace`` drops it (new operations are checked again).
+    normalized_ops: tuple[FileOp, ...] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    @property
+    def normalized(self) -> bool:
+        """True when the paths were normalised and the operations not replaced since."""
+        return self.normalized_ops is self.operations
 
     @property
     def paths(self) -> tuple[str, ...]:

@@ -183,10 +183,15 @@ def _names_git(part: str) -> bool:
 def normalize_proposal(proposal: Proposal, root: str | None = None) -> Proposal:
     """``proposal`` with every path and move destination normalised (see ``normalize``).
 
-    The one normaliser: the workspace runs it with its root, and the engine runs it again, so
-    no caller can make the engine write outside the repository or inside ``.git``. A proposal
-    with no operation is ``invalid_patch``, as every parser reports an edit text with none.
+    The one normaliser: the workspace runs it with its root at its edge, and the engine runs
+    it too, so no caller can make the engine write outside the repository or inside ``.git``.
+    What it returns is marked (``Proposal.normalized``), so a proposal is normalised once: a
+    marked one comes back as it is (its paths are clean relative paths, which every root
+    leaves alone). A proposal with no operation is ``invalid_patch``, as every parser reports
+    an edit text with none.
     """
+    if proposal.normalized:
+        return proposal
     if not proposal.operations:
         raise InvalidPatch(
             "the proposal has no file operations", hint="Give at least one edit to apply."
@@ -201,7 +206,9 @@ def normalize_proposal(proposal: Proposal, root: str | None = None) -> Proposal:
             check_creatable(destination)
             clean = dataclasses.replace(clean, move_to=destination)
         ops.append(clean)
-    return dataclasses.replace(proposal, operations=tuple(ops))
+    done = dataclasses.replace(proposal, operations=tuple(ops))
+    object.__setattr__(done, "normalized_ops", done.operations)
+    return done
 
 
 @dataclasses.dataclass(frozen=True)

@@ -112,15 +112,13 @@ def _serialized(
     method: Callable[Concatenate[Workspace, _P], _R],
 ) -> Callable[Concatenate[Workspace, _P], _R]:
     """One call of a Workspace at a time (its pygit2 objects are not thread-safe), each
-    starting by finishing whatever a killed process left half done."""
+    starting by finishing whatever a killed process left half done (``Plumbing.call``: once
+    per call, when a door runs several verbs as one)."""
 
     def run(self: Workspace, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self._calls:
             self._attach()
-            with self.store.operation():
-                self.store.recover()
-                if self.worktree is not None:
-                    self.worktree.recover()
+            with self._plumbing.call():
                 return method(self, *args, **kwargs)
 
     functools.update_wrapper(run, method)

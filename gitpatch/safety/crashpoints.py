@@ -20,17 +20,18 @@ POINTS = (
     "objects.written",  # the proposal's (or step's) commits are in the object store
     "journal.written",  # the land journal names ref, old, new, paths and notes
     "files.staged",  # the new files are written (fsynced) next to their places, refs not moved
+    "file.deleted",  # one path deleted on disk, refs not moved (:n for the n-th)
+    "file.renamed",  # one file renamed into place, refs not moved (:n for the n-th)
+    "index.skip_worktree",  # skip-worktree entries set in the scratch index, their bits not yet
+    "index.written",  # the index names the new blobs (index.lock held), refs not moved
     "record.written",  # the owner record lists the lock files and refs about to be taken
     "refs.locked",  # every ref lock of the transaction is held, nothing moved
     "refs.partial",  # the first ref moved, the others still locked (a kill inside the commit)
     "refs.partial.last",  # the same with the last ref (the notes ref) moved first
     "refs.moved",  # refs and notes moved together
+    "land.put_back",  # the ref transaction failed: files and index are back, journal not dropped
     "head.moved",  # HEAD points at the session branch
     "config.written",  # the session's target is remembered in git config
-    "file.deleted",  # one path deleted on disk (:n for the n-th)
-    "file.renamed",  # one file renamed into place (:n for the n-th)
-    "index.skip_worktree",  # skip-worktree entries set in the scratch index, their bits not yet
-    "index.written",  # the index names the new blobs
     "journal.dropped",  # the land is complete
     "checkpoint.staged",  # a checkpoint's changes are in its worktree's index, nothing published
     "checkpoint.published",  # its proposal ref (or session branch) and note moved, HEAD not yet

@@ -1,7 +1,11 @@
 """The land journal: what an interrupted land was doing, for ``WorkingTree`` to finish it.
 
-It lives at ``.git/gitpatch/journal.json`` while a land runs (under the land lock), written
-before the ref moves and removed once the files and the index follow. It names its owner (see
+It lives at ``.git/gitpatch/journal.json`` while a land runs (under the land lock). A land goes
+in git's own order: journal, files, index, and the branch last; the journal is removed once the
+branch moved (or, when the ref transaction failed, once the files and the index are put back).
+Recovery reads it the same way: the branch at ``new`` (or past it) means the land is finished
+forward, the branch anywhere else means it never landed, and what was written ahead is put back
+(``backwards``). It names its owner (see
 ``gitpatch.safety.owners``); it is fsynced, file and directory, when git is asked to fsync refs
 or objects, since the ref it guards is fsynced then too and must never be ahead of it.
 """
@@ -38,6 +42,21 @@ class Journal:
     #: disk after, tree the index entries get), each a hex id; None when disk and index
     #: simply go from ``old`` to ``new``.
     carry: tuple[str, str, str] | None = None
+
+    def backwards(self) -> Journal:
+        """The land that puts back what this one wrote ahead of its branch: disk and index
+        from ``new`` to ``old`` (an unborn ``old`` is ``""``: every path goes). Never written
+        to disk: recovery derives it from the journal whenever the branch did not move."""
+        carry = self.carry
+        return Journal(
+            self.ref,
+            self.new,
+            self.old or "",
+            self.paths,
+            (),
+            self.owner,
+            (carry[1], carry[0], self.old or "") if carry else None,
+        )
 
     def to_json(self) -> str:
         """Serialise for ``.git/gitpatch/journal.json``."""

@@ -10,8 +10,7 @@ from gitpatch.core.model import AddFile, DeleteFile, FileOp, Proposal, SearchRep
 from gitpatch.formats import apply_patch as apply_patch_format
 from gitpatch.formats import search_replace
 from gitpatch.tools._base import Tool
-from gitpatch.tools._result import ToolResult
-from gitpatch.tools._texts import change_lines, done, plural, where_data
+from gitpatch.tools._result import ToolResult, change_lines, done, plural, where_data
 from gitpatch.tools.policy import ToolOperation
 from gitpatch.tools.storage.base import Applied, Target
 

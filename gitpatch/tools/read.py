@@ -8,8 +8,7 @@ from typing import Any
 from gitpatch.core.text import Document
 from gitpatch.errors import InvalidArguments
 from gitpatch.tools._base import Tool
-from gitpatch.tools._result import ToolResult
-from gitpatch.tools._texts import plural
+from gitpatch.tools._result import ToolResult, plural
 from gitpatch.tools.definitions import READ_MAX_BYTES
 from gitpatch.tools.policy import ToolOperation
 

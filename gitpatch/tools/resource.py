@@ -11,8 +11,7 @@ from gitpatch.core.model import Proposal
 from gitpatch.errors import PayloadTooLarge, TeamNotFound
 from gitpatch.formats import patch_resource as edit_objects
 from gitpatch.tools._base import Tool
-from gitpatch.tools._result import ToolResult
-from gitpatch.tools._texts import change_lines, done, plural, where_data
+from gitpatch.tools._result import ToolResult, change_lines, done, plural, where_data
 from gitpatch.tools.policy import ToolOperation
 from gitpatch.tools.storage.base import Namespace, Target
 from gitpatch.tools.storage.mounts import namespace_of

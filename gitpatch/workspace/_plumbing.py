@@ -2,16 +2,16 @@
 
 The porcelain ``Workspace`` offers the verbs a person or an agent uses (read, propose, show,
 approve ...); the steps under them that a storage composes into its own calls live here:
-holding the Workspace's calls off (``exclusive``), reading head and disk together
-(``consistent_view``, ``view``, ``read_in``), checking and normalizing paths as ``propose``
-does. A ``Plumbing`` shares its Workspace's context and call lock, so a storage's steps and
-the Workspace's own calls run one at a time.
+one call with its recovery (``call``), holding the Workspace's calls off (``exclusive``),
+reading head and disk together (``consistent_view``, ``view``, ``read_in``), checking and
+normalizing paths as ``propose`` does. A ``Plumbing`` shares its Workspace's context and
+call lock, so a storage's steps and the Workspace's own calls run one at a time.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pygit2
 
@@ -42,6 +42,7 @@ class Plumbing:
         #: Folders whose absolute paths name the same files as the working tree's (a
         #: review-mode session's own worktree, where its agent runs).
         self.aliases = aliases
+        self._depth = 0  # calls (``call``) this thread is inside of, while it holds the lock
 
     @property
     def store(self) -> Store:
@@ -52,6 +53,23 @@ class Plumbing:
     def worktree(self) -> WorkingTree | None:
         """The working tree this Workspace lands on (None: a bare view)."""
         return self.context.worktree
+
+    @contextlib.contextmanager
+    def call(self) -> Iterator[None]:
+        """One call: the Workspace's calls held off, inside the store's operation, starting by
+        finishing whatever a killed process left half done (refs, then the working tree's
+        land), once however many verbs run inside it (a door's whole tool call, or a verb
+        that calls another)."""
+        with self._calls, self.store.operation():
+            if self._depth == 0:
+                self.store.recover()
+                if self.worktree is not None:
+                    self.worktree.recover()
+            self._depth += 1  # under the call lock: only its holder counts
+            try:
+                yield
+            finally:
+                self._depth -= 1
 
     def exclusive(self) -> contextlib.AbstractContextManager[object]:
         """Hold the Workspace's calls off while the caller runs several steps as one (its
@@ -85,9 +103,14 @@ class Plumbing:
 
     def normalize_proposal(self, proposal: Proposal) -> Proposal:
         """``proposal`` with its paths repository-relative (absolute paths below the working
-        tree accepted, symlinked roots followed); unsafe paths are refused."""
-        moved = through_root_all(proposal, self._root(), self.aliases)
-        return normalize_proposal(moved, self._root())
+        tree accepted, symlinked roots followed); unsafe paths are refused. A proposal
+        normalised already (``Proposal.normalized``) is returned as it is."""
+        if proposal.normalized:
+            return proposal
+        root = self._root()
+        if any(p.startswith("/") for p in proposal.paths):  # only absolute paths go through
+            proposal = through_root_all(proposal, root, self.aliases)
+        return normalize_proposal(proposal, root)
 
     def normalize(self, path: str) -> str:
         """One path as ``normalize_proposal`` makes it."""

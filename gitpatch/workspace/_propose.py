@@ -121,7 +121,8 @@ class Attempt:
             if not self.started:
                 self.started, self.first = True, head
                 check_paths(ctx, head, paths, self.proposal)
-                versions.check_disk(ctx.store, disk(ctx), self.read_as, loose)
+                if self.read_as is not None:  # a version read: its files still on disk?
+                    versions.check_disk(ctx.store, disk(ctx), self.read_as, loose)
             since = self.expected is not None
             reference = self.expected if since else self.first
             guards.check_unchanged(

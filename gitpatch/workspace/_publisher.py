@@ -1,11 +1,12 @@
-"""The one publisher: refs and notes move in one transaction, and the disk follows.
+"""The one publisher: refs and notes move in one transaction, the checked-out disk goes first.
 
 Everything gitpatch makes visible goes through ``publish``: a proposal (its branch or proposal
 ref plus its note), an approval, a rejection, an undo. Each is described as a ``Transition``;
 ``publish`` moves its refs together with a new commit of ``refs/notes/gitpatch`` in a single
-reference transaction and, when the moving branch is checked out, lands the change through
-``WorkingTree.land`` (journaled, so a kill in between is finished or undone by the next call),
-after refusing local changes it would overwrite.
+reference transaction. When the moving branch is checked out, that transaction is the last
+step of ``WorkingTree.land``, which writes the files and the index first, as git does
+(journaled, so a kill in between is finished or put back by the next call; a lost
+compare-and-swap puts the disk back at once), after refusing local changes it would overwrite.
 
 It does not decide what to publish, and it does not retry a lost race on the refs themselves:
 callers rebuild their step and call again (see ``gitpatch.core.retry``). Only a lost race on the
@@ -109,6 +110,7 @@ def publish(ctx: Context, step: Transition) -> None:
         notes={str(c): (before[c], note) for c, note in written.items()},
         preflight=lambda: checkout.preflight(store, worktree, branch, new, paths),
         carry=plan,
+        unmoved=lambda: all(store.ref_target(ref) == was for ref, _new, was in step.refs),
     )
 
 

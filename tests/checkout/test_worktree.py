@@ -12,7 +12,7 @@ import pygit2
 import pytest
 
 from gitpatch.checkout.worktree import Journal, WorkingTree
-from gitpatch.errors import ConcurrentUpdate, RepositoryError
+from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
 from gitpatch.store import Store
 from tests.gitkit import git, status_porcelain
 from tests.ownerkit import killed_holding
@@ -242,18 +242,48 @@ def test_reading_lock_is_shared_and_released(setup) -> None:  # type: ignore[no-
     assert (path / "a.txt").read_text() == "A\n"
 
 
-def test_write_failure_keeps_journal_and_next_call_finishes(setup) -> None:  # type: ignore[no-untyped-def]
+def test_a_lost_race_puts_back_and_keeps_a_save_made_meanwhile(setup) -> None:  # type: ignore[no-untyped-def]
+    """Files go before the branch: a person who saves the landed file before the land learns
+    that its compare-and-swap was lost keeps their line; only the change is taken back out."""
+    path, repo, wt, _base = setup
+    base = commit_files(path, {"a.txt": "one\ntwo\nthree\nfour\nfive\n"})
+    new = build_commit(repo, base, {"a.txt": "ONE\ntwo\nthree\nfour\nfive\n"})
+    index_before = (path / ".git/index").read_bytes()
+
+    def save_then_lose() -> None:
+        assert (path / "a.txt").read_text().startswith("ONE\n")  # written ahead
+        with open(path / "a.txt", "a") as fh:
+            fh.write("six\n")
+        raise ConcurrentUpdate("lost the race")
+
+    with pytest.raises(ConcurrentUpdate):
+        wt.land(base, new, ["a.txt"], save_then_lose, ref="refs/heads/main")
+    assert (path / "a.txt").read_text() == "one\ntwo\nthree\nfour\nfive\nsix\n"
+    assert (path / ".git/index").read_bytes() == index_before
+    assert git(path, "rev-parse", "HEAD").strip() == base
+    assert status_porcelain(path).strip() == "M a.txt"
+    assert not wt.journal_path.exists()
+
+
+def test_a_write_failure_before_the_branch_moves_puts_back_and_changes_nothing(setup) -> None:  # type: ignore[no-untyped-def]
+    """Files and index go first: a file that cannot be written (a directory still holding an
+    untracked file where a file goes) refuses the land after ``dir/b.txt`` was deleted; that
+    delete is put back, the index is the same bytes, the branch never moved."""
     path, repo, wt, base = setup
     new = build_commit(repo, base, {"dir/b.txt": None, "dir": "now a file\n"})
     (path / "dir/untracked.txt").write_text("keeps the directory alive\n")
+    index_before = (path / ".git/index").read_bytes()
     move = mover(repo, "refs/heads/main", base, new)
-    with pytest.raises(RepositoryError) as err:
+    with pytest.raises(FilesystemError) as err:
         wt.land(base, new, ["dir/b.txt", "dir"], move, ref="refs/heads/main")
-    assert "committed" in err.value.message and err.value.hint
-    assert wt.journal_path.exists()
-    assert git(path, "rev-parse", "HEAD").strip() == new
+    assert err.value.code == "filesystem_error" and err.value.hint
+    assert not wt.journal_path.exists()
+    assert git(path, "rev-parse", "HEAD").strip() == base
+    assert (path / "dir/b.txt").read_text() == "b\n"
+    assert (path / ".git/index").read_bytes() == index_before
+    assert status_porcelain(path).strip() == "?? dir/untracked.txt"
     (path / "dir/untracked.txt").unlink()
-    assert wt.recover() is True
+    wt.land(base, new, ["dir/b.txt", "dir"], move, ref="refs/heads/main")
     assert (path / "dir").read_text() == "now a file\n"
     assert status_porcelain(path) == ""
 

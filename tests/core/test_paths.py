@@ -68,6 +68,26 @@ def test_normalize_proposal_cleans_every_path_and_destination() -> None:
     assert err.value.code == "path_unsafe"
 
 
+def test_a_normalised_proposal_is_trusted_until_its_operations_change() -> None:
+    """Normalised once: the engine and the Workspace take a marked proposal as it is; new
+    operations (``dataclasses.replace``) are checked again, and the mark is no argument."""
+    import dataclasses
+
+    from gitpatch.core.model import DeleteFile, Proposal
+    from gitpatch.core.paths import normalize_proposal
+
+    clean = normalize_proposal(Proposal((DeleteFile("./a//b"),), "apply_patch"))
+    assert clean.normalized and normalize_proposal(clean, "/elsewhere") is clean
+    assert not dataclasses.replace(clean, tool="patch").normalized
+    unsafe = dataclasses.replace(clean, operations=(DeleteFile("../etc/passwd"),))
+    assert not unsafe.normalized
+    with pytest.raises(GitpatchError) as err:
+        normalize_proposal(unsafe)
+    assert err.value.code == "path_unsafe"
+    with pytest.raises(TypeError):
+        Proposal((DeleteFile("../x"),), "apply_patch", normalized_ops=())  # type: ignore[call-arg]
+
+
 def test_an_empty_proposal_is_invalid_patch_everywhere(tmp_path: object) -> None:
     # The engine and the Workspace share the one normaliser, so they cannot disagree again.
     from pathlib import Path

@@ -73,6 +73,79 @@ def test_one_mcp_edit_looks_for_other_sessions_work_once(
     assert result.structured_content["notices"] == [flag]
 
 
+def test_one_mcp_edit_normalises_its_path_at_the_tool_and_at_the_workspace_only(
+    repo: Path, counted: Callable[[Any, str], list[int]]
+) -> None:
+    """The tool resolves the path (policy needs its name before parsing), the Workspace's
+    edge normalises the proposal, and the engine trusts that (``Proposal.normalized``)."""
+    from gitpatch.core import paths
+    from gitpatch.tools.storage import base
+
+    tool, edge = counted(base, "normalize"), counted(paths, "normalize")
+
+    async def call() -> Any:
+        async with Client(build_server(workspace_tools(str(repo), "auto", "me"))) as client:
+            block = "<<<<<<< SEARCH\na1\n=======\nA1\n>>>>>>> REPLACE\n"
+            return await client.call_tool("patch", {"path": "a.txt", "edits": block})
+
+    result = anyio.run(call)
+    assert not result.is_error
+    assert (tool, edge) == ([1], [1])
+    assert git(repo, "show", "HEAD:a.txt") == "A1\na2\n"
+
+
+def test_one_result_type_from_the_tool_to_the_door_and_errors_converted_once(
+    repo: Path, counted: Callable[[Any, str], list[int]]
+) -> None:
+    """The edit handlers hand the tool's own ``ToolResult`` to the door (a door's own
+    ``Reply`` is one too); a refused edit becomes a result once, in the tool layer."""
+    from gitpatch.errors import GitpatchError
+    from gitpatch.tools import ToolResult
+    from gitpatch.tools.definitions import PatchArgs
+
+    toolset = workspace_tools(str(repo), "auto", "me")
+    block = "<<<<<<< SEARCH\nnot there\n=======\nX\n>>>>>>> REPLACE\n"
+    converted = counted(GitpatchError, "to_dict")  # what the tools' one conversion calls
+    refused = toolset.handlers["patch"](PatchArgs(path="a.txt", edits=block))
+    assert type(refused) is ToolResult and refused.code == "match_not_found"
+    assert converted == [1]
+
+    async def call() -> Any:
+        async with Client(build_server(toolset)) as client:
+            return await client.call_tool("patch", {"path": "a.txt", "edits": block})
+
+    result = anyio.run(call)
+    assert result.is_error and converted == [1, 1]
+    assert result.content[0].text == f"match_not_found: {refused.text}"
+    assert git(repo, "show", "HEAD:a.txt") == "a1\na2\n"
+
+
+def test_one_mcp_edit_validates_its_arguments_once_and_recovers_once(
+    repo: Path, counted: Callable[[Any, str], list[int]]
+) -> None:
+    """The door validates the arguments once (its middleware; the handler takes that model),
+    and recovery from a killed process runs once per call, not once per Workspace verb the
+    door runs (notices, replay check, propose, overlaps)."""
+    from gitpatch.store import Store
+    from gitpatch.tools.definitions import PatchArgs
+
+    recovered, validated = counted(Store, "recover"), counted(PatchArgs, "model_validate")
+
+    async def call() -> Any:
+        async with Client(build_server(workspace_tools(str(repo), "auto", "me"))) as client:
+            block = "<<<<<<< SEARCH\na1\n=======\nA1\n>>>>>>> REPLACE\n"
+            first = await client.call_tool("patch", {"path": "a.txt", "edits": block})
+            recovered.clear()
+            validated.clear()
+            block = "<<<<<<< SEARCH\na2\n=======\nA2\n>>>>>>> REPLACE\n"
+            return first, await client.call_tool("patch", {"path": "a.txt", "edits": block})
+
+    first, second = anyio.run(call)
+    assert not first.is_error and not second.is_error
+    assert (recovered, validated) == ([1], [1])
+    assert git(repo, "show", "HEAD:a.txt") == "A1\nA2\n"
+
+
 def test_one_cli_approval_looks_its_id_up_once_and_builds_no_diff(
     repo: Path, counted: Callable[[Any, str], list[int]]
 ) -> None:

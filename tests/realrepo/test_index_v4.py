@@ -120,9 +120,11 @@ def test_every_kind_lands_through_git_and_keeps_the_format(
     assert status(repo) == ""
 
 
-def test_a_git_failure_after_the_branch_moved_says_the_change_is_committed(
+def test_a_git_failure_on_the_index_puts_back_and_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The index is written before the branch moves (git's order): git failing on it
+    refuses the land, the file written ahead is put back, the branch never moved."""
     repo = make_repo(tmp_path / "repo", {**FILES, **FILLER}, branch="work")
     _split(repo)
     real = shutil.which("git")
@@ -134,18 +136,24 @@ def test_a_git_failure_after_the_branch_moved_says_the_change_is_committed(
         f'exec {real} "$@"\n'
     )
     shim.chmod(0o755)
+    before = git(repo, "rev-parse", "HEAD").strip()
+    index_before = (repo / ".git/index").read_bytes()
     ws = Workspace.open(repo)
     monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(GitpatchError) as caught:
         ws.propose(edit("a/x.txt", "two", "TWO"))
     monkeypatch.undo()
     err = caught.value
-    assert err.code == "repository_error" and err.details["landed"] is True
-    assert "is committed" in err.message and "Nothing was changed" not in str(err)
+    assert err.code == "repository_error" and err.details["landed"] is False
+    assert "nothing was changed" in err.message and "is committed" not in err.message
     assert "index broken" in err.message
-    assert git(repo, "show", "HEAD:a/x.txt") == "one\nTWO\nthree\n"
-    assert (repo / ".git" / "gitpatch" / "journal.json").exists()
+    assert git(repo, "rev-parse", "HEAD").strip() == before
+    assert (repo / "a/x.txt").read_text() == "one\ntwo\nthree\n"
+    assert (repo / ".git/index").read_bytes() == index_before
+    assert not (repo / ".git" / "gitpatch" / "journal.json").exists()
     assert not (repo / ".git" / "index.lock").exists()
-    Workspace.open(repo).read("a/x.txt")  # the next call finishes the land
+    assert status(repo) == "" and git(repo, "diff", "--cached", "--name-only") == ""
+    Workspace.open(repo).propose(edit("a/x.txt", "two", "TWO"))  # the retry lands
+    assert git(repo, "show", "HEAD:a/x.txt") == "one\nTWO\nthree\n"
     assert status(repo) == "" and git(repo, "diff", "--cached", "--name-only") == ""
     _kept(repo, "v4 split")

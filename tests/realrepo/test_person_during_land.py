@@ -9,13 +9,12 @@ on disk and in the branch, no gitpatch temp file was ever committed, and ``git f
 is clean. Lands refused on the way (``concurrent_update``, ``resource_conflict`` when the
 person committed the file meanwhile) are fine.
 
-Sized for the test suite (40 + 30 + 20 lands, 30-50 s on a loaded 2-core machine);
-``python -m bench.landrace`` runs 1,000 of each kind for docs/benchmarks.md, and two loops
-that are not tests because git itself leaves a gap there: ``git add -A && git commit`` (the
-commit reads HEAD, then the index, and only then takes ``index.lock``), ``git stash`` (its
-pop writes back the index it read before its merge) and ``git checkout`` (it resolves its
-target before it locks). A land falling in such a gap, like any other git command there, can
-be undone by them; docs/benchmarks.md has the rates.
+Sized for the test suite (40 + 30 + 20 lands, 30-50 s on a loaded 2-core machine); the plain
+``git commit`` loop is ``test_land_order.py``. ``python -m bench.landrace`` runs 1,000 of each
+kind for docs/benchmarks.md, with the loops that are not tests because git itself leaves a gap
+there: ``git stash`` (its ``reset --hard`` and its pop write back an index read earlier) and
+``git checkout`` (it resolves its target before it locks). A land falling in such a gap, like
+any other git command there, can be undone by them; docs/benchmarks.md has the rates.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def _kill_child(
     child.start()
     theirs.close()
     try:
-        where = _wait_for_kill_point(ours, handshake, rng, most)
+        where = _wait_for_kill_point(ours, handshake, rng, most, runs_on=not approve)
     finally:
         if child.pid is not None and child.is_alive():
             os.kill(child.pid, signal.SIGKILL)
@@ -91,7 +91,12 @@ def _kill_child(
 
 
 def _wait_for_kill_point(
-    conn: multiprocessing.connection.Connection, handshake: bool, rng: random.Random, most: int
+    conn: multiprocessing.connection.Connection,
+    handshake: bool,
+    rng: random.Random,
+    most: int,
+    *,
+    runs_on: bool,
 ) -> str:
     if handshake:
         target = rng.randint(1, most)
@@ -103,7 +108,7 @@ def _wait_for_kill_point(
             if seen == target:
                 return f"at {detail} (event {seen})"
             conn.send("go")
-    done = rng.randint(0, 2) if most > 20 else 0
+    done = rng.randint(0, 2) if runs_on else 0  # one approve has no second proposal
     for _ in range(done):
         kind, detail = conn.recv()
         assert kind == "event", f"child stopped early ({kind}):\n{detail}"
@@ -113,10 +118,12 @@ def _wait_for_kill_point(
 
 
 def _check_crashed_state(repo: Path, since: str, where: str) -> tuple[int, bool]:
-    """The state a kill leaves: fsck clean, whole commits, each file old or new.
+    """The state a kill leaves: fsck clean, whole commits, each file at the branch's step or
+    the next one (a land writes files and index before its branch moves, as git does).
 
     Only the commits made after ``since`` (the tip before this trial) are walked. Returns the
-    branch's step and whether the kill left the disk behind the branch (recovery must finish).
+    branch's step and whether the kill left the disk ahead of the branch (recovery must put
+    those files back).
     """
     problems = fsck_problems(repo)
     assert not problems, f"git fsck after a kill {where}:\n{problems}"
@@ -126,15 +133,15 @@ def _check_crashed_state(repo: Path, since: str, where: str) -> tuple[int, bool]
     for commit in _commits_since(git_repo, since, tip):
         _step_of(_tree_files(commit.tree))
         assert "Gitpatch-Proposal: " in commit.message, f"{commit.id} has no proposal trailer"
-    old, new = workers.crash_state(max(step - 1, 0)), workers.crash_state(step)
+    now, ahead = workers.crash_state(step), workers.crash_state(step + 1)
     disk = disk_files(repo)
-    for path in set(old) | set(new):
-        assert disk.get(path) in (old.get(path), new.get(path)), (
-            f"{path} is neither its old nor its new content after a kill {where}: "
-            f"{disk.get(path)!r}"
+    for path in set(now) | set(ahead):
+        assert disk.get(path) in (now.get(path), ahead.get(path)), (
+            f"{path} is neither its content at the branch nor the next land's after a kill "
+            f"{where}: {disk.get(path)!r}"
         )
-    behind = any(disk.get(p) != new.get(p) for p in set(old) | set(new))
-    return step, behind
+    apart = any(disk.get(p) != now.get(p) for p in set(now) | set(ahead))
+    return step, apart
 
 
 def _recover_and_check(repo: Path, step: int, land_next: bool) -> int:
@@ -178,19 +185,19 @@ def test_sigkill_during_auto_apply_always_recovers(
     rng = random.Random(SEED)
     step = 0
     kills: list[str] = []
-    behind = 0
+    ahead = 0
     for trial in range(TRIALS):
         before = str(pygit2.Repository(str(repo)).references[BRANCH].target)
         where = _kill_child(repo, step + 1, rng)
         kills.append(where)
-        step, disk_behind = _check_crashed_state(repo, before, f"{where} in trial {trial}")
-        behind += disk_behind
+        step, disk_ahead = _check_crashed_state(repo, before, f"{where} in trial {trial}")
+        ahead += disk_ahead
         step = _recover_and_check(repo, step, land_next=trial % 5 == 0)
     assert step > TRIALS // 5, "the kills never let a proposal land"
     assert sum(k.startswith("at ") for k in kills) >= TRIALS // 3
     # Exact kill points are chosen by a seeded generator, so this does not depend on timing:
-    # many kills must land after the branch moved and before the files caught up.
-    assert behind >= TRIALS // 10, f"only {behind} kills left the disk behind the branch"
+    # many kills must land after files were written and before the branch moved.
+    assert ahead >= TRIALS // 10, f"only {ahead} kills left the disk ahead of the branch"
     assert fsck_problems(repo) == ""
     assert git(repo, "rev-list", "--merges", f"{base}..{BRANCH}") == ""
 
@@ -221,18 +228,19 @@ def test_sigkill_during_approve_always_recovers(
 
     repo = make_repo(tmp_path / "repo", workers.crash_state(0), branch="main")
     rng = random.Random(SEED + 1)
-    approved_by_child = behind = 0
+    approved_by_child = apart = 0
     for step in range(APPROVE_TRIALS):
         ws = Workspace.open(str(repo), mode="review")
         pid = ws.propose(workers.crash_proposal(step + 1)).proposal_id
         del ws
         before = head(repo, "refs/heads/main")
-        where = _kill_child(repo, 0, rng, approve=pid, most=16)
-        after, disk_behind = _check_main_after_kill(
+        # an approve passes ~36 hooked steps, main moving after the files and index (~20)
+        where = _kill_child(repo, 0, rng, approve=pid, most=36)
+        after, disk_apart = _check_main_after_kill(
             repo, before, step, f"{where} in approve trial {step}"
         )
         approved_by_child += after > step
-        behind += disk_behind
+        apart += disk_apart
         ws = Workspace.open(str(repo), mode="review")
         ws.proposals()  # any call recovers
         if after == step:
@@ -244,8 +252,8 @@ def test_sigkill_during_approve_always_recovers(
         assert status_porcelain(repo) == "", f"git status after {where}:\n{status_porcelain(repo)}"
         assert not (repo / ".git" / "gitpatch" / "journal.json").exists()
     assert 0 < approved_by_child < APPROVE_TRIALS
-    # Seeded exact kill points: several must fall between main moving and the files following.
-    assert behind >= APPROVE_TRIALS // 10, f"only {behind} kills left the disk behind main"
+    # Seeded exact kill points: several must fall between the files written and main moving.
+    assert apart >= APPROVE_TRIALS // 10, f"only {apart} kills left the disk apart from main"
     assert fsck_problems(repo) == ""
 
 
@@ -258,7 +266,8 @@ def tree_of_main(repo: Path) -> dict[str, bytes]:
 def _check_main_after_kill(repo: Path, before: str, step: int, where: str) -> tuple[int, bool]:
     """fsck clean, main at step or step + 1 (complete), each file old or new.
 
-    Returns main's step and whether the disk was left behind main.
+    Returns main's step and whether the disk was left apart from main (ahead of it: a land
+    writes files and index before main moves).
     """
     problems = fsck_problems(repo)
     assert not problems, f"git fsck after a kill {where}:\n{problems}"

@@ -58,6 +58,8 @@ class _AsCaller:
     def __init__(self, storage: SpaceStorage, cred: Credential) -> None:
         self.storage = storage
         self.who = f"{cred.user or cred.organization} (credential {cred.fingerprint})"
+        #: What the call's change came to (its commit is the result's, found without a walk).
+        self.applied: Applied | None = None
 
     def resolve(self, path: str, cwd: str | None = None) -> Target:
         """See ``SpaceStorage.resolve``; the target writes through this view."""
@@ -83,7 +85,9 @@ class _AsCaller:
         """``SpaceStorage.apply`` with the caller named in the commit message."""
         what = ", ".join(proposal.paths)
         message = f"{proposal.tool or 'change'}: {what}\n\nRequested by {self.who}."
-        return self.storage.apply(dataclasses.replace(proposal, message=message), **options)
+        applied = self.storage.apply(dataclasses.replace(proposal, message=message), **options)
+        self.applied = applied
+        return applied
 
 
 class ResourceService:
@@ -135,6 +139,9 @@ class ResourceService:
             return _storage_refusal("patch_resource", result)
         data = dict(result.data)
         data["path"] = _shown(path, loc, str(data.get("path") or loc.path))
+        made = view.applied
+        if made is not None and not made.review and "commit" not in data:
+            data["commit"] = made.versions.get(made.branch or BRANCH)
         out = self._result(space, result.text, data)
         self._changed(space, data)
         return out

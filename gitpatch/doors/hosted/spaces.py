@@ -82,6 +82,7 @@ class Space:
     def __init__(self, name: str, path: Path, config: SpacesConfig) -> None:
         self.name = name
         self.path = path
+        self._head_file = os.path.join(path, "HEAD")  # os.path on a str: no Path objects
         self.config = config
         self._lock = threading.Lock()
         self._writing = threading.Lock()
@@ -129,7 +130,7 @@ class Space:
 
     def exists(self) -> bool:
         """True once the space's repository was created."""
-        return (self.path / "HEAD").is_file()
+        return os.path.isfile(self._head_file)
 
     def create(self) -> None:
         """Create the bare repository if it does not exist (safe against racing creators)."""
@@ -308,11 +309,14 @@ class SpaceStorage:
                         )
                     self._check_unchanged(ws.store, head, reference[0], proposal)
                 changes = preview_on(ws, head, proposal)
-                written = self._check_limits(ws, head, changes)
+                written, size = self._check_limits(ws, head, changes)
                 if not wrote[0] and before_write is not None:
                     before_write()
                     wrote[0] = True
-                return build_change(ws, head, changes, proposal, written)
+                made = build_change(ws, head, changes, proposal, written)
+                if made is not None:  # the next change's limits start from its size
+                    self._remember_size(made.commit, size)
+                return made
             except (ResourceConflict, ResourceNotFound) as exc:
                 raise self._in_versions(exc, expected_version) from exc
 
@@ -336,7 +340,7 @@ class SpaceStorage:
         expected = self._expected(head, expected_version)
         if expected_version is not None and expected is not None:
             self._check_unchanged(ws.store, head, pygit2.Oid(hex=expected), proposal)
-        written = self._check_limits(ws, head, ws.preview(proposal).changeset)
+        written, _size = self._check_limits(ws, head, ws.preview(proposal).changeset)
         try:
             applied = self._inner().apply(
                 proposal, expected_version=expected, review=review, before_write=before_write
@@ -409,13 +413,14 @@ class SpaceStorage:
 
     def _check_limits(
         self, ws: Workspace | None, head: pygit2.Oid | None, changeset: Changeset
-    ) -> int:
+    ) -> tuple[int, int]:
         """``payload_too_large`` / ``storage_limit_reached`` from ``changeset``, what the
         proposal does on ``head`` (``ws`` None: on an empty space); returns the bytes of
-        content it writes."""
+        content it writes and the bytes of every resource once it is applied."""
         settings = self.space.settings
         store = None if ws is None else ws.store
         changes = changeset.changes
+        before = {path: self._blob_size(store, head, path) for path in changeset.paths}
         delta = written = 0
         for change in changes:
             size = len(change.content or b"")
@@ -429,7 +434,7 @@ class SpaceStorage:
                     details={"path": change.path, "size": size, "limit": settings.max_file_bytes},
                 )
             for path in {change.path, change.source or change.path}:
-                delta -= self._blob_size(store, head, path)
+                delta -= before[path]
             delta += size
         if self.space.disk_used is None and self.space.exists():
             self.space.disk_used = disk_bytes(self.space.path)
@@ -449,12 +454,25 @@ class SpaceStorage:
                 hint="Delete or shrink resources in this space first, or ask for a larger limit.",
                 details={"used": used, "change": delta, "limit": settings.max_space_bytes},
             )
-        return written
+        # each path the changeset touches: its old bytes go, its new bytes (if any) come; a
+        # move with no content keeps its source's bytes
+        after = sum(
+            before[c.source] if c.content is None and c.source else len(c.content or b"")
+            for c in changes
+        )
+        return written, used - sum(before.values()) + after
 
     @staticmethod
     def _blob_size(store: Store | None, commit: pygit2.Oid | None, path: str) -> int:
         found = None if store is None else blob(store, commit, path)
         return 0 if store is None or found is None else store.blob_size(found)
+
+    def _remember_size(self, commit: pygit2.Oid, size: int) -> None:
+        """``commit`` holds ``size`` bytes of resources (``_check_limits`` counted them), so
+        the next change, made on it, finds its size without a diff."""
+        if len(self._sizes) > 1000:
+            self._sizes.clear()
+        self._sizes[commit] = size
 
     def _space_size(self, store: Store | None, head: pygit2.Oid | None) -> int:
         """Bytes of every resource on ``head``: from a nearby first parent already measured

@@ -14,13 +14,15 @@ How outcomes reach the client (``_to_result`` and ``_ArgumentValidator``, the on
   validate it against the output schema even on errors);
 - malformed arguments (schema violations, unknown tool fields, ``invalid_arguments``):
   JSON-RPC ``invalid_params`` (-32602) with the field errors, checked by a middleware before
-  the SDK's own validation (which would make them isError results);
+  the SDK's own validation (which would make them isError results); the handler takes the
+  middleware's validated arguments, not validating them again;
 - anything unexpected: JSON-RPC ``internal_error`` without internals (logged).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import inspect
 import logging
@@ -43,6 +45,8 @@ from gitpatch.tools import definitions as tooldefs
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+
+    from gitpatch.tools import ToolResult
 
 __all__ = [
     "OUTPUTS",
@@ -205,11 +209,14 @@ def _refusal(
 
 
 def _to_result(
-    tool: str, outcome: Reply | GitpatchError, outputs: Mapping[str, type[BaseModel]] | None = None
+    tool: str,
+    outcome: ToolResult | GitpatchError,
+    outputs: Mapping[str, type[BaseModel]] | None = None,
 ) -> CallToolResult:
-    """A reply or a gitpatch error as an MCP tool result (or a JSON-RPC error)."""
+    """A tool's result (or a gitpatch error the door met) as an MCP tool result (or a
+    JSON-RPC error): the one place results take this door's shape."""
     if isinstance(outcome, GitpatchError):
-        outcome = Reply(False, outcome.message, outcome.code, hint=outcome.hint)
+        outcome = Reply.refusal(outcome)
     if not outcome.ok:
         # the library's Python words as this door's tools and commands (gitpatch.doors.terms);
         # never on a success, whose text may be a file's content
@@ -236,6 +243,13 @@ def _invalid_params(tool: str, exc: ValidationError) -> MCPError:
     return MCPError(INVALID_PARAMS, f"invalid arguments for {tool}: {fields}", data=errors)
 
 
+#: The arguments ``_ArgumentValidator`` validated for the tool call under way (tool name,
+#: model): the handler takes them instead of validating the same arguments again.
+_VALIDATED: contextvars.ContextVar[tuple[str, BaseModel] | None] = contextvars.ContextVar(
+    "gitpatch_validated", default=None
+)
+
+
 class _ArgumentValidator:
     """Middleware: ``tools/call`` arguments are validated against the tool's model first, so
     a malformed call is JSON-RPC invalid_params (-32602), never an isError result."""
@@ -255,13 +269,19 @@ class _ArgumentValidator:
             params = ctx.session.client_params
             self.on_client(params.client_info.name if params is not None else None)
         if ctx.method == "tools/call" and isinstance(ctx.params, Mapping):
-            model = self.models.get(str(ctx.params.get("name")))
+            name = str(ctx.params.get("name"))
+            model = self.models.get(name)
             arguments = ctx.params.get("arguments")
             if model is not None:
                 try:
-                    model.model_validate(arguments if arguments is not None else {})
+                    parsed = model.model_validate(arguments if arguments is not None else {})
                 except ValidationError as exc:
-                    raise _invalid_params(str(ctx.params.get("name")), exc) from None
+                    raise _invalid_params(name, exc) from None
+                token = _VALIDATED.set((name, parsed))  # the handler takes these, as they are
+                try:
+                    return await call_next(ctx)
+                finally:
+                    _VALIDATED.reset(token)
         return await call_next(ctx)
 
 
@@ -281,10 +301,10 @@ def _tool_function(
     ``build_server``) decides on the event loop, before a thread is taken."""
     model = tool.args
 
-    def run(arguments: dict[str, Any]) -> CallToolResult:
+    def run(arguments: dict[str, Any], validated: BaseModel | None) -> CallToolResult:
         try:
             checkpoint()  # the call's CPU time counts from here, in the thread that runs it
-            args = model.model_validate(arguments)
+            args = validated if validated is not None else model.model_validate(arguments)
             return _to_result(tool.name, handler(args), outputs)
         except GitpatchError as exc:
             return _to_result(tool.name, exc, outputs)
@@ -298,11 +318,13 @@ def _tool_function(
     # typical call there. A service shared by many callers offloads every call, so one slow
     # call (a big patch, a grep over many files) never holds up the others' requests.
     async def call(**arguments: Any) -> CallToolResult:
+        found = _VALIDATED.get()
+        validated = found[1] if found is not None and found[0] == tool.name else None
         try:
             async with admit(tool.name) if admit is not None else contextlib.nullcontext():
                 if offload:
-                    return await anyio.to_thread.run_sync(run, arguments)
-                return run(arguments)
+                    return await anyio.to_thread.run_sync(run, arguments, validated)
+                return run(arguments, validated)
         except GitpatchError as exc:
             return _to_result(tool.name, exc, outputs)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
@@ -36,7 +37,7 @@ from gitpatch.doors.hosted.calls import CallGate, Request
 from gitpatch.doors.hosted.limits import MAX_EDITS_PER_CALL
 from gitpatch.doors.hosted.listen import url_host
 from gitpatch.doors.hosted.quota import Quotas
-from gitpatch.doors.mcp._reply import Handler, Reply, ToolSet
+from gitpatch.doors.mcp._reply import Handler, ToolSet
 from gitpatch.errors import CallLimitReached, InternalError
 from gitpatch.formats.patch_resource import ResourceEdit
 from gitpatch.tools import ToolResult
@@ -235,16 +236,13 @@ def _caller() -> Credential:
 # -- the tool set --------------------------------------------------------------------------------
 
 
-def _reply(result: ToolResult) -> Reply:
-    if result.ok:
-        return Reply(True, str(result), data=dict(result.data))
-    hint = result.data.get("hint") if isinstance(result.data, dict) else None
-    return Reply(False, str(result), code=result.code or "internal_error", hint=hint)
-
-
 def _handler(call: Callable[[Credential, Any], ToolResult]) -> Handler:
-    def handle(args: BaseModel) -> Reply:
-        return _reply(call(_caller(), args))
+    def handle(args: BaseModel) -> ToolResult:
+        result = call(_caller(), args)
+        if result.ok or result.hint is not None:
+            return result
+        # the hint apart too: an invalid_arguments refusal carries it as the JSON-RPC data
+        return dataclasses.replace(result, hint=result.data.get("hint"))
 
     return handle
 

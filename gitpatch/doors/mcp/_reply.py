@@ -8,27 +8,38 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from gitpatch.errors import GitpatchError
+from gitpatch.tools import ToolResult
 from gitpatch.tools.definitions import ToolDef
 
 __all__ = ["Handler", "Reply", "ToolSet"]
 
 
-@dataclass(frozen=True)
-class Reply:
-    """What a tool handler returns: success or a refusal with its code, the text the model
-    reads, and (on success) the structured data for ``structuredContent``."""
+class Reply(ToolResult):
+    """A ``ToolResult`` built by the door's own handlers, arguments in the door's order:
+    success or a refusal with its code, the text the model reads, and (on success) the
+    structured data for ``structuredContent``. The tool layer's results pass as they are."""
 
-    ok: bool
-    text: str
-    code: str | None = None
-    data: dict[str, Any] | None = None
-    hint: str | None = None
-    #: Lines the result starts with (what happened to the session's work since its last call).
-    notices: tuple[str, ...] = ()
+    def __init__(
+        self,
+        ok: bool,
+        text: str,
+        code: str | None = None,
+        data: dict[str, Any] | None = None,
+        hint: str | None = None,
+        notices: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(text, ok, code, {} if data is None else data, hint, notices)
+
+    @classmethod
+    def refusal(cls, exc: GitpatchError) -> Reply:
+        """A gitpatch error raised in the door (not in a tool): the door's one conversion."""
+        return cls(False, exc.message, exc.code, hint=exc.hint)
 
 
-#: A tool handler takes the validated arguments; it may return a Reply or raise GitpatchError.
-Handler = Callable[[BaseModel], Reply]
+#: A tool handler takes the validated arguments; it returns a ToolResult (a tool's own, or a
+#: Reply) or raises GitpatchError.
+Handler = Callable[[BaseModel], ToolResult]
 
 
 @dataclass

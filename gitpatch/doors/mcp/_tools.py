@@ -102,13 +102,6 @@ class _Repository:
         return WorkspaceStorage.of(self.workspace()).config_policy()
 
 
-def _reply(result: ToolResult) -> Reply:
-    """A tool layer result as the server's reply (the text the model reads is ``str()``)."""
-    if result.ok:
-        return Reply(True, str(result), data=dict(result.data))
-    return Reply(False, str(result), code=result.code or "internal_error")
-
-
 class _EditAdapter:
     """The edit tools and read_file: ``gitpatch.tools`` over the repository's Workspace, with
     the policy of ``.gitpatch.toml`` combined with the git config's tool rules.
@@ -138,21 +131,21 @@ class _EditAdapter:
             self._tools[name] = make(ws, ws, policy=self.source.policy())
         return self._tools[name]
 
-    def _edit(self, name: str, args: BaseModel, **call: Any) -> Reply:
+    def _edit(self, name: str, args: BaseModel, **call: Any) -> ToolResult:
         text = json.dumps([name, args.model_dump(mode="json")], sort_keys=True)
         key = hashlib.sha256(text.encode()).hexdigest()[:32]
-        reply = _reply(self.tool(name).invoke(key, **call))
-        if reply.ok and reply.data is not None and reply.data.get("already_applied"):
-            return _already(reply.text, reply.data)
-        return reply
+        result: ToolResult = self.tool(name).invoke(key, **call)
+        if result.ok and result.data.get("already_applied"):
+            return _already(result.text, result.data)
+        return result
 
-    def patch(self, args: tooldefs.PatchArgs) -> Reply:
+    def patch(self, args: tooldefs.PatchArgs) -> ToolResult:
         return self._edit("patch", args, path=args.path, edits=args.edits, revises=args.revises)
 
-    def apply_patch(self, args: tooldefs.ApplyPatchArgs) -> Reply:
+    def apply_patch(self, args: tooldefs.ApplyPatchArgs) -> ToolResult:
         return self._edit("apply_patch", args, patch=args.patch, revises=args.revises)
 
-    def patch_resource(self, args: tooldefs.PatchResourceArgs) -> Reply:
+    def patch_resource(self, args: tooldefs.PatchResourceArgs) -> ToolResult:
         edits = [e.model_dump(exclude_none=True) for e in args.edits]
         return self._edit(
             "patch_resource",
@@ -164,8 +157,11 @@ class _EditAdapter:
             revises=args.revises,
         )
 
-    def read_file(self, args: tooldefs.ReadFileArgs) -> Reply:
-        return _reply(self.tool("read_file")(path=args.path, offset=args.offset, limit=args.limit))
+    def read_file(self, args: tooldefs.ReadFileArgs) -> ToolResult:
+        result: ToolResult = self.tool("read_file")(
+            path=args.path, offset=args.offset, limit=args.limit
+        )
+        return result
 
 
 def _already(text: str, data: dict[str, Any]) -> Reply:
@@ -293,32 +289,37 @@ def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
     files overlap another session's work, ends with that warning. Each line is told once,
     also across restarts (``Workspace.notices`` / ``new_overlaps``)."""
 
-    def run(args: BaseModel) -> Reply:
-        lines = repo.workspace().notices()
+    def run(args: BaseModel) -> ToolResult:
+        ws = repo.workspace()
+        if name == "run_command":  # minutes long: the Workspace's calls are not held off
+            return told(ws, args)
+        with ws.plumbing.call():  # one call: recovery runs once, not once per verb
+            return told(ws, args)
+
+    def told(ws: Workspace, args: BaseModel) -> ToolResult:
+        lines = ws.notices()
         try:
             reply = handler(args)
         except GitpatchError as exc:
-            reply = Reply(False, exc.message, exc.code, hint=exc.hint)
+            reply = Reply.refusal(exc)
         # looked for once, after the call: an edit's own files are flagged at once, at the end
         touched = _touched(reply) if reply.ok and name in _EDITS else set()
         after: list[str] = []
-        for flag in repo.workspace().new_overlaps():
+        for flag in ws.new_overlaps():
             caused = any(f" {path} " in flag for path in touched)  # the clash names its file
             (after if caused else lines).append(f"{flag}.")
         if not lines and not after:
             return reply
-        data = reply.data
-        if data is not None:
-            data = {**data, "notices": lines + after}
+        data = {**reply.data, "notices": lines + after}
         text = "\n".join([reply.text, *after])
         return dataclasses.replace(reply, text=text, data=data, notices=tuple(lines))
 
     return run
 
 
-def _touched(reply: Reply) -> set[str]:
+def _touched(reply: ToolResult) -> set[str]:
     """The paths a successful edit's result names (``path``, or each of ``files``)."""
-    data = reply.data or {}
+    data = reply.data
     found = {str(data["path"])} if data.get("path") else set()
     for f in data.get("files") or ():
         found.update(str(f[k]) for k in ("path", "moved_from") if f.get(k))

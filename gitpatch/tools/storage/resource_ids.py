@@ -5,19 +5,28 @@ back along the first-parent history from a head, an edit keeps the path, a move 
 detection, which also sees gitpatch's own moves) continues at the old path, and the commit
 where the path first appears ends the walk. So edits and moves keep the id, and a file deleted
 and created again at the same path gets a new one.
+
+Also here, since it is where those ids are found for a change: ``applied``, the one builder of
+the storage's answer (``Applied``) from the Workspace's ``ProposalResult``, with family keys
+(``work://s1/a.md``) for paths on a scratch ref.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Sequence
 
 import pygit2
 
+from gitpatch.core.model import EditReport
+from gitpatch.core.paths import Address
 from gitpatch.store import Store, file_id
+from gitpatch.tools.storage.base import Applied
 from gitpatch.workspace import blob
+from gitpatch.workspace.results import EditResult, FileResult, ProposalResult
 
-__all__ = ["resource_id", "uuid_like"]
+__all__ = ["Share", "applied", "resource_id", "uuid_like"]
 
 
 def _moved_from(
@@ -82,3 +91,61 @@ def resource_id(store: Store, head: pygit2.Oid | None, path: str) -> str | None:
             _KNOWN.clear()
         _KNOWN.update(dict.fromkeys(seen, ident))
     return ident
+
+
+# -- the storage's answer for a change ----------------------------------------------------------
+
+
+def key(path: str, root: Address | None) -> str:
+    """A path on ``root``'s ref as the storage key (``work://s1/path``)."""
+    return path if root is None else f"{root.family}://{root.root}/{path}"
+
+
+def _rename(f: FileResult, root: Address | None) -> FileResult:
+    """A file result with its paths as storage keys."""
+    moved = None if f.moved_from is None else key(f.moved_from, root)
+    return FileResult(path=key(f.path, root), action=f.action, moved_from=moved)
+
+
+def _edit_report(e: EditResult, root: Address | None) -> EditReport:
+    """An edit result with its path as a storage key."""
+    return EditReport(key(e.path, root), e.index, e.start_line, e.end_line, e.level)
+
+
+#: One ref's share of a change: the store holding it, its result, its family root (or None).
+Share = tuple["Store", ProposalResult, Address | None]
+
+
+def applied(shares: Sequence[Share]) -> Applied:
+    """The storage's answer for a change, from each ref's ``ProposalResult`` (the one place
+    resource ids are found for it): paths as storage keys, and with several refs, every
+    ref's new commit; the ordinary ref's share (else the only one) names the change."""
+    files: list[FileResult] = []
+    edits: list[EditReport] = []
+    ids: dict[str, str] = {}
+    for store, result, root in shares:
+        commit = pygit2.Oid(hex=result.version)
+        for f in result.files:
+            files.append(_rename(f, root))
+            ident = resource_id(store, commit, f.path) if f.action != "delete" else None
+            if ident is not None:
+                ids[key(f.path, root)] = ident
+        edits += [_edit_report(e, root) for e in result.edits]
+    _store, main, root = next((s for s in shares if s[2] is None), shares[0])
+    named = root is None or len(shares) == 1
+    return Applied(
+        version=main.version,
+        files=tuple(files),
+        edits=tuple(edits),
+        ids=ids,
+        proposal_id=main.proposal_id,
+        branch=main.branch if named else None,
+        review=main.mode == "review",
+        target=main.target if named else None,
+        versions={r.branch: r.version for _s, r, _root in shares} if len(shares) > 1 else {},
+        # the session's own worktree, and the person's uncommitted work recorded or carried
+        worktree=main.worktree or None,
+        recorded=tuple(key(p, root) for p in main.recorded),
+        carried=tuple(key(p, root) for p in main.carried),
+        hidden=tuple(key(p, root) for p in main.hidden),
+    )

@@ -8,8 +8,9 @@ conversions applied), and every ref and the notes move in ONE ref transaction (o
 transition through the one publisher), inside the working tree's journaled land when the
 branch is on disk. Either all of it happens or none.
 
-Also here: the helpers that turn family keys (``work://s1/a.md``) into paths on their ref and
-back. What this does not do: move a file from one ref to another (refused: a move stays
+Also here: the helpers that turn family keys (``work://s1/a.md``) into paths on their ref
+(``resource_ids`` turns them back, in the one ``Applied`` builder). Plain paths never come
+here. What this does not do: move a file from one ref to another (refused: a move stays
 within one root), or keep such a change for review (refused: scratch addresses take changes
 directly).
 """
@@ -21,21 +22,17 @@ import secrets
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-import pygit2
-
-from gitpatch.core.model import EditReport, FileOp, Proposal, UpdateFile
+from gitpatch.core.model import FileOp, Proposal, UpdateFile
 from gitpatch.core.paths import Address, parse_address
 from gitpatch.errors import InvalidArguments
 from gitpatch.tools.storage.base import Applied
-from gitpatch.tools.storage.resource_ids import resource_id
+from gitpatch.tools.storage.resource_ids import applied
 from gitpatch.workspace import Attempt, land, proposal_result
-from gitpatch.workspace.results import EditResult, FileResult, ProposalResult
 
 if TYPE_CHECKING:
     from gitpatch.porcelain.workspace import Workspace
-    from gitpatch.store import Store
 
-__all__ = ["Share", "applied", "edit_report", "key", "propose_across", "rename", "roots", "strip"]
+__all__ = ["propose_across", "roots", "strip"]
 
 # -- keys ----------------------------------------------------------------------------------------
 
@@ -70,22 +67,6 @@ def strip(proposal: Proposal, root: Address | None) -> Proposal:
             new = dataclasses.replace(new, move_to=_local(new.move_to))
         ops.append(new)
     return dataclasses.replace(proposal, operations=tuple(ops))
-
-
-def key(path: str, root: Address | None) -> str:
-    """A path on ``root``'s ref as the storage key (``work://s1/path``)."""
-    return path if root is None else f"{root.family}://{root.root}/{path}"
-
-
-def rename(f: FileResult, root: Address | None) -> FileResult:
-    """A file result with its paths as storage keys."""
-    moved = None if f.moved_from is None else key(f.moved_from, root)
-    return FileResult(path=key(f.path, root), action=f.action, moved_from=moved)
-
-
-def edit_report(e: EditResult, root: Address | None) -> EditReport:
-    """An edit result with its path as a storage key."""
-    return EditReport(key(e.path, root), e.index, e.start_line, e.end_line, e.level)
 
 
 # -- proposing across refs -------------------------------------------------------------------
@@ -159,42 +140,3 @@ def _applied(parts: Sequence[_Part]) -> Applied:
         result = proposal_result(part.ws.context, one.built, one.pid, **kept)
         shares.append((part.ws.store, result, part.root))
     return applied(shares)
-
-
-#: One ref's share of a change: the store holding it, its result, its family root (or None).
-Share = tuple["Store", ProposalResult, Address | None]
-
-
-def applied(shares: Sequence[Share]) -> Applied:
-    """The storage's answer for a change, from each ref's ``ProposalResult`` (the one place
-    resource ids are found for it): paths as storage keys, and with several refs, every
-    ref's new commit; the ordinary ref's share (else the only one) names the change."""
-    files: list[FileResult] = []
-    edits: list[EditReport] = []
-    ids: dict[str, str] = {}
-    for store, result, root in shares:
-        commit = pygit2.Oid(hex=result.version)
-        for f in result.files:
-            files.append(rename(f, root))
-            ident = resource_id(store, commit, f.path) if f.action != "delete" else None
-            if ident is not None:
-                ids[key(f.path, root)] = ident
-        edits += [edit_report(e, root) for e in result.edits]
-    _store, main, root = next((s for s in shares if s[2] is None), shares[0])
-    named = root is None or len(shares) == 1
-    return Applied(
-        version=main.version,
-        files=tuple(files),
-        edits=tuple(edits),
-        ids=ids,
-        proposal_id=main.proposal_id,
-        branch=main.branch if named else None,
-        review=main.mode == "review",
-        target=main.target if named else None,
-        versions={r.branch: r.version for _s, r, _root in shares} if len(shares) > 1 else {},
-        # the session's own worktree, and the person's uncommitted work recorded or carried
-        worktree=main.worktree or None,
-        recorded=tuple(key(p, root) for p in main.recorded),
-        carried=tuple(key(p, root) for p in main.carried),
-        hidden=tuple(key(p, root) for p in main.hidden),
-    )

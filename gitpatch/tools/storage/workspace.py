@@ -6,7 +6,8 @@ when the branch is checked out); ``work://SESSION/p`` and ``memory://ROOT/p`` ke
 A version is the commit id holding the content; a resource id is derived from the commit that
 created the file (followed back through moves), so edits and moves keep it and a file deleted
 and created again gets a new one. Writing goes through ``Workspace.propose`` (or, for a change
-spanning several refs, ``storage.scratch``), so every rule of the Workspace holds here too.
+spanning several refs, ``storage.scratch``), so every rule of the Workspace holds here too;
+plain paths never enter the scratch-family code.
 
 Reading uncommitted disk content hands out a version of its own: a commit pinning that content
 on top of the head (no ref points at it; ``gitpatch.workspace.versions``). Passed back as
@@ -44,7 +45,7 @@ from gitpatch.tools.storage.base import (
     Version,
     resolve_plain,
 )
-from gitpatch.tools.storage.resource_ids import resource_id, uuid_like
+from gitpatch.tools.storage.resource_ids import applied, resource_id, uuid_like
 from gitpatch.workspace import versions
 from gitpatch.workspace.config import settings
 
@@ -188,9 +189,14 @@ class WorkspaceStorage:
         before_write: BeforeWrite | None = None,
     ) -> Applied:
         """See ``Storage.apply``: one proposal commit per ref touched, all refs in one ref
-        transaction; ``review`` keeps the change on ``refs/heads/gitpatch/<id>``."""
-        roots = families.roots(proposal)
+        transaction; ``review`` keeps the change on ``refs/heads/gitpatch/<id>``. Plain paths
+        go straight to the Workspace; only ``work://`` and ``memory://`` keys take the
+        scratch-family code."""
         with self.workspace.plumbing.exclusive():
+            if not any(parse_address(p) is not None for p in proposal.paths):
+                ws = self._reviewer() if review else self.workspace
+                return self._propose(ws, proposal, None, expected_version, review, before_write)
+            roots = families.roots(proposal)
             if len(roots) > 1:
                 # a review-mode Workspace keeps its ordinary paths for review: such a change
                 # is refused like one the policy asks approval for (never landed on the branch)
@@ -199,18 +205,29 @@ class WorkspaceStorage:
                     self.workspace, self.family, proposal, roots, kept, before_write
                 )
             (root,) = roots
-            ws = self._holder(root, review)
-            found = ws.replayed(proposal.call) if proposal.call and not review else None
-            if found is not None:  # a retry of the call that made the head: its result again
-                return dataclasses.replace(
-                    families.applied([(ws.store, found, root)]), replayed=True
-                )
             local = families.strip(proposal, root)
-            expected = self._expected(ws, local, expected_version)
-            if before_write is not None:
-                before_write()
-            result = ws.propose(local, expected_version=expected)
-            return families.applied([(ws.store, result, root)])
+            holder = self._holder(root, review)
+            return self._propose(holder, local, root, expected_version, review, before_write)
+
+    def _propose(
+        self,
+        ws: Workspace,
+        proposal: Proposal,
+        root: Address | None,
+        expected_version: Version | None,
+        review: bool,
+        before_write: BeforeWrite | None,
+    ) -> Applied:
+        """``proposal`` (paths on ``ws``'s ref) through ``ws.propose``, or the result of the
+        call that made the head when this is a retry of it."""
+        found = ws.replayed(proposal.call) if proposal.call and not review else None
+        if found is not None:  # a retry of the call that made the head: its result again
+            return dataclasses.replace(applied([(ws.store, found, root)]), replayed=True)
+        expected = None if expected_version is None else str(expected_version).strip()
+        if before_write is not None:
+            before_write()
+        result = ws.propose(proposal, expected_version=expected)
+        return applied([(ws.store, result, root)])
 
     def _holder(self, root: Address | None, review: bool) -> Workspace:
         if root is not None:
@@ -247,7 +264,3 @@ class WorkspaceStorage:
             ctx = dataclasses.replace(ws.context, mode="review", target=ws.branch)
             self._review = Workspace(ctx)
         return self._review
-
-    def _expected(self, ws: Workspace, proposal: Proposal, expected: Version | None) -> str | None:
-        """The version as the Workspace takes it (a pinned read included: it checks the disk)."""
-        return None if expected is None else str(expected).strip()

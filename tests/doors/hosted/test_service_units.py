@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gitpatch.core.model import DeleteFile, Proposal, WriteFile
+from gitpatch.core.model import DeleteFile, Proposal, UpdateFile, WriteFile
 from gitpatch.doors.hosted import (
     Credential,
     CredentialFile,
@@ -258,6 +258,29 @@ def test_versions_past_the_history_walk_limit(tmp_path: Path, monkeypatch) -> No
     assert fresh.commit_of(1) == git(repo, "rev-list", "--max-parents=0", "main").strip()
     assert fresh.commit_of(7) == git(repo, "rev-parse", "main~4").strip()
     assert fresh.commit_of(12) is None and fresh.commit_of(0) is None
+
+
+def test_the_space_limit_counts_exactly_across_creates_updates_and_deletes(
+    tmp_path: Path,
+) -> None:
+    # each change's size is carried to the next from the one before (no diff): it must be
+    # the exact byte count, or the limit moves
+    (tmp_path / "spaces.toml").write_text("[defaults]\nmax_space_bytes = 100\n")
+    spaces = Spaces(tmp_path)
+    _write(spaces, "users/ada", "a.txt", b"a" * 40, create=True)
+    _write(spaces, "users/ada", "b.txt", b"b" * 30, create=True)
+    _write(spaces, "users/ada", "a.txt", b"a" * 10)
+    space = spaces.get("users/ada")
+    space.storage.apply(Proposal((DeleteFile("b.txt"),), "patch_resource"))
+    space.storage.apply(Proposal((UpdateFile("a.txt", move_to="e.txt"),), "patch_resource"))
+    assert _write(spaces, "users/ada", "c.txt", b"c" * 90, create=True).version == 6  # 100
+    head = space.head()
+    for storage in (space.storage, Spaces(tmp_path).get("users/ada").storage):  # and afresh
+        with pytest.raises(GitpatchError) as refused:
+            storage.apply(Proposal((WriteFile("d.txt", b"d", True),), "patch_resource"))
+        assert refused.value.code == "storage_limit_reached"
+        assert refused.value.details["used"] == 100
+        assert space.head() == head
 
 
 def test_changes_queued_together_are_one_batch_each_its_own_commit(tmp_path: Path) -> None:
