@@ -23,24 +23,33 @@ attributes, as a fresh checkout of its commit would (``under``): git runs in a s
 tree holding only the commit's attribute files, so it reads those instead of the ones on disk.
 
 Paths without any of those settings never start a process: the cost stays on the repositories
-that use conversions. A conversion git refuses (a ``required`` filter that fails,
-``core.safecrlf``) is ``filter_failed``, and nothing is written.
+that use conversions. Most repositories have no attribute file at all, and libgit2's first
+attribute question loads the whole index (0.4 s at 100,000 files, the first call's cost): when
+no file git or libgit2 reads attributes from exists for a path (``.gitattributes`` on disk in
+its folders or named in the index, ``info/attributes``, ``core.attributesFile`` or the global
+``$XDG_CONFIG_HOME/git/attributes``, the system ``gitattributes``), its attributes are known
+empty without asking (``_attributes_absent``); otherwise libgit2 answers as before. A
+conversion git refuses (a ``required`` filter that fails, ``core.safecrlf``) is
+``filter_failed``, and nothing is written.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pygit2
+from pygit2.enums import ConfigLevel
 
 from gitpatch.checkout import gitbin
 from gitpatch.core.text import is_utf8_text
 from gitpatch.errors import FilterFailed, GitpatchError, NotATextResource
+from gitpatch.safety import owners
 from gitpatch.store import Store, git_errors
 
 __all__ = ["ATTRIBUTES", "ATTRIBUTES_FILE", "Filters", "changes_attributes"]
@@ -62,6 +71,8 @@ class Filters:
         self._config = store.config_handle()
         self._known: dict[str, tuple[tuple[object, ...], bool]] = {}
         self._keeps: dict[str, tuple[tuple[object, ...], bool]] = {}
+        self._common = str(owners.common_dir(str(store.git_dir)))
+        self._elsewhere: tuple[tuple[object, ...], bool | pygit2.Oid] | None = None
 
     @contextlib.contextmanager
     def under(self, attributes: Mapping[str, bytes]) -> Iterator[Filters]:
@@ -98,7 +109,9 @@ class Filters:
     def _stamp(self, path: str) -> tuple[object, ...]:
         parts = path.split("/")[:-1]
         sources = [os.path.join(self._gitdir, "info", "attributes")]
+        sources += [os.path.join(self._common, "info", "attributes")]
         sources += [os.path.join(self._gitdir, "index"), os.path.join(self._gitdir, "config")]
+        sources += _outside_files(self._attributes_file())
         sources += [
             os.path.join(self._root, *parts[:depth], ".gitattributes")
             for depth in range(len(parts) + 1)
@@ -114,6 +127,8 @@ class Filters:
             autocrlf = ""
         if autocrlf in ("true", "input", "1", "yes", "on"):
             return True
+        if self._attributes_absent(path):
+            return False
         try:
             with git_errors(f"read the attributes of {path}"):
                 return any(
@@ -163,6 +178,8 @@ class Filters:
 
     def encoding(self, path: str) -> str | None:
         """The ``working-tree-encoding`` of ``path`` (the disk's encoding), None without one."""
+        if not self._scratch and self._attributes_absent(path):
+            return None
         try:
             with git_errors(f"read the attributes of {path}"):
                 value = self._store.attribute(path, "working-tree-encoding")
@@ -184,6 +201,94 @@ class Filters:
             "store it as UTF-8. Nothing was changed.",
             details={"path": path, "encoding": encoding, "attribute": "working-tree-encoding"},
         )
+
+    def _attributes_absent(self, path: str) -> bool:
+        """True when no file git or libgit2 reads attributes of ``path`` from exists, so it
+        has none (module doc); False when one may (libgit2 is asked then)."""
+        parts = path.split("/")[:-1]
+        folders = ["/".join(parts[:depth]) for depth in range(len(parts) + 1)]
+        for folder in folders:
+            if os.path.lexists(os.path.join(self._root, folder, ATTRIBUTES_FILE)):
+                return False
+        view = self._elsewhere_view()
+        if not isinstance(view, pygit2.Oid):
+            return view
+        try:  # the index holds exactly this tree: look the path's folders up in it
+            with git_errors("look for attribute files in the index's tree"):
+                return not any(
+                    self._store.entry(view, f"{folder}/{ATTRIBUTES_FILE}".lstrip("/"))
+                    for folder in folders
+                )
+        except GitpatchError:
+            return False
+
+    def _elsewhere_view(self) -> bool | pygit2.Oid:
+        """No attribute file outside the working tree's folders, and what the index says
+        (``_index_view``); remembered until one of those files, the index or the config
+        changes. False when one may exist."""
+        named = self._attributes_file()
+        index = os.path.join(self._gitdir, "index")
+        outside = [
+            os.path.join(self._gitdir, "info", "attributes"),
+            os.path.join(self._common, "info", "attributes"),
+            *_outside_files(named),
+        ]
+        stamp = tuple(_stat(f) for f in [index, os.path.join(self._gitdir, "config"), *outside])
+        if self._elsewhere is not None and self._elsewhere[0] == stamp:
+            return self._elsewhere[1]
+        view = False if any(os.path.lexists(f) for f in outside) else self._index_view()
+        self._elsewhere = (stamp, view)
+        return view
+
+    def _index_view(self) -> bool | pygit2.Oid:
+        """What the index says of ``.gitattributes`` files (git reads one from the index when
+        the disk has none): True when it surely names none, the tree it holds exactly (its
+        cache tree's root, read from the index's tail: the path's folders are then looked up
+        there, at no cost), or False when it may name one.
+
+        Without a valid cache tree the whole index is searched (2 ms at 100,000 entries),
+        which only index versions 2 and 3 allow (they spell every path whole); a sparse
+        checkout (its sparse index hides a folder's files behind one entry) may, and a
+        split index has its shared part searched too."""
+        if self._config_true("core.sparseCheckout") or self._config_true("index.sparse"):
+            return False
+        index = os.path.join(self._gitdir, "index")
+        shared: list[str] = []
+        with contextlib.suppress(OSError):
+            shared = [n for n in os.listdir(self._gitdir) if n.startswith("sharedindex.")]
+        try:
+            with open(index, "rb") as fh:
+                head = fh.read(12)
+                size = os.fstat(fh.fileno()).st_size
+                fh.seek(max(12, size - _TAIL_BYTES))
+                tail = fh.read()
+        except FileNotFoundError:
+            return not shared
+        except OSError:
+            return False
+        if head[:4] != b"DIRC":
+            return False
+        tree = None if shared else _cached_tree(tail, int.from_bytes(head[8:12], "big"))
+        if tree is not None:
+            return tree
+        return not any(_may_name(os.path.join(self._gitdir, n)) for n in ["index", *shared])
+
+    def _attributes_file(self) -> str | None:
+        """``core.attributesFile`` (``~`` expanded), None when unset."""
+        try:
+            with git_errors("read core.attributesFile"):
+                if "core.attributesFile" not in self._config:
+                    return None
+                return os.path.expanduser(str(self._config["core.attributesFile"]))
+        except GitpatchError:
+            return ""  # unreadable: no shortcut (an empty name exists nowhere, see below)
+
+    def _config_true(self, key: str) -> bool:
+        try:
+            with git_errors(f"read {key}"):
+                return key in self._config and bool(self._config.get_bool(key))
+        except (GitpatchError, ValueError):
+            return True
 
     def _autocrlf(self) -> str:
         with_value = "core.autocrlf" in self._config
@@ -274,6 +379,70 @@ def _text_with_crlf(data: bytes) -> bool:
 
 #: Bytes convert.c counts as printable (deleted to count the others); LF and CR go apart.
 _PRINTABLE = bytes([8, 9, 10, 12, 13, 27, *range(32, 127), *range(128, 256)])
+
+
+#: How much of the index's end holds its extensions, where the cache tree is looked for.
+_TAIL_BYTES = 1 << 20
+#: The cache tree extension's root entry: signature, size, empty path, entry and subtree counts.
+_TREE_ROOT = re.compile(rb"TREE(.{4})\x00(-?[0-9]+) ([0-9]+)\n", re.DOTALL)
+
+
+def _cached_tree(tail: bytes, entries: int) -> pygit2.Oid | None:
+    """The tree the index holds exactly, from the root of its cache tree extension found in
+    ``tail`` (the index's end) when it is valid and covers all ``entries``; else None."""
+    at = len(tail)
+    for _ in range(8):  # the last "TREE" is the extension's, unless a later one spells it
+        at = tail.rfind(b"TREE", 0, at)
+        if at < 0:
+            return None
+        found = _TREE_ROOT.match(tail, at)
+        if found is None or int(found[2]) != entries:
+            continue
+        if at + 8 + int.from_bytes(found[1], "big") > len(tail) - 20:
+            continue
+        raw = tail[found.end() : found.end() + 20]
+        with contextlib.suppress(ValueError, TypeError):
+            return pygit2.Oid(raw=raw)
+    return None
+
+
+def _may_name(index: str) -> bool:
+    """True unless the index file ``index`` (version 2 or 3) surely names no attribute file."""
+    try:
+        with open(index, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    version = int.from_bytes(data[4:8], "big") if len(data) >= 12 else 0
+    if data[:4] != b"DIRC" or version not in (2, 3):
+        return True
+    return b".gitattributes\0" in data
+
+
+def _outside_files(named: str | None) -> list[str]:
+    """The attribute files outside the repository that git or libgit2 read: the system one
+    (``/etc/gitattributes``, and libgit2's system folder), and ``core.attributesFile``
+    (``named``), else the global ``$XDG_CONFIG_HOME/git/attributes`` (``~/.config/git/...``
+    without it, and libgit2's own XDG folder). What cannot be known (an unreadable setting,
+    ``named`` empty) is the root folder ``/``, which always exists: no shortcut then."""
+    files = ["/etc/gitattributes", *_search(ConfigLevel.SYSTEM, "gitattributes")]
+    if named is not None:
+        return [*files, named or os.sep]
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return [*files, os.path.join(xdg, "git", "attributes"), *_search(ConfigLevel.XDG, "attributes")]
+
+
+def _search(level: ConfigLevel, name: str) -> list[str]:
+    """File ``name`` in each of libgit2's folders for config ``level`` (read from the
+    environment when libgit2 started)."""
+    try:
+        with git_errors("read libgit2's search path"):
+            found = pygit2.settings.search_path[level]
+    except (GitpatchError, KeyError, ValueError):
+        return [os.sep]  # unknown: no shortcut
+    return [os.path.join(d, name) for d in str(found or "").split(os.pathsep) if d]
 
 
 def _stat(path: str) -> tuple[int, int, int] | None:

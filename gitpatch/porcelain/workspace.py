@@ -7,7 +7,8 @@ of the touched files, so the agent's edit applies to what it saw), then:
 - ``auto``: moves the branch by compare-and-swap and writes only the changed paths to disk
   through ``WorkingTree.land``; a protected branch is never moved, the change lands on a
   session branch ``gitpatch/session/<name>`` started at its head instead, checked out in the
-  session's own linked worktree;
+  session's own linked worktree once one is needed (until then the session lands on its
+  branch in the object store alone, see ``review.workbench``);
 - ``review``: creates ``refs/heads/gitpatch/<id>`` and leaves the working tree alone.
 
 Losing the compare-and-swap to another writer re-reads the head: if a touched file changed,
@@ -21,7 +22,6 @@ It never talks to a user (no terminal, no click, no MCP): front ends map its err
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import secrets
@@ -37,7 +37,6 @@ from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Proposal
 from gitpatch.core.text import Document
 from gitpatch.errors import (
-    GitpatchError,
     InvalidArguments,
     ResourceNotFound,
 )
@@ -117,8 +116,10 @@ def _serialized(
     per call, when a door runs several verbs as one)."""
 
     def run(self: Workspace, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self._plumbing.call():
-            return method(self, *args, **kwargs)
+        with self._calls:
+            self._attach()
+            with self._plumbing.call():
+                return method(self, *args, **kwargs)
 
     functools.update_wrapper(run, method)
     return run
@@ -271,10 +272,8 @@ class Workspace:
         on = target
         if mode == "auto" and (session is not None or target in guarded):
             session = session or name or "agent"
-            ref = SESSION_PREFIX + session
-            fresh = not pygit2.reference_is_valid_name(ref) or store.ref_target(ref) is None
             on = start_session(store, target, session)
-            store, worktree = _session_checkout(store, worktree, on, session, fresh=fresh)
+            store, worktree = _session_checkout(store, worktree, on)
         elif mode == "review":
             session = session or name
             if session is not None:
@@ -407,14 +406,22 @@ class Workspace:
         revision = revision or revised is not None
         read_as = guards.resolve_version(self.store, expected_version)
         expected = None if read_as is None else versions.unpin(self.store, read_as)
-        one = Attempt(self._ctx, proposal, secrets.token_hex(6), revision, read_as, expected)
-        one.call = proposal.call
+        pid = secrets.token_hex(6)
+        while True:
+            ctx = self._ctx
+            one = Attempt(ctx, proposal, pid, revision, read_as, expected)
+            one.call = proposal.call
 
-        def attempt() -> ProposalResult:
-            land(self._ctx, [one], proposal.tool, revised=revised)
-            return one.result()
+            def attempt(ctx: Context = ctx, one: Attempt = one) -> ProposalResult:
+                land(ctx, [one], proposal.tool, revised=revised)
+                return one.result()
 
-        return checkpoints.around_edit(self._ctx, attempt)
+            try:
+                return checkpoints.around_edit(ctx, attempt)
+            except workbench.MadeMeanwhile:
+                self._attach()  # made by another process: land there instead
+                if self.worktree is not None:
+                    self.worktree.recover()
 
     @_serialized
     def preview(self, proposal: Proposal) -> Preview:
@@ -647,15 +654,41 @@ class Workspace:
     def session_worktree(self) -> workbench.Bench:
         """The session's own worktree, made now when it has none (``Bench.made`` then says
         so and what it cost); in review mode it shows the target plus the open stack's top."""
-        bench = workbench.ensure(self._ctx)
+        bench = self._made()
         workbench.follow(self._ctx)
         return bench
 
-    @_serialized
     def checkpoint(self, command: str | None = None) -> CheckpointResult:
         """Record what commands changed in the session's worktree as one proposal of the
-        session (``command``: what ran, for the ``Gitpatch-Command`` trailer)."""
+        session (``command``: what ran, for the ``Gitpatch-Command`` trailer). The worktree
+        is made first when the session has none (``made`` says so)."""
+        checkpoints.check(self._ctx, command)  # bad input makes no worktree
+        bench = self.session_worktree()
+        done = self._checkpoint(command)
+        return done.model_copy(update={"made": bench.made}) if bench.made else done
+
+    @_serialized
+    def _checkpoint(self, command: str | None) -> CheckpointResult:
         return checkpoints.checkpoint(self._ctx, command)
+
+    def _made(self) -> workbench.Bench:
+        """``workbench.ensure``; a lazy session then works in the worktree it made."""
+        bench = workbench.ensure(self._ctx)
+        if workbench.lazy(self._ctx):
+            self._work_in(bench.path)
+        return bench
+
+    def _attach(self) -> None:
+        """A lazy session whose worktree another process made since: work there now."""
+        where = workbench.made_meanwhile(self._ctx)
+        if where is not None:
+            self._work_in(where)
+
+    def _work_in(self, where: Path) -> None:
+        """Work in the session's worktree at ``where`` from now on (its store and files)."""
+        linked = Store.open(where)
+        self._ctx = dataclasses.replace(self._ctx, store=linked, worktree=WorkingTree.of(linked))
+        self._plumbing.context = self._ctx
 
     def run(self, argv: Sequence[str]) -> commands.Ran:
         """Run ``argv`` in the session's worktree (its output and exit status pass through;
@@ -687,24 +720,20 @@ class Workspace:
 
 
 def _session_checkout(
-    store: Store, worktree: WorkingTree | None, ref: str, name: str, *, fresh: bool
+    store: Store, worktree: WorkingTree | None, ref: str
 ) -> tuple[Store, WorkingTree | None]:
-    """The store and working tree a session works in: the person's checkout only when it
-    already has the session branch checked out, else the session's own linked worktree
-    (``review.worktrees``); a bare repository, or a session with no commit yet, has none.
-    ``fresh``: the session branch was just started, and goes again if its worktree fails."""
+    """The store and working tree a session works in: the person's checkout when it has the
+    session branch checked out, else the session's own linked worktree when it was made
+    (``review.worktrees``), else none yet: the session is lazy (``workbench.lazy``) until
+    a command, a checkpoint or ``session path`` makes it. A bare repository has none."""
     if worktree is None or store.head_branch() == ref:
         return store, worktree
-    start = store.ref_target(ref)
-    if start is None:
+    if store.ref_target(ref) is None:
         return store, None  # an unborn session: git cannot check it out anywhere yet
-    try:
-        linked = Store.open(worktrees.ensure(store, name, ref))
-    except GitpatchError:
-        if fresh:  # a refused open leaves no branch behind (CAS: unless someone used it)
-            with contextlib.suppress(GitpatchError):
-                store.update_ref(ref, None, start, "gitpatch: session worktree refused")
-        raise
+    found = worktrees.checked_out(store, ref)
+    if found is None:
+        return store, None
+    linked = Store.open(found)
     tree = WorkingTree.of(linked)
     if tree is not None:
         tree.recover()

@@ -50,6 +50,7 @@ __all__ = [
     "CheckpointResult",
     "Scan",
     "around_edit",
+    "check",
     "checkpoint",
     "max_bytes",
     "pending",
@@ -165,15 +166,20 @@ def checkpoint(ctx: Context, command: str | None = None) -> CheckpointResult:
     """Record what changed in the session's worktree as one proposal (see the module).
 
     The worktree is made first when the session has none (the result says so)."""
+    limit = check(ctx, command)
+    bench = workbench.ensure(ctx)
+    with workbench.locked(ctx.store, bench.session):
+        return _checkpoint(ctx, bench, command or "", limit)
+
+
+def check(ctx: Context, command: str | None) -> int:
+    """Refuse a bad ``command`` or size setting before anything is made; the size limit."""
     if command is not None and ("\0" in command or len(command) > 4096):
         raise InvalidArguments(
             "command must be one line of text under 4096 characters, without NUL",
             hint="Pass the command as the shell ran it, e.g. --command 'ruff format .'.",
         )
-    limit = max_bytes(ctx)
-    bench = workbench.ensure(ctx)
-    with workbench.locked(ctx.store, bench.session):
-        return _checkpoint(ctx, bench, command or "", limit)
+    return max_bytes(ctx)
 
 
 def _checkpoint(ctx: Context, bench: workbench.Bench, command: str, limit: int) -> CheckpointResult:
@@ -369,9 +375,17 @@ def around_edit(ctx: Context, edit: Callable[[], ProposalResult]) -> ProposalRes
 
     When the session has a worktree: it is brought up to date, what commands changed there is
     checkpointed first (the result says so), the edit runs, and the worktree then shows it;
-    the result names the worktree. Without one (a session that only edits) this costs nothing.
+    the result names the worktree. Without one (a session that only edits) this costs nothing
+    but, in auto mode, the workbench lock (``workbench.MadeMeanwhile`` when another process
+    made the worktree since the call began).
     """
     where = workbench.existing(ctx)
+    if where is None and workbench.lazy(ctx):
+        assert ctx.session is not None
+        with workbench.locked(ctx.store, ctx.session):  # a worktree is not made mid-land
+            if workbench.made_meanwhile(ctx) is not None:
+                raise workbench.MadeMeanwhile(ctx.session)
+            return edit()
     if where is None:
         return edit()
     assert ctx.session is not None

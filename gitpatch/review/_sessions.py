@@ -173,6 +173,8 @@ def end(ctx: Context, name: str, *, force: bool = False) -> str:
     tip = store.ref_target(ref)
     if ctx.worktree is not None:
         _benches(ctx)  # finishes what a killed end left set aside
+        with workbench.locked(store, name):
+            worktrees.drop_half_made(store, name)  # and what a killed making of one left
         worktrees.prune(store)  # and git's record of a folder it removed
     where = _worktree_of(ctx, name, ref, tip)
     open_ids = [e.id for e in stack.open_entries(store, fresh=True) if e.session == name]

@@ -1,17 +1,22 @@
 """A session's workbench: its own linked worktree, in every mode, holding the session's work.
 
 Agents do half their work through commands (tests, formatters, generators), and a command
-needs files on disk that hold the session's work. Auto mode on a protected branch has had
-one since sessions began: the session branch checked out in ``review.worktrees.place``.
-Review mode gets one at the same place, with a detached HEAD at what the session's next call
-builds on (``stack.view``: the target plus the top of its open proposals). It is kept there:
+needs files on disk that hold the session's work. Auto mode on a protected branch has one:
+the session branch checked out in ``review.worktrees.place``. Until it is made, such a
+session is ``lazy``: its edits land on the session branch in the object store alone (nothing
+on disk holds them, so no result names a worktree), and the worktree, once made, checks out
+what the branch has then. Review mode gets one at the same place, with a detached HEAD at
+what the session's next call builds on (``stack.view``: the target plus the top of its open
+proposals). It is kept there:
 ``follow`` moves it (``git checkout --detach``, so only the paths that differ are written and
 a file nobody recorded is never touched) after each proposal, revision, rejection and
 approval, and before every call of the session.
 
-It is made when first needed (a command, a checkpoint, ``session path``), never by an edit
-alone, so a session that only edits pays nothing for it; ``ensure`` says when it made one and
-what it cost. Nothing here reads the person's checkout: the workbench is filled from commits.
+In both modes it is made when first needed (a command, a checkpoint, ``session path``),
+never by an edit alone, so a session that only edits pays nothing for it; ``ensure`` says
+when it made one and what it cost. A lazy session's edit holds the workbench lock while it
+lands, so a worktree another process makes meanwhile never misses it (``made_meanwhile``).
+Nothing here reads the person's checkout: the workbench is filled from commits.
 
 What it does not do: record what changed in it (``review.checkpoints``), or end a session
 (``review.sessions``).
@@ -46,8 +51,11 @@ __all__ = [
     "existing",
     "follow",
     "git",
+    "MadeMeanwhile",
     "head_of",
+    "lazy",
     "locked",
+    "made_meanwhile",
     "session_of",
 ]
 
@@ -63,6 +71,39 @@ class Bench:
     session: str
     path: Path
     made: str = ""
+
+
+class MadeMeanwhile(Exception):  # noqa: N818 (a signal to retry, never an error to report)
+    """A lazy session's worktree was made by another process since this call began: the call
+    starts again in it (``Workspace``)."""
+
+
+def lazy(ctx: Context) -> bool:
+    """True for an auto-mode session on a checkout whose own worktree is not made yet (its
+    edits land on the session branch in the object store alone)."""
+    return (
+        ctx.mode == "auto"
+        and ctx.session is not None
+        and ctx.worktree is None
+        and ctx.branch == SESSION_PREFIX + ctx.session
+        and ctx.store.workdir is not None
+    )
+
+
+def made_meanwhile(ctx: Context) -> Path | None:
+    """A lazy session's worktree when it exists now (made by another process) with the
+    session branch checked out, else None."""
+    if not lazy(ctx):
+        return None
+    assert ctx.session is not None
+    where = worktrees.place(ctx.store, ctx.session)
+    if not (where / ".git").is_file() or worktrees.filling(ctx.store, ctx.session):
+        return None
+    try:
+        shown = (worktrees.linked_gitdir(where) / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return where if shown == f"ref: {ctx.branch}" else None
 
 
 def session_of(ctx: Context) -> str:
@@ -83,7 +124,9 @@ def existing(ctx: Context) -> Path | None:
     if ctx.mode == "auto":
         return ctx.worktree.root if ctx.branch == SESSION_PREFIX + ctx.session else None
     where = worktrees.place(ctx.store, ctx.session)
-    return where if (where / ".git").is_file() else None
+    if not (where / ".git").is_file() or worktrees.filling(ctx.store, ctx.session):
+        return None
+    return where
 
 
 def aliases(ctx: Context) -> tuple[str, ...]:
@@ -95,7 +138,10 @@ def aliases(ctx: Context) -> tuple[str, ...]:
 
 
 def ensure(ctx: Context) -> Bench:
-    """The session's worktree, made now (review mode) when it does not exist yet."""
+    """The session's worktree, made now when it does not exist yet (review mode, or a lazy
+    auto-mode session: the Workspace then works in it)."""
+    if lazy(ctx):
+        return _ensure_branch(ctx)
     name = session_of(ctx)
     found = existing(ctx)
     if found is not None:
@@ -121,6 +167,28 @@ def ensure(ctx: Context) -> Bench:
         remember_target(ctx.store, name, ctx.target)
         start = time.perf_counter()
         where = worktrees.add(ctx.store, name, str(head), detach=True)
+        took = time.perf_counter() - start
+        files = sum(1 for _ in ctx.store.files(head))
+    return Bench(name, where, made_text(where, files, took))
+
+
+def _ensure_branch(ctx: Context) -> Bench:
+    """A lazy session's worktree: its session branch checked out at ``place``."""
+    assert ctx.session is not None
+    name = ctx.session
+    with locked(ctx.store, name):
+        found = made_meanwhile(ctx)
+        if found is not None:
+            return Bench(name, found)
+        head = ctx.store.ref_target(ctx.branch)
+        if head is None:
+            raise RepositoryError(
+                f"session {name!r} has no commit yet: there is nothing to check out",
+                hint="Make a first commit on its target branch, then try again.",
+                details={"branch": ctx.branch},
+            )
+        start = time.perf_counter()
+        where = worktrees.ensure(ctx.store, name, ctx.branch)
         took = time.perf_counter() - start
         files = sum(1 for _ in ctx.store.files(head))
     return Bench(name, where, made_text(where, files, took))

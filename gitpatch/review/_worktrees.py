@@ -10,15 +10,24 @@ repository root; such a folder inside the working tree is added to ``.git/info/e
 
 It does not move any ref or write any tracked file: ``git worktree add`` checks the session
 branch out in the new folder, and the Workspace then works there as on any checkout.
+
+Making one is not atomic (git records the worktree, then the files are written), so a
+marker ``<git common dir>/gitpatch/filling/<name>`` is there while it is made: a worktree
+with the marker is not one (``filling``), and the next ``add`` removes what a killed one
+left and starts again. A half-filled worktree taken for a whole one would have a checkpoint
+record every file it lacks as deleted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 from pathlib import Path
 
 from gitpatch.checkout import gitbin, preflight
 from gitpatch.errors import RepositoryError
+from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.safety.locks import land_lock
 from gitpatch.store import Store
 
@@ -27,7 +36,9 @@ __all__ = [
     "add",
     "checked_out",
     "common_dir",
+    "drop_half_made",
     "ensure",
+    "filling",
     "linked_gitdir",
     "place",
     "prune",
@@ -58,16 +69,51 @@ def place(store: Store, name: str) -> Path:
     return folder.resolve() / name
 
 
+def filling(store: Store, name: str) -> bool:
+    """True while session ``name``'s worktree is being made (or a killed ``add`` left it
+    half made): it is not a worktree to use yet."""
+    return _marker(store, name).exists()
+
+
+def _marker(store: Store, name: str) -> Path:
+    return common_dir(store) / "gitpatch" / "filling" / name
+
+
 def checked_out(store: Store, ref: str) -> Path | None:
-    """The working tree that has ``ref`` checked out, None when none has."""
+    """The working tree that has ``ref`` checked out, None when none has (a session's own
+    worktree still being made is none). git is asked only when a worktree's HEAD file names
+    ``ref``: opening a session that has no worktree yet starts no process."""
+    if not _named_by_a_head(store, ref):
+        return None
     listing = _git(store, ["worktree", "list", "--porcelain"]).decode("utf-8", "replace")
     path: str | None = None
     for line in listing.splitlines():
         if line.startswith("worktree "):
             path = line.removeprefix("worktree ")
         elif line == f"branch {ref}" and path is not None and Path(path).is_dir():
-            return Path(path)
+            found = Path(path)
+            if found.name and filling(store, found.name) and found == place(store, found.name):
+                return None
+            return found
     return None
+
+
+def _named_by_a_head(store: Store, ref: str) -> bool:
+    """Whether the HEAD file of the main worktree or of a linked one names ``ref`` (what
+    ``git worktree list`` reads for each); True when one cannot be read."""
+    common = common_dir(store)
+    records = common / "worktrees"
+    heads = [common / "HEAD", *(records.glob("*/HEAD") if records.is_dir() else ())]
+    for head in heads:
+        try:
+            text = head.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True
+        if text == f"ref: {ref}":
+            return True
+    return False
 
 
 def ensure(store: Store, name: str, ref: str) -> Path:
@@ -98,10 +144,28 @@ def add(store: Store, name: str, start: str, *, detach: bool = False) -> Path:
     runs no ``post-checkout`` hook.
     """
     where = place(store, name)
+    marker = _marker(store, name)
+    if marker.exists():
+        _discard(store, where)  # what a killed add left: never handed out, nothing of anyone's
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_bytes(b"")
     _exclude(store, where)
     _git(store, ["worktree", "prune"])  # a folder removed by hand leaves its record
     detached = ["--detach"] if detach else []
-    _git(store, ["worktree", "add", "--quiet", "--no-checkout", *detached, str(where), start])
+    try:
+        _git(store, ["worktree", "add", "--quiet", "--no-checkout", *detached, str(where), start])
+    except RepositoryError:
+        marker.unlink()  # git made nothing: nothing half made is left
+        raise
+    crashpoint("worktree.added")
+    _fill(where)
+    crashpoint("worktree.filled")
+    marker.unlink()
+    return where
+
+
+def _fill(where: Path) -> None:
+    """Write the files of the worktree at ``where`` (added with ``--no-checkout``)."""
     workers = str(2 * (os.cpu_count() or 1))
     gitdir = linked_gitdir(where)
     try:
@@ -124,7 +188,27 @@ def add(store: Store, name: str, start: str, *, detach: bool = False) -> Path:
             hint="Check the disk has room and git can write there; then retry.",
             details={"path": str(where)},
         ) from exc
-    return where
+
+
+def drop_half_made(store: Store, name: str) -> None:
+    """Remove session ``name``'s worktree when a killed ``add`` left it half made (it was
+    never handed out: nothing in it is anyone's)."""
+    marker = _marker(store, name)
+    if marker.exists():
+        _discard(store, place(store, name))
+        marker.unlink()
+
+
+def _discard(store: Store, where: Path) -> None:
+    """Remove a worktree a killed ``add`` left half made, and git's record of it (which git
+    keeps locked while ``worktree add`` runs)."""
+    records = common_dir(store) / "worktrees"
+    for named in records.glob("*/gitdir") if records.is_dir() else ():
+        with contextlib.suppress(OSError):
+            if Path(named.read_text(encoding="utf-8").strip()).parent == where:
+                (named.parent / "locked").unlink(missing_ok=True)
+    shutil.rmtree(where, ignore_errors=True)
+    _git(store, ["worktree", "prune"])
 
 
 def prune(store: Store) -> None:

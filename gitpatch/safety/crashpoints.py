@@ -35,6 +35,8 @@ POINTS = (
     "journal.dropped",  # the land is complete
     "checkpoint.staged",  # a checkpoint's changes are in its worktree's index, nothing published
     "checkpoint.published",  # its proposal ref (or session branch) and note moved, HEAD not yet
+    "worktree.added",  # a session's worktree is recorded by git, its files not written yet
+    "worktree.filled",  # its files are written, the marker saying it is being made remains
     "session.set_aside",  # an ending session's worktree folder is renamed aside, not removed
     "session.removed",  # that folder is removed; git's record of it and the branch remain
 )

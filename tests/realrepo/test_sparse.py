@@ -109,6 +109,7 @@ def test_a_session_worktree_of_a_sparse_checkout_keeps_its_sparse_set(tmp_path: 
     git(root, "sparse-checkout", "set", "a")
     before = state(root)
     ws = Workspace.open(root)  # protected main: the session gets a worktree of its own
+    ws.session_worktree()
     assert ws.worktree is not None and ws.worktree.root != root
     assert not (ws.worktree.root / "b").exists()
     ws.propose(edit("b/y.txt", "y one", "Y ONE"))

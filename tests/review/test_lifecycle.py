@@ -222,6 +222,7 @@ def test_session_merge_after_main_moved_keeps_the_session_worktree_in_step(
 ) -> None:
     repo = review_repo(tmp_path / "repo", branch="main")
     agent = Workspace.open(repo)
+    agent.session_worktree()
     res = agent.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
     (repo / "b.txt").write_text("one\nperson\nthree\n")
     git(repo, "commit", "-q", "-am", "person on main")

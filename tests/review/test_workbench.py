@@ -319,3 +319,68 @@ def test_a_set_aside_worktree_with_an_unrecorded_change_is_put_back_not_swept(
     where.rename(aside)
     assert _person(repo).sessions() == []  # nothing unrecorded: it is swept
     assert not aside.exists() and not where.exists()
+
+
+# -- auto mode on a protected branch: the worktree made when first needed -----------------------
+
+
+def _auto(tmp_path: Path) -> tuple[Path, Workspace]:
+    """A repository on protected main and session bot's first edit (no worktree yet)."""
+    repo = make_repo(tmp_path / "repo", FILES, branch="main")
+    ws = Workspace.open(repo, "auto", session="bot")
+    done = ws.patch("pkg/a.py", SR.format(old="    return 1", new="    return 2"))
+    assert done.worktree == "" and "run your tests" not in done.message
+    assert ws.worktree is None and not (repo / ".git/gitpatch/worktrees/bot").exists()
+    return repo, ws
+
+
+def test_an_auto_checkpoint_makes_the_worktree_and_says_so(tmp_path: Path) -> None:
+    repo, ws = _auto(tmp_path)
+    result = ws.checkpoint("make")
+    where = repo / ".git/gitpatch/worktrees/bot"
+    assert not result.recorded and result.worktree == str(where)
+    assert result.made.startswith(f"Made the session's worktree at {where} (")
+    assert "files checked out in" in result.made
+    assert (where / "pkg/a.py").read_text() == "def f():\n    return 2\n"
+    assert ws.checkpoint().made == ""  # made once
+    # from now on the edits land there, and their results name it
+    later = ws.patch("pkg/b.py", SR.format(old="B = 1", new="B = 2"))
+    assert later.worktree == str(where) and f"{where}: run your tests there" in later.message
+    assert (where / "pkg/b.py").read_text() == "B = 2\n"
+    assert git(where, "status", "--porcelain") == ""
+    assert (repo / "pkg/a.py").read_text() == FILES["pkg/a.py"]
+
+
+def test_an_auto_run_makes_the_worktree_then_checkpoints_there(tmp_path: Path) -> None:
+    repo, ws = _auto(tmp_path)
+    ran = ws.run(["sh", "-c", "cat pkg/a.py > pkg/copy.py"])
+    assert ran.exit_code == 0 and ran.made.startswith("Made the session's worktree at ")
+    assert ran.checkpoint.recorded and [f.path for f in ran.checkpoint.files] == ["pkg/copy.py"]
+    shown = git(repo, "show", "gitpatch/session/bot:pkg/copy.py")
+    assert shown == "def f():\n    return 2\n"
+
+
+def test_a_worktree_made_by_another_process_is_worked_in_from_the_next_call(
+    tmp_path: Path,
+) -> None:
+    repo, ws = _auto(tmp_path)
+    other = Workspace.open(repo, "auto", session="bot")  # gitpatch session path, elsewhere
+    where = other.session_worktree().path
+    result = ws.patch("pkg/b.py", SR.format(old="B = 1", new="B = 2"))
+    assert result.worktree == str(where)
+    assert (where / "pkg/b.py").read_text() == "B = 2\n"
+    assert git(where, "status", "--porcelain") == ""
+
+
+def test_an_edit_of_a_lazy_session_refuses_to_land_beside_a_worktree_made_meanwhile(
+    tmp_path: Path,
+) -> None:
+    from gitpatch.review import checkpoints, workbench
+
+    repo, ws = _auto(tmp_path)
+    lazy = ws.context
+    Workspace.open(repo, "auto", session="bot").session_worktree()
+    before = repo_state(repo)
+    with pytest.raises(workbench.MadeMeanwhile):
+        checkpoints.around_edit(lazy, lambda: pytest.fail("landed beside the worktree"))
+    assert repo_state(repo) == before

@@ -73,12 +73,15 @@ def test_eight_processes_different_files_all_land(tmp_path: Path) -> None:
 
 
 def test_eight_processes_race_to_start_one_session(tmp_path: Path) -> None:
-    """On protected main, 8 processes open at once: one session branch, every change on it."""
+    """On protected main, 8 processes open at once: one session branch, every change on it;
+    half of them ask for its worktree after their first edit, while the others land theirs
+    (on the branch alone until it exists, then there): every change is in it."""
     per_worker = 4
     repo = _own_files_repo(tmp_path / "repo", branch="main", per_worker=per_worker)
     base = head(repo)
     reports = _run_workers(
-        workers.edit_own_files, lambda w, b, q: (str(repo), w, per_worker, b, q, True)
+        workers.edit_own_files,
+        lambda w, b, q: (str(repo), w, per_worker, b, q, True, 1 if w % 2 else None),
     )
     session = "refs/heads/gitpatch/session/agent"
     place = repo / ".git" / "gitpatch" / "worktrees" / "agent"  # the session's own worktree

@@ -1,5 +1,5 @@
-"""A checkpoint and a session's end killed at every crash point they pass: the next run
-recovers with nothing lost (issue 25).
+"""A checkpoint, the making of a session's worktree (when first needed) and a session's end
+killed at every crash point they pass: the next run recovers with nothing lost (issue 25).
 
 Each operation first runs once with ``GITPATCH_CRASH_LOG`` to learn the points it passes
 (``safety.crashpoints``), then once per point in a process of its own that stops there and
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitkit import GIT_ENV, git, make_repo
+from tests.gitkit import GIT_ENV, git, make_repo, sr
 from tests.safety.proofkit import fsck_problems, killed_at
 
 pytestmark = pytest.mark.slow  # a process killed at every point
@@ -107,6 +107,50 @@ def test_a_checkpoint_killed_anywhere_loses_nothing(tmp_path: Path, mode: str) -
         assert not list((repo / ".git").rglob("*.lock")), point
 
 
+_MAKE = """
+import sys
+from gitpatch import Workspace
+print(Workspace.open(sys.argv[1], sys.argv[2], session="bot").checkpoint("make").recorded)
+"""
+
+
+def _edited(tmp: Path, mode: str) -> tuple[Path, Path]:
+    """A repository where session bot has edited a.py and has no worktree yet."""
+    from gitpatch import Workspace
+
+    repo = make_repo(tmp / "repo", FILES, branch="main")
+    Workspace.open(repo, mode, session="bot").patch("a.py", sr("A = 1\n", "A = 2\n"))  # type: ignore[arg-type]
+    where = repo / ".git/gitpatch/worktrees/bot"
+    assert not where.exists()
+    return repo, where
+
+
+@pytest.mark.parametrize("mode", ["review", "auto"])
+def test_making_the_worktree_killed_anywhere_makes_it_whole_on_the_next_run(
+    tmp_path: Path, mode: str
+) -> None:
+    points = _points(tmp_path, _MAKE, lambda t: _edited(t, mode), mode)
+    assert "worktree.added:1" in points and "worktree.filled:1" in points
+    for n, point in enumerate(points):
+        repo, where = _edited(tmp_path / f"run{n}", mode)
+        assert _kill(_MAKE, repo, point, mode) == -signal.SIGKILL, point
+        assert _python(_MAKE, repo, mode) == 0, point
+        # a half-filled worktree taken for a whole one would checkpoint every file as deleted
+        assert (where / "a.py").read_text() == "A = 2\n", point
+        assert {p.name for p in where.iterdir()} == {*FILES, ".git"}, point
+        assert git(where, "status", "--porcelain") == "", point
+        assert git(repo, "worktree", "list").count("worktrees/bot") == 1, point
+        assert not (repo / ".git/gitpatch/filling/bot").exists(), point
+        made = git(repo, "rev-list", "--count", "main..gitpatch/session/bot", check=False)
+        proposals = git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/gitpatch/")
+        if mode == "auto":
+            assert made.strip() == "1", point  # the edit, and no checkpoint of anything
+        else:
+            assert len(proposals.split()) == 1, (point, proposals)
+        assert fsck_problems(repo) == "", point
+        assert not list((repo / ".git").rglob("*.lock")), point
+
+
 def _ended_prepare(tmp: Path, mode: str) -> tuple[Path, Path]:
     from gitpatch import Workspace
 
@@ -134,3 +178,15 @@ def test_ending_a_session_killed_anywhere_finishes_on_the_next_run(
         assert git(repo, "rev-parse", "main").strip() == landed, point
         assert git(repo, "show", "main:new.py") == "NEW = 1\n", point
         assert fsck_problems(repo) == "", point
+
+
+def test_ending_a_session_whose_worktree_was_killed_half_made(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES, branch="main")
+    where = repo / ".git/gitpatch/worktrees/bot"
+    assert _kill(_MAKE, repo, "worktree.added", "auto") == -signal.SIGKILL
+    assert (where / ".git").is_file() and not (where / "a.py").exists()  # half made
+    assert _python(_END, repo) == 0
+    assert not where.exists() and "bot" not in git(repo, "worktree", "list")
+    assert not (repo / ".git/gitpatch/filling/bot").exists()
+    assert git(repo, "branch", "--list", "gitpatch/session/bot") == ""
+    assert fsck_problems(repo) == ""

@@ -206,6 +206,8 @@ def test_auto_mode_on_protected_branch_lands_on_a_session(repo: Path) -> None:
     assert res.branch == session and session in res.message
     assert head(repo, MAIN) == base, "an agent commit landed on a protected branch"
     assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/main", "HEAD was switched"
+    assert ws.worktree is None  # an edit alone makes no worktree: made when first needed
+    ws.session_worktree()
     assert ws.worktree is not None and ws.worktree.root != repo
     assert (ws.worktree.root / "a.txt").read_bytes() == b"ALPHA\nbeta\ngamma\n"
     assert (repo / "a.txt").read_bytes() == b"alpha\nbeta\ngamma\n"

@@ -37,12 +37,20 @@ def own_file_proposal(worker: int, index: int) -> Proposal:
 
 
 def edit_own_files(
-    repo: str, worker: int, count: int, barrier: Any, queue: Any, race_open: bool = False
+    repo: str,
+    worker: int,
+    count: int,
+    barrier: Any,
+    queue: Any,
+    race_open: bool = False,
+    make_at: int | None = None,
 ) -> None:
     """Land ``count`` proposals on files only this worker touches; report ids and errors.
 
     ``race_open``: all workers open their Workspace at once (the barrier is before the open),
     which on a protected branch makes them race to start the same session branch.
+    ``make_at``: before that proposal, ask for the session's worktree (made by whichever
+    worker asks first, while the others land edits).
     """
     landed: list[tuple[int, str, str]] = []
     errors: list[tuple[int, str, str]] = []
@@ -55,6 +63,8 @@ def edit_own_files(
         if not race_open:
             barrier.wait(BARRIER_TIMEOUT)
         for index in range(count):
+            if index == make_at:
+                ws.session_worktree()
             try:
                 result = ws.propose(own_file_proposal(worker, index))
             except GitpatchError as exc:

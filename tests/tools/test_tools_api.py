@@ -242,9 +242,13 @@ def test_protected_branch_lands_on_a_session(tmp_path) -> None:
     res = patch_tool(ws, ws)(path="a.txt", edits=sr("a\n", "b\n"))
     assert res.ok, str(res)
     assert "It landed on session branch gitpatch/session/agent (main is protected)." in str(res)
-    assert ws.worktree is not None and f"files are in {ws.worktree.root}" in str(res)
+    assert ws.worktree is None and "files are in" not in str(res)  # an edit makes no worktree
     assert git(repo, "show", "main:a.txt") == "a\n" and (repo / "a.txt").read_text() == "a\n"
-    assert (ws.worktree.root / "a.txt").read_text() == "b\n"
+    where = ws.session_worktree().path
+    assert (where / "a.txt").read_text() == "b\n"
+    res = patch_tool(ws, ws)(path="a.txt", edits=sr("b\n", "c\n"))
+    assert res.ok and f"files are in {where}" in str(res)
+    assert (where / "a.txt").read_text() == "c\n"
 
 
 def test_read_edges() -> None:

@@ -17,6 +17,27 @@ SESSION = "refs/heads/gitpatch/session/agent"
 BRANCH = "main"
 
 
+def test_an_edit_only_auto_session_makes_no_worktree(repo: Path) -> None:
+    base = head(repo)
+    (repo / "b.txt").write_text("one\nlocal\n")
+    index_before = (repo / ".git/index").read_bytes()
+    ws = Workspace.open(repo)
+    assert ws.target == "refs/heads/main" and ws.branch == SESSION and ws.session == "agent"
+    assert ws.worktree is None
+    res = ws.patch("a.txt", sr("beta\n", "BETA\n"))
+    again = ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
+    assert ws.read("a.txt").content == "ALPHA\nBETA\n"
+    assert head(repo, SESSION) == again.version and again.base == res.version
+    assert head(repo, "main") == base
+    # nothing on disk holds the session's files, so no result names a place to test them
+    assert not (repo / ".git/gitpatch/worktrees").exists()
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert res.worktree == again.worktree == "" and "worktree" not in again.message
+    assert (repo / "a.txt").read_text() == FILES["a.txt"]
+    assert (repo / ".git/index").read_bytes() == index_before
+    assert status_porcelain(repo) == " M b.txt\n"
+
+
 def test_auto_on_main_works_in_a_worktree_of_its_own(repo: Path) -> None:
     base = head(repo)
     (repo / "b.txt").write_text("one\nlocal\n")
@@ -24,7 +45,10 @@ def test_auto_on_main_works_in_a_worktree_of_its_own(repo: Path) -> None:
     ws = Workspace.open(repo)
     assert ws.target == "refs/heads/main" and ws.branch == SESSION and ws.session == "agent"
     assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
-    assert ws.worktree is not None
+    bench = ws.session_worktree()
+    assert ws.worktree is not None and ws.worktree.root == bench.path
+    assert bench.made.startswith(f"Made the session's worktree at {bench.path} (")
+    assert ws.session_worktree().made == ""  # made once
     place = ws.worktree.root
     assert place == (repo / ".git/gitpatch/worktrees/agent").resolve() or place == (
         repo / ".git/gitpatch/worktrees/agent"
@@ -46,6 +70,7 @@ def test_auto_on_main_works_in_a_worktree_of_its_own(repo: Path) -> None:
 
 def test_reopen_resumes_session(repo: Path) -> None:
     ws = Workspace.open(repo)
+    ws.session_worktree()
     first = ws.patch("a.txt", sr("beta\n", "BETA\n"))
     again = Workspace.open(repo)
     assert again.branch == SESSION and again.target == "refs/heads/main"
@@ -57,6 +82,7 @@ def test_reopen_resumes_session(repo: Path) -> None:
 
 def test_a_session_checked_out_by_the_person_is_worked_on_there(repo: Path) -> None:
     ws = Workspace.open(repo)
+    ws.session_worktree()
     res = ws.patch("a.txt", sr("beta\n", "BETA\n"))
     assert ws.worktree is not None
     git(repo, "worktree", "remove", str(ws.worktree.root))
@@ -68,19 +94,22 @@ def test_a_session_checked_out_by_the_person_is_worked_on_there(repo: Path) -> N
 
 def test_a_removed_session_worktree_is_made_again(repo: Path) -> None:
     ws = Workspace.open(repo)
+    ws.session_worktree()
     res = ws.patch("a.txt", sr("beta\n", "BETA\n"))
     assert ws.worktree is not None
     shutil.rmtree(ws.worktree.root)  # removed by hand: git still has its record
     again = Workspace.open(repo)
-    assert again.worktree is not None and (again.worktree.root / "a.txt").read_text() == (
-        "alpha\nBETA\n"
-    )
+    assert again.worktree is None  # lazy again: made on the next need
+    assert (again.session_worktree().path / "a.txt").read_text() == "alpha\nBETA\n"
+    assert again.worktree is not None
     assert head(repo, SESSION) == res.version and status_porcelain(repo) == ""
 
 
 def test_two_sessions_get_two_worktrees(repo: Path) -> None:
     one = Workspace.open(repo, session="one")
     two = Workspace.open(repo, session="two")
+    one.session_worktree()
+    two.session_worktree()
     assert one.worktree is not None and two.worktree is not None
     assert one.worktree.root != two.worktree.root
     a = one.patch("a.txt", sr("beta\n", "ONE\n"))
@@ -94,6 +123,7 @@ def test_two_sessions_get_two_worktrees(repo: Path) -> None:
 def test_worktrees_setting_places_them_and_keeps_them_ignored(repo: Path) -> None:
     git(repo, "config", "gitpatch.worktrees", ".agents")
     ws = Workspace.open(repo)
+    ws.session_worktree()
     assert ws.worktree is not None and ws.worktree.root.resolve() == (repo / ".agents/agent")
     ws.patch("a.txt", sr("beta\n", "BETA\n"))
     assert status_porcelain(repo) == ""  # .agents/ is excluded in .git/info/exclude
@@ -160,7 +190,7 @@ def test_empty_repository_on_main_starts_an_unborn_session(tmp_path: Path) -> No
     assert git(root, "rev-parse", "--verify", "-q", "refs/heads/main", check=False) == ""
     assert not (root / "hello.txt").exists()  # git cannot check out an unborn session yet
     again = Workspace.open(root)
-    assert again.worktree is not None and (again.worktree.root / "hello.txt").read_text() == "hi\n"
+    assert (again.session_worktree().path / "hello.txt").read_text() == "hi\n"
 
 
 @pytest.mark.slow  # the console script in a process of its own
@@ -196,6 +226,7 @@ def test_a_person_in_a_linked_worktree_keeps_it(tmp_path: Path) -> None:
     index = git(side, "rev-parse", "--git-path", "index").strip()
     before = (side / index).read_bytes()  # an absolute index path replaces side
     ws = Workspace.open(side)
+    ws.session_worktree()
     assert ws.worktree is not None
     assert ws.worktree.root.resolve() == (root / ".git/gitpatch/worktrees/agent").resolve()
     ws.patch("a.txt", sr("beta\n", "BETA\n"))
@@ -210,6 +241,7 @@ def test_a_session_worktree_converts_line_endings_as_git_does(tmp_path: Path) ->
     root = make_repo(tmp_path / "crlf", FILES, branch="main")
     git(root, "config", "core.autocrlf", "true")
     ws = Workspace.open(root)
+    ws.session_worktree()
     assert ws.worktree is not None
     assert (ws.worktree.root / "a.txt").read_bytes() == b"alpha\r\nbeta\r\n"
     ws.patch("a.txt", sr("beta\n", "BETA\n"))
@@ -218,14 +250,22 @@ def test_a_session_worktree_converts_line_endings_as_git_does(tmp_path: Path) ->
     assert git(ws.worktree.root, "status", "--porcelain") == "" and status_porcelain(root) == ""
 
 
-def test_a_worktree_git_cannot_make_is_refused_leaving_no_branch(repo: Path) -> None:
+def _files_in(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if not p.is_dir())
+
+
+def test_a_worktree_git_cannot_make_is_refused_changing_nothing(repo: Path) -> None:
     (repo / "blocker").write_text("a file where the worktrees folder would go\n")
     git(repo, "config", "gitpatch.worktrees", "blocker")
+    ws = Workspace.open(repo)
     before = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
+    gitpatch_dir = _files_in(repo / ".git/gitpatch")
     with pytest.raises(GitpatchError) as err:
-        Workspace.open(repo)
+        ws.session_worktree()
     assert err.value.code == "repository_error" and "worktree" in err.value.message
     assert "gitpatch.worktrees" in (err.value.hint or "")
     assert git(repo, "for-each-ref", "--format=%(refname) %(objectname)") == before
+    assert _files_in(repo / ".git/gitpatch") == gitpatch_dir
     assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
     assert status_porcelain(repo) == "?? blocker\n"
+    assert ws.worktree is None and ws.patch("a.txt", sr("beta\n", "B\n")).branch == SESSION

@@ -105,3 +105,19 @@ def test_errors_have_a_code_and_change_nothing(
     assert out.exit_code == 1
     assert out.stderr.startswith("invalid_arguments:") and words in out.stderr
     assert repo_state(repo) == before
+
+
+def test_session_path_makes_an_auto_sessions_worktree_and_says_so(repo: Path) -> None:
+    edit = "*** Begin Patch\n*** Update File: a.py\n@@\n-A = 1\n+A = 2\n*** End Patch\n"
+    done = cli(repo, "--json", "apply-patch", "-", input=edit)  # main is protected
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["branch"] == "refs/heads/gitpatch/session/agent"
+    assert not json.loads(done.stdout).get("worktree")  # an edit alone makes none
+    where = repo / ".git/gitpatch/worktrees/agent"
+    assert not where.exists()
+    out = cli(repo, "session", "path", "agent")
+    assert out.exit_code == 0 and out.stdout.strip() == str(where)
+    assert out.stderr.startswith(f"Made the session's worktree at {where} (")
+    assert (where / "a.py").read_text() == "A = 2\n"
+    again = cli(repo, "session", "path", "agent")
+    assert again.stdout.strip() == str(where) and again.stderr == ""

@@ -1,5 +1,6 @@
 """Two agents at once in auto mode on a protected main, over MCP stdio (the SDK's client):
-each works in its own linked worktree; the person's HEAD, index and uncommitted edits are
+each edits on its session branch alone until its first checkpoint makes its own linked
+worktree, and works there from then on; the person's HEAD, index and uncommitted edits are
 untouched throughout, and approving carries the agents' changes into the person's edits."""
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ def test_two_sessions_on_protected_main_leave_the_person_alone(tmp_path: Path) -
     before = person_state(repo)
     results: dict[str, list[str]] = {}
     structured: dict[str, dict[str, Any]] = {}
+    made_text: dict[str, str] = {}
 
     async def main() -> None:
         async def run(name: str, line: int) -> None:
@@ -101,6 +103,9 @@ def test_two_sessions_on_protected_main_leave_the_person_alone(tmp_path: Path) -
                 results[name] = await agent(client, name, line, repo, before)
                 read = await client.call_tool("read_file", {"path": f"{name}.txt"})
                 assert text_of(read).count(f"by {name}") == 1
+                made = await client.call_tool("checkpoint", {})
+                assert not made.is_error, text_of(made)
+                made_text[name] = text_of(made)
                 again = await client.call_tool(
                     "patch", {"path": f"{name}.txt", "edits": patch(f"by {name}\n", "made\n")}
                 )
@@ -121,7 +126,9 @@ def test_two_sessions_on_protected_main_leave_the_person_alone(tmp_path: Path) -
         body = [line for line in first.splitlines() if not line.startswith("Another session")]
         assert body[0] == "Applied 1 edit to app.py.", first
         assert f"gitpatch/session/{name} (main is protected)" in first
-        assert f"The session's files are in {place}" in first
+        assert "The session's files are in" not in first  # edits alone make no worktree
+        assert made_text[name].startswith(f"Made the session's worktree at {place} (")
+        assert "Nothing changed" in made_text[name]
         assert structured[name]["worktree"] == str(place)
         assert (place / f"{name}.txt").read_text() == "made\n"
         assert git(place, "status", "--porcelain") == ""
