@@ -168,8 +168,11 @@ class WriteQueue:
             made[:] = self._built(batch, head, moved)
             return next((m.commit for m in reversed(made)), None)
 
-        with self.writing():
-            land_batch(self.store(), self.branch, build, lambda: f"gitpatch: {len(made)} changes")
+        store = self.store()
+        # an operation from the first object on: another process opening the space sweeps
+        # libgit2's half-written object files only while no live operation could own them
+        with self.writing(), store.operation():
+            land_batch(store, self.branch, build, lambda: f"gitpatch: {len(made)} changes")
 
     @staticmethod
     def _built(

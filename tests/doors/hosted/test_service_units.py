@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -24,7 +26,7 @@ from gitpatch.doors.hosted.limits import DEFAULT_MAX_FILE_BYTES, SpacesConfig
 from gitpatch.errors import GitpatchError, InvalidArguments
 from gitpatch.formats import patch_resource as edit_objects
 from gitpatch.porcelain.workspace import Workspace
-from tests.gitkit import git
+from tests.gitkit import git, git_env
 
 # -- credentials --------------------------------------------------------------------------------
 
@@ -328,6 +330,28 @@ def test_changes_queued_together_are_one_batch_each_its_own_commit(tmp_path: Pat
     assert git(repo, "show", "main:b.txt") == "b2\n" and git(repo, "show", "main:c.txt") == "c\n"
     for n, path in enumerate(["a.txt", "a.txt", "b.txt", "c.txt"]):
         assert git(repo, "diff", "--name-only", f"main~{n + 1}", f"main~{n}").split() == [path]
+
+
+def test_a_process_opening_the_space_keeps_the_objects_a_batch_is_writing(tmp_path: Path) -> None:
+    """A second service process (``--workers 2``) opens a space, and sweeps libgit2's
+    half-written object files no live operation owns, while this process's batch writes its
+    objects: the batch is such an operation, so the file it is writing stays."""
+    spaces = Spaces(tmp_path)
+    _write(spaces, "users/ada", "a.txt", b"one\n", create=True)
+    objects = tmp_path / "users" / "ada.git" / "objects"
+    writing = objects / "tmp_object_git2_inflight"  # the name libgit2 gives an object it writes
+
+    def meanwhile() -> None:  # the batch is running: its objects come next
+        writing.write_bytes(b"")
+        opened = "from gitpatch.doors.hosted import Spaces; Spaces(Path(sys.argv[1]))"
+        code = f"import sys; from pathlib import Path; {opened}.get('users/ada').workspace()"
+        subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path)], check=True, env=git_env(tmp_path)
+        )
+        assert writing.exists()
+
+    assert _write(spaces, "users/ada", "a.txt", b"two\n", before_write=meanwhile).version == 2
+    assert git(tmp_path / "users" / "ada.git", "show", "main:a.txt") == "two\n"
 
 
 # -- connections ---------------------------------------------------------------------------------
