@@ -148,21 +148,17 @@ class WorkingTree:
     ) -> None:
         """Bring ``paths`` on disk and in the index to ``new``, then move a branch with
         ``move_ref()`` (the CAS), in git's own order: files, the index (renamed into place
-        while ``index.lock`` is held), the branch last, the lock released after it. A person's
-        git then reads the old index with the old branch, the new index with either (its own
-        compare-and-swap on the branch then fails), never an old index under the new branch.
+        while ``index.lock`` is held), the branch last (see ``gitpatch.checkout.indexlock``).
 
-        The journal is written first and removed once the branch moved. If ``move_ref`` raises
-        (a compare-and-swap lost to another writer), or writing the files or the index fails,
-        what was written ahead is put back (``_put_back``) and the error propagates: nothing
-        changed. With ``verify``, a path whose disk content is no longer the one at ``old``
-        (someone wrote it since it was read) raises ``ConcurrentUpdate`` before anything moves.
+        The journal is written first and removed once the branch moved. If writing fails, or
+        ``move_ref`` raises with the branch unmoved (a lost compare-and-swap), what was written
+        ahead is put back (``_put_back``) and the error propagates: nothing changed. With
+        ``verify``, a path whose disk is no longer ``old``'s raises ``ConcurrentUpdate`` first.
         ``notes`` (commit hex -> (note before, note after)) are the notes ``move_ref`` writes
         with the ref, mended by recovery if a kill separated them from it. ``carry`` (trees:
         disk before, disk after, index after) lands onto a person's uncommitted work: the
         paths go from the first to the second on disk and their index entries to the third.
-        ``unmoved()``, asked under the locks before anything is written, says the refs
-        ``move_ref`` swaps are still where it expects them (else ``ConcurrentUpdate``).
+        ``unmoved()``, asked under the locks first, says ``move_ref``'s refs have not moved.
         """
         kept = tuple(
             (c, json.dumps(before, sort_keys=True), json.dumps(after, sort_keys=True))
@@ -216,7 +212,13 @@ class WorkingTree:
                 try:
                     move_ref()  # last, as git moves a branch after its files and index
                 except BaseException as exc:
-                    failure = exc
+                    # an error after the ref transaction committed (its owner record, a check
+                    # after it): the branch holds the change, so putting the disk back would
+                    # stage its revert; the land stands (a kill's stand-in: recovery's to finish)
+                    if not self._landed(journal, self._ref_target(journal.ref)):
+                        failure = exc
+                    elif not isinstance(exc, Exception):
+                        raise
             if failure is not None:
                 self._put_back(journal, held, failure)
             held.forget_before()
@@ -246,12 +248,10 @@ class WorkingTree:
     def _put_back(self, journal: Journal, held: HeldIndex, failure: BaseException) -> None:
         """Undo what a land wrote ahead of a branch that did not move, then raise.
 
-        Each path still holding what the land wrote gets its old content back, by the same
-        checked renames (a person's save since then gets the reverse change merged into it,
-        or stays); the index file the land replaced goes back as it was (``HeldIndex``), its
-        lock held all along. ``failure`` propagates (an OS or git error as a refusal
-        saying nothing was changed); when putting back fails as well, the journal stays and
-        the next call puts back the rest (``recover``)."""
+        Each path still holding what the land wrote gets its old content back by the same
+        checked renames (a save since then gets the reverse change merged in), and the index
+        goes back byte for byte (``HeldIndex``). ``failure`` propagates; when putting back
+        fails too, the journal stays for the next call (``recover``)."""
         try:
             self._undo(journal, held, index=False)
             held.restore()  # the index as it was, byte for byte: the lock was held all along

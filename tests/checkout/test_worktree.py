@@ -242,6 +242,26 @@ def test_reading_lock_is_shared_and_released(setup) -> None:  # type: ignore[no-
     assert (path / "a.txt").read_text() == "A\n"
 
 
+def test_an_error_after_the_branch_moved_keeps_the_land(setup) -> None:  # type: ignore[no-untyped-def]
+    """A ref transaction that moves the branch and then fails (its owner record, a check after
+    the commit) must not put the disk back: the branch holds the change, and a disk put back
+    under it would be the agent's change staged as reverted, ready for `git commit -a`."""
+    path, repo, wt, base = setup
+    new = build_commit(repo, base, {"a.txt": "A\n"})
+    move = mover(repo, "refs/heads/main", base, new)
+
+    def move_then_fail() -> None:
+        move()
+        raise OSError("the owner record could not be cleared")
+
+    wt.land(base, new, ["a.txt"], move_then_fail, ref="refs/heads/main")
+    assert git(path, "rev-parse", "HEAD").strip() == new
+    assert (path / "a.txt").read_text() == "A\n"
+    assert status_porcelain(path) == ""  # no revert staged or in the working tree
+    assert not wt.journal_path.exists()
+    assert not list((path / ".git/gitpatch").glob("index.*.before"))
+
+
 def test_a_lost_race_puts_back_and_keeps_a_save_made_meanwhile(setup) -> None:  # type: ignore[no-untyped-def]
     """Files go before the branch: a person who saves the landed file before the land learns
     that its compare-and-swap was lost keeps their line; only the change is taken back out."""
