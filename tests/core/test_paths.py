@@ -113,7 +113,7 @@ def test_a_tracked_device_name_stays_editable_but_is_never_created(tmp_path: Pat
     """``aux.c`` is an ordinary file on Linux: editing it works; creating one is refused."""
     repo = make_repo(tmp_path / "r", {"aux.c": "int x = 1;\n"})
     ws = Workspace.open(repo)
-    ws.patch("aux.c", "<<<<<<< SEARCH\nint x = 1;\n=======\nint x = 2;\n>>>>>>> REPLACE")
+    ws.apply("<<<<<<< SEARCH\nint x = 1;\n=======\nint x = 2;\n>>>>>>> REPLACE", path="aux.c")
     assert (repo / "aux.c").read_text() == "int x = 2;\n"
     head = git(repo, "rev-parse", "HEAD")
     for patch in (
@@ -121,7 +121,7 @@ def test_a_tracked_device_name_stays_editable_but_is_never_created(tmp_path: Pat
         "*** Begin Patch\n*** Update File: aux.c\n*** Move to: lib/NUL\n*** End Patch",
     ):
         with pytest.raises(GitpatchError) as err:
-            ws.apply_patch(patch)
+            ws.apply(patch)
         assert err.value.code == "path_unsafe"
         assert "device name" in err.value.message and "Windows" in err.value.hint
     assert git(repo, "rev-parse", "HEAD") == head

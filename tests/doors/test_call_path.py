@@ -54,7 +54,7 @@ def test_one_mcp_edit_looks_for_other_sessions_work_once(
     repo: Path, counted: Callable[[Any, str], list[int]]
 ) -> None:
     other = Workspace.open(repo, mode="review", session="other")
-    mine = other.patch_resource("a.txt", [{"old_string": "a1", "new_string": "A1"}]).proposal_id
+    mine = other.apply([{"old_string": "a1", "new_string": "A1"}], path="a.txt").proposal_id
     looked = counted(series, "overlaps")
 
     async def call() -> Any:
@@ -150,8 +150,8 @@ def test_one_cli_approval_looks_its_id_up_once_and_builds_no_diff(
     repo: Path, counted: Callable[[Any, str], list[int]]
 ) -> None:
     ws = Workspace.open(repo, mode="review", session="bot")
-    below = ws.patch_resource("a.txt", [{"old_string": "a1", "new_string": "A1"}]).proposal_id
-    top = ws.patch_resource("b.txt", [{"old_string": "b1", "new_string": "B1"}]).proposal_id
+    below = ws.apply([{"old_string": "a1", "new_string": "A1"}], path="a.txt").proposal_id
+    top = ws.apply([{"old_string": "b1", "new_string": "B1"}], path="b.txt").proposal_id
     found, shown = counted(lifecycle, "find"), counted(lifecycle, "show")
     runner = CliRunner(env={"NO_COLOR": None})
     out = runner.invoke(main, ["-C", str(repo), "approve", top, "--by", "Rev"])
