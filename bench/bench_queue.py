@@ -5,7 +5,7 @@ In a repository of 20,000 files (real working tree and index, its branch checked
 
 - approve (no checks): a one-file proposal approved with no ``[checks]`` configured: the
   landing itself, the floor every queue entry pays;
-- queue entry: one entry of ``Workspace.approve`` (a list of ids) over five proposals made on the same
+- queue entry: one entry of ``Workspace.approve`` (a list) over five proposals made on the same
   base (the first fast-forwards, the others merge onto the one before), with the checks'
   own process time (``CheckRun.seconds``: ``sh -c true``) taken out; the rest is the queue's
   cost: its lock, the merge, the scratch checkout brought to the tree (``git reset --hard``
