@@ -3,11 +3,12 @@ service and the doors' internals (``ws.plumbing``).
 
 The porcelain ``Workspace`` keeps the verbs a person or an agent uses (open, read, propose,
 show, approve ...). What a door or a storage composes into its own calls lives here, over the
-write path's steps (``gitpatch.workspace.Plumbing``: one call with its recovery, reading head
-and disk together, checking and normalizing paths) plus the ones the review lifecycle answers:
-the replay check, overlaps with other sessions' work, notices, the dry run, the files of a
-proposal, the session's own worktree. It owns the Workspace's context: a lazy session that
-moves into its worktree moves the view and the verbs together.
+write path (one call with its recovery, holding the Workspace's calls off, reading head and
+disk together, checking and normalizing paths as ``propose`` does) and over the review
+lifecycle (the replay check, overlaps with other sessions' work, notices, the dry run, the
+files of a proposal, the session's own worktree). A storage's steps and the Workspace's own
+calls share one call lock, so they run one at a time. It owns the Workspace's context: a lazy
+session that moves into its worktree moves the view and the verbs together.
 """
 
 from __future__ import annotations
@@ -16,18 +17,19 @@ import contextlib
 import dataclasses
 import functools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 import pygit2
 
+from gitpatch.checkout.roots import through_root, through_root_all
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Proposal
+from gitpatch.core.paths import normalize, normalize_proposal
 from gitpatch.review import amend, feedback, series, workbench
 from gitpatch.store import Store
-from gitpatch.workspace import REPLAYED, Context, Preview, preview
-from gitpatch.workspace import Plumbing as WritePlumbing
+from gitpatch.workspace import REPLAYED, Context, Preview, preview, propose, stack, versions
 from gitpatch.workspace.results import ProposalResult, ProposalStatus
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX
 
@@ -59,13 +61,101 @@ def serialized(
     return run
 
 
-class Plumbing(WritePlumbing):
+class Plumbing:
     """The steps under one Workspace's verbs (module docstring)."""
 
     def __init__(self, context: Context) -> None:
-        super().__init__(context, threading.RLock(), workbench.aliases(context))
+        self.context = context
+        self._calls = threading.RLock()
+        #: Folders whose absolute paths name the same files as the working tree's (a
+        #: review-mode session's own worktree, where its agent runs).
+        self.aliases = workbench.aliases(context)
+        self._depth = 0  # calls (``call``) this thread is inside of, while it holds the lock
         self._told_at: pygit2.Oid | None = None  # the notes tip the last notices were read at
         self._told_overlaps = True  # a record of told overlaps may exist (unknown at first)
+
+    # -- the write path's steps --------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        """The repository's object store and refs."""
+        return self.context.store
+
+    @property
+    def worktree(self) -> WorkingTree | None:
+        """The working tree this Workspace lands on (None: a bare view)."""
+        return self.context.worktree
+
+    @contextlib.contextmanager
+    def call(self) -> Iterator[None]:
+        """One call: the Workspace's calls held off, inside the store's operation, starting by
+        finishing whatever a killed process left half done (refs, then the working tree's
+        land), once however many verbs run inside it (a door's whole tool call, or a verb
+        that calls another)."""
+        with self._calls, self.store.operation():
+            if self._depth == 0:
+                self.store.recover()
+                if self.worktree is not None:
+                    self.worktree.recover()
+            self._depth += 1  # under the call lock: only its holder counts
+            try:
+                yield
+            finally:
+                self._depth -= 1
+
+    def exclusive(self) -> contextlib.AbstractContextManager[object]:
+        """Hold the Workspace's calls off while the caller runs several steps as one (its
+        own calls may nest inside: the lock is re-entrant)."""
+        return self._calls
+
+    def tracks_disk(self) -> bool:
+        """True when the working tree shows the branch (its content is then what is read)."""
+        return self.context.tracks_disk()
+
+    def consistent_view(self) -> contextlib.AbstractContextManager[None]:
+        """Hold lands off while the caller reads the branch head and the disk together."""
+        return propose.consistent_view(self.context)
+
+    def view(self) -> stack.View:
+        """What the next call reads and builds on: in review mode with a session, the target
+        plus the session's open proposals (their top), else the branch head."""
+        return propose.view(self.context)
+
+    def read_in(self, seen: stack.View, path: str) -> tuple[bytes | None, pygit2.Oid | None]:
+        """(bytes, version) of ``path`` in ``seen``: a path the session's open proposals
+        change comes from their top, any other from disk when the branch is checked out."""
+        tree = self.worktree
+        filters = tree.filters if tree is not None else None
+        shown = None if path in seen.stacked else propose.disk(self.context)
+        return versions.read(self.store, shown, seen.head, path, filters)
+
+    def check_paths(self, head: pygit2.Oid | None, paths: Sequence[str]) -> None:
+        """Refuse unsafe or ignored ``paths`` on ``head`` as ``propose`` would (``guards``)."""
+        propose.check_paths(self.context, head, paths)
+
+    def normalize_proposal(self, proposal: Proposal) -> Proposal:
+        """``proposal`` with its paths repository-relative (absolute paths below the working
+        tree accepted, symlinked roots followed); unsafe paths are refused. A proposal
+        normalised already (``Proposal.normalized``) is returned as it is."""
+        if proposal.normalized:
+            return proposal
+        root = self._root()
+        if any(p.startswith("/") for p in proposal.paths):  # only absolute paths go through
+            proposal = through_root_all(proposal, root, self.aliases)
+        return normalize_proposal(proposal, root)
+
+    def normalize(self, path: str) -> str:
+        """One path as ``normalize_proposal`` makes it: the normaliser the tool storages
+        resolve their paths with (a proposal of such keys is marked, not normalised again)."""
+        root = self._root()
+        if path.startswith("/"):  # only absolute paths may go through a linked root
+            path = through_root(path, root, self.aliases)
+        return normalize(path, root)
+
+    def _root(self) -> str | None:
+        """The working tree's absolute path: absolute paths below it are accepted."""
+        tree = self.worktree
+        return str(tree.root).rstrip("/") if tree is not None else None
 
     @contextlib.contextmanager
     def _serial(self) -> Iterator[None]:
@@ -78,6 +168,8 @@ class Plumbing(WritePlumbing):
 
     def _attach(self) -> None:
         """A lazy session whose worktree another process made since: work there now."""
+        if self.context.session is None:
+            return  # only a session has a worktree of its own
         where = workbench.made_meanwhile(self.context)
         if where is not None:
             self.work_in(where)
@@ -153,13 +245,17 @@ class Plumbing(WritePlumbing):
     def overlaps(self, session: str | None = None) -> list[str]:
         """Where this session's (or ``session``'s) open work meets another session's open
         work, or lines its target changed since its base, one sentence each with the file
-        and the lines of both sides (``review.clashes``)."""
+        and the lines of both sides (``review.clashes``). Empty without a session."""
+        if (session or self.context.session) is None:
+            return []
         return series.overlaps(self.context, session)
 
     @serialized
     def new_overlaps(self) -> list[str]:
         """The ``overlaps()`` this session was not told of yet; each is told once, also across
-        restarts (``feedback.new_overlaps``)."""
+        restarts (``feedback.new_overlaps``). Empty without a session (no record either)."""
+        if self.context.session is None:
+            return []
         current = series.overlaps(self.context)
         if not current and not self._told_overlaps:
             return []  # nothing now, nothing recorded: the common case touches no file
@@ -170,6 +266,8 @@ class Plumbing(WritePlumbing):
     def notices(self) -> list[str]:
         """One line per change to this session's proposals since it was last told (verdicts,
         re-bases, comments); each is told once. Empty without a session."""
+        if self.context.session is None:
+            return []
         lines, self._told_at = feedback.notices(self.context, self._told_at)
         return lines
 

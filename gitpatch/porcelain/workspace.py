@@ -343,6 +343,8 @@ class Workspace:
                 land(ctx, [one], proposal.tool, revised=revised)
                 return one.result()
 
+            if ctx.session is None:
+                return attempt()  # no session, no worktree of its own to keep in step
             try:
                 return checkpoints.around_edit(ctx, attempt)
             except workbench.MadeMeanwhile:

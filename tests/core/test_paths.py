@@ -88,6 +88,24 @@ def test_a_normalised_proposal_is_trusted_until_its_operations_change() -> None:
         Proposal((DeleteFile("../x"),), "apply_patch", normalized_ops=())  # type: ignore[call-arg]
 
 
+def test_a_proposal_of_resolved_keys_is_marked_as_it_is_and_new_names_still_checked() -> None:
+    """A tool's keys are the normaliser's own output: ``resolved=True`` marks the proposal
+    without normalising its paths again, but a new file's name is still checked."""
+    from gitpatch.core.model import AddFile, Proposal, UpdateFile
+    from gitpatch.core.paths import normalize_proposal
+
+    proposal = Proposal((UpdateFile("src/a.py", (), move_to="lib/b.py"),), "apply_patch")
+    marked = normalize_proposal(proposal, resolved=True)
+    assert marked is proposal and marked.normalized
+    assert normalize_proposal(marked, "/repo") is marked  # the Workspace's edge trusts it
+    with pytest.raises(GitpatchError) as err:
+        normalize_proposal(Proposal((AddFile("d/aux.c", "x\n"),), "apply_patch"), resolved=True)
+    assert err.value.code == "path_unsafe"
+    with pytest.raises(GitpatchError) as err:
+        normalize_proposal(Proposal((), "apply_patch"), resolved=True)
+    assert err.value.code == "invalid_patch"
+
+
 def test_an_empty_proposal_is_invalid_patch_everywhere(tmp_path: object) -> None:
     # The engine and the Workspace share the one normaliser, so they cannot disagree again.
     from pathlib import Path

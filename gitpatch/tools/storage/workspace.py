@@ -105,10 +105,9 @@ class WorkspaceStorage:
     # -- namespace ---------------------------------------------------------------------------
 
     def resolve(self, path: str, cwd: str | None = None) -> Target:
-        """Relative POSIX paths (absolute ones inside the repository are accepted too)."""
-        tree = self.workspace.plumbing.worktree
-        root = str(tree.root).rstrip("/") if tree is not None else None
-        return resolve_plain(self, path, cwd, root)
+        """Relative POSIX paths (absolute ones inside the repository are accepted too), each
+        normalised as the Workspace's edge does (``Plumbing.normalize``), once."""
+        return resolve_plain(self, path, cwd, None, self.workspace.plumbing.normalize)
 
     # -- reading -----------------------------------------------------------------------------
 
