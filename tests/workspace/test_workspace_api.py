@@ -243,3 +243,21 @@ def test_preview_is_a_dry_run_of_what_is_on_disk(tmp_path: Path) -> None:
     with pytest.raises(GitpatchError) as err:
         ws.plumbing.preview(search_replace.parse("../x.txt\n" + sr("a\n", "b\n")))
     assert err.value.code == "path_unsafe" and state(repo) == before
+
+
+def test_run_takes_a_shell_line_only_with_a_timeout_and_approve_a_list_only_whole(
+    repo: Path,
+) -> None:
+    """The folded verbs refuse the mixes they cannot mean, changing nothing."""
+    ws = Workspace.open(repo, mode="review", session="bot")
+    pid = ws.apply(sr("alpha\n", "ALPHA\n"), path="a.txt").proposal_id
+    before = state(repo)
+    with pytest.raises(GitpatchError) as err:
+        ws.run("true")  # a shell line: no timeout, no run
+    assert err.value.code == "invalid_arguments" and state(repo) == before
+    with pytest.raises(GitpatchError) as err:
+        ws.approve([pid], "Ann", hunks="1")  # type: ignore[call-overload]
+    assert err.value.code == "invalid_arguments" and state(repo) == before
+    (landed,) = ws.approve([pid], "Ann")
+    assert (landed.id, landed.status) == (pid, "approved")
+    assert git(repo, "show", "HEAD:a.txt").startswith("ALPHA\n")
