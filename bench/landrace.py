@@ -65,7 +65,7 @@ def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
     done = subprocess.run(
         ["git", *args], cwd=repo, env=_env(), capture_output=True, text=True, check=check
     )
-    err = done.stderr.strip().replace("\n", " | ")[:300]
+    err = (done.stdout + done.stderr).strip().replace("\n", " | ")[:300]
     trace(f"{start} {time.monotonic_ns()} git {' '.join(args)} -> {done.returncode} {err}")
     return done
 
@@ -194,11 +194,17 @@ def git_agent(repo: Path, lands: int, outcome: Outcome) -> None:
     shared = repo / "shared.txt"
     start = time.perf_counter()
     for k in range(lands):
+        why = ""
         for _attempt in range(100):
             try:
                 text = shared.read_text()
             except FileNotFoundError:  # a checkout or a stash is rewriting it
                 text = ""
+            head = git(repo, "symbolic-ref", "-q", "HEAD", check=False).stdout.strip()
+            if head != "refs/heads/work" or f"gent {k}\n" not in text:
+                why = "not on work" if head != "refs/heads/work" else "line not on disk"
+                time.sleep(0.002)  # as gitpatch, which lands only on its branch
+                continue
             if f"agent {k}\n" in text:  # not yet, or put back by a stash or a checkout
                 tmp = repo / ".git" / "agent.tmp"
                 tmp.write_text(text.replace(f"agent {k}\n", f"AGENT {k}\n", 1))
@@ -207,9 +213,11 @@ def git_agent(repo: Path, lands: int, outcome: Outcome) -> None:
             if done.returncode == 0 or "nothing" in done.stdout + done.stderr:
                 outcome.landed.append(k)
                 break
+            why = (done.stderr.strip().splitlines() or ["?"])[0][:60]
             time.sleep(0.002)
         else:
-            outcome.refused["gave up"] = outcome.refused.get("gave up", 0) + 1
+            key = f"gave up: {re.sub(r'/[^ ]*', '', why)}"
+            outcome.refused[key] = outcome.refused.get(key, 0) + 1
     outcome.seconds = time.perf_counter() - start
 
 
@@ -309,7 +317,10 @@ def main() -> None:
             f"[{args.agent}] {name}: {args.lands} lands in {out.seconds:.1f} s, "
             f"{len(out.landed)} landed, "
             f"refused {out.refused or 0}, {out.person_commits} other commits, "
-            f"{out.editor_lines} editor lines, problems: {len(out.problems)}"
+            f"{out.editor_lines} editor lines, problems: {len(out.problems)} "
+            f"({sum(' removes ' in p for p in out.problems)} reverts recorded, "
+            f"{sum('not on the branch' in p for p in out.problems)} landed changes not on "
+            "the branch)"
         )
         for problem in out.problems[:20]:
             print("  ", problem)
