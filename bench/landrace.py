@@ -19,7 +19,10 @@ every change the agent was told landed is on disk and in the branch's history, n
 gitpatch's is in any commit or left behind, and ``git fsck --strict`` is clean.
 
 Run as a script for the figures of docs/benchmarks.md (``--lands 1000``); the slow tests in
-``tests/realrepo/test_person_during_land.py`` run it smaller.
+``tests/realrepo/test_person_during_land.py`` run it smaller. ``--agent git`` is the yardstick:
+the same edits landed by a second git user with git's own commands, checked the same way.
+``--keep DIR`` keeps the repositories, and ``LANDRACE_TRACE=FILE`` logs every git command and
+every land with its start and end (``time.monotonic_ns``), to trace a problem to its cause.
 """
 
 from __future__ import annotations
