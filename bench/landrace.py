@@ -20,7 +20,8 @@ gitpatch's is in any commit or left behind, and ``git fsck --strict`` is clean.
 
 Run as a script for the figures of docs/benchmarks.md (``--lands 1000``); the slow tests in
 ``tests/realrepo/test_person_during_land.py`` run it smaller. ``--agent git`` is the yardstick:
-the same edits landed by a second git user with git's own commands, checked the same way.
+the same edits landed by a second git user with git's own commands, checked the same way (for
+the loops without the editor: it writes ``shared.txt`` back whole).
 ``--keep DIR`` keeps the repositories, and ``LANDRACE_TRACE=FILE`` logs every git command and
 every land with its start and end (``time.monotonic_ns``), to trace a problem to its cause.
 """
@@ -204,8 +205,9 @@ def git_agent(repo: Path, lands: int, outcome: Outcome) -> None:
             except FileNotFoundError:  # a checkout or a stash is rewriting it
                 text = ""
             head = git(repo, "symbolic-ref", "-q", "HEAD", check=False).stdout.strip()
-            if head != "refs/heads/work" or f"gent {k}\n" not in text:
-                why = "not on work" if head != "refs/heads/work" else "line not on disk"
+            if head != "refs/heads/work" or not text.endswith("end\n\n\n"):
+                # a file git is rewriting in place reads short: never written back so
+                why = "not on work" if head != "refs/heads/work" else "file being written"
                 time.sleep(0.002)  # as gitpatch, which lands only on its branch
                 continue
             if f"agent {k}\n" in text:  # not yet, or put back by a stash or a checkout
