@@ -5,7 +5,7 @@ measured in the same run: `python -m bench.bench_calls` (also part of `make benc
   repository, through ``gitpatch serve`` and the SDK's own client, against the ``echo`` tool of
   the SDK's own server (``bench/echo_server.py``). Both sessions stay open and the calls
   alternate, so load on the machine hits both alike. Target: <= 3.
-- MCP layer: the MCP edit minus the same edit in process (``Workspace.patch`` on a clone of the
+- MCP layer: the MCP edit minus the same edit in process (``Workspace.apply`` on a clone of the
   repository, measured just before), against the echo call: what the door,
   the SDK and the pipe add to an edit. Target (issue 24): <= 2.
 - MCP start: spawning ``gitpatch serve`` to its first tool result (``read_file``) against
@@ -90,14 +90,14 @@ def _in_process(repo: Path, runs: int) -> float:
 
 
 def _edits_here(repo: Path, runs: int) -> list[float]:
-    """Ms of each of ``runs`` edits in process after three warm-up ones (``Workspace.patch``)."""
+    """Ms of each of ``runs`` edits in process after three warm-up ones (``Workspace.apply``)."""
     from gitpatch import Workspace
 
     ws = Workspace.open(repo, mode="auto")
     times: list[float] = []
     for k in range(runs + 3):
         start = time.perf_counter()
-        ws.patch(**_edit(k))
+        ws.apply(**_edit(k))
         if k >= 3:
             times.append((time.perf_counter() - start) * 1000)
     return times
@@ -248,13 +248,14 @@ def _server_of(src: Path, repo: Path) -> StdioServerParameters:
 
 def edit_loop() -> None:
     """A child's loop: one in-process edit of the repository at ``argv[1]`` per line read
-    (the edit's number), printing the ms it took (``Workspace.patch``, in this process)."""
+    (the edit's number), printing the ms it took (``Workspace.apply``, in this process)."""
     from gitpatch import Workspace
 
     ws = Workspace.open(Path(sys.argv[1]), mode="auto")
+    edit = getattr(ws, "patch", ws.apply)  # a tree before the porcelain's one apply verb
     for line in sys.stdin:
         start = time.perf_counter()
-        ws.patch(**_edit(int(line)))
+        edit(**_edit(int(line)))
         print((time.perf_counter() - start) * 1000, flush=True)
 
 

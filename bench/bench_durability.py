@@ -34,7 +34,7 @@ def _workspaces(root: Path, durable: bool) -> tuple[Workspace, Workspace, str]:
         git(repo, "config", "core.fsync", "committed")
     auto = Workspace.open(str(repo))
     review = Workspace.open(str(repo), mode="review")
-    assert auto.store.durable() is durable
+    assert auto.plumbing.store.durable() is durable
     return auto, review, path_of(FILES // 2)
 
 

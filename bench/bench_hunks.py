@@ -57,14 +57,14 @@ def bench(root: Path, files: int, runs: int) -> dict[str, float]:
     for rev in range(runs + 1):
         pid = agent.propose(three(2 * rev)).proposal_id
         if rev:  # the first round warms caches
-            tip = person.store.ref_target(f"refs/heads/gitpatch/{pid}")
-            base = person.store.info(tip).parents[0] if tip else None
+            tip = person.plumbing.store.ref_target(f"refs/heads/gitpatch/{pid}")
+            base = person.plumbing.store.info(tip).parents[0] if tip else None
             assert tip is not None
-            note("diff", cpu_ms(lambda: person.store.diff(base, tip)))  # noqa: B023
+            note("diff", cpu_ms(lambda: person.plumbing.store.diff(base, tip)))  # noqa: B023
             note("show", cpu_ms(lambda: person.show(pid)))  # noqa: B023
             note("approve_hunk", cpu_ms(lambda: person.approve(pid, "B", hunks="1")))  # noqa: B023
             note("reject_hunk", cpu_ms(lambda: person.reject(pid, "B", "no", hunks="2")))  # noqa: B023
-            text = person.proposal_files(pid)[BIG].replace(b"# k", b"# person's k")
+            text = person.plumbing.proposal_files(pid)[BIG].replace(b"# k", b"# person's k")
             note("amend", cpu_ms(lambda: person.amend(pid, "B", files={BIG: text})))  # noqa: B023
             person.reject(pid, "B", "done")
             whole = agent.propose(three(2 * rev + 1)).proposal_id

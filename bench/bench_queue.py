@@ -5,7 +5,7 @@ In a repository of 20,000 files (real working tree and index, its branch checked
 
 - approve (no checks): a one-file proposal approved with no ``[checks]`` configured: the
   landing itself, the floor every queue entry pays;
-- queue entry: one entry of ``Workspace.approve_all`` over five proposals made on the same
+- queue entry: one entry of ``Workspace.approve`` (a list) over five proposals made on the same
   base (the first fast-forwards, the others merge onto the one before), with the checks'
   own process time (``CheckRun.seconds``: ``sh -c true``) taken out; the rest is the queue's
   cost: its lock, the merge, the scratch checkout brought to the tree (``git reset --hard``
@@ -60,7 +60,7 @@ def bench(root: Path, files: int, runs: int) -> dict[str, float]:
     for r in range(runs):
         ids = _proposals(ws, files, r)
         start = time.perf_counter()
-        done = ws.approve_all(ids, by="B")
+        done = ws.approve(ids, by="B")
         total = (time.perf_counter() - start) * 1000
         assert all(d.status == "approved" for d in done), [d.message for d in done]
         runs_s = sum(
@@ -70,9 +70,9 @@ def bench(root: Path, files: int, runs: int) -> dict[str, float]:
             for run in _runs(ws, d.result.version)
         )
         entries.append((total - runs_s * 1000) / QUEUE)
-        head = ws.store.ref_target(ws.target)
+        head = ws.plumbing.store.ref_target(ws.target)
         assert head is not None
-        before = ws.store.info(head).parents[0]
+        before = ws.plumbing.store.info(head).parents[0]
         scratch.append(_scratch_ms(ws, before, head))
     cached = [timed_ms(ws.check) for _ in range(runs)]
     assert first.passed
@@ -90,13 +90,13 @@ def _runs(ws: Workspace, version: str) -> list[dict[str, object]]:
     """The check runs the approval of ``version`` paid for (from the cached report)."""
     from pygit2 import Oid
 
-    report = checks.run(ws.context, Oid(hex=version))  # cached: reads the stored runs
+    report = checks.run(ws.plumbing.context, Oid(hex=version))  # cached: reads the stored runs
     return [r.model_dump() for r in report.runs] if not report.batch else []
 
 
 def _scratch_ms(ws: Workspace, one: object, two: object) -> float:
     """Bringing the scratch checkout from ``one``'s tree to ``two``'s, alone."""
-    gitdir = checks.checks_dir(ws.store) / "scratch-0"
+    gitdir = checks.checks_dir(ws.plumbing.store) / "scratch-0"
     checks.prepared(gitdir, one)  # type: ignore[arg-type]
     return timed_ms(lambda: checks.prepared(gitdir, two))  # type: ignore[arg-type]
 

@@ -76,7 +76,7 @@ def bench_size(root: Path, files: int, runs: int) -> dict[str, float]:
                 times[key].append(ms)
     figures = {key: statistics.median(values) for key, values in times.items()}
     figures["proposals"] = median_ms(ws.proposals, 5)
-    figures["notes"] = float(sum(1 for _ in ws.store.iter_notes()))
+    figures["notes"] = float(sum(1 for _ in ws.plumbing.store.iter_notes()))
     figures["made_s"] = made_in
     git(repo, "diff", "--quiet", "HEAD")  # what gitpatch landed is what git sees
     return figures

@@ -7,7 +7,7 @@ medians of interleaved calls (each a one-line edit of its own file, so nothing c
 - stacked at depth N: the same proposal by a session that already has N open proposals (it
   finds its stack from the open proposal refs and notes, and builds on the top; the stack
   grows by one per run, so N is its depth at the first run);
-- notices: ``Workspace.notices()`` with nothing new to tell, over every note made so far;
+- notices: ``ws.plumbing.notices()`` with nothing new to tell, over every note made so far;
 - overlaps: ``Workspace.overlaps()`` with the session's and another session's open work.
 
 It prints each figure with its ratio to plain; a ratio, not an absolute time, is the figure to
@@ -51,10 +51,10 @@ def bench(root: Path, files: int, depths: list[int], runs: int) -> dict[str, flo
     for name, values in times.items():
         figures[name] = statistics.median(values)
     deepest = sessions[max(depths)]
-    deepest.notices()  # the first call tells what there is; measure the steady state
-    figures["notices"] = median_ms(deepest.notices, runs)
-    figures["overlaps"] = median_ms(deepest.overlaps, runs)
-    figures["notes"] = float(sum(1 for _ in plain.store.iter_notes()))
+    deepest.plumbing.notices()  # the first call tells what there is; measure the steady state
+    figures["notices"] = median_ms(deepest.plumbing.notices, runs)
+    figures["overlaps"] = median_ms(deepest.plumbing.overlaps, runs)
+    figures["notes"] = float(sum(1 for _ in plain.plumbing.store.iter_notes()))
     return figures
 
 

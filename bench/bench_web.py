@@ -38,7 +38,7 @@ def _repo(root: Path) -> tuple[Path, str]:
     git("commit", "-q", "-m", "files")
     ws = Workspace.open(repo, mode="review")
     ids = [
-        ws.patch(f"f{n}.txt", "<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n").proposal_id
+        ws.apply("<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n", path=f"f{n}.txt").proposal_id
         for n in range(100)
     ]
     for pid in ids[:50]:
@@ -47,7 +47,7 @@ def _repo(root: Path) -> tuple[Path, str]:
         {"old_string": f"    return x + {n}\n", "new_string": f"    return x * {n}\n"}
         for n in range(0, 500, 5)
     ]
-    big_id = ws.patch_resource("big.py", edits).proposal_id
+    big_id = ws.apply(edits, path="big.py").proposal_id
     return repo, big_id
 
 

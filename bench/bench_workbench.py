@@ -69,7 +69,7 @@ def _bump(where: Path, k: int, files: int) -> None:
 def checkpoints(repo: Path, runs: int, env: dict[str, str], files: int) -> None:
     """Nothing changed, and one changed file, against git's own commands."""
     ws = Workspace.open(repo, "review", session="bench")
-    where = ws.session_worktree().path
+    where = ws.plumbing.session_worktree().path
     plain = repo.parent / "plain"
     git(repo, "worktree", "add", "-q", "--detach", str(plain), "bench")
 

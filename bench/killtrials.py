@@ -121,12 +121,12 @@ def _hunks_and_queue(review: Any, k: int) -> None:
         review.propose(Proposal(operations=(_bump(review, p),), format="patch_resource"))
         for p in ("review/q.txt", "review/r.txt")
     ]
-    review.approve_all([q.proposal_id for q in queued], by="Trial Reviewer")
+    review.approve([q.proposal_id for q in queued], by="Trial Reviewer")
 
 
 def _listing(ws: Any) -> list[str]:
-    tip = ws.store.ref_target(BRANCH)
-    return sorted(ws.store.files(tip))
+    tip = ws.plumbing.store.ref_target(BRANCH)
+    return sorted(ws.plumbing.store.files(tip))
 
 
 def child_loop(repo: str, conn: Any) -> None:
@@ -138,7 +138,7 @@ def child_loop(repo: str, conn: Any) -> None:
         auto = Workspace.open(repo)
         review = Workspace.open(repo, mode="review")
         bench = Workspace.open(repo, mode="review", session=SESSION)
-        where = bench.session_worktree().path  # made before any kill: the bench's own cost
+        where = bench.plumbing.session_worktree().path  # made before any kill: the bench's own cost
         conn.send("ready")
         for _ in range(100_000):
             _checkpointed(bench, review, where)
@@ -296,7 +296,7 @@ def _disk_mismatch(repo: Path) -> list[str]:
 def _notes_missing(ws: Any) -> list[str]:
     from gitpatch.store import Store
 
-    store: Store = ws.store
+    store: Store = ws.plumbing.store
     out: list[str] = []
     names = [n for n in store.ref_names("refs/heads/gitpatch/") if "/session/" not in n]
     tips = [(n, store.ref_target(n)) for n in names]

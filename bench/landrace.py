@@ -19,7 +19,11 @@ every change the agent was told landed is on disk and in the branch's history, n
 gitpatch's is in any commit or left behind, and ``git fsck --strict`` is clean.
 
 Run as a script for the figures of docs/benchmarks.md (``--lands 1000``); the slow tests in
-``tests/realrepo/test_person_during_land.py`` run it smaller.
+``tests/realrepo/test_person_during_land.py`` run it smaller. ``--agent git`` is the yardstick:
+the same edits landed by a second git user with git's own commands, checked the same way (for
+the loops without the editor: it writes ``shared.txt`` back whole).
+``--keep DIR`` keeps the repositories, and ``LANDRACE_TRACE=FILE`` logs every git command and
+every land with its start and end (``time.monotonic_ns``), to trace a problem to its cause.
 """
 
 from __future__ import annotations
@@ -60,10 +64,23 @@ def _env() -> dict[str, str]:
 
 
 def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """The real git in ``repo``."""
-    return subprocess.run(
+    """The real git in ``repo`` (with ``LANDRACE_TRACE`` set, logged there with its times)."""
+    start = time.monotonic_ns()
+    done = subprocess.run(
         ["git", *args], cwd=repo, env=_env(), capture_output=True, text=True, check=check
     )
+    err = (done.stdout + done.stderr).strip().replace("\n", " | ")[:300]
+    trace(f"{start} {time.monotonic_ns()} git {' '.join(args)} -> {done.returncode} {err}")
+    return done
+
+
+def trace(line: str) -> None:
+    """Append ``line`` to the file ``LANDRACE_TRACE`` names, if it does (for tracing a revert
+    to the commands around it: ``--keep`` and the trace name the same run)."""
+    where = os.environ.get("LANDRACE_TRACE")
+    if where:
+        with open(where, "a") as fh:
+            fh.write(f"{os.getpid()} {line}\n")
 
 
 def make(folder: Path, lines: int) -> Path:
@@ -154,12 +171,14 @@ def agent(repo: Path, lands: int, outcome: Outcome) -> None:
     start = time.perf_counter()
     for k in range(lands):
         change = UpdateFile("shared.txt", (Replace(f"agent {k}\n", f"AGENT {k}\n"),))
+        began = time.monotonic_ns()
         try:
             ws.propose(Proposal((change,), "patch_resource", tool="race"))
         except GitpatchError as exc:
             reason = exc.details.get("reason", "")
             key = f"{exc.code}:{reason}" if reason else exc.code
             outcome.refused[key] = outcome.refused.get(key, 0) + 1
+            trace(f"{began} {time.monotonic_ns()} land {k} refused {key}")
             if exc.code in ("internal_error", "repository_error"):
                 outcome.problems.append(f"land {k}: {exc.code}: {exc}")
             continue
@@ -167,11 +186,51 @@ def agent(repo: Path, lands: int, outcome: Outcome) -> None:
             outcome.problems.append(f"land {k} raised {type(exc).__name__}: {exc}")
             continue
         outcome.landed.append(k)
+        trace(f"{began} {time.monotonic_ns()} land {k} landed")
     outcome.seconds = time.perf_counter() - start
 
 
-def run(folder: Path, lands: int, kinds: tuple[str, ...], with_editor: bool) -> Outcome:
-    """Agent, person and editor together on a new repository under ``folder``; checked."""
+def git_agent(repo: Path, lands: int, outcome: Outcome) -> None:
+    """The yardstick (``--agent git``): the same edits landed by a second git user with git's
+    own commands: the file replaced by rename, then ``git commit -- shared.txt`` (git's
+    refusals while the person's git holds ``index.lock`` are retried, 100 times at most).
+    What ``check`` finds then is what git's commands do to each other."""
+    shared = repo / "shared.txt"
+    start = time.perf_counter()
+    for k in range(lands):
+        why = ""
+        for _attempt in range(100):
+            try:
+                text = shared.read_text()
+            except FileNotFoundError:  # a checkout or a stash is rewriting it
+                text = ""
+            head = git(repo, "symbolic-ref", "-q", "HEAD", check=False).stdout.strip()
+            if head != "refs/heads/work" or not text.endswith("end\n\n\n"):
+                # a file git is rewriting in place reads short: never written back so
+                why = "not on work" if head != "refs/heads/work" else "file being written"
+                time.sleep(0.002)  # as gitpatch, which lands only on its branch
+                continue
+            if f"agent {k}\n" in text:  # not yet, or put back by a stash or a checkout
+                tmp = repo / ".git" / "agent.tmp"
+                tmp.write_text(text.replace(f"agent {k}\n", f"AGENT {k}\n", 1))
+                os.replace(tmp, shared)
+            done = git(repo, "commit", "-qm", f"agent {k}", "--", "shared.txt", check=False)
+            if done.returncode == 0 or "nothing" in done.stdout + done.stderr:
+                outcome.landed.append(k)
+                break
+            why = (done.stderr.strip().splitlines() or ["?"])[0][:60]
+            time.sleep(0.002)
+        else:
+            key = f"gave up: {re.sub(r'/[^ ]*', '', why)}"
+            outcome.refused[key] = outcome.refused.get(key, 0) + 1
+    outcome.seconds = time.perf_counter() - start
+
+
+def run(
+    folder: Path, lands: int, kinds: tuple[str, ...], with_editor: bool, by_git: bool = False
+) -> Outcome:
+    """Agent, person and editor together on a new repository under ``folder``; checked.
+    ``by_git``: the agent's lands are made with git's own commands (``git_agent``)."""
     repo = make(folder, lands)
     stop = folder / "stop"
     log = folder / "editor.log"
@@ -187,7 +246,7 @@ def run(folder: Path, lands: int, kinds: tuple[str, ...], with_editor: bool) -> 
         others.append(subprocess.Popen([*me, "editor", str(repo), str(stop), str(log)], cwd=root))
     outcome = Outcome()
     try:
-        agent(repo, lands, outcome)
+        (git_agent if by_git else agent)(repo, lands, outcome)
     finally:
         stop.touch()
         for proc in others:
@@ -245,16 +304,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lands", type=int, default=1000)
     parser.add_argument("--only", type=int, help="run only this scenario (0-based)")
+    parser.add_argument(
+        "--agent",
+        choices=("gitpatch", "git"),
+        default="gitpatch",
+        help="who lands the agent's edits: gitpatch, or git's own commands (the yardstick)",
+    )
+    parser.add_argument("--keep", type=Path, help="make the repositories here and keep them")
     args = parser.parse_args()
     for n, (name, kinds, with_editor) in enumerate(SCENARIOS):
         if args.only is not None and n != args.only:
             continue
         with tempfile.TemporaryDirectory() as tmp:
-            out = run(Path(tmp), args.lands, kinds, with_editor)
+            where = args.keep / f"scenario{n}" if args.keep else Path(tmp)
+            out = run(where, args.lands, kinds, with_editor, args.agent == "git")
         print(
-            f"{name}: {args.lands} lands in {out.seconds:.1f} s, {len(out.landed)} landed, "
+            f"[{args.agent}] {name}: {args.lands} lands in {out.seconds:.1f} s, "
+            f"{len(out.landed)} landed, "
             f"refused {out.refused or 0}, {out.person_commits} other commits, "
-            f"{out.editor_lines} editor lines, problems: {len(out.problems)}"
+            f"{out.editor_lines} editor lines, problems: {len(out.problems)} "
+            f"({sum(' removes ' in p for p in out.problems)} reverts recorded, "
+            f"{sum('not on the branch' in p for p in out.problems)} landed changes not on "
+            "the branch)"
         )
         for problem in out.problems[:20]:
             print("  ", problem)

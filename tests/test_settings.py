@@ -53,8 +53,8 @@ def _python(repo: Path) -> dict[str, Any]:
     tool = patch_resource_tool(storage, storage)
     return {
         "mode": ws.mode,
-        "protected": sorted(ws.protected),
-        "status": ws.patch_resource("b.txt", [{"old_string": "b1", "new_string": "B1"}]).status,
+        "protected": sorted(ws.plumbing.context.protected),
+        "status": ws.apply([{"old_string": "b1", "new_string": "B1"}], path="b.txt").status,
         "secret": tool(**_edit("secret.txt", "s1", "S1")).code,
         "asked": tool(**_edit("a.txt", "a1", "A1")).code,
     }
@@ -92,7 +92,7 @@ def _cli(repo: Path) -> dict[str, Any]:
 
 
 def test_one_toml_gives_one_answer_through_python_the_cli_and_mcp(repo: Path) -> None:
-    resolved = settings(Workspace.open(repo).store)
+    resolved = settings(Workspace.open(repo).plumbing.store)
     assert (resolved.mode, resolved.protected, resolved.dirty) == ("review", ("release",), "carry")
     python, mcp, cli = _python(repo), _mcp(repo), _cli(repo)
     assert python == {

@@ -12,7 +12,9 @@ the next land removes.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import resource
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from gitpatch.safety import atomic
 from gitpatch.safety.atomic import TMP_SUFFIX
 from gitpatch.safety.owners import common_dir
 
-__all__ = ["TMP_SUFFIX", "Staging", "remove_temp_files"]
+__all__ = ["TMP_SUFFIX", "Staging", "check_room_for_index", "remove_temp_files"]
 
 _EXCLUDE = f"*{TMP_SUFFIX}"
 
@@ -95,3 +97,16 @@ def remove_temp_files(root: Path, paths: Iterable[str]) -> None:
             if name.endswith(TMP_SUFFIX):
                 with contextlib.suppress(OSError):
                     (parent / name).unlink()
+
+
+def check_room_for_index(gitdir: Path) -> None:
+    """Make sure the disk and this process's file size limit leave room for a new copy of
+    the index before a land writes anything (``OSError`` otherwise)."""
+    index = gitdir / "index"
+    size = index.stat().st_size if index.exists() else 0
+    st = os.statvfs(gitdir)
+    if st.f_bavail * st.f_frsize < size + 65536:
+        raise OSError(errno.ENOSPC, "no room for a new index", str(index))
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY and limit < size + 65536:
+        raise OSError(errno.EFBIG, "the index would pass the file size limit", str(index))

@@ -52,7 +52,7 @@ from gitpatch.errors import FilterFailed, GitpatchError, NotATextResource
 from gitpatch.safety import owners
 from gitpatch.store import Store, git_errors
 
-__all__ = ["ATTRIBUTES", "ATTRIBUTES_FILE", "Filters", "changes_attributes"]
+__all__ = ["ATTRIBUTES", "ATTRIBUTES_FILE", "Filters", "attribute_files", "changes_attributes"]
 
 #: Attributes under which the disk bytes may differ from the blob's.
 ATTRIBUTES = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
@@ -451,3 +451,15 @@ def _stat(path: str) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def attribute_files(tree: pygit2.Tree | None, prefix: str = "") -> dict[str, bytes]:
+    """Every ``.gitattributes`` file of ``tree`` (path -> content)."""
+    out: dict[str, bytes] = {}
+    for item in tree or ():
+        path = f"{prefix}{item.name}"
+        if item.type == pygit2.enums.ObjectType.TREE:
+            out.update(attribute_files(item.peel(pygit2.Tree), f"{path}/"))
+        elif item.name == ATTRIBUTES_FILE and item.type == pygit2.enums.ObjectType.BLOB:
+            out[path] = bytes(item.peel(pygit2.Blob).data)
+    return out

@@ -1,11 +1,13 @@
 """The only code that writes the working tree: crash-safe landing of a commit onto disk.
 
 A land rewrites the few paths that changed, then their index entries, and moves the branch
-last, as git itself does (``index.lock`` held across all three). A process killed in between
-would leave the files ahead of the branch, so ``land`` writes a journal first and ``recover``
-(run at the start of every Workspace call) settles it: if the branch reached the new commit,
-the paths still holding their old content are rolled forward; otherwise what was written ahead
-is put back, as it is at once when the branch's compare-and-swap is lost. Files are replaced by
+last, as git itself does: ``index.lock`` is held across all three, and the branch's ref lock
+from before the first rename (the files and the index are written while the ref transaction
+holds its locks, its compare-and-swap already checked). A process killed in between would
+leave the files ahead of the branch, so ``land`` writes a journal first and ``recover`` (run
+at the start of every Workspace call) settles it: if the branch reached the new commit, the
+paths still holding their old content are rolled forward; otherwise what was written ahead is
+put back, as it is at once when the ref transaction fails to commit. Files are replaced by
 temp file + fsync + rename, so a reader sees the old or the new content, never a truncated file.
 
 Lands from several processes are serialised by an ``flock`` on ``.git/gitpatch/land.lock``: the
@@ -17,10 +19,8 @@ from overwriting each other. The locks themselves are in ``gitpatch.safety.locks
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
-import resource
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -31,8 +31,8 @@ import pygit2
 
 from gitpatch.checkout import gitbin, indexsync, saves, sparse
 from gitpatch.checkout._modes import disk_mode
-from gitpatch.checkout.files import TMP_SUFFIX, Staging
-from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attributes
+from gitpatch.checkout.files import TMP_SUFFIX, Staging, check_room_for_index
+from gitpatch.checkout.filters import Filters, attribute_files, changes_attributes
 from gitpatch.checkout.indexlock import HeldIndex, held_index, remove_scratch
 from gitpatch.core.spliced import Content
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
@@ -52,18 +52,6 @@ __all__ = ["Journal", "WorkingTree"]
 _RACY_NS = 2_000_000_000
 #: Reads of a file that keeps growing while it is hashed before the error is reported.
 _HASH_ATTEMPTS = 5
-
-
-def _attribute_files(tree: pygit2.Tree | None, prefix: str = "") -> dict[str, bytes]:
-    """Every ``.gitattributes`` file of ``tree`` (path -> content)."""
-    out: dict[str, bytes] = {}
-    for item in tree or ():
-        path = f"{prefix}{item.name}"
-        if item.type == pygit2.enums.ObjectType.TREE:
-            out.update(_attribute_files(item.peel(pygit2.Tree), f"{path}/"))
-        elif item.name == ATTRIBUTES_FILE and item.type == pygit2.enums.ObjectType.BLOB:
-            out[path] = bytes(item.peel(pygit2.Blob).data)
-    return out
 
 
 def _hex(found: tuple[pygit2.Oid, int] | None) -> str | None:
@@ -137,7 +125,7 @@ class WorkingTree:
         old: str | None,
         new: str,
         paths: Sequence[str],
-        move_ref: Callable[[], object],
+        move_ref: Callable[[Callable[[], None]], object],
         *,
         ref: str = "",
         verify: bool = False,
@@ -146,14 +134,19 @@ class WorkingTree:
         carry: tuple[str, str, str] | None = None,
         unmoved: Callable[[], bool] = lambda: True,
     ) -> None:
-        """Bring ``paths`` on disk and in the index to ``new``, then move a branch with
-        ``move_ref()`` (the CAS), in git's own order: files, the index (renamed into place
-        while ``index.lock`` is held), the branch last (see ``gitpatch.checkout.indexlock``).
+        """Bring ``paths`` on disk and in the index to ``new`` and move a branch, in git's own
+        order: files, the index (renamed into place while ``index.lock`` is held), the branch
+        last (see ``gitpatch.checkout.indexlock``).
 
-        The journal is written first and removed once the branch moved. If writing fails, or
-        ``move_ref`` raises with the branch unmoved (a lost compare-and-swap), what was written
-        ahead is put back (``_put_back``) and the error propagates: nothing changed. With
-        ``verify``, a path whose disk is no longer ``old``'s raises ``ConcurrentUpdate`` first.
+        ``move_ref(ahead)`` is the compare-and-swap. It calls ``ahead()``, which renames the
+        files and the index into place, once it holds the locks of the refs it moves and found
+        them unmoved, before it commits (``Store.update_refs``'s ``while_locked``): no other
+        writer, a person's ``git commit`` included, can move the branch between the
+        write-ahead and the move. One that never calls ``ahead`` gets the files after it
+        returned. The journal is written first and removed once the branch moved. A lost
+        compare-and-swap writes nothing; if writing fails, what was written ahead is put back
+        (``_put_back``) and the error propagates: nothing changed. With ``verify``, a path
+        whose disk is no longer ``old``'s raises ``ConcurrentUpdate`` first.
         ``notes`` (commit hex -> (note before, note after)) are the notes ``move_ref`` writes
         with the ref, mended by recovery if a kill separated them from it. ``carry`` (trees:
         disk before, disk after, index after) lands onto a person's uncommitted work: the
@@ -176,8 +169,7 @@ class WorkingTree:
                     details={"ref": ref},
                     reason="changed",
                 )
-            if not unmoved():  # refused before writing ahead: a plain `git commit` reads
-                # the index without the lock, and could commit one written ahead and put back
+            if not unmoved():  # refused before anything is staged
                 raise ConcurrentUpdate(
                     f"{ref or 'HEAD'} moved while the change was prepared",
                     hint="Retry the call.",
@@ -207,43 +199,63 @@ class WorkingTree:
             except OSError as exc:
                 raise refused("the land journal", exc) from exc
             crashpoint("journal.written")
-            failure = self._write_ahead(journal, held)
-            if failure is None:
-                try:
-                    move_ref()  # last, as git moves a branch after its files and index
-                except BaseException as exc:
-                    # an error after the ref transaction committed (its owner record, a check
-                    # after it): the branch holds the change, so putting the disk back would
-                    # stage its revert; the land stands (a kill's stand-in: recovery's to finish)
-                    if not self._landed(journal, self._ref_target(journal.ref)):
-                        failure = exc
-                    elif not isinstance(exc, Exception):
-                        raise
-            if failure is not None:
-                self._put_back(journal, held, failure)
+            try:
+                with self._converting(journal):
+                    self._move_with(journal, held, move_ref)
+            finally:
+                self._seen = {}
             held.forget_before()
         self._remove_journal()
         crashpoint("journal.dropped")
 
-    def _write_ahead(self, journal: Journal, held: HeldIndex) -> BaseException | None:
-        """Stage, rename the files and commit the index of ``journal``, the branch not yet
-        moved; a failure after the staging is returned (to be put back), not raised."""
-        with self._converting(journal):
-            try:
-                staged = self._stage(journal)
-            except BaseException:
-                self._remove_journal()
-                raise
-            crashpoint("files.staged")
+    def _move_with(
+        self, journal: Journal, held: HeldIndex, move_ref: Callable[[Callable[[], None]], object]
+    ) -> None:
+        """Stage the files, then ``move_ref`` with the write-ahead (renames, then the index
+        committed) run under its ref locks; what was written ahead is put back when the
+        branch did not move. An error after the branch moved keeps the land: putting the disk
+        back under the moved branch would stage its revert (a kill's stand-in: recovery's)."""
+        try:
+            staged = self._stage(journal)
+        except BaseException:
+            self._remove_journal()
+            raise
+        crashpoint("files.staged")
+        failed: list[BaseException] = []
+        ran: list[bool] = []
+
+        def ahead() -> None:
+            if ran:  # a transaction retried after one that wrote ahead failed to commit
+                raise ConcurrentUpdate(
+                    f"{journal.ref or 'HEAD'} did not move after the files were written",
+                    hint="Retry the call.",
+                    reason="changed",
+                )
+            ran.append(True)
             held.begin()
             try:
                 self._apply(journal, held, only_if_old=False, staged=staged)
             except BaseException as exc:
                 self._drop_staged(staged)
-                return exc
-            finally:
-                self._seen = {}
-        return None
+                failed.append(exc)  # the cause, before the ref layer's wrapping
+                raise
+
+        try:
+            move_ref(ahead)
+        except BaseException as exc:
+            if self._landed(journal, self._ref_target(journal.ref)):
+                if not ran:
+                    self._apply_or_explain(journal, held, only_if_old=False, staged=staged)
+                if not isinstance(exc, Exception):
+                    raise
+                return
+            if ran:
+                self._put_back(journal, held, failed[0] if failed else exc)
+            self._drop_staged(staged)  # refused before (or under) the locks: nothing written
+            self._remove_journal()
+            raise
+        if not ran:  # moved without the callback: written after, as recovery would
+            self._apply_or_explain(journal, held, only_if_old=False, staged=staged)
 
     def _put_back(self, journal: Journal, held: HeldIndex, failure: BaseException) -> None:
         """Undo what a land wrote ahead of a branch that did not move, then raise.
@@ -387,23 +399,11 @@ class WorkingTree:
                 if want is not None and path not in skipped and full.parent.is_dir():
                     data = self._content(path, want[0])
                     staged[path] = self.staging.temp_file(full, data, want[1])
-            self._check_room_for_index()
+            check_room_for_index(self.gitdir)
         except OSError as exc:
             self._drop_staged(staged)
             raise refused("the new files to the working tree", exc) from exc
         return staged
-
-    def _check_room_for_index(self) -> None:
-        """The index is the one write after the ref moves: make sure the disk and this
-        process's file size limit leave room for a new copy of it first."""
-        index = self.gitdir / "index"
-        size = index.stat().st_size if index.exists() else 0
-        st = os.statvfs(self.gitdir)
-        if st.f_bavail * st.f_frsize < size + 65536:
-            raise OSError(errno.ENOSPC, "no room for a new index", str(index))
-        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-        if limit != resource.RLIM_INFINITY and limit < size + 65536:
-            raise OSError(errno.EFBIG, "the index would pass the file size limit", str(index))
 
     @staticmethod
     def _drop_staged(staged: Mapping[str, Path]) -> None:
@@ -675,8 +675,8 @@ class WorkingTree:
         if not changes_attributes(journal.paths):
             yield
             return
-        files = _attribute_files(self._tree(journal.old))
-        files = {path: b"" for path in files} | _attribute_files(self._tree(journal.new))
+        files = attribute_files(self._tree(journal.old))
+        files = {path: b"" for path in files} | attribute_files(self._tree(journal.new))
         with self.filters.under(files) as landing:
             self._landing = landing
             try:

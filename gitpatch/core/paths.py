@@ -180,7 +180,9 @@ def _names_git(part: str) -> bool:
     return name == ".git" or bool(_SHORT_NAME.fullmatch(name))
 
 
-def normalize_proposal(proposal: Proposal, root: str | None = None) -> Proposal:
+def normalize_proposal(
+    proposal: Proposal, root: str | None = None, *, resolved: bool = False
+) -> Proposal:
     """``proposal`` with every path and move destination normalised (see ``normalize``).
 
     The one normaliser: the workspace runs it with its root at its edge, and the engine runs
@@ -188,7 +190,9 @@ def normalize_proposal(proposal: Proposal, root: str | None = None) -> Proposal:
     What it returns is marked (``Proposal.normalized``), so a proposal is normalised once: a
     marked one comes back as it is (its paths are clean relative paths, which every root
     leaves alone). A proposal with no operation is ``invalid_patch``, as every parser reports
-    an edit text with none.
+    an edit text with none. ``resolved``: its paths are ``normalize``'s own output already (the
+    keys a tool resolved its paths to, with the Workspace's normaliser): they are marked as
+    they are, not normalised again; new paths are still checked (``check_creatable``).
     """
     if proposal.normalized:
         return proposal
@@ -198,15 +202,15 @@ def normalize_proposal(proposal: Proposal, root: str | None = None) -> Proposal:
         )
     ops: list[FileOp] = []
     for op in proposal.operations:
-        clean = dataclasses.replace(op, path=normalize(op.path, root))
+        clean = op if resolved else dataclasses.replace(op, path=normalize(op.path, root))
         if isinstance(clean, AddFile):
             check_creatable(clean.path)
         if isinstance(clean, UpdateFile) and clean.move_to is not None:
-            destination = normalize(clean.move_to, root)
+            destination = clean.move_to if resolved else normalize(clean.move_to, root)
             check_creatable(destination)
             clean = dataclasses.replace(clean, move_to=destination)
         ops.append(clean)
-    done = dataclasses.replace(proposal, operations=tuple(ops))
+    done = proposal if resolved else dataclasses.replace(proposal, operations=tuple(ops))
     object.__setattr__(done, "normalized_ops", done.operations)
     return done
 

@@ -20,9 +20,10 @@ Semantics per language:
 Everywhere: BOM, line endings and the final-newline state are kept, and an update that leaves
 its file as it was is refused with ``no_change``.
 
-Modules: ``lines`` (placing and rendering lines; SEARCH/REPLACE), ``hunks`` (apply_patch and
-unified-diff hunks), ``text_edits`` (patch_resource), ``blanks`` (blank lines the old text left
-out), ``elision`` (indented ``...`` lines), ``applied`` (noticing an edit already applied).
+Modules: ``lines`` (placing and rendering lines, blank lines the old text left out included;
+SEARCH/REPLACE), ``hunks`` (apply_patch and unified-diff hunks), ``text_edits``
+(patch_resource), ``elision`` (indented ``...`` lines), ``applied`` (noticing an edit
+already applied).
 
 The engine does not parse text (that is ``gitpatch.formats``), does not search (it asks
 ``gitpatch.match.seek``), and never touches git, files or the working tree: it has nothing to

@@ -109,4 +109,4 @@ def is_open(ws: Workspace, info: ProposalInfo) -> bool:
     """True for what awaits a person (``gitpatch.review.queries.is_open``)."""
     from gitpatch.review.queries import is_open
 
-    return is_open(ws.context, info)
+    return is_open(ws.plumbing.context, info)

@@ -22,16 +22,13 @@ It never talks to a user (no terminal, no click, no MCP): front ends map its err
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import functools
 import secrets
-import threading
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
-
-import pygit2
+from typing import TYPE_CHECKING, Any, overload
 
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Proposal
@@ -41,6 +38,7 @@ from gitpatch.errors import (
     ResourceNotFound,
 )
 from gitpatch.formats import apply_patch, detect, patch_resource, search_replace, unified_diff
+from gitpatch.porcelain._plumbing import Plumbing, serialized
 from gitpatch.review import (
     amend,
     checkpoints,
@@ -50,31 +48,18 @@ from gitpatch.review import (
     lifecycle,
     partial,
     queue,
-    series,
     workbench,
     worktrees,
 )
 from gitpatch.review import sessions as session_admin
 from gitpatch.store import Store
-from gitpatch.workspace import (
-    REPLAYED,
-    Attempt,
-    Context,
-    Dirty,
-    Plumbing,
-    Preview,
-    guards,
-    land,
-    preview,
-    versions,
-)
+from gitpatch.workspace import Attempt, Context, Dirty, guards, land, versions
 from gitpatch.workspace.config import settings
 from gitpatch.workspace.results import (
     CheckReport,
     Landing,
     Mode,
     ProposalResult,
-    ProposalStatus,
     ReadResult,
 )
 from gitpatch.workspace.sessions import (
@@ -104,53 +89,29 @@ __all__ = [
     "session_target",
 ]
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _serialized(
-    method: Callable[Concatenate[Workspace, _P], _R],
-) -> Callable[Concatenate[Workspace, _P], _R]:
-    """One call of a Workspace at a time (its pygit2 objects are not thread-safe), each
-    starting by finishing whatever a killed process left half done (``Plumbing.call``: once
-    per call, when a door runs several verbs as one)."""
-
-    def run(self: Workspace, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self._calls:
-            self._attach()
-            with self._plumbing.call():
-                return method(self, *args, **kwargs)
-
-    functools.update_wrapper(run, method)
-    return run
-
 
 class Workspace:
     """One repository, one target branch, one mode; its calls run one at a time."""
 
     def __init__(self, context: Context) -> None:
-        self._ctx = context
-        self._calls = threading.RLock()
-        self._plumbing = Plumbing(context, self._calls, workbench.aliases(context))
-        self._told_at: pygit2.Oid | None = None  # the notes tip the last notices were read at
-        self._told_overlaps = True  # a record of told overlaps may exist (unknown at first)
+        self._plumbing = Plumbing(context)
 
-    # -- state (read-only) -------------------------------------------------------------------
+    def _serial(self) -> contextlib.AbstractContextManager[None]:
+        return self._plumbing._serial()
 
     @property
-    def context(self) -> Context:
-        """Everything this Workspace works on, as one immutable value (what review takes)."""
-        return self._ctx
+    def _ctx(self) -> Context:
+        return self._plumbing.context
+
+    # -- state (read-only; the rest is in ``plumbing.context``) ------------------------------
 
     @property
-    def store(self) -> Store:
-        """The repository's object store and refs."""
-        return self._ctx.store
-
-    @property
-    def worktree(self) -> WorkingTree | None:
-        """The working tree, None for a bare repository."""
-        return self._ctx.worktree
+    def plumbing(self) -> Plumbing:
+        """The steps under these verbs, for the tool storages, the hosted service and the
+        doors' internals: the context, the store and working tree, holding calls off,
+        reading head and disk together, normalizing paths, the replay check, overlaps,
+        notices, the dry run, the session's own worktree (``gitpatch.porcelain._plumbing``)."""
+        return self._plumbing
 
     @property
     def mode(self) -> Mode:
@@ -172,26 +133,6 @@ class Workspace:
         """The session name: auto mode lands on ``gitpatch/session/<name>``; in review mode
         the session's proposals stack (see ``gitpatch.workspace.stack``)."""
         return self._ctx.session
-
-    @property
-    def dirty(self) -> Dirty:
-        """What happens to uncommitted changes of touched files: ``record`` or ``refuse``."""
-        return self._ctx.dirty
-
-    @property
-    def protected(self) -> frozenset[str]:
-        """Full refs of the branches agents never commit to."""
-        return self._ctx.protected
-
-    @property
-    def allow_ignored(self) -> bool:
-        """Whether proposals may touch files git ignores."""
-        return self._ctx.allow_ignored
-
-    @property
-    def author(self) -> str:
-        """``Name <email>`` recorded in notes as the proposals' author."""
-        return self._ctx.author
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -240,9 +181,9 @@ class Workspace:
                 store, mode, branch, policy, session, guarded, author, allow_ignored, name
             )
         if agent:
-            ws._ctx = dataclasses.replace(ws._ctx, agent=agent)
+            ws._plumbing.context = dataclasses.replace(ws._ctx, agent=agent)
         if max_file_bytes is not None:
-            ws._ctx = dataclasses.replace(ws._ctx, max_file_bytes=max_file_bytes)
+            ws._plumbing.context = dataclasses.replace(ws._ctx, max_file_bytes=max_file_bytes)
         return ws
 
     @classmethod
@@ -297,58 +238,44 @@ class Workspace:
         queue.recover(context)  # a killed approval queue's lock and record
         return cls(context)
 
-    # -- the tool methods --------------------------------------------------------------------
-
-    def patch(
-        self,
-        path: str,
-        edits: str,
-        *,
-        expected_version: str | None = None,
-        revision: bool = False,
-    ) -> ProposalResult:
-        """Apply SEARCH/REPLACE blocks to one file (the ``patch`` tool); see ``propose`` for
-        ``expected_version`` and ``revision``."""
-        proposal = search_replace.parse(edits, path)
-        return self._propose_as("patch", proposal, expected_version, revision)
-
-    def apply_patch(
-        self, patch: str, *, expected_version: str | None = None, revision: bool = False
-    ) -> ProposalResult:
-        """Apply a ``*** Begin Patch`` text: updates, adds, deletes and moves, all or none."""
-        proposal = apply_patch.parse(patch)
-        return self._propose_as("apply_patch", proposal, expected_version, revision)
-
-    def patch_resource(
-        self,
-        path: str,
-        edits: Sequence[Mapping[str, Any]],
-        *,
-        expected_version: str | None = None,
-        revision: bool = False,
-    ) -> ProposalResult:
-        """Apply patch_resource edit objects to one file, optionally against a version read."""
-        proposal = patch_resource.parse(path, edits)
-        return self._propose_as("patch_resource", proposal, expected_version, revision)
-
-    def apply_diff(
-        self, diff: str, *, expected_version: str | None = None, revision: bool = False
-    ) -> ProposalResult:
-        """Apply a unified diff (``git diff`` or ``diff -u`` output), all files or none."""
-        proposal = unified_diff.parse(diff)
-        return self._propose_as("apply_diff", proposal, expected_version, revision)
+    # -- editing -----------------------------------------------------------------------------
 
     def apply(
-        self, text: str, *, expected_version: str | None = None, revision: bool = False
+        self,
+        edits: str | Sequence[Mapping[str, Any]],
+        *,
+        path: str | None = None,
+        expected_version: str | None = None,
+        revision: bool = False,
     ) -> ProposalResult:
-        """Apply an edit text in whichever language it is written (``formats.detect``):
-        apply_patch, SEARCH/REPLACE blocks each after its path line, or a unified diff."""
-        fmt = detect(text)
+        """Apply an edit in whichever language it is written, all of it or nothing; see
+        ``propose`` for ``expected_version`` and ``revision``.
+
+        - a text (``formats.detect``): a ``*** Begin Patch`` text (updates, adds, deletes,
+          moves), a unified diff (``git diff`` or ``diff -u`` output), or SEARCH/REPLACE
+          blocks, each after its path line, or all for the file ``path`` (the ``patch`` tool);
+        - a list of patch_resource edit objects (anchored, line-range, insert-after) for the
+          file ``path`` (the ``patch_resource`` tool).
+        """
+        if not isinstance(edits, str):
+            if path is None:
+                raise InvalidArguments(
+                    "patch_resource edits need the path of the file they edit",
+                    hint="Pass path='a.py' with the list of edit objects.",
+                )
+            proposal = patch_resource.parse(path, edits)
+            return self._propose_as("patch_resource", proposal, expected_version, revision)
+        if path is not None:
+            proposal = search_replace.parse(edits, path)
+            return self._propose_as("patch", proposal, expected_version, revision)
+        fmt = detect(edits)
         if fmt == "apply_patch":
-            return self.apply_patch(text, expected_version=expected_version, revision=revision)
+            proposal = apply_patch.parse(edits)
+            return self._propose_as("apply_patch", proposal, expected_version, revision)
         if fmt == "unified_diff":
-            return self.apply_diff(text, expected_version=expected_version, revision=revision)
-        proposal = search_replace.parse(text)
+            proposal = unified_diff.parse(edits)
+            return self._propose_as("apply_diff", proposal, expected_version, revision)
+        proposal = search_replace.parse(edits)
         return self._propose_as("patch", proposal, expected_version, revision)
 
     def _propose_as(
@@ -357,7 +284,7 @@ class Workspace:
         proposal = dataclasses.replace(proposal, tool=tool)
         return self.propose(proposal, expected_version=expected_version, revision=revision)
 
-    @_serialized
+    @serialized
     def read(self, path: str) -> ReadResult:
         """A file's text as the agent would edit it, and the version (commit id) it belongs to.
 
@@ -383,7 +310,7 @@ class Workspace:
 
     # -- proposing ---------------------------------------------------------------------------
 
-    @_serialized
+    @serialized
     def propose(
         self,
         proposal: Proposal,
@@ -404,8 +331,8 @@ class Workspace:
         revises = revises if revises is not None else proposal.revises
         revised = None if revises is None else feedback.revisable(self._ctx, revises)
         revision = revision or revised is not None
-        read_as = guards.resolve_version(self.store, expected_version)
-        expected = None if read_as is None else versions.unpin(self.store, read_as)
+        read_as = guards.resolve_version(self._ctx.store, expected_version)
+        expected = None if read_as is None else versions.unpin(self._ctx.store, read_as)
         pid = secrets.token_hex(6)
         while True:
             ctx = self._ctx
@@ -416,51 +343,94 @@ class Workspace:
                 land(ctx, [one], proposal.tool, revised=revised)
                 return one.result()
 
+            if ctx.session is None:
+                return attempt()  # no session, no worktree of its own to keep in step
             try:
                 return checkpoints.around_edit(ctx, attempt)
             except workbench.MadeMeanwhile:
-                self._attach()  # made by another process: land there instead
-                if self.worktree is not None:
-                    self.worktree.recover()
-
-    @_serialized
-    def preview(self, proposal: Proposal) -> Preview:
-        """What ``proposal`` would change (a dry run): applied to the disk when it shows the
-        branch, else to the branch head; nothing is built, moved or written."""
-        return preview(self._ctx, self._plumbing.normalize_proposal(proposal))
-
-    # -- the plumbing under the verbs -----------------------------------------------------------
-
-    @property
-    def plumbing(self) -> Plumbing:
-        """The steps under these verbs, for the tool storages and the hosted service (holding
-        calls off, reading head and disk together, checking and normalizing paths)."""
-        return self._plumbing
-
-    def version(self) -> str:
-        """The version the next call reads and builds on (the head of ``Plumbing.view``)."""
-        head = self._plumbing.view().head
-        return str(head) if head is not None else ""
+                self._plumbing.made_meanwhile()  # made by another process: land there
 
     # -- review (written in gitpatch.review.lifecycle) --------------------------------------------
 
-    @_serialized
+    @overload
     def approve(
         self,
         proposal_id: str,
+        by: str,
+        *,
+        squash: bool = ...,
+        skip_checks: str | None = ...,
+        hunks: str | Sequence[str] | None = ...,
+        told: Callable[[str], None] | None = ...,
+    ) -> ProposalResult: ...
+
+    @overload
+    def approve(
+        self,
+        proposal_id: list[str] | tuple[str, ...],
+        by: str,
+        *,
+        squash: bool = ...,
+        skip_checks: str | None = ...,
+        batch: bool = ...,
+        progress: Callable[[Landing], None] | None = ...,
+    ) -> list[Landing]: ...
+
+    def approve(
+        self,
+        proposal_id: str | list[str] | tuple[str, ...],
         by: str,
         *,
         squash: bool = False,
         skip_checks: str | None = None,
         hunks: str | Sequence[str] | None = None,
         told: Callable[[str], None] | None = None,
-    ) -> ProposalResult:
+        batch: bool = False,
+        progress: Callable[[Landing], None] | None = None,
+    ) -> ProposalResult | list[Landing]:
         """Merge a proposal (or a session, by name) into its target once the project's checks
         pass on the result (``skip_checks``: the person's reason to skip them), in its turn
         in the approval queue; see ``review.lifecycle`` and ``review.queue``. ``told`` hears,
         before anything moves, which other open proposals it lands. ``hunks`` (``1,3``,
         ``a.py:2``) lands only those, as one commit; the rest stays open
-        (``gitpatch.review.partial``)."""
+        (``gitpatch.review.partial``).
+
+        A list of ids (or sessions) approves them in order, each landing on the one before
+        and checked on that result, and returns one ``Landing`` each; those whose checks fail
+        or that no longer merge are marked (``checks_failed``, ``needs_revision``) and
+        skipped. ``batch``: check them together first, splitting the batch on a failure (for
+        slow checks)."""
+        with self._serial():
+            return self._approve(proposal_id, by, squash, skip_checks, hunks, told, batch, progress)
+
+    def _approve(
+        self,
+        proposal_id: str | list[str] | tuple[str, ...],
+        by: str,
+        squash: bool,
+        skip_checks: str | None,
+        hunks: str | Sequence[str] | None,
+        told: Callable[[str], None] | None,
+        batch: bool,
+        progress: Callable[[Landing], None] | None,
+    ) -> ProposalResult | list[Landing]:
+        if not isinstance(proposal_id, str):
+            if hunks is not None or told is not None:
+                raise InvalidArguments(
+                    "hunks and told are for one proposal, not a list",
+                    hint="Approve the proposal on its own to land some of its hunks.",
+                )
+            landed = queue.land(
+                self._ctx,
+                list(proposal_id),
+                by,
+                squash=squash,
+                skip_checks=skip_checks,
+                batch=batch,
+                progress=progress,
+            )
+            session_admin.follow_all(self._ctx)
+            return landed
         if hunks is not None:
             with queue.turn(self._ctx):
                 done = partial.approve(self._ctx, proposal_id, by, hunks)
@@ -471,34 +441,7 @@ class Workspace:
         session_admin.follow_all(self._ctx)
         return done
 
-    @_serialized
-    def approve_all(
-        self,
-        proposal_ids: Sequence[str],
-        by: str,
-        *,
-        squash: bool = False,
-        skip_checks: str | None = None,
-        batch: bool = False,
-        progress: Callable[[Landing], None] | None = None,
-    ) -> list[Landing]:
-        """Approve several proposals or sessions in order, each landing on the one before and
-        checked on that result; those whose checks fail or that no longer merge are marked
-        (``checks_failed``, ``needs_revision``) and skipped. ``batch``: check them together
-        first, splitting the batch on a failure (for slow checks). See ``review.queue``."""
-        landed = queue.land(
-            self._ctx,
-            list(proposal_ids),
-            by,
-            squash=squash,
-            skip_checks=skip_checks,
-            batch=batch,
-            progress=progress,
-        )
-        session_admin.follow_all(self._ctx)
-        return landed
-
-    @_serialized
+    @serialized
     def check(self) -> CheckReport:
         """Run the project's checks (``.gitpatch.toml`` ``[checks]``) on this Workspace's work
         as it stands: in review mode its session's open stack's top, else its branch head;
@@ -511,7 +454,7 @@ class Workspace:
             )
         return checks.run(self._ctx, head)
 
-    @_serialized
+    @serialized
     def amend(
         self,
         proposal_id: str,
@@ -538,12 +481,7 @@ class Workspace:
         assert files is not None
         return amend.amend(self._ctx, proposal_id, by, files)
 
-    @_serialized
-    def proposal_files(self, proposal_id: str) -> dict[str, bytes]:
-        """The files an open proposal adds or changes, as its version has them (to edit)."""
-        return amend.files_of(self._ctx, proposal_id)
-
-    @_serialized
+    @serialized
     def comment(
         self,
         proposal_id: str,
@@ -558,61 +496,7 @@ class Workspace:
         list_proposals and a notice."""
         return feedback.comment(self._ctx, proposal_id, by, text, kind, at)
 
-    @_serialized
-    def replayed(self, call: str) -> ProposalResult | None:
-        """The proposal the tool call with digest ``call`` made, when nothing moved since (it
-        is still the head of ``view``): a harness retrying that call. None otherwise. Its
-        files, edits, worktree and message are the original result's (kept in the note)."""
-        head = self._plumbing.view().head
-        note = self.store.read_note(head) if head is not None and call else None
-        if note is None or note.get("call") != call:
-            return None
-        pid = str(note.get("id") or "")
-        status: ProposalStatus = "proposed" if self.mode == "review" else "applied"
-        branch = self.branch if self.mode == "auto" else PROPOSAL_PREFIX + pid
-        kept = note.get("result") if isinstance(note.get("result"), dict) else {}
-        found = {
-            "message": f"Already applied as proposal {pid} (version {head}).",
-            **{k: v for k, v in (kept or {}).items() if k in REPLAYED},
-        }
-        return ProposalResult.model_validate(
-            {
-                **found,
-                "proposal_id": pid,
-                "version": str(head),
-                "branch": branch,
-                "target": self.target,
-                "mode": self.mode,
-                "status": status,
-                "base": str(note.get("base") or ""),
-            }
-        )
-
-    @_serialized
-    def overlaps(self, session: str | None = None) -> list[str]:
-        """Where this session's (or ``session``'s) open work meets another session's open
-        work, or lines its target changed since its base, one sentence each with the file
-        and the lines of both sides (``review.clashes``)."""
-        return series.overlaps(self._ctx, session)
-
-    @_serialized
-    def new_overlaps(self) -> list[str]:
-        """The ``overlaps()`` this session was not told of yet; each is told once, also across
-        restarts (``feedback.new_overlaps``)."""
-        current = series.overlaps(self._ctx)
-        if not current and not self._told_overlaps:
-            return []  # nothing now, nothing recorded: the common case touches no file
-        self._told_overlaps = bool(current)
-        return feedback.new_overlaps(self._ctx, current)
-
-    @_serialized
-    def notices(self) -> list[str]:
-        """One line per change to this session's proposals since it was last told (verdicts,
-        re-bases, comments); each is told once. Empty without a session."""
-        lines, self._told_at = feedback.notices(self._ctx, self._told_at)
-        return lines
-
-    @_serialized
+    @serialized
     def reject(
         self,
         proposal_id: str,
@@ -630,17 +514,17 @@ class Workspace:
         session_admin.follow_all(self._ctx)
         return done
 
-    @_serialized
+    @serialized
     def proposals(self) -> list[ProposalInfo]:
         """Every proposal with its status; see ``gitpatch.review.lifecycle``."""
         return lifecycle.proposals(self._ctx)
 
-    @_serialized
+    @serialized
     def show(self, proposal_id: str) -> ProposalDetail:
         """One proposal's diff, stats and info; see ``gitpatch.review.lifecycle``."""
         return lifecycle.show(self._ctx, proposal_id)
 
-    @_serialized
+    @serialized
     def undo(self, proposal_id: str | None = None) -> ProposalResult:
         """Revert the last gitpatch commit (or proposal ``proposal_id``'s) with a new commit;
         see ``gitpatch.review.lifecycle``."""
@@ -650,70 +534,48 @@ class Workspace:
 
     # -- the workbench (written in gitpatch.review.workbench, checkpoints, sessions) ------------
 
-    @_serialized
-    def session_worktree(self) -> workbench.Bench:
-        """The session's own worktree, made now when it has none (``Bench.made`` then says
-        so and what it cost); in review mode it shows the target plus the open stack's top."""
-        bench = self._made()
-        workbench.follow(self._ctx)
-        return bench
-
     def checkpoint(self, command: str | None = None) -> CheckpointResult:
         """Record what commands changed in the session's worktree as one proposal of the
         session (``command``: what ran, for the ``Gitpatch-Command`` trailer). The worktree
         is made first when the session has none (``made`` says so)."""
         checkpoints.check(self._ctx, command)  # bad input makes no worktree
-        bench = self.session_worktree()
+        bench = self._plumbing.session_worktree()
         done = self._checkpoint(command)
         return done.model_copy(update={"made": bench.made}) if bench.made else done
 
-    @_serialized
+    @serialized
     def _checkpoint(self, command: str | None) -> CheckpointResult:
         return checkpoints.checkpoint(self._ctx, command)
 
-    def _made(self) -> workbench.Bench:
-        """``workbench.ensure``; a lazy session then works in the worktree it made."""
-        bench = workbench.ensure(self._ctx)
-        if workbench.lazy(self._ctx):
-            self._work_in(bench.path)
-        return bench
+    def run(self, command: Sequence[str] | str, *, timeout: float | None = None) -> commands.Ran:
+        """Run ``command`` in the session's worktree, then checkpoint what it changed. An
+        argv list runs as it is, its output and exit status passing through; a shell command
+        line (a str) runs for at most ``timeout`` seconds, its output capped to head and
+        tail. The Workspace's other calls are not held off meanwhile."""
+        bench, checkpoint = self._plumbing.session_worktree, self.checkpoint
+        if isinstance(command, str):
+            if timeout is None:
+                raise InvalidArguments(
+                    "a shell command line needs a timeout",
+                    hint="Pass timeout=120, say, or the command as an argv list.",
+                )
+            return commands.run_captured(bench, checkpoint, command, timeout)
+        return commands.run(bench, checkpoint, command)
 
-    def _attach(self) -> None:
-        """A lazy session whose worktree another process made since: work there now."""
-        where = workbench.made_meanwhile(self._ctx)
-        if where is not None:
-            self._work_in(where)
-
-    def _work_in(self, where: Path) -> None:
-        """Work in the session's worktree at ``where`` from now on (its store and files)."""
-        linked = Store.open(where)
-        self._ctx = dataclasses.replace(self._ctx, store=linked, worktree=WorkingTree.of(linked))
-        self._plumbing.context = self._ctx
-
-    def run(self, argv: Sequence[str]) -> commands.Ran:
-        """Run ``argv`` in the session's worktree (its output and exit status pass through;
-        the Workspace's other calls are not held off meanwhile), then checkpoint."""
-        return commands.run(self.session_worktree, self.checkpoint, argv)
-
-    def run_command(self, command: str, timeout: float) -> commands.Ran:
-        """Run a shell command line in the session's worktree for at most ``timeout``
-        seconds, its output capped to head and tail, then checkpoint."""
-        return commands.run_captured(self.session_worktree, self.checkpoint, command, timeout)
-
-    @_serialized
+    @serialized
     def sessions(self) -> list[SessionInfo]:
         """Every session of the repository: name, mode, target, worktree, open proposals,
         last activity."""
         return session_admin.listing(self._ctx)
 
-    @_serialized
+    @serialized
     def end_session(self, name: str, *, force: bool = False) -> str:
         """Remove session ``name``'s worktree and branch once nothing of it is open; refuses
         (changing nothing) while proposals are open or its worktree has unrecorded changes,
         and while it holds ignored files unless ``force`` (they are then removed, named)."""
         return session_admin.end(self._ctx, name, force=force)
 
-    @_serialized
+    @serialized
     def log(self, limit: int = 50) -> list[LogEntry]:
         """The gitpatch commits on the branch, newest first; see ``gitpatch.review.lifecycle``."""
         return lifecycle.log(self._ctx, limit)

@@ -122,7 +122,7 @@ def with_overlaps(items: list[ProposalInfo]) -> list[ProposalInfo]:
 
 def overlaps(ctx: Context, session: str | None = None) -> list[str]:
     """Where the session's (or ``session``'s) open work meets other sessions' open work, or
-    its target's changes since its base, to the line (``Workspace.overlaps``, ``clashes``)."""
+    its target's changes since its base, to the line (``ws.plumbing.overlaps``, ``clashes``)."""
     return clashes.between(ctx, session)
 
 

@@ -5,7 +5,9 @@ crash tests set, and returns. The points are named in ``POINTS`` (README, "Crash
 
 How the process dies there: ``os._exit(137)`` by default; with ``GITPATCH_CRASH_HOW=stop`` it
 stops itself (``SIGSTOP``) so that the test, its parent, sees it stopped at exactly that point
-and kills it with a real ``SIGKILL`` (``tests/safety/proofkit.killed_at``).
+and kills it with a real ``SIGKILL`` (``tests/safety/proofkit.killed_at``). With
+``GITPATCH_CRASH_HOW=pause`` it stops the same way but goes on when the test sends ``SIGCONT``:
+the test runs a person's git command at exactly that point of a land (``proofkit.paused_at``).
 """
 
 from __future__ import annotations
@@ -62,8 +64,11 @@ def crashpoint(name: str) -> None:
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(f"{name}:{count}\n")
     if spec is not None and _asked(spec, name, count):
-        if os.environ.get(_HOW_ENV) == "stop":
-            os.kill(os.getpid(), signal.SIGSTOP)  # the parent SIGKILLs it here
+        how = os.environ.get(_HOW_ENV)
+        if how in ("stop", "pause"):
+            os.kill(os.getpid(), signal.SIGSTOP)  # the parent SIGKILLs it here, or goes on
+            if how == "pause":
+                return
         os._exit(137)
 
 

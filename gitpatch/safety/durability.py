@@ -32,7 +32,8 @@ _AGGREGATES = {
     "all": {"loose-object", "pack", "pack-metadata", "commit-graph", "reference", "index"},
 }
 _OURS = frozenset({"loose-object", "reference", "index"})
-_applied: list[bool] = []
+#: The fsync setting ``apply`` gave libgit2 last (empty: none yet; libgit2's default, off).
+applied: list[bool] = []
 
 
 def components(value: str | None, object_files: bool) -> set[str]:
@@ -66,16 +67,17 @@ def wanted(get: Callable[[str], str | None]) -> bool:
 
 
 def apply(durable: bool) -> None:
-    """Turn libgit2's fsync of objects, refs and the index on or off (process-wide)."""
-    if _applied != [durable]:
+    """Turn libgit2's fsync of objects, refs and the index on or off (process-wide). A caller
+    on a hot path reads ``applied`` first: nothing to do when it is already ``[durable]``."""
+    if applied != [durable]:
         pygit2.settings.enable_fsync_gitdir(durable)
-        _applied[:] = [durable]
+        applied[:] = [durable]
 
 
 def enabled() -> bool:
     """Whether this process fsyncs what it writes to the git directory (``apply``'s last
     word; libgit2's default, off, until then)."""
-    return _applied == [True]
+    return applied == [True]
 
 
 @contextlib.contextmanager
@@ -86,14 +88,23 @@ def objects_written(gitdir: str, need: int) -> Iterator[None]:
     try:
         yield
     except RepositoryError as exc:
-        if not exc.unexplained:
-            raise
-        st = os.statvfs(common_dir(gitdir) / "objects")
-        if st.f_bavail * st.f_frsize >= need + 65536:
-            raise
-        raise FilesystemError(
-            "could not write the objects of this change to the repository: the disk is "
-            "full; nothing was changed",
-            hint="Free some space, then retry the same call.",
-            details={"path": "objects", "errno": "ENOSPC"},
-        ) from exc
+        refuse_full(exc, gitdir, need)
+        raise
+
+
+def refuse_full(exc: RepositoryError, gitdir: str, need: int) -> None:
+    """``objects_written``'s check, for a writer that catches ``exc`` itself (so that a
+    write that succeeds never enters this module): raise ``filesystem_error`` when ``exc``
+    is libgit2's reasonless failure and the object directory has no room for ``need``
+    bytes; return otherwise (the caller re-raises ``exc``)."""
+    if not exc.unexplained:
+        return
+    st = os.statvfs(common_dir(gitdir) / "objects")
+    if st.f_bavail * st.f_frsize >= need + 65536:
+        return
+    raise FilesystemError(
+        "could not write the objects of this change to the repository: the disk is "
+        "full; nothing was changed",
+        hint="Free some space, then retry the same call.",
+        details={"path": "objects", "errno": "ENOSPC"},
+    ) from exc

@@ -177,6 +177,8 @@ class Record:
     #: Lock files held across the nested announcements of one step (``pinned``): every plan
     #: written meanwhile lists them, and ``clear`` keeps them and their proofs.
     pinned: list[str] = field(default_factory=list)
+    #: Ref moves (name, old hex, new hex) kept in every plan written inside ``keeping``.
+    kept_refs: list[list[str]] = field(default_factory=list)
 
     @classmethod
     def create(cls, gitdir: str) -> Record:
@@ -211,7 +213,8 @@ class Record:
         """Say which lock files (absolute paths) and refs (name, old, new hex or '') this
         operation is about to take and move: always before the first of them is taken."""
         every = [*self.pinned, *(lock for lock in locks if lock not in self.pinned)]
-        self.plan = {"active": True, "locks": every, "refs": [list(r) for r in refs]}
+        moves = [*self.kept_refs, *(list(r) for r in refs if list(r) not in self.kept_refs)]
+        self.plan = {"active": True, "locks": every, "refs": moves}
         self._write(json.dumps(self.plan))
 
     def clear(self) -> None:
@@ -220,6 +223,8 @@ class Record:
         rest: dict[str, Any] = {"active": True, "locks": list(self.pinned)}
         if not self.pinned:
             rest.pop("locks")
+        if self.kept_refs:
+            rest["refs"] = list(self.kept_refs)
         if self.plan != rest:
             for lock in self.plan.get("locks", ()):
                 if lock not in self.pinned:
@@ -238,6 +243,25 @@ class Record:
         except BaseException:
             self.unpin(lock)
             raise
+
+    @contextlib.contextmanager
+    def keeping(self, locks: Sequence[str], refs: Sequence[tuple[str, str, str]]) -> Iterator[None]:
+        """For the block, the lock files ``locks`` (announced and taken already) and the moves
+        ``refs`` stay in every plan written, as pinned locks do: a callback run while a ref
+        transaction holds its locks may announce and clear its own (the index lock), and a
+        kill anywhere in it still finds the transaction's locks proved and its moves listed.
+        At the end they are the caller's again (its ``clear`` releases them)."""
+        added = [lock for lock in locks if lock not in self.pinned]
+        kept = self.kept_refs
+        self.pinned.extend(added)
+        self.kept_refs = [*kept, *(list(r) for r in refs)]
+        try:
+            yield
+        finally:
+            for lock in added:
+                with contextlib.suppress(ValueError):
+                    self.pinned.remove(lock)
+            self.kept_refs = kept
 
     def unpin(self, lock: str) -> None:
         """``lock`` is no longer held (renamed into place or removed): it and its proof go

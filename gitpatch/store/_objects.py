@@ -287,7 +287,8 @@ def _create_blob(
         )
         oid = pygit2.Oid(hex=hexid)
     else:
-        oid = repo.create_blob(as_bytes(content))
+        # a Spliced is joined (``as_bytes``) only on this rare path
+        oid = repo.create_blob(content if isinstance(content, bytes) else as_bytes(content))
     if fresh is not None and len(content) >= FRESH_MIN:
         fresh[oid] = content
         while len(fresh) > FRESH_MAX:
@@ -530,13 +531,14 @@ class Objects(Repo):
         """Write a commit object (no ref moves); trailers go in a final ``Key: value`` block."""
         text = _format_message(message, trailers)
         committer = self.signature()
-        with (
-            durability.objects_written(self.repo.path, len(text)),
-            git_errors(f"create a commit of tree {tree}"),
-        ):
-            oid = self.repo.create_commit(
-                None, author or committer, committer, text, tree, list(parents)
-            )
+        try:
+            with git_errors(f"create a commit of tree {tree}"):
+                oid = self.repo.create_commit(
+                    None, author or committer, committer, text, tree, list(parents)
+                )
+        except RepositoryError as exc:
+            durability.refuse_full(exc, self.repo.path, len(text))  # a full disk named
+            raise
         assert isinstance(oid, pygit2.Oid)
         return oid
 
@@ -676,12 +678,13 @@ class Objects(Repo):
     def build_tree(self, base: pygit2.Oid | None, changes: Sequence[FileChange]) -> pygit2.Oid:
         """The tree of commit ``base`` (None: empty) after ``changes``; cost ~ paths x depth."""
         need = sum(len(c.content or b"") for c in changes)
-        with (
-            durability.objects_written(self.repo.path, need),
-            git_errors(f"build a tree on {base or 'an empty repository'}"),
-        ):
-            tree = None if base is None else self.repo[base].peel(pygit2.Tree)
-            return build(self.repo, tree, changes, self.fresh_blobs)
+        try:
+            with git_errors(f"build a tree on {base or 'an empty repository'}"):
+                tree = None if base is None else self.repo[base].peel(pygit2.Tree)
+                return build(self.repo, tree, changes, self.fresh_blobs)
+        except RepositoryError as exc:
+            durability.refuse_full(exc, self.repo.path, need)  # a full disk named
+            raise
 
     def tree_of(self, commit: pygit2.Oid) -> pygit2.Oid:
         """The id of ``commit``'s tree."""
@@ -715,7 +718,8 @@ class Objects(Repo):
     def operation(self) -> Iterator[None]:
         """Run one gitpatch operation under an owner record (see ``gitpatch.safety.owners``),
         with libgit2's fsync set as this repository's git config asks (``durability``)."""
-        durability.apply(self._durable)
+        if durability.applied != [self._durable]:  # set once per process, mostly
+            durability.apply(self._durable)
         with owners.operation(self.repo.path):
             try:
                 yield

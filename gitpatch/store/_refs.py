@@ -7,6 +7,12 @@ exponential backoff. Before any lock is taken, the operation's owner record list
 and the moves (``gitpatch.safety.owners``); a lock that outlives the retries is settled by
 ``gitpatch.safety.recovery`` when its owner is provably dead, and otherwise named, with its
 holder, in the ``ConcurrentUpdate``.
+
+A transaction may run a callback while it holds its locks, after its compare-and-swap checks
+passed and before it commits (``while_locked``): a land writes the files and the index ahead of
+its branch there, so no other writer (a person's ``git commit``) can move the branch between
+the write-ahead and the move; the locks stay announced and proved in the owner record
+throughout (``Record.keeping``), so a kill inside the callback is settled like any other.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ __all__ = [
 LOCK_RETRIES = 30
 
 RefUpdate = tuple[str, pygit2.Oid | None, pygit2.Oid | None]
+#: Run while a transaction holds its ref locks, its checks passed, before it commits.
+WhileLocked = Callable[[], object] | None
 
 
 def current_target(repo: pygit2.Repository, name: str) -> pygit2.Oid | None:
@@ -127,24 +135,34 @@ def _refuse_shadowed(repo: pygit2.Repository, name: str) -> None:
             )
 
 
-def _transaction(repo: pygit2.Repository, updates: Sequence[RefUpdate], message: str) -> None:
+def _transaction(
+    repo: pygit2.Repository,
+    updates: Sequence[RefUpdate],
+    message: str,
+    while_locked: WhileLocked = None,
+) -> None:
     _check_targets(repo, updates)
     names = [name for name, _new, _old in updates]
     deletes = any(new is None for _name, new, _old in updates)
+    locks = recovery.lock_paths(repo, names, deletes)
+    moves = [(n, _hex(old), _hex(new)) for n, new, old in updates]
     with owners.operation(repo.path) as record:
-        record.announce(
-            recovery.lock_paths(repo, names, deletes),
-            [(n, _hex(old), _hex(new)) for n, new, old in updates],
-        )
+        record.announce(locks, moves)
         crashpoint("record.written")
         try:
-            _locked_transaction(repo, updates, message)
+            _locked_transaction(repo, updates, message, while_locked, record, locks, moves)
         finally:
             record.clear()
 
 
 def _locked_transaction(
-    repo: pygit2.Repository, updates: Sequence[RefUpdate], message: str
+    repo: pygit2.Repository,
+    updates: Sequence[RefUpdate],
+    message: str,
+    while_locked: WhileLocked = None,
+    record: owners.Record | None = None,
+    locks: Sequence[str] = (),
+    moves: Sequence[tuple[str, str, str]] = (),
 ) -> None:
     _refuse_packing(repo, updates)
     with _freed(repo.transaction()) as txn:
@@ -158,6 +176,10 @@ def _locked_transaction(
             actual = current_target(repo, name)
             if actual != old:
                 raise _lost(name, old, actual)
+        if while_locked is not None:
+            # nested announcements inside (the index lock's) keep these locks and moves
+            with record.keeping(locks, moves) if record else contextlib.nullcontext():
+                while_locked()
         for name, new, old in updates:
             if new is not None:
                 txn.set_target(name, new, message=message)
@@ -304,8 +326,14 @@ def _update_ref(
     _with_lock_retries(repo, [name], f"update reference {name!r}", attempt)
 
 
-def _update_refs(repo: pygit2.Repository, updates: Sequence[RefUpdate], message: str) -> None:
-    """Move several refs together: all of them or none (one ``repo.transaction()``)."""
+def _update_refs(
+    repo: pygit2.Repository,
+    updates: Sequence[RefUpdate],
+    message: str,
+    while_locked: WhileLocked = None,
+) -> None:
+    """Move several refs together: all of them or none (one ``repo.transaction()``), running
+    ``while_locked`` once their locks are held and checked (see the module)."""
     names = [name for name, _new, _old in updates]
     if len(set(names)) != len(names):
         raise InvalidArguments(
@@ -321,7 +349,7 @@ def _update_refs(repo: pygit2.Repository, updates: Sequence[RefUpdate], message:
         repo,
         names,
         f"update references {', '.join(names)}",
-        lambda: _transaction(repo, updates, message),
+        lambda: _transaction(repo, updates, message, while_locked),
     )
 
 
@@ -354,9 +382,13 @@ class Refs(Repo):
         """Compare-and-swap ``name`` from ``old`` to ``new`` (None = absent); see ``refs``."""
         _update_ref(self.repo, name, new, old, message)
 
-    def update_refs(self, updates: Sequence[RefUpdate], message: str) -> None:
-        """Compare-and-swap several ``(name, new, old)`` refs at once, all or none."""
-        _update_refs(self.repo, updates, message)
+    def update_refs(
+        self, updates: Sequence[RefUpdate], message: str, *, while_locked: WhileLocked = None
+    ) -> None:
+        """Compare-and-swap several ``(name, new, old)`` refs at once, all or none; with
+        ``while_locked``, that runs while their locks are held and checked, before the commit
+        (an exception from it aborts the transaction: nothing moves)."""
+        _update_refs(self.repo, updates, message, while_locked)
 
     def ref_names(self, prefix: str) -> list[str]:
         """The full names of the refs starting with ``prefix``, sorted."""

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from gitpatch.core.model import Proposal
-from gitpatch.core.paths import Address
+from gitpatch.core.paths import Address, normalize_proposal
 from gitpatch.errors import ApprovalRequired, GitpatchError, InvalidArguments, UnsavedChanges
 from gitpatch.tools._errors import Cancelled, error_result
 from gitpatch.tools._result import ToolResult
@@ -188,10 +188,11 @@ class Tool:
 
     def authorize(self, operation: ToolOperation, target: Target) -> bool:
         """Policy, plan mode and unsaved buffers for one target; True when approval is needed."""
-        if operation is not ToolOperation.READ_FILE:
+        # no plan mode and no policy (checked when the tool was made): nothing to ask
+        if operation is not ToolOperation.READ_FILE and self.plan_mode != "none":
             address: Address | None = target.address
             check_plan_mode(self.plan_mode, self.session, self.name, address, target.shown)
-        ask = check(self.policy, self.name, operation, target.shown)
+        ask = self.policy is not None and check(self.policy, self.name, operation, target.shown)
         if operation is not ToolOperation.READ_FILE:
             self._refuse_unsaved(target)
         return ask
@@ -226,6 +227,10 @@ class Tool:
         reported as ``approval_required``."""
         if self._digest:
             proposal = dataclasses.replace(proposal, call=self._digest)
+        keys = {t.key for _, t in checks}
+        if all(t.address is None for _, t in checks) and set(proposal.paths) <= keys:
+            # its paths are the keys ``resolve`` normalised: marked, never normalised again
+            proposal = normalize_proposal(proposal, resolved=True)
         storages = {id(t.storage): t.storage for _, t in checks}
         if len(storages) != 1:
             raise InvalidArguments(

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from gitpatch.workspace._build import Built, commit_changes, proposal_result, refuse_rejected
     from gitpatch.workspace._context import Context, Dirty
     from gitpatch.workspace._guards import blob, check_unchanged
-    from gitpatch.workspace._plumbing import Plumbing
     from gitpatch.workspace._propose import (
         REPLAYED,
         Attempt,
@@ -55,7 +54,6 @@ _NAMES: dict[str, str] = {
     "Dirty": "_context",
     "Moved": "_propose",
     "NoteChange": "_publisher",
-    "Plumbing": "_plumbing",
     "Preview": "_propose",
     "STEP_ATTEMPTS": "_publisher",
     "Transition": "_publisher",
@@ -89,7 +87,6 @@ __all__ = [
     "Dirty",
     "Moved",
     "NoteChange",
-    "Plumbing",
     "Preview",
     "STEP_ATTEMPTS",
     "Transition",

@@ -74,7 +74,7 @@ Moved = tuple[pygit2.Oid | None, pygit2.Oid | None]
 
 
 #: What a proposal's note keeps of a tool call's result for its retries
-#: (``Workspace.replayed``): what the note and the branch do not already say.
+#: (``Workspace.plumbing.replayed``): what the note and the branch do not already say.
 REPLAYED = frozenset({"files", "edits", "message", "worktree", "recorded", "carried"})
 
 

@@ -4,9 +4,10 @@ Everything gitpatch makes visible goes through ``publish``: a proposal (its bran
 ref plus its note), an approval, a rejection, an undo. Each is described as a ``Transition``;
 ``publish`` moves its refs together with a new commit of ``refs/notes/gitpatch`` in a single
 reference transaction. When the moving branch is checked out, that transaction is the last
-step of ``WorkingTree.land``, which writes the files and the index first, as git does
-(journaled, so a kill in between is finished or put back by the next call; a lost
-compare-and-swap puts the disk back at once), after refusing local changes it would overwrite.
+step of ``WorkingTree.land``, which writes the files and the index first, as git does, while
+that transaction holds its ref locks (journaled, so a kill in between is finished or put back
+by the next call; a lost compare-and-swap writes nothing), after refusing local changes it would
+overwrite.
 
 It does not decide what to publish, and it does not retry a lost race on the refs themselves:
 callers rebuild their step and call again (see ``gitpatch.core.retry``). Only a lost race on the
@@ -15,7 +16,7 @@ notes ref, when rebuilding the notes commit gives the same notes, is absorbed he
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -71,11 +72,12 @@ def publish(ctx: Context, step: Transition) -> None:
     checkout.check_refs(store.git_dir, store.is_bare, step.refs)
     update, written = notes_update(store, step.notes)
     for ref, new, old in step.refs:  # the approval gate the git hooks also enforce
-        gate.check_update(store, ref, old, new, protected=ctx.protected, notes_tip=update[1])
+        if ref in ctx.protected and new is not None:  # else it lets the move pass
+            gate.check_update(store, ref, old, new, protected=ctx.protected, notes_tip=update[1])
     crashpoint("objects.written")
 
-    def move() -> None:
-        _move(store, step, update, written)
+    def move(ahead: Callable[[], None] | None = None) -> None:
+        _move(store, step, update, written, ahead)
 
     landing = _landing(ctx, step)
     if landing is None:
@@ -145,8 +147,10 @@ def _move(
     step: Transition,
     update: RefUpdate,
     written: Mapping[pygit2.Oid, dict[str, Any]],
+    ahead: Callable[[], None] | None = None,
 ) -> None:
     """The ref transaction; another writer's note elsewhere costs only a new notes commit.
+    ``ahead`` (a land's write-ahead) runs while the transaction holds its ref locks.
 
     When rebuilding the notes commit would change a note this step writes (its writer changed
     that very note), the journal's copy would be stale: the step fails and is rebuilt instead.
@@ -163,7 +167,7 @@ def _move(
                     reason="changed",
                 )
             pending.append(again)
-        store.update_refs([*step.refs, pending.pop()], step.message)
+        store.update_refs([*step.refs, pending.pop()], step.message, while_locked=ahead)
 
     retry(
         once,

@@ -55,7 +55,7 @@ def test_random_edits_match_git_update_index(tmp_path: Path, seed: int) -> None:
         paths = [p for p in paths if f"{p} line {k % 6}" in lines[p]]
         if not paths:
             continue
-        ws.apply_patch(_apply_patch(paths, k))
+        ws.apply(_apply_patch(paths, k))
         for p in paths:
             lines[p][k % 6] = f"{p} edit {k}"
         assert b"UNTR" in extensions(repo)  # before git rewrites the index
@@ -182,14 +182,14 @@ def test_patched_and_whole_index_writes_alternate_without_losing_entries(tmp_pat
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n", "d/b.txt": "b\n"})
     ws = Workspace.open(repo)
     for k in range(3):
-        ws.apply_patch(f"*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+a{k}\n*** End Patch\n")
+        ws.apply(f"*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+a{k}\n*** End Patch\n")
         assert_clean(repo)
-        ws.apply_patch(f"*** Begin Patch\n*** Add File: d/n{k}.txt\n+new\n*** End Patch\n")
+        ws.apply(f"*** Begin Patch\n*** Add File: d/n{k}.txt\n+new\n*** End Patch\n")
         assert_clean(repo)
-        ws.apply_patch(f"*** Begin Patch\n*** Update File: d/b.txt\n@@\n-b\n+b{k}\n*** End Patch\n")
+        ws.apply(f"*** Begin Patch\n*** Update File: d/b.txt\n@@\n-b\n+b{k}\n*** End Patch\n")
         assert_clean(repo)
-        ws.apply_patch(f"*** Begin Patch\n*** Update File: a.txt\n@@\n-a{k}\n+a\n*** End Patch\n")
-        ws.apply_patch(f"*** Begin Patch\n*** Update File: d/b.txt\n@@\n-b{k}\n+b\n*** End Patch\n")
+        ws.apply(f"*** Begin Patch\n*** Update File: a.txt\n@@\n-a{k}\n+a\n*** End Patch\n")
+        ws.apply(f"*** Begin Patch\n*** Update File: d/b.txt\n@@\n-b{k}\n+b\n*** End Patch\n")
     assert git(repo, "ls-files") == "a.txt\nd/b.txt\nd/n0.txt\nd/n1.txt\nd/n2.txt\n"
 
 
@@ -203,9 +203,9 @@ def test_a_large_file_changed_under_its_old_mtime_is_still_seen(tmp_path: Path) 
     os.utime(big, ns=(st.st_atime_ns, st.st_mtime_ns))
     ws = Workspace.open(repo, dirty="refuse")
     with pytest.raises(DirtyWorktree):
-        ws.patch_resource("big.txt", [{"old_string": "line 0000001\n", "new_string": "one\n"}])
+        ws.apply([{"old_string": "line 0000001\n", "new_string": "one\n"}], path="big.txt")
     git(repo, "checkout", "--", "big.txt")
-    ws.patch_resource("big.txt", [{"old_string": "line 0000001\n", "new_string": "one\n"}])
+    ws.apply([{"old_string": "line 0000001\n", "new_string": "one\n"}], path="big.txt")
     assert big.read_text() == body.replace("line 0000001\n", "one\n")
     assert_clean(repo)
 
@@ -254,7 +254,7 @@ def test_the_patched_index_keeps_its_permissions(tmp_path: Path) -> None:
     index = repo / ".git" / "index"
     index.chmod(0o664)  # what core.sharedRepository=group leaves
     before = _index(repo)
-    Workspace.open(repo).patch_resource("a.txt", [{"old_string": "a\n", "new_string": "b\n"}])
+    Workspace.open(repo).apply([{"old_string": "a\n", "new_string": "b\n"}], path="a.txt")
     assert _index(repo) != before  # patched in place (no add or delete: not libgit2's write)
     assert index.stat().st_mode & 0o777 == 0o664
     assert_clean(repo)

@@ -6,6 +6,7 @@ import json
 import os
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
@@ -58,10 +59,14 @@ def build_commit(
 
 
 def mover(repo: pygit2.Repository, ref: str, old: str, new: str):  # type: ignore[no-untyped-def]
-    def move() -> None:
+    """A land's ``move_ref``: the compare-and-swap, the write-ahead once it passed, the move
+    (as ``Store.update_refs`` with ``while_locked``, without its locks)."""
+
+    def move(ahead: Callable[[], None] = lambda: None) -> None:
         reference = repo.references[ref]
         if str(reference.target) != old:
             raise ConcurrentUpdate("moved")
+        ahead()
         reference.set_target(pygit2.Oid(hex=new), "test land")
 
     return move
@@ -100,7 +105,7 @@ def test_land_move_ref_failure_changes_nothing(setup) -> None:  # type: ignore[n
     new = build_commit(repo, base, {"a.txt": "A\n"})
     index_before = (path / ".git/index").read_bytes()
 
-    def lose() -> None:
+    def lose(_ahead: Callable[[], None]) -> None:
         raise ConcurrentUpdate("lost the race")
 
     with pytest.raises(ConcurrentUpdate):
@@ -250,8 +255,8 @@ def test_an_error_after_the_branch_moved_keeps_the_land(setup) -> None:  # type:
     new = build_commit(repo, base, {"a.txt": "A\n"})
     move = mover(repo, "refs/heads/main", base, new)
 
-    def move_then_fail() -> None:
-        move()
+    def move_then_fail(ahead: Callable[[], None]) -> None:
+        move(ahead)
         raise OSError("the owner record could not be cleared")
 
     wt.land(base, new, ["a.txt"], move_then_fail, ref="refs/heads/main")
@@ -270,7 +275,8 @@ def test_a_lost_race_puts_back_and_keeps_a_save_made_meanwhile(setup) -> None:  
     new = build_commit(repo, base, {"a.txt": "ONE\ntwo\nthree\nfour\nfive\n"})
     index_before = (path / ".git/index").read_bytes()
 
-    def save_then_lose() -> None:
+    def save_then_lose(ahead: Callable[[], None]) -> None:
+        ahead()  # the transaction wrote ahead under its locks, then failed to commit
         assert (path / "a.txt").read_text().startswith("ONE\n")  # written ahead
         with open(path / "a.txt", "a") as fh:
             fh.write("six\n")
@@ -377,9 +383,9 @@ def test_land_journals_the_notes_that_move_with_the_ref(setup) -> None:  # type:
     new = build_commit(repo, base, {"a.txt": "A\n"})
     seen: list[Journal] = []
 
-    def move() -> None:
+    def move(ahead: Callable[[], None]) -> None:
         seen.append(Journal.from_json(wt.journal_path.read_text()))
-        mover(repo, "refs/heads/main", base, new)()
+        mover(repo, "refs/heads/main", base, new)(ahead)
 
     wt.land(base, new, ["a.txt"], move, ref="refs/heads/main", notes={new: (None, {"s": "x"})})
     assert seen[0].notes == ((new, "null", json.dumps({"s": "x"})),)
@@ -397,9 +403,9 @@ def test_a_land_that_first_finishes_a_killed_one_still_holds_index_lock(setup) -
     second = build_commit(repo, first, {"keep.txt": "K\n"})
     seen: list[bool] = []
 
-    def move() -> None:
+    def move(ahead: Callable[[], None]) -> None:
         seen.append((path / ".git/index.lock").exists())
-        mover(repo, "refs/heads/main", first, second)()
+        mover(repo, "refs/heads/main", first, second)(ahead)
 
     wt.land(first, second, ["keep.txt"], move, ref="refs/heads/main")
     assert seen == [True]

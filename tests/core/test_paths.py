@@ -88,6 +88,24 @@ def test_a_normalised_proposal_is_trusted_until_its_operations_change() -> None:
         Proposal((DeleteFile("../x"),), "apply_patch", normalized_ops=())  # type: ignore[call-arg]
 
 
+def test_a_proposal_of_resolved_keys_is_marked_as_it_is_and_new_names_still_checked() -> None:
+    """A tool's keys are the normaliser's own output: ``resolved=True`` marks the proposal
+    without normalising its paths again, but a new file's name is still checked."""
+    from gitpatch.core.model import AddFile, Proposal, UpdateFile
+    from gitpatch.core.paths import normalize_proposal
+
+    proposal = Proposal((UpdateFile("src/a.py", (), move_to="lib/b.py"),), "apply_patch")
+    marked = normalize_proposal(proposal, resolved=True)
+    assert marked is proposal and marked.normalized
+    assert normalize_proposal(marked, "/repo") is marked  # the Workspace's edge trusts it
+    with pytest.raises(GitpatchError) as err:
+        normalize_proposal(Proposal((AddFile("d/aux.c", "x\n"),), "apply_patch"), resolved=True)
+    assert err.value.code == "path_unsafe"
+    with pytest.raises(GitpatchError) as err:
+        normalize_proposal(Proposal((), "apply_patch"), resolved=True)
+    assert err.value.code == "invalid_patch"
+
+
 def test_an_empty_proposal_is_invalid_patch_everywhere(tmp_path: object) -> None:
     # The engine and the Workspace share the one normaliser, so they cannot disagree again.
     from pathlib import Path
@@ -113,7 +131,7 @@ def test_a_tracked_device_name_stays_editable_but_is_never_created(tmp_path: Pat
     """``aux.c`` is an ordinary file on Linux: editing it works; creating one is refused."""
     repo = make_repo(tmp_path / "r", {"aux.c": "int x = 1;\n"})
     ws = Workspace.open(repo)
-    ws.patch("aux.c", "<<<<<<< SEARCH\nint x = 1;\n=======\nint x = 2;\n>>>>>>> REPLACE")
+    ws.apply("<<<<<<< SEARCH\nint x = 1;\n=======\nint x = 2;\n>>>>>>> REPLACE", path="aux.c")
     assert (repo / "aux.c").read_text() == "int x = 2;\n"
     head = git(repo, "rev-parse", "HEAD")
     for patch in (
@@ -121,7 +139,7 @@ def test_a_tracked_device_name_stays_editable_but_is_never_created(tmp_path: Pat
         "*** Begin Patch\n*** Update File: aux.c\n*** Move to: lib/NUL\n*** End Patch",
     ):
         with pytest.raises(GitpatchError) as err:
-            ws.apply_patch(patch)
+            ws.apply(patch)
         assert err.value.code == "path_unsafe"
         assert "device name" in err.value.message and "Windows" in err.value.hint
     assert git(repo, "rev-parse", "HEAD") == head

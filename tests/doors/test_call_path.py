@@ -54,7 +54,7 @@ def test_one_mcp_edit_looks_for_other_sessions_work_once(
     repo: Path, counted: Callable[[Any, str], list[int]]
 ) -> None:
     other = Workspace.open(repo, mode="review", session="other")
-    mine = other.patch_resource("a.txt", [{"old_string": "a1", "new_string": "A1"}]).proposal_id
+    mine = other.apply([{"old_string": "a1", "new_string": "A1"}], path="a.txt").proposal_id
     looked = counted(series, "overlaps")
 
     async def call() -> Any:
@@ -73,15 +73,18 @@ def test_one_mcp_edit_looks_for_other_sessions_work_once(
     assert result.structured_content["notices"] == [flag]
 
 
-def test_one_mcp_edit_normalises_its_path_at_the_tool_and_at_the_workspace_only(
+def test_one_mcp_edit_normalises_its_path_once(
     repo: Path, counted: Callable[[Any, str], list[int]]
 ) -> None:
-    """The tool resolves the path (policy needs its name before parsing), the Workspace's
-    edge normalises the proposal, and the engine trusts that (``Proposal.normalized``)."""
+    """The tool resolves the path (policy needs its name before parsing) with the
+    Workspace's own normaliser, and marks the proposal of those keys normalised: the
+    Workspace's edge and the engine trust the mark (``Proposal.normalized``)."""
     from gitpatch.core import paths
+    from gitpatch.porcelain import Plumbing
     from gitpatch.tools.storage import base
 
-    tool, edge = counted(base, "normalize"), counted(paths, "normalize")
+    tool, again = counted(Plumbing, "normalize"), counted(paths, "normalize")
+    plain = counted(base, "normalize")  # a plain storage's normaliser
 
     async def call() -> Any:
         async with Client(build_server(workspace_tools(str(repo), "auto", "me"))) as client:
@@ -90,7 +93,7 @@ def test_one_mcp_edit_normalises_its_path_at_the_tool_and_at_the_workspace_only(
 
     result = anyio.run(call)
     assert not result.is_error
-    assert (tool, edge) == ([1], [1])
+    assert (tool, again, plain) == ([1], [], [])
     assert git(repo, "show", "HEAD:a.txt") == "A1\na2\n"
 
 
@@ -150,8 +153,8 @@ def test_one_cli_approval_looks_its_id_up_once_and_builds_no_diff(
     repo: Path, counted: Callable[[Any, str], list[int]]
 ) -> None:
     ws = Workspace.open(repo, mode="review", session="bot")
-    below = ws.patch_resource("a.txt", [{"old_string": "a1", "new_string": "A1"}]).proposal_id
-    top = ws.patch_resource("b.txt", [{"old_string": "b1", "new_string": "B1"}]).proposal_id
+    below = ws.apply([{"old_string": "a1", "new_string": "A1"}], path="a.txt").proposal_id
+    top = ws.apply([{"old_string": "b1", "new_string": "B1"}], path="b.txt").proposal_id
     found, shown = counted(lifecycle, "find"), counted(lifecycle, "show")
     runner = CliRunner(env={"NO_COLOR": None})
     out = runner.invoke(main, ["-C", str(repo), "approve", top, "--by", "Rev"])

@@ -88,7 +88,7 @@ def test_the_mode_a_git_diff_gives_lands(name: str, kind: str, tmp_path: Path) -
     diff = git_diff(repo, tmp_path, change)
     assert ("new mode " in diff or "new file mode 100755" in diff) and f" {mode}" in diff
     where = checkout(kind, repo, tmp_path)
-    Workspace.open(where).apply_diff(diff)
+    Workspace.open(where).apply(diff)
     assert landed_mode(where, path) == (mode, mode, mode == "100755")
     assert status(where) == ("M  b.txt\n" if kind == "staged" else "")
     assert git(where, "diff", "--cached", "--name-only", "HEAD") == (
@@ -101,7 +101,7 @@ def test_review_then_approve_lands_the_mode(tmp_path: Path) -> None:
     repo = base_repo(tmp_path)
     diff = git_diff(repo, tmp_path, CHANGES["chmod +x and an edit"][0])
     ws = Workspace.open(repo, mode="review")
-    pid = ws.apply_diff(diff).proposal_id
+    pid = ws.apply(diff).proposal_id
     assert landed_mode(repo, "a.sh") == ("100644", "100644", False)
     ws.approve(pid, by="Reviewer")
     assert landed_mode(repo, "a.sh") == ("100755", "100755", True)
@@ -113,7 +113,7 @@ def test_a_mode_the_file_already_has_is_no_change(tmp_path: Path) -> None:
     diff = "diff --git a/x.sh b/x.sh\nold mode 100644\nnew mode 100755\n"
     before = state(repo)
     with pytest.raises(GitpatchError) as caught:
-        Workspace.open(repo).apply_diff(diff)
+        Workspace.open(repo).apply(diff)
     assert caught.value.code == "no_change" and "x.sh 100755" in caught.value.message
     assert state(repo) == before
 
@@ -124,7 +124,7 @@ def test_a_mode_no_patch_can_give_is_refused_by_name(mode: str, tmp_path: Path) 
     diff = f"diff --git a/a.sh b/a.sh\nold mode 100644\nnew mode {mode}\n"
     before = state(repo)
     with pytest.raises(GitpatchError) as caught:
-        Workspace.open(repo).apply_diff(diff)
+        Workspace.open(repo).apply(diff)
     err = caught.value
     assert err.code == "invalid_patch" and f"(mode {mode})" in err.message
     assert err.hint and "100755" in err.hint

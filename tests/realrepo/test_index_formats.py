@@ -56,7 +56,7 @@ def edit_twice(repo: Path, keeps: set[bytes], check: Callable[[Path], None] | No
     edits = (("a/x.txt", "two\n", "TWO\n"), ("a/deep/z.txt", "zed\n", "zed!\n"))
     for path, old, new in edits:
         before = (repo / path).read_text()
-        Workspace.open(repo).patch(path, sr(old, new))
+        Workspace.open(repo).apply(sr(old, new), path=path)
         assert keeps <= set(extensions(repo)) if keeps else True
         if check is not None:
             check(repo)
@@ -99,7 +99,7 @@ def test_no_git_binary_refuses_before_anything_moves(
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     with pytest.raises(RepositoryError) as caught:
-        ws.patch("a/x.txt", sr("two\n", "TWO\n"))
+        ws.apply(sr("two\n", "TWO\n"), path="a/x.txt")
     monkeypatch.undo()
     err = caught.value
     assert err.code == "repository_error" and err.details["reason"] == "unsupported_index"
@@ -110,7 +110,7 @@ def test_no_git_binary_refuses_before_anything_moves(
     assert (repo / ".git" / "index").read_bytes() == index
     assert not (repo / ".git" / "gitpatch" / "journal.json").exists()
     assert_clean(repo)
-    Workspace.open(repo).patch("a/x.txt", sr("two\n", "TWO\n"))
+    Workspace.open(repo).apply(sr("two\n", "TWO\n"), path="a/x.txt")
     assert_clean(repo)
 
 
@@ -128,9 +128,7 @@ def test_untracked_cache_survives_and_stays_true(tmp_path: Path) -> None:
     assert git(repo, "status", "--porcelain") == "?? a/new.txt\n"
     # an added file takes libgit2's whole-index write, which drops the optional extensions it
     # does not know; git rebuilds the untracked cache and everything stays true
-    Workspace.open(repo).apply_patch(
-        "*** Begin Patch\n*** Add File: a/added.txt\n+x\n*** End Patch\n"
-    )
+    Workspace.open(repo).apply("*** Begin Patch\n*** Add File: a/added.txt\n+x\n*** End Patch\n")
     assert_clean(repo)
     assert git(repo, "status", "--porcelain") == "?? a/new.txt\n"
     assert "a/added.txt" in git(repo, "ls-files", "a")
@@ -164,7 +162,7 @@ def test_eoie_and_ieot_survive_with_a_true_eoie(tmp_path: Path) -> None:
     # the recorded tree nor the new one, so it is invalidated and the TREE extension shrinks
     (repo / "a/x.txt").write_text("one\nTWO\nthree\nmine\n")
     size = dict((sig, n) for sig, _at, n in extension_table(repo)[1])[b"TREE"]
-    Workspace.open(repo, dirty="record").patch("a/x.txt", sr("one\n", "ONE\n"))
+    Workspace.open(repo, dirty="record").apply(sr("one\n", "ONE\n"), path="a/x.txt")
     assert dict((sig, n) for sig, _at, n in extension_table(repo)[1])[b"TREE"] < size
     assert cache_tree(repo)["a"] is None
     assert_eoie_true(repo)
@@ -194,7 +192,7 @@ def test_staged_entries_and_flags_fall_back_to_a_whole_index_write(tmp_path: Pat
     git(repo, "update-index", "--skip-worktree", "b/y.txt")
     (repo / "new.txt").write_text("new\n")
     git(repo, "add", "-N", "new.txt")
-    Workspace.open(repo).patch("a/x.txt", sr("two\n", "TWO\n"))
+    Workspace.open(repo).apply(sr("two\n", "TWO\n"), path="a/x.txt")
     assert git(repo, "diff", "--cached", "--name-only") == ""
     assert git(repo, "write-tree").strip() == git(repo, "rev-parse", "HEAD^{tree}").strip()
     debug = git(repo, "ls-files", "-v")

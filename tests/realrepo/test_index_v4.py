@@ -62,17 +62,17 @@ def _update(repo: Path) -> None:
 
 
 def _add(repo: Path) -> None:
-    Workspace.open(repo).apply_patch(_patch("*** Add File: a/new.txt\n+new\n"))
+    Workspace.open(repo).apply(_patch("*** Add File: a/new.txt\n+new\n"))
     assert (repo / "a/new.txt").read_text() == "new\n"
 
 
 def _delete(repo: Path) -> None:
-    Workspace.open(repo).apply_patch(_patch("*** Delete File: a/x.txt\n"))
+    Workspace.open(repo).apply(_patch("*** Delete File: a/x.txt\n"))
     assert not (repo / "a/x.txt").exists()
 
 
 def _move(repo: Path) -> None:
-    Workspace.open(repo).apply_patch(
+    Workspace.open(repo).apply(
         _patch("*** Update File: a/m.txt\n*** Move to: a/moved.txt\n@@\n-move me\n+moved\n")
     )
     assert (repo / "a/moved.txt").read_text() == "moved\n" and not (repo / "a/m.txt").exists()

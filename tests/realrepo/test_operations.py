@@ -108,8 +108,8 @@ def test_opening_on_a_protected_branch_during_a_merge_does_not_switch_head(
     assert run_git(repo, "merge", "other").returncode != 0
     before = state(repo)
     ws = Workspace.open(repo)  # in a worktree of its own: the person's merge is not its business
-    ws.session_worktree()
-    assert ws.worktree is not None and ws.worktree.root != repo
+    ws.plumbing.session_worktree()
+    assert ws.plumbing.worktree is not None and ws.plumbing.worktree.root != repo
     after = state(repo)
     assert after.pop("refs") != before.pop("refs")  # the session branch, nothing else
     assert after == before

@@ -12,9 +12,12 @@ person committed the file meanwhile) are fine.
 Sized for the test suite (40 + 30 + 20 lands, 30-50 s on a loaded 2-core machine); the plain
 ``git commit`` loop is ``test_land_order.py``. ``python -m bench.landrace`` runs 1,000 of each
 kind for docs/benchmarks.md, with the loops that are not tests because git itself leaves a gap
-there: ``git stash`` (its ``reset --hard`` and its pop write back an index read earlier) and
-``git checkout`` (it resolves its target before it locks). A land falling in such a gap, like
-any other git command there, can be undone by them; docs/benchmarks.md has the rates.
+there: ``git stash`` (its ``reset --hard`` resolves HEAD when it starts, then moves HEAD back
+to it against whatever HEAD holds when it ends) and ``git checkout`` (it resolves its target
+branch when it starts and reads HEAD later, both without a lock: a commit in between makes it
+a switch from the new commit to the old one, on the same branch). A land falling in such a
+gap, like any other git command there (``--agent git``), can be undone by them;
+docs/benchmarks.md has the rates, gitpatch's and git's own.
 """
 
 from __future__ import annotations

@@ -80,8 +80,10 @@ def test_a_pin_pruned_by_gc_is_a_clear_error_and_changes_nothing(repo: Path) -> 
     git(repo, "gc", "-q", "--prune=now")
     before = state(repo)
     with pytest.raises(GitpatchError) as err:
-        ws.patch_resource(
-            "a.txt", [{"old_string": "two", "new_string": "TWO"}], expected_version=seen.version
+        ws.apply(
+            [{"old_string": "two", "new_string": "TWO"}],
+            path="a.txt",
+            expected_version=seen.version,
         )
     assert err.value.code in ("invalid_arguments", "resource_conflict")
     assert seen.version[:12] in err.value.message or "expected_version" in err.value.message

@@ -27,7 +27,7 @@ def test_committing_the_uncommitted_content_read_is_no_conflict(repo: Path) -> N
     assert seen.version != head(repo)  # a pin of the uncommitted content
     git(repo, "commit", "-q", "-am", "the person commits exactly that")
     mine = head(repo)
-    res = ws.patch_resource("a.txt", EDIT, expected_version=seen.version)
+    res = ws.apply(EDIT, path="a.txt", expected_version=seen.version)
     assert (repo / "a.txt").read_text() == "one\nTWO\nmine\n"
     assert head(repo, f"{res.version}~1") == mine and status(repo) == ""
 
@@ -40,7 +40,7 @@ def test_committing_other_content_after_the_read_is_still_a_conflict(repo: Path)
     git(repo, "commit", "-q", "-am", "the person commits something else")
     before = state(repo)
     with pytest.raises(GitpatchError) as err:
-        ws.patch_resource("a.txt", EDIT, expected_version=seen.version)
+        ws.apply(EDIT, path="a.txt", expected_version=seen.version)
     assert err.value.code == "resource_conflict" and state(repo) == before
 
 
@@ -49,5 +49,5 @@ def test_a_committed_read_then_an_unrelated_commit_is_no_conflict(repo: Path) ->
     seen = ws.read("a.txt")
     (repo / "b.txt").write_text("person\n")
     git(repo, "commit", "-q", "-am", "unrelated")
-    ws.patch_resource("a.txt", EDIT, expected_version=seen.version)
+    ws.apply(EDIT, path="a.txt", expected_version=seen.version)
     assert (repo / "a.txt").read_text() == "one\nTWO\n"

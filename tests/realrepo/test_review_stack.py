@@ -19,13 +19,17 @@ FILES = {"a.txt": "one\ntwo\nthree\n", "s.txt": "staged\n", "b/y.txt": "y one\ny
 def _chain(ws: Workspace, path: str) -> tuple[str, str]:
     """Two edits of ``path`` chained by version; returns both proposal ids."""
     seen = ws.read(path)
-    first = ws.patch_resource(
-        path, [{"after_line": 0, "new_string": "zero\n"}], expected_version=seen.version
+    first = ws.apply(
+        [{"after_line": 0, "new_string": "zero\n"}],
+        path=path,
+        expected_version=seen.version,
     )
     again = ws.read(path)
     assert again.version == first.version and again.content.startswith("zero")
-    second = ws.patch_resource(
-        path, [{"old_string": "two", "new_string": "TWO"}], expected_version=first.version
+    second = ws.apply(
+        [{"old_string": "two", "new_string": "TWO"}],
+        path=path,
+        expected_version=first.version,
     )
     return first.proposal_id, second.proposal_id
 
@@ -38,12 +42,16 @@ def test_a_stack_on_an_autocrlf_checkout_lands_as_git_would(tmp_path: Path) -> N
     assert (repo / "a.txt").read_bytes() == b"one\r\ntwo\r\n"
     ws = Workspace.open(repo, "review", session="bot")
     seen = ws.read("a.txt")
-    first = ws.patch_resource(
-        "a.txt", [{"after_line": 0, "new_string": "zero\r\n"}], expected_version=seen.version
+    first = ws.apply(
+        [{"after_line": 0, "new_string": "zero\r\n"}],
+        path="a.txt",
+        expected_version=seen.version,
     )
     assert ws.read("a.txt").content == "zero\r\none\r\ntwo\r\n"
-    ws.patch_resource(
-        "a.txt", [{"old_string": "two", "new_string": "TWO"}], expected_version=first.version
+    ws.apply(
+        [{"old_string": "two", "new_string": "TWO"}],
+        path="a.txt",
+        expected_version=first.version,
     )
     ws.approve("bot", by="Pat")
     assert git(repo, "show", "HEAD:a.txt") == "zero\none\nTWO\n"  # stored as git add would
@@ -87,12 +95,16 @@ def test_a_stack_outside_the_sparse_set_stays_out_of_the_working_tree(tmp_path: 
     assert not (repo / "b").exists()
     ws = Workspace.open(repo, "review", session="bot")
     seen = ws.read("b/y.txt")
-    first = ws.patch_resource(
-        "b/y.txt", [{"after_line": 0, "new_string": "zero\n"}], expected_version=seen.version
+    first = ws.apply(
+        [{"after_line": 0, "new_string": "zero\n"}],
+        path="b/y.txt",
+        expected_version=seen.version,
     )
     assert ws.read("b/y.txt").content == "zero\ny one\ny two\n"
-    ws.patch_resource(
-        "b/y.txt", [{"old_string": "y two", "new_string": "Y TWO"}], expected_version=first.version
+    ws.apply(
+        [{"old_string": "y two", "new_string": "Y TWO"}],
+        path="b/y.txt",
+        expected_version=first.version,
     )
     ws.approve("bot", by="Pat")
     assert git(repo, "show", "HEAD:b/y.txt") == "zero\ny one\nY TWO\n"
@@ -119,18 +131,18 @@ def test_a_person_editing_a_stacked_file_meanwhile_keeps_their_edit(
 def test_adds_moves_and_deletes_stack_too(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", FILES)
     ws = Workspace.open(repo, "review", session="bot")
-    ws.apply_patch("*** Begin Patch\n*** Add File: new.txt\n+new\n*** End Patch\n")
+    ws.apply("*** Begin Patch\n*** Add File: new.txt\n+new\n*** End Patch\n")
     assert ws.read("new.txt").content == "new\n"  # not on disk: read from the stack
-    ws.apply_patch(
+    ws.apply(
         "*** Begin Patch\n*** Update File: new.txt\n*** Move to: moved.txt\n@@\n-new\n+NEW\n"
         "*** End Patch\n"
     )
     assert ws.read("moved.txt").content == "NEW\n"
-    ws.apply_patch("*** Begin Patch\n*** Delete File: a.txt\n*** End Patch\n")
+    ws.apply("*** Begin Patch\n*** Delete File: a.txt\n*** End Patch\n")
     with pytest.raises(GitpatchError) as err:
         ws.read("a.txt")
     assert err.value.code == "resource_not_found"
-    ws.apply_patch("*** Begin Patch\n*** Add File: a.txt\n+again\n*** End Patch\n")
+    ws.apply("*** Begin Patch\n*** Add File: a.txt\n+again\n*** End Patch\n")
     assert status(repo) == ""  # nothing on disk moved
     ws.approve("bot", by="Pat")
     assert (repo / "a.txt").read_text() == "again\n" and (repo / "moved.txt").read_text() == "NEW\n"
@@ -159,6 +171,6 @@ def test_a_proposal_branch_deleted_by_hand_leaves_the_stack(tmp_path: Path) -> N
     assert seen.content == "zero\none\ntwo\nthree\n" and seen.version == head(
         repo, f"gitpatch/{first}"
     )
-    third = ws.patch_resource("a.txt", [{"old_string": "three", "new_string": "3"}])
+    third = ws.apply([{"old_string": "three", "new_string": "3"}], path="a.txt")
     assert head(repo, f"gitpatch/{third.proposal_id}^") == head(repo, f"gitpatch/{first}")
     fsck(repo)

@@ -109,14 +109,16 @@ def test_a_session_worktree_of_a_sparse_checkout_keeps_its_sparse_set(tmp_path: 
     git(root, "sparse-checkout", "set", "a")
     before = state(root)
     ws = Workspace.open(root)  # protected main: the session gets a worktree of its own
-    ws.session_worktree()
-    assert ws.worktree is not None and ws.worktree.root != root
-    assert not (ws.worktree.root / "b").exists()
+    ws.plumbing.session_worktree()
+    assert ws.plumbing.worktree is not None and ws.plumbing.worktree.root != root
+    assert not (ws.plumbing.worktree.root / "b").exists()
     ws.propose(edit("b/y.txt", "y one", "Y ONE"))
     ws.propose(edit("a/x.txt", "x one", "X ONE"))
-    assert (ws.worktree.root / "a/x.txt").read_text() == "X ONE\nx two\n"
+    assert (ws.plumbing.worktree.root / "a/x.txt").read_text() == "X ONE\nx two\n"
     assert git(root, "show", "gitpatch/session/agent:b/y.txt") == "Y ONE\ny two\n"
-    assert status(ws.worktree.root) == "" and not (ws.worktree.root / "b").exists()
+    assert (
+        status(ws.plumbing.worktree.root) == "" and not (ws.plumbing.worktree.root / "b").exists()
+    )
     after = state(root)
     assert after.pop("refs") != before.pop("refs") and after == before
     fsck(root)

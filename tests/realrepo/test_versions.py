@@ -38,7 +38,7 @@ def test_a_disk_edit_after_the_read_is_a_conflict(
     (repo / "a.txt").write_text("person's new first line\n" + seen.content)
     before = state(repo)
     with pytest.raises(GitpatchError) as err:
-        ws.patch_resource("a.txt", edits, expected_version=seen.version)
+        ws.apply(edits, path="a.txt", expected_version=seen.version)
     assert err.value.code == "resource_conflict" and "on disk" in err.value.message
     assert state(repo) == before
 
@@ -50,9 +50,9 @@ def test_the_version_of_an_uncommitted_read_applies_while_the_disk_is_unchanged(
     ws = Workspace.open(repo)
     seen = ws.read("a.txt")
     assert seen.version != head(repo)
-    ws.patch_resource(
-        "a.txt",
+    ws.apply(
         [{"start_line": 3, "end_line": 3, "new_string": "L2\n"}],
+        path="a.txt",
         expected_version=seen.version,
     )
     assert (repo / "a.txt").read_text() == "l0\nl1\nL2\nl3\n"

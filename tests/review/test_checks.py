@@ -75,7 +75,7 @@ def test_two_sessions_passing_alone_and_failing_together(tmp_path: Path) -> None
     assert _without_notes(snapshot(repo)) == _without_notes(before)
     assert git(repo, "status", "--porcelain") == ""
     # the agent's next result and show_proposal carry the check, its exit code and output
-    told = bob.notices()
+    told = bob.plumbing.notices()
     assert len(told) == 1 and "failed the checks" in told[0] and "sum is 11" in told[0]
     info = bob.show(second.proposal_id).info
     assert info.status == "checks_failed"

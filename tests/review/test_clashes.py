@@ -47,22 +47,22 @@ def test_two_sessions_far_apart_do_not_clash_and_near_ones_do(tmp_path: Path) ->
     first = ann.propose(edit("c.txt", "one\n", "1\n")).proposal_id
     ben = Workspace.open(repo, mode="review", session="ben")
     ben.propose(edit("c.txt", "five\n", "5\n"))
-    assert ann.overlaps() == [] and ben.overlaps() == []
+    assert ann.plumbing.overlaps() == [] and ben.plumbing.overlaps() == []
     ben.propose(edit("c.txt", "two\n", "2\n"))
-    assert ben.overlaps() == [
+    assert ben.plumbing.overlaps() == [
         f"Another session also changes c.txt near your line 2: session ann (proposal {first}) "
         "changes line 1"
     ]
-    assert ann.overlaps(session="ben") == ben.overlaps()
+    assert ann.plumbing.overlaps(session="ben") == ben.plumbing.overlaps()
 
 
 def test_lines_changed_on_the_target_since_the_base_are_named(tmp_path: Path) -> None:
     repo, _log = checked_repo(tmp_path / "repo")
     ann = Workspace.open(repo, mode="review", session="ann")
     proposed = ann.propose(edit("c.txt", "three\n", "3\n"))
-    assert ann.overlaps() == []
+    assert ann.plumbing.overlaps() == []
     commit_on(repo, {"c.txt": "one\ntwo\nTHREE\nfour\nfive\n"}, "a person's change")
-    assert ann.overlaps() == [
+    assert ann.plumbing.overlaps() == [
         f"main changed c.txt line 3 since your base {proposed.base[:12]}, where you change "
         "line 3: approving yours needs a merge and may conflict"
     ]

@@ -100,7 +100,7 @@ def test_a_whole_file_add_delete_or_move_is_one_hunk(repo: Path) -> None:
         "*** Begin Patch\n*** Add File: new.py\n+one\n+two\n*** Delete File: b.py\n"
         "*** Update File: c.py\n*** Move to: d.py\n@@\n-c = 1\n+c = 0\n*** End Patch\n"
     )
-    pid = ws.apply_patch(patch).proposal_id
+    pid = ws.apply(patch).proposal_id
     hunks = person(repo).show(pid).hunks
     kinds = [(h.id, h.kind) for h in hunks]
     assert kinds == [("b.py:1", "delete"), ("d.py:1", "move"), ("new.py:1", "add")]
@@ -182,10 +182,10 @@ def test_rejecting_hunks_keeps_the_rest_open_and_the_target_unchanged(repo: Path
     assert shown["a.py:2"].reason == "keep line 20 as it is"
     assert "+line twenty" in shown["a.py:2"].lines
     # the agent is told which hunk, its lines and the reason, once
-    told = "\n".join(ws.notices())
+    told = "\n".join(ws.plumbing.notices())
     assert "Hunk 2 (a.py:2) of proposal" in told and "keep line 20 as it is" in told
     assert "+line twenty" in told and f"revises='{pid}'" in told
-    assert ws.notices() == []
+    assert ws.plumbing.notices() == []
     person(repo).approve(pid, by=PERSON)
     assert git(repo, "show", "main:a.py") == three_applied().replace("line twenty\n", "line 20\n")
 
@@ -279,7 +279,7 @@ def test_a_stack_above_re_bases_or_needs_revision_naming_the_lines(repo: Path) -
     listed = {p.id: p for p in person(repo).proposals()}
     assert listed[same].status == "needs_revision"
     assert "a.py lines 17-23" in listed[same].reason
-    told = "\n".join(ws.notices())
+    told = "\n".join(ws.plumbing.notices())
     assert f"Proposal {same} needs revision" in told and "a.py lines 17-23" in told
     assert f"Proposal {other} was re-based after hunks 2 (a.py:2) of it were rejected" in told
     assert fsck_problems(repo) == ""
@@ -292,7 +292,7 @@ def test_a_persons_edit_is_a_new_version_the_agent_is_shown(repo: Path) -> None:
     ws = agent(repo)
     pid = ws.propose(three()).proposal_id
     above = ws.propose(edit("b.py", "x = 1", "x = 2")).proposal_id
-    files = person(repo).proposal_files(pid)
+    files = person(repo).plumbing.proposal_files(pid)
     assert list(files) == ["a.py"]
     mine = files["a.py"].replace(b"line 38b\n", b"line 38 (Pat's)\n")
     result = person(repo).amend(pid, by=PERSON, files={"a.py": mine})
@@ -303,7 +303,7 @@ def test_a_persons_edit_is_a_new_version_the_agent_is_shown(repo: Path) -> None:
     detail = person(repo).show(pid)
     assert detail.amendments[0].where == ["a.py line 38"]
     assert "+line 38 (Pat's)" in detail.amendments[0].diff
-    told = "\n".join(ws.notices())
+    told = "\n".join(ws.plumbing.notices())
     assert "edited proposal" in told and "-line 38b" in told and "+line 38 (Pat's)" in told
     assert result.version in told
     # the agent's next edit builds on the person's version
@@ -332,7 +332,7 @@ def test_an_edit_that_changes_nothing_is_refused(repo: Path) -> None:
     pid = agent(repo).propose(three()).proposal_id
     before = state(repo)
     with pytest.raises(InvalidArguments):
-        person(repo).amend(pid, by=PERSON, files=person(repo).proposal_files(pid))
+        person(repo).amend(pid, by=PERSON, files=person(repo).plumbing.proposal_files(pid))
     with pytest.raises(InvalidArguments):
         person(repo).amend(pid, by=PERSON)
     with pytest.raises(GitpatchError):
@@ -350,7 +350,7 @@ def test_a_line_comment_reaches_the_agent_with_the_line(repo: Path) -> None:
     assert "Commented" in out
     comment = person(repo).show(pid).info.comments[0]
     assert (comment.path, comment.line, comment.line_text) == ("a.py", 20, "line twenty")
-    told = "\n".join(ws.notices())
+    told = "\n".join(ws.plumbing.notices())
     assert "a.py line 20 ('line twenty')" in told and "say why twenty" in told
 
 

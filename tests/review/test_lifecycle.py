@@ -200,7 +200,7 @@ def test_approving_a_session_merges_it_into_the_protected_branch(tmp_path: Path)
     first = agent.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
     second = agent.propose(edit("b.txt", "one\n", "ONE\n"))
     assert second.branch == SESSION and head(repo, MAIN) == base
-    listed = {p.id: p for p in lifecycle.proposals(agent.context)}
+    listed = {p.id: p for p in lifecycle.proposals(agent.plumbing.context)}
     assert listed["agent"].files == ["a.txt", "b.txt"] and listed["agent"].branch == SESSION
 
     person = Workspace.open(repo, mode="review", branch="main")
@@ -222,7 +222,7 @@ def test_session_merge_after_main_moved_keeps_the_session_worktree_in_step(
 ) -> None:
     repo = review_repo(tmp_path / "repo", branch="main")
     agent = Workspace.open(repo)
-    agent.session_worktree()
+    agent.plumbing.session_worktree()
     res = agent.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
     (repo / "b.txt").write_text("one\nperson\nthree\n")
     git(repo, "commit", "-q", "-am", "person on main")
@@ -239,8 +239,8 @@ def test_session_merge_after_main_moved_keeps_the_session_worktree_in_step(
     assert (repo / "b.txt").read_text() == "one\nperson\nthree\n"
     assert (repo / "a.txt").read_text() == "ALPHA\nbeta\ngamma\n", "the person's disk follows"
     assert git(repo, "status", "--porcelain") == ""
-    assert agent.worktree is not None
-    assert git(agent.worktree.root, "status", "--porcelain") == ""
+    assert agent.plumbing.worktree is not None
+    assert git(agent.plumbing.worktree.root, "status", "--porcelain") == ""
     assert_sound(repo)
 
 
@@ -314,7 +314,7 @@ def test_proposals_lists_open_then_closed(repo: Path, ws: Workspace) -> None:
     taken = ws.propose(edit("b.txt", "three\n", "3\n"))
     ws.reject(gone.proposal_id, by="Bob", reason="needed")
     ws.approve(taken.proposal_id, by="Alice")
-    listed = lifecycle.proposals(ws.context)
+    listed = lifecycle.proposals(ws.plumbing.context)
     assert [(p.id, p.status) for p in listed][0] == (kept.proposal_id, "proposed")
     by_id = {p.id: p for p in listed}
     assert by_id[gone.proposal_id].status == "rejected"
@@ -354,12 +354,12 @@ def test_stats_of_listed_proposals_match_show(repo: Path, ws: Workspace) -> None
     kept = ws.propose(edit("a.txt", "beta\n", "B1\nB2\n"))
     gone = ws.propose(edit("b.txt", "two\n", "2\n"))
     ws.reject(gone.proposal_id, by="Bob", reason="no")
-    for listed in lifecycle.proposals(ws.context):
-        assert lifecycle.stats(ws.context, listed) == ws.show(listed.id).stats
-    by_id = {p.id: p for p in lifecycle.proposals(ws.context)}
-    assert lifecycle.stats(ws.context, by_id[kept.proposal_id])["insertions"] == 2
-    assert lifecycle.is_open(ws.context, by_id[kept.proposal_id])
-    assert not lifecycle.is_open(ws.context, by_id[gone.proposal_id])
+    for listed in lifecycle.proposals(ws.plumbing.context):
+        assert lifecycle.stats(ws.plumbing.context, listed) == ws.show(listed.id).stats
+    by_id = {p.id: p for p in lifecycle.proposals(ws.plumbing.context)}
+    assert lifecycle.stats(ws.plumbing.context, by_id[kept.proposal_id])["insertions"] == 2
+    assert lifecycle.is_open(ws.plumbing.context, by_id[kept.proposal_id])
+    assert not lifecycle.is_open(ws.plumbing.context, by_id[gone.proposal_id])
 
 
 def test_outcome_tells_what_approving_would_do_and_writes_nothing(
@@ -367,40 +367,40 @@ def test_outcome_tells_what_approving_would_do_and_writes_nothing(
 ) -> None:
     ff = ws.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
     clash = ws.propose(edit("b.txt", "two\n", "agent\n"))
-    listed = {p.id: p for p in lifecycle.proposals(ws.context)}
+    listed = {p.id: p for p in lifecycle.proposals(ws.plumbing.context)}
     before = snapshot(repo)
-    assert lifecycle.outcome(ws.context, listed[ff.proposal_id]).kind == "fast-forward"
+    assert lifecycle.outcome(ws.plumbing.context, listed[ff.proposal_id]).kind == "fast-forward"
     (repo / "b.txt").write_text("one\nperson\nthree\n")
     git(repo, "commit", "-q", "-am", "person edits b")
     moved = snapshot(repo)
-    got = lifecycle.outcome(ws.context, listed[clash.proposal_id])
+    got = lifecycle.outcome(ws.plumbing.context, listed[clash.proposal_id])
     assert (got.kind, got.paths) == ("conflict", ["b.txt"])
-    assert lifecycle.outcome(ws.context, listed[ff.proposal_id]).kind == "merge"
+    assert lifecycle.outcome(ws.plumbing.context, listed[ff.proposal_id]).kind == "merge"
     assert snapshot(repo) == moved != before, "asking wrote nothing"
     ws.approve(ff.proposal_id, by="Alice")
     listed_again = listed[ff.proposal_id].model_copy(update={"target": "refs/heads/work"})
-    assert lifecycle.outcome(ws.context, listed_again).kind == "nothing"
+    assert lifecycle.outcome(ws.plumbing.context, listed_again).kind == "nothing"
 
 
 def test_stamp_moves_with_proposals_verdicts_and_nothing_else(repo: Path, ws: Workspace) -> None:
-    first = lifecycle.stamp(ws.context)
-    assert lifecycle.stamp(ws.context) == first
+    first = lifecycle.stamp(ws.plumbing.context)
+    assert lifecycle.stamp(ws.plumbing.context) == first
     (repo / "b.txt").write_text("a person's edit\n")
-    assert lifecycle.stamp(ws.context) == first, "the working tree is not the list"
+    assert lifecycle.stamp(ws.plumbing.context) == first, "the working tree is not the list"
     res = ws.propose(edit("a.txt", "beta\n", "BETA\n"))
-    second = lifecycle.stamp(ws.context)
+    second = lifecycle.stamp(ws.plumbing.context)
     assert second != first
     ws.reject(res.proposal_id, by="Bob", reason="no")
-    assert lifecycle.stamp(ws.context) not in (first, second)
+    assert lifecycle.stamp(ws.plumbing.context) not in (first, second)
 
 
 def test_head_and_person_read_the_repository(repo: Path, ws: Workspace) -> None:
-    commit, summary = lifecycle.head(ws.context, WORK)
+    commit, summary = lifecycle.head(ws.plumbing.context, WORK)
     assert commit == head(repo) and summary == git(repo, "log", "-1", "--format=%s").strip()
-    assert lifecycle.head(ws.context, "refs/heads/none") == ("", "")
+    assert lifecycle.head(ws.plumbing.context, "refs/heads/none") == ("", "")
     git(repo, "config", "user.name", "Pat Person")
     git(repo, "config", "user.email", "pat@example.com")
-    assert lifecycle.person(Workspace.open(repo, mode="review").context) == (
+    assert lifecycle.person(Workspace.open(repo, mode="review").plumbing.context) == (
         "Pat Person <pat@example.com>"
     )
 
@@ -485,7 +485,7 @@ def test_undo_refuses_over_local_changes_and_on_conflicts(repo: Path) -> None:
 def test_log_lists_gitpatch_commits_with_tool_and_id(repo: Path) -> None:
     ws = Workspace.open(repo)
     one = ws.propose(edit("a.txt", "alpha\n", "ALPHA\n"))
-    two = ws.patch("b.txt", "<<<<<<< SEARCH\ntwo\n=======\n2\n>>>>>>> REPLACE\n")
+    two = ws.apply("<<<<<<< SEARCH\ntwo\n=======\n2\n>>>>>>> REPLACE\n", path="b.txt")
     ws.undo()
     entries = ws.log()
     assert [e.tool for e in entries] == ["undo", "patch", "test"]

@@ -48,7 +48,7 @@ def test_three_queued_sessions_land_in_order_each_checked_on_its_result(tmp_path
         ids[name] = made.propose(edit("c.txt", old, new)).proposal_id
     person = Workspace.open(repo, mode="review")
     heard: list[str] = []
-    done = person.approve_all(["x", "y", "z"], "Pat", progress=lambda d: heard.append(d.id))
+    done = person.approve(["x", "y", "z"], "Pat", progress=lambda d: heard.append(d.id))
     assert [d.status for d in done] == ["approved"] * 3 and heard == ["x", "y", "z"]
     assert git(repo, "show", "main:c.txt") == "ONE\ntwo\nTHREE\nfour\nFIVE\n"
     # each landed on the one before (x fast-forwards, y and z merge onto it) ...
@@ -66,7 +66,7 @@ def test_a_later_entry_that_no_longer_merges_is_marked_with_both_sides(tmp_path:
     q = Workspace.open(repo, mode="review", session="q")
     late = q.propose(edit("c.txt", "two\n", "deux\n"))
     person = Workspace.open(repo, mode="review")
-    first, second = person.approve_all(["p", "q"], "Pat")
+    first, second = person.approve(["p", "q"], "Pat")
     assert first.status == "approved"
     landed = head(repo, MAIN)
     assert second.status == "needs_revision" and second.code == "merge_conflict"
@@ -80,7 +80,7 @@ def test_a_later_entry_that_no_longer_merges_is_marked_with_both_sides(tmp_path:
     assert git(repo, "for-each-ref", f"refs/heads/gitpatch/{late.proposal_id}") == ""
     assert git(repo, "rev-parse", f"refs/gitpatch/revise/{late.proposal_id}").strip()
     # its agent is told, with the lines, and show_proposal has both sides
-    told = q.notices()
+    told = q.plumbing.notices()
     assert len(told) == 1 and "needs revision" in told[0] and "no longer merges" in told[0]
     info = q.show(late.proposal_id).info
     assert info.status == "needs_revision" and info.conflicts[0]["session_text"] == "deux"
@@ -91,7 +91,7 @@ def test_an_entry_failing_the_checks_on_the_result_is_skipped(tmp_path: Path) ->
     Workspace.open(repo, mode="review", session="a").propose(edit("a.txt", "1\n", "5\n"))
     Workspace.open(repo, mode="review", session="b").propose(edit("b.txt", "1\n", "6\n"))
     Workspace.open(repo, mode="review", session="c").propose(edit("c.txt", "one\n", "1\n"))
-    done = Workspace.open(repo, mode="review").approve_all(["a", "b", "c"], "Pat")
+    done = Workspace.open(repo, mode="review").approve(["a", "b", "c"], "Pat")
     assert [d.status for d in done] == ["approved", "checks_failed", "approved"]
     assert done[1].checks["output"] == "sum is 11"
     assert git(repo, "show", "main:b.txt") == "1\n"  # b never landed
@@ -143,7 +143,7 @@ def test_a_passing_batch_is_checked_once_for_all_its_entries(tmp_path: Path) -> 
     repo, log = checked_repo(tmp_path / "repo")
     for name, old in (("x", "one\n"), ("y", "three\n"), ("z", "five\n")):
         Workspace.open(repo, mode="review", session=name).propose(edit("c.txt", old, "X\n"))
-    done = Workspace.open(repo, mode="review").approve_all(["x", "y", "z"], "Pat", batch=True)
+    done = Workspace.open(repo, mode="review").approve(["x", "y", "z"], "Pat", batch=True)
     assert [d.status for d in done] == ["approved"] * 3
     assert "Checks passed on the batch" in done[0].message
     assert checked(log) == _trees_of_main(repo, 1)  # one run, on the whole batch's result
@@ -157,7 +157,7 @@ def test_a_failing_batch_is_split_until_the_culprit_is_alone(tmp_path: Path) -> 
     for name, (path, old, new) in changes.items():
         Workspace.open(repo, mode="review", session=name).propose(edit(path, old, new))
     person = Workspace.open(repo, mode="review")
-    done = person.approve_all(list(changes), "Pat", batch=True)
+    done = person.approve(list(changes), "Pat", batch=True)
     # a + c together break the sum: c alone is marked, everything else lands
     assert [d.status for d in done] == ["approved", "approved", "checks_failed", "approved"]
     assert done[2].checks["output"] == "sum is 11"

@@ -17,12 +17,12 @@ def test_each_overlap_is_told_once_across_workspaces_and_again_after_it_went(
     tmp_path: Path,
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
-    ctx = Workspace.open(repo, mode="review", session="s").context
+    ctx = Workspace.open(repo, mode="review", session="s").plumbing.context
     assert feedback.new_overlaps(ctx, [LINE]) == [LINE]
     assert feedback.new_overlaps(ctx, [LINE]) == []
-    later = Workspace.open(repo, mode="review", session="s").context  # a restarted server
+    later = Workspace.open(repo, mode="review", session="s").plumbing.context  # a restarted server
     assert feedback.new_overlaps(later, [LINE, MORE]) == [MORE]
-    other = Workspace.open(repo, mode="review", session="t").context  # its own record
+    other = Workspace.open(repo, mode="review", session="t").plumbing.context  # its own record
     assert feedback.new_overlaps(other, [LINE]) == [LINE]
     assert feedback.new_overlaps(later, []) == []  # gone: forgotten
     assert feedback.new_overlaps(later, [LINE]) == [LINE]
@@ -30,7 +30,7 @@ def test_each_overlap_is_told_once_across_workspaces_and_again_after_it_went(
 
 def test_an_unreadable_record_tells_again_rather_than_never(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
-    ctx = Workspace.open(repo, mode="review", session="s").context
+    ctx = Workspace.open(repo, mode="review", session="s").plumbing.context
     feedback.new_overlaps(ctx, [LINE])
     (repo / ".git" / "gitpatch" / "sessions" / "s.told").write_text("{not json")
     assert feedback.new_overlaps(ctx, [LINE]) == [LINE]

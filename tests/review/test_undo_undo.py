@@ -79,7 +79,7 @@ def _checkpointed(
     then a file no checkpoint records: (repo, the agent's Workspace, worktree, checkpoint)."""
     repo = make_repo(tmp_path / "repo", FILES, branch="main")
     ws = Workspace.open(repo, mode, session="bot")
-    where = ws.session_worktree().path
+    where = ws.plumbing.session_worktree().path
     _around(where)
     _commands_ran(where)
     cp = ws.checkpoint("fmt")
@@ -128,8 +128,8 @@ def test_an_ordinary_proposals_undo_is_undoable_and_plain_undo_walks_back(
 ) -> None:
     repo = make_repo(tmp_path / "repo", FILES, branch="work")
     ws = Workspace.open(repo)
-    one = ws.patch("pkg/a.py", SR.format(old="    return 1", new="    return 2"))
-    two = ws.patch("pkg/b.py", SR.format(old="B = 1", new="B = 2"))
+    one = ws.apply(SR.format(old="    return 1", new="    return 2"), path="pkg/a.py")
+    two = ws.apply(SR.format(old="B = 1", new="B = 2"), path="pkg/b.py")
     (repo / "build").mkdir()
     (repo / "build/out.o").write_bytes(b"\x00o")
     first = ws.undo()
@@ -148,7 +148,9 @@ def test_an_ordinary_proposals_undo_is_undoable_and_plain_undo_walks_back(
 def test_undoing_an_approval_merges_undo_puts_back_what_it_brought(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", FILES, branch="main")
     agent = Workspace.open(repo, "review", session="bot")
-    pid = agent.patch("pkg/a.py", SR.format(old="    return 1", new="    return 2")).proposal_id
+    pid = agent.apply(
+        SR.format(old="    return 1", new="    return 2"), path="pkg/a.py"
+    ).proposal_id
     person = Workspace.open(repo, "review")
     (repo / "pkg/b.py").write_text("B = 1\n# the person's commit\n")
     git(repo, "commit", "-qam", "person")
@@ -195,7 +197,7 @@ def test_nothing_to_undo_and_an_undone_undo_refuse_and_change_nothing(tmp_path: 
     with pytest.raises(ProposalNotFound) as nothing:
         ws.undo()
     assert nothing.value.code == "proposal_not_found" and "nothing to undo" in nothing.value.message
-    pid = ws.patch("pkg/a.py", SR.format(old="    return 1", new="    return 2")).proposal_id
+    pid = ws.apply(SR.format(old="    return 1", new="    return 2"), path="pkg/a.py").proposal_id
     undo = ws.undo(pid)
     redo = ws.undo(undo.version)
     before = repo_state(repo)
@@ -211,7 +213,7 @@ def test_nothing_to_undo_and_an_undone_undo_refuse_and_change_nothing(tmp_path: 
 
 def test_the_cli_undoes_an_undo(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", FILES, branch="work")
-    Workspace.open(repo).patch("pkg/a.py", SR.format(old="    return 1", new="    return 2"))
+    Workspace.open(repo).apply(SR.format(old="    return 1", new="    return 2"), path="pkg/a.py")
     undo = gp_json(repo, "undo")
     assert (repo / "pkg/a.py").read_text() == FILES["pkg/a.py"]
     redo = gp(repo, "undo", undo["version"][:12])

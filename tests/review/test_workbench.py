@@ -32,12 +32,12 @@ def _person(repo: Path) -> Workspace:
 
 
 def _edit(ws: Workspace, old: str, new: str, path: str = "pkg/a.py") -> str:
-    return ws.patch(path, SR.format(old=old, new=new)).proposal_id
+    return ws.apply(SR.format(old=old, new=new), path=path).proposal_id
 
 
 def test_an_edit_only_session_makes_no_worktree_and_names_none(repo: Path) -> None:
     ws = _agent(repo)
-    result = ws.patch("pkg/a.py", SR.format(old="    return 1", new="    return 2"))
+    result = ws.apply(SR.format(old="    return 1", new="    return 2"), path="pkg/a.py")
     assert result.worktree == ""
     assert "run your tests" not in result.message
     assert not (repo / ".git" / "gitpatch" / "worktrees" / "bot").exists()
@@ -47,12 +47,12 @@ def test_an_edit_only_session_makes_no_worktree_and_names_none(repo: Path) -> No
 def test_the_worktree_is_made_lazily_and_shows_the_stack_top(repo: Path) -> None:
     ws = _agent(repo)
     _edit(ws, "    return 1", "    return 2")
-    bench = ws.session_worktree()
+    bench = ws.plumbing.session_worktree()
     assert "Made the session's worktree" in bench.made and " s;" in bench.made
     assert (bench.path / "pkg/a.py").read_text() == "def f():\n    return 2\n"
-    assert ws.session_worktree().made == ""
+    assert ws.plumbing.session_worktree().made == ""
     # the next edit shows there at once, and its result names the worktree
-    result = ws.patch("pkg/b.py", SR.format(old="B = 1", new="B = 2"))
+    result = ws.apply(SR.format(old="B = 1", new="B = 2"), path="pkg/b.py")
     assert result.worktree == str(bench.path)
     assert (bench.path / "pkg/b.py").read_text() == "B = 2\n"
     assert git(bench.path, "status", "--porcelain") == ""
@@ -65,7 +65,7 @@ def test_a_checkpoint_records_every_kind_of_change_and_lists_what_it_leaves_out(
 ) -> None:
     git(repo, "config", "gitpatch.checkpointMaxBytes", "1000")
     ws = _agent(repo)
-    where = ws.session_worktree().path
+    where = ws.plumbing.session_worktree().path
     (where / "pkg/a.py").write_text("def f():\n    return 10\n")  # modified
     (where / "pkg/new.py").write_text("NEW = 1\n")  # added
     (where / "pkg/b.py").unlink()  # deleted
@@ -109,7 +109,7 @@ def test_a_checkpoint_records_every_kind_of_change_and_lists_what_it_leaves_out(
 
 def test_nothing_changed_makes_no_proposal(repo: Path) -> None:
     ws = _agent(repo)
-    where = ws.session_worktree().path
+    where = ws.plumbing.session_worktree().path
     (where / "build").mkdir()
     (where / "build/out.o").write_bytes(b"\0")
     before = git(repo, "for-each-ref")
@@ -125,7 +125,7 @@ def test_nothing_changed_makes_no_proposal(repo: Path) -> None:
 def test_rejecting_a_checkpoint_restores_exactly_what_it_recorded(repo: Path) -> None:
     ws = _agent(repo)
     _edit(ws, "    return 1", "    return 2")
-    where = ws.session_worktree().path
+    where = ws.plumbing.session_worktree().path
     (where / "pkg/b.py").write_text("B = 'formatted'\n")
     (where / "pkg/gen.py").write_text("GEN = 1\n")
     (where / "pkg/old.py").unlink()
@@ -142,15 +142,15 @@ def test_rejecting_a_checkpoint_restores_exactly_what_it_recorded(repo: Path) ->
     assert (where / ".venv/site.py").read_bytes() == b"venv\x00bytes"
     assert (where / "notes.txt").read_bytes() == b"the agent's scratch\r\n"
     # the agent's next result tells it, with the reason
-    notices = _agent(repo).notices()
+    notices = _agent(repo).plumbing.notices()
     assert any(cp.proposal_id in n and "no reformatting, please" in n for n in notices)
 
 
 def test_an_edit_checkpoints_unrecorded_changes_first(repo: Path) -> None:
     ws = _agent(repo)
-    where = ws.session_worktree().path
+    where = ws.plumbing.session_worktree().path
     (where / "pkg/a.py").write_text("def f():\n    return 1  # formatted\n")
-    result = ws.patch("pkg/b.py", SR.format(old="B = 1", new="B = 3"))
+    result = ws.apply(SR.format(old="B = 1", new="B = 3"), path="pkg/b.py")
     assert "checkpointed first" in result.message
     entries = [p for p in _person(repo).proposals() if p.status == "proposed"]
     assert len(entries) == 2
@@ -161,7 +161,7 @@ def test_an_edit_checkpoints_unrecorded_changes_first(repo: Path) -> None:
 
 def test_approval_rebases_the_worktree_on_the_target(repo: Path) -> None:
     ws = _agent(repo)
-    where = ws.session_worktree().path
+    where = ws.plumbing.session_worktree().path
     (where / "pkg/gen.py").write_text("GEN = 2\n")
     cp = ws.checkpoint("codegen")
     _edit(ws, "    return 1", "    return 5")
@@ -176,7 +176,7 @@ def test_the_persons_uncommitted_work_is_never_read_into_a_checkpoint(repo: Path
     (repo / "pkg/a.py").write_text("def f():\n    return 'person'\n")
     (repo / "mine.txt").write_text("person's file\n")
     ws = _agent(repo)
-    where = ws.session_worktree().path
+    where = ws.plumbing.session_worktree().path
     (where / "pkg/b.py").write_text("B = 9\n")
     result = ws.checkpoint()
     assert [f.path for f in result.files] == ["pkg/b.py"]
@@ -188,7 +188,7 @@ def test_a_worktree_in_the_way_of_a_rejection_refuses_to_move_and_loses_nothing(
     repo: Path,
 ) -> None:
     ws = _agent(repo)
-    where = ws.session_worktree().path
+    where = ws.plumbing.session_worktree().path
     (where / "pkg/b.py").write_text("B = 2\n")
     cp = ws.checkpoint()
     (where / "pkg/b.py").write_text("B = 3  # not recorded\n")
@@ -202,7 +202,7 @@ def test_a_worktree_in_the_way_of_a_rejection_refuses_to_move_and_loses_nothing(
 def test_auto_mode_checkpoints_on_the_session_branch(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", FILES, branch="main")
     ws = Workspace.open(repo, "auto", session="bot")
-    where = ws.session_worktree().path
+    where = ws.plumbing.session_worktree().path
     assert where != repo
     (where / "pkg/gen.py").write_text("GEN = 3\n")
     result = ws.checkpoint("gen")
@@ -231,7 +231,7 @@ def test_errors_change_nothing(repo: Path) -> None:
 
 def test_ending_a_session(repo: Path) -> None:
     ws = _agent(repo)
-    where = ws.session_worktree().path
+    where = ws.plumbing.session_worktree().path
     (where / "pkg/gen.py").write_text("GEN = 4\n")
     cp = ws.checkpoint()
     before = repo_state(repo)
@@ -264,8 +264,8 @@ def test_ending_a_session(repo: Path) -> None:
 def test_ending_an_auto_session_deletes_its_branch_once_approved(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", FILES, branch="main")
     ws = Workspace.open(repo, "auto", session="bot")
-    ws.patch("pkg/a.py", SR.format(old="    return 1", new="    return 7"))
-    where = ws.session_worktree().path
+    ws.apply(SR.format(old="    return 1", new="    return 7"), path="pkg/a.py")
+    where = ws.plumbing.session_worktree().path
     person = Workspace.open(repo, "review")
     with pytest.raises(InvalidArguments, match="commit"):
         person.end_session("bot")
@@ -279,8 +279,8 @@ def test_ending_an_auto_session_deletes_its_branch_once_approved(tmp_path: Path)
 
 def test_absolute_paths_in_the_worktree_name_the_same_files(repo: Path) -> None:
     ws = _agent(repo)
-    where = ws.session_worktree().path
-    result = ws.patch(str(where / "pkg/b.py"), SR.format(old="B = 1", new="B = 4"))
+    where = ws.plumbing.session_worktree().path
+    result = ws.apply(SR.format(old="B = 1", new="B = 4"), path=str(where / "pkg/b.py"))
     assert [f.path for f in result.files] == ["pkg/b.py"]
     assert (where / "pkg/b.py").read_text() == "B = 4\n"
     assert ws.read(str(where / "pkg/b.py")).content == "B = 4\n"
@@ -292,7 +292,7 @@ def test_a_change_arriving_while_the_session_ends_puts_the_worktree_back(
     """A command still running in the worktree writes between the check and the removal."""
     from gitpatch.review import _sessions
 
-    where = _agent(repo).session_worktree().path
+    where = _agent(repo).plumbing.session_worktree().path
 
     def late_write(point: str) -> None:
         if point == "session.set_aside":
@@ -309,7 +309,7 @@ def test_a_change_arriving_while_the_session_ends_puts_the_worktree_back(
 def test_a_set_aside_worktree_with_an_unrecorded_change_is_put_back_not_swept(
     repo: Path,
 ) -> None:
-    where = _agent(repo).session_worktree().path
+    where = _agent(repo).plumbing.session_worktree().path
     aside = where.with_name(f".ending-{where.name}-1")
     where.rename(aside)  # as an end killed after setting it aside leaves it
     (aside / "pkg/late.py").write_text("LATE = 1\n")
@@ -328,9 +328,9 @@ def _auto(tmp_path: Path) -> tuple[Path, Workspace]:
     """A repository on protected main and session bot's first edit (no worktree yet)."""
     repo = make_repo(tmp_path / "repo", FILES, branch="main")
     ws = Workspace.open(repo, "auto", session="bot")
-    done = ws.patch("pkg/a.py", SR.format(old="    return 1", new="    return 2"))
+    done = ws.apply(SR.format(old="    return 1", new="    return 2"), path="pkg/a.py")
     assert done.worktree == "" and "run your tests" not in done.message
-    assert ws.worktree is None and not (repo / ".git/gitpatch/worktrees/bot").exists()
+    assert ws.plumbing.worktree is None and not (repo / ".git/gitpatch/worktrees/bot").exists()
     return repo, ws
 
 
@@ -344,7 +344,7 @@ def test_an_auto_checkpoint_makes_the_worktree_and_says_so(tmp_path: Path) -> No
     assert (where / "pkg/a.py").read_text() == "def f():\n    return 2\n"
     assert ws.checkpoint().made == ""  # made once
     # from now on the edits land there, and their results name it
-    later = ws.patch("pkg/b.py", SR.format(old="B = 1", new="B = 2"))
+    later = ws.apply(SR.format(old="B = 1", new="B = 2"), path="pkg/b.py")
     assert later.worktree == str(where) and f"{where}: run your tests there" in later.message
     assert (where / "pkg/b.py").read_text() == "B = 2\n"
     assert git(where, "status", "--porcelain") == ""
@@ -365,8 +365,8 @@ def test_a_worktree_made_by_another_process_is_worked_in_from_the_next_call(
 ) -> None:
     repo, ws = _auto(tmp_path)
     other = Workspace.open(repo, "auto", session="bot")  # gitpatch session path, elsewhere
-    where = other.session_worktree().path
-    result = ws.patch("pkg/b.py", SR.format(old="B = 1", new="B = 2"))
+    where = other.plumbing.session_worktree().path
+    result = ws.apply(SR.format(old="B = 1", new="B = 2"), path="pkg/b.py")
     assert result.worktree == str(where)
     assert (where / "pkg/b.py").read_text() == "B = 2\n"
     assert git(where, "status", "--porcelain") == ""
@@ -378,8 +378,8 @@ def test_an_edit_of_a_lazy_session_refuses_to_land_beside_a_worktree_made_meanwh
     from gitpatch.review import checkpoints, workbench
 
     repo, ws = _auto(tmp_path)
-    lazy = ws.context
-    Workspace.open(repo, "auto", session="bot").session_worktree()
+    lazy = ws.plumbing.context
+    Workspace.open(repo, "auto", session="bot").plumbing.session_worktree()
     before = repo_state(repo)
     with pytest.raises(workbench.MadeMeanwhile):
         checkpoints.around_edit(lazy, lambda: pytest.fail("landed beside the worktree"))

@@ -6,10 +6,12 @@ tests) can import it cheaply; running git and making repositories live in ``test
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 from gitpatch import Workspace
@@ -133,6 +135,30 @@ def propose_in_child(repo: Path, proposal: Proposal, env: dict[str, str]) -> int
     child.join()
     assert child.exitcode is not None
     return child.exitcode
+
+
+@contextlib.contextmanager
+def paused_at(
+    argv: list[str], env: dict[str, str], point: str
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``argv`` until it reaches crash point ``point`` and keep it stopped there for the
+    block (``GITPATCH_CRASH_HOW=pause``), then let it go on; the caller waits for it. Waiting
+    for it to stop is the synchronisation: no timing is involved."""
+    child = subprocess.Popen(
+        argv,
+        env={**env, "GITPATCH_CRASH_AT": point, "GITPATCH_CRASH_HOW": "pause"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    _pid, status = os.waitpid(child.pid, os.WUNTRACED)
+    if not os.WIFSTOPPED(status):
+        child.returncode = os.waitstatus_to_exitcode(status)
+        raise AssertionError(f"{argv} never reached {point} (exit {child.returncode})")
+    try:
+        yield child
+    finally:
+        os.kill(child.pid, signal.SIGCONT)
 
 
 def killed_at(argv: list[str], env: dict[str, str], point: str) -> int:

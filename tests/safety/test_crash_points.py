@@ -113,7 +113,7 @@ OPERATIONS: dict[str, Operation] = {
     "auto edit": Operation(
         _none, lambda r, _i: Workspace.open(r).propose(_edit("a.txt", "beta\n", "BETA\n"))
     ),
-    "multi-file apply_patch": Operation(_none, lambda r, _i: Workspace.open(r).apply_patch(MULTI)),
+    "multi-file apply_patch": Operation(_none, lambda r, _i: Workspace.open(r).apply(MULTI)),
     "review proposal": Operation(
         _none,
         lambda r, _i: Workspace.open(r, mode="review").propose(_edit("b.txt", "bravo", "BRAVO")),

@@ -63,7 +63,7 @@ def _bench(tmp: Path, mode: str) -> tuple[Path, Path]:
     from gitpatch import Workspace
 
     repo = make_repo(tmp / "repo", FILES, branch="main")
-    where = Workspace.open(repo, mode, session="bot").session_worktree().path  # type: ignore[arg-type]
+    where = Workspace.open(repo, mode, session="bot").plumbing.session_worktree().path  # type: ignore[arg-type]
     (where / "a.py").write_text("A = 2\n")
     (where / "new.py").write_text("NEW = 1\n")
     (where / "b.py").unlink()
@@ -119,7 +119,7 @@ def _edited(tmp: Path, mode: str) -> tuple[Path, Path]:
     from gitpatch import Workspace
 
     repo = make_repo(tmp / "repo", FILES, branch="main")
-    Workspace.open(repo, mode, session="bot").patch("a.py", sr("A = 1\n", "A = 2\n"))  # type: ignore[arg-type]
+    Workspace.open(repo, mode, session="bot").apply(sr("A = 1\n", "A = 2\n"), path="a.py")  # type: ignore[arg-type]
     where = repo / ".git/gitpatch/worktrees/bot"
     assert not where.exists()
     return repo, where

@@ -53,8 +53,8 @@ def test_a_repository_config_reaches_the_store_and_the_working_tree(
         git(repo, "config", key, value)
     assert Store.open(repo).durable() is durable
     ws = Workspace.open(repo)
-    assert ws.worktree is not None and ws.worktree.durable is durable
-    ws.patch("a.txt", "<<<<<<< SEARCH\na\n=======\nA\n>>>>>>> REPLACE\n")
+    assert ws.plumbing.worktree is not None and ws.plumbing.worktree.durable is durable
+    ws.apply("<<<<<<< SEARCH\na\n=======\nA\n>>>>>>> REPLACE\n", path="a.txt")
     assert (repo / "a.txt").read_text() == "A\n"
     assert not (repo / ".git" / "gitpatch" / "journal.json").exists()
 

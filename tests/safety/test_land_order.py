@@ -1,10 +1,13 @@
 """A land in git's own order: files, then the index, then the branch last (issue 26, item 1).
 
-A killed land leaves its files (and index) ahead of a branch that has not moved yet; recovery
-puts them back to the old commit. Killed after the branch moved, recovery completes it. A land
-whose compare-and-swap on the branch is lost (another writer moved it after the land read it)
-puts back what it wrote ahead at once: the files as they were, the index file byte for byte;
-killed while putting back, the next call finishes putting back.
+The files and the index are written while the ref transaction holds the branch's lock, its
+compare-and-swap already checked: a kill there leaves them ahead of a branch that has not
+moved (and its ref lock, proved in the owner record); recovery frees the lock and puts them
+back to the old commit. Killed after the branch moved, recovery completes it. A land whose
+compare-and-swap is lost (another writer moved the branch after the land read it) writes
+nothing. A write that fails under the locks puts back what was written ahead at once: the
+files as they were, the index file byte for byte; killed while putting back, the next call
+finishes putting back.
 
 Each land runs in a forked process through ``WorkingTree.land`` with the store's real ref
 transaction; it learns the crash points it passes (``GITPATCH_CRASH_LOG``), then is killed at
@@ -16,6 +19,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
@@ -37,11 +41,11 @@ CHANGE: dict[str, str | None] = {"a.txt": "ALPHA\n", "dir/b.txt": None, "new/c.t
 BEFORE_THE_MOVE = (
     "journal.written",
     "files.staged",
+    "record.written",
+    "refs.locked",
     "file.deleted",
     "file.renamed",
     "index.written",
-    "record.written",
-    "refs.locked",
 )
 
 
@@ -72,8 +76,9 @@ def _land(repo: str, old: str, new: str, env: dict[str, str]) -> None:
         store = Store.open(repo)
         tree = WorkingTree(store)
 
-        def move() -> None:
-            store.update_refs([(BRANCH, pygit2.Oid(hex=new), pygit2.Oid(hex=old))], "agent land")
+        def move(ahead: Callable[[], None]) -> None:
+            moves = [(BRANCH, pygit2.Oid(hex=new), pygit2.Oid(hex=old))]
+            store.update_refs(moves, "agent land", while_locked=ahead)
 
         tree.land(old, new, list(CHANGE), move, ref=BRANCH)
     except ConcurrentUpdate:
@@ -93,17 +98,22 @@ def _run(repo: Path, old: str, new: str, env: dict[str, str]) -> int:
     return child.exitcode
 
 
-def _settled(repo: Path, where: str) -> str:
-    """Recover as the next call does; the disk and index must then be the branch's commit."""
+def _settled(repo: Path, where: str, untracked: str = "") -> str:
+    """Recover as the next call does; the disk and index must then be the branch's commit
+    (and the file ``untracked``, when given)."""
     Workspace.open(repo)
     tip = head(repo, BRANCH)
-    assert disk_files(repo) == tree_files(repo, tip), f"disk is not {tip[:12]} after {where}"
-    assert status_porcelain(repo) == "", f"git status after {where}:\n{status_porcelain(repo)}"
+    disk = {p: b for p, b in disk_files(repo).items() if p != untracked}
+    assert disk == tree_files(repo, tip), f"disk is not {tip[:12]} after {where}"
+    status = status_porcelain(repo).replace(f"?? {untracked}\n" if untracked else "\0", "")
+    assert status == "", f"git status after {where}:\n{status}"
     assert git(repo, "diff", "--cached", "--name-only") == "", f"staged after {where}"
     left = [
         p.name
         for p in (repo / ".git").rglob("*")
-        if p.name in ("journal.json", "index.lock") or p.name.endswith((".before", ".scratch"))
+        if p.name in ("journal.json", "index.lock")
+        or p.name.endswith((".before", ".scratch"))
+        or (p.name.endswith(".lock") and "refs" in p.parts)  # the branch's ref lock
     ]
     assert not left, f"left behind after {where}: {left}"
     problems = fsck_problems(repo)
@@ -127,7 +137,8 @@ def test_a_kill_before_the_branch_moves_is_put_back_and_after_it_completed(
     new = _commit_on(template, base, CHANGE)
     points = _points(template, tmp_path, base, new, 0)
     assert points.index("index.written:1") < points.index("refs.moved:1")  # git's order
-    assert points.index("file.renamed:1") < points.index("record.written:1")
+    # the files and the index are written under the branch's ref lock, its CAS checked
+    assert points.index("refs.locked:1") < points.index("file.renamed:1")
     put_back = landed = 0
     for n, point in enumerate(points):
         repo = tmp_path / f"kill{n}"
@@ -144,7 +155,7 @@ def test_a_kill_before_the_branch_moves_is_put_back_and_after_it_completed(
     assert put_back >= 5 and landed >= 2
 
 
-def test_a_lost_compare_and_swap_puts_back_files_and_index_exactly(tmp_path: Path) -> None:
+def test_a_lost_compare_and_swap_writes_nothing(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", FILES)
     base = head(repo, BRANCH)
     new = _commit_on(repo, base, CHANGE)
@@ -156,26 +167,33 @@ def test_a_lost_compare_and_swap_puts_back_files_and_index_exactly(tmp_path: Pat
     log = tmp_path / "points.log"
     assert _run(repo, base, new, {"GITPATCH_CRASH_LOG": str(log)}) == 4
     points = log.read_text().split()
-    assert "index.written:1" in points and "land.put_back:1" in points  # written, then put back
+    assert "refs.locked:1" in points  # lost under the lock, before anything was written
+    assert not [p for p in points if p.startswith(("file.", "index.", "land.put_back"))], points
     assert head(repo, BRANCH) == theirs
     assert (repo / ".git/index").read_bytes() == index_before
     assert disk_files(repo) == disk_before
     assert _settled(repo, "a lost compare-and-swap") == theirs
 
 
-def test_a_kill_while_putting_back_is_put_back_by_the_next_call(tmp_path: Path) -> None:
+def test_a_write_failure_puts_back_and_a_kill_while_putting_back_too(tmp_path: Path) -> None:
+    """``new/c.txt`` cannot be written (an untracked file ``new`` is where its folder goes):
+    the land fails under the ref lock after ``dir/b.txt`` and ``a.txt`` were written ahead;
+    they go back at once, and a kill while they go back is put back by the next call."""
     template = make_repo(tmp_path / "template", FILES)
     base = head(template, BRANCH)
     new = _commit_on(template, base, CHANGE)
-    (template / "p.txt").write_text("person two\n")
-    git(template, "commit", "-qam", "the person's commit")
-    theirs = head(template, BRANCH)
-    points = _points(template, tmp_path, base, new, 4)
-    after = points[points.index("index.written:1") + 1 :]
+    (template / "new").write_text("the person's file\n")
+    index_before = (template / ".git/index").read_bytes()
+    points = _points(template, tmp_path, base, new, 3)
+    assert "land.put_back:1" in points and "refs.moved:1" not in points
+    after = points[points.index("file.renamed:1") + 1 :]
     assert any(p.startswith("file.") for p in after), after  # the put back's own renames
+    done = tmp_path / "done"
+    assert (done / ".git/index").read_bytes() == index_before
+    assert _settled(done, "a failed write", "new") == base
     for n, point in enumerate(after):
         repo = tmp_path / f"kill{n}"
         shutil.copytree(template, repo, symlinks=True)
         assert _run(repo, base, new, {"GITPATCH_CRASH_AT": point}) == 137, point
-        assert _settled(repo, f"a kill at {point} while putting back") == theirs
-        assert (repo / "a.txt").read_text() == "alpha\n" and not (repo / "new").exists()
+        assert _settled(repo, f"a kill at {point} while putting back", "new") == base
+        assert (repo / "a.txt").read_text() == "alpha\n" and (repo / "dir/b.txt").exists()

@@ -48,6 +48,31 @@ def test_a_record_names_its_owner_and_its_plan(tmp_path: Path) -> None:
     assert list(read_records(str(tmp_path))) == []
 
 
+def test_locks_kept_across_a_callback_stay_listed_and_proved_through_nested_announcements(
+    tmp_path: Path,
+) -> None:
+    """A ref transaction runs a land's write-ahead while it holds its ref lock (``keeping``):
+    the index lock's own announce / clear inside must neither drop the ref lock and its move
+    from the plan nor remove its proof, or a kill there would leave a lock recovery cannot
+    free (and a partial commit it cannot finish)."""
+    lock = str(tmp_path / "x.lock")
+    move = ("refs/heads/x", "", "ab" * 20)
+    record = Record.create(str(tmp_path))
+    record.announce([lock], [move])
+    os.close(record.take(lock))
+    with record.keeping([lock], [move]):
+        index_lock = str(tmp_path / "index.lock")
+        os.close(record.pin(index_lock))  # announces, with the kept lock and move
+        record.unpin(index_lock)  # clears: the kept lock stays
+        [read] = list(read_records(str(tmp_path)))
+        assert read.plan["locks"] == [lock] and read.plan["refs"] == [list(move)]
+        assert read.owns(lock)
+    record.clear()  # the transaction's own clear, once it committed: now released
+    assert next(read_records(str(tmp_path))).plan == {"active": True}
+    assert not record.owns(lock) and record.proofs() == []
+    record.drop()
+
+
 def test_the_flock_file_goes_with_its_last_holder(tmp_path: Path) -> None:
     lock = tmp_path / "land.lock"
     with flocked(lock):

@@ -206,13 +206,13 @@ def test_auto_mode_on_protected_branch_lands_on_a_session(repo: Path) -> None:
     assert res.branch == session and session in res.message
     assert head(repo, MAIN) == base, "an agent commit landed on a protected branch"
     assert git(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/main", "HEAD was switched"
-    assert ws.worktree is None  # an edit alone makes no worktree: made when first needed
-    ws.session_worktree()
-    assert ws.worktree is not None and ws.worktree.root != repo
-    assert (ws.worktree.root / "a.txt").read_bytes() == b"ALPHA\nbeta\ngamma\n"
+    assert ws.plumbing.worktree is None  # an edit alone makes no worktree: made when first needed
+    ws.plumbing.session_worktree()
+    assert ws.plumbing.worktree is not None and ws.plumbing.worktree.root != repo
+    assert (ws.plumbing.worktree.root / "a.txt").read_bytes() == b"ALPHA\nbeta\ngamma\n"
     assert (repo / "a.txt").read_bytes() == b"alpha\nbeta\ngamma\n"
     assert_status_clean(repo)
-    assert_status_clean(ws.worktree.root)
+    assert_status_clean(ws.plumbing.worktree.root)
 
     Workspace.open(str(repo), mode="review").approve("agent", by="Alice Reviewer")
     assert (repo / "a.txt").read_bytes() == b"ALPHA\nbeta\ngamma\n"

@@ -64,7 +64,7 @@ def edit_own_files(
             barrier.wait(BARRIER_TIMEOUT)
         for index in range(count):
             if index == make_at:
-                ws.session_worktree()
+                ws.plumbing.session_worktree()
             try:
                 result = ws.propose(own_file_proposal(worker, index))
             except GitpatchError as exc:

@@ -151,10 +151,10 @@ def test_hostile_path_is_refused_everywhere(world, path: str) -> None:
             if name != "apply_patch" or path.strip() and "\n" not in path and "\r" not in path:
                 assert res.code in REFUSED, f"{name} {path!r}: {res.code} {res}"
     for call in (
-        lambda: ws.patch(path, sr("a\n", "b\n")),
+        lambda: ws.apply(sr("a\n", "b\n"), path=path),
         lambda: ws.read(path),
-        lambda: ws.patch_resource(path, [{"old_string": "a", "new_string": "b"}]),
-        lambda: ws.apply_patch(f"*** Begin Patch\n*** Add File: {path}\n+x\n*** End Patch"),
+        lambda: ws.apply([{"old_string": "a", "new_string": "b"}], path=path),
+        lambda: ws.apply(f"*** Begin Patch\n*** Add File: {path}\n+x\n*** End Patch"),
     ):
         with pytest.raises(GitpatchError) as info:
             call()

@@ -198,7 +198,7 @@ def test_reads_are_not_subject_to_approval(tmp_path) -> None:
 def test_workspace_stays_the_error_raiser(tmp_path) -> None:
     _repo, ws, _fs = mounted(tmp_path / "r", {"a": "a\n"})
     with pytest.raises(gitpatch.GitpatchError):
-        ws.patch("missing.txt", sr("a\n", "b\n"))
+        ws.apply(sr("a\n", "b\n"), path="missing.txt")
     assert isinstance(ws, Workspace)
 
 
@@ -242,9 +242,11 @@ def test_protected_branch_lands_on_a_session(tmp_path) -> None:
     res = patch_tool(ws, ws)(path="a.txt", edits=sr("a\n", "b\n"))
     assert res.ok, str(res)
     assert "It landed on session branch gitpatch/session/agent (main is protected)." in str(res)
-    assert ws.worktree is None and "files are in" not in str(res)  # an edit makes no worktree
+    assert ws.plumbing.worktree is None and "files are in" not in str(
+        res
+    )  # an edit makes no worktree
     assert git(repo, "show", "main:a.txt") == "a\n" and (repo / "a.txt").read_text() == "a\n"
-    where = ws.session_worktree().path
+    where = ws.plumbing.session_worktree().path
     assert (where / "a.txt").read_text() == "b\n"
     res = patch_tool(ws, ws)(path="a.txt", edits=sr("b\n", "c\n"))
     assert res.ok and f"files are in {where}" in str(res)

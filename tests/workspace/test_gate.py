@@ -23,28 +23,28 @@ BRANCH = "main"
 
 def _proposal(repo: Path) -> tuple[Workspace, str, pygit2.Oid]:
     ws = Workspace.open(repo, mode="review")
-    result = ws.patch("a.txt", sr("a\n", "A\n"))
+    result = ws.apply(sr("a\n", "A\n"), path="a.txt")
     return ws, result.proposal_id, pygit2.Oid(hex=result.version)
 
 
 def test_pending_lists_agent_commits_without_approval_only(repo: Path) -> None:
     ws, pid, tip = _proposal(repo)
     base = pygit2.Oid(hex=head(repo, "main"))
-    items = gate.pending(ws.store, base, tip)
+    items = gate.pending(ws.plumbing.store, base, tip)
     assert [(p.proposal, p.status) for p in items] == [(pid, "proposed")]
     person = pygit2.Oid(hex=commit_on(repo, {"b.txt": "by hand\n"}))
-    assert gate.pending(ws.store, base, person) == []
+    assert gate.pending(ws.plumbing.store, base, person) == []
 
 
 def test_check_update_names_the_proposal_and_the_command(repo: Path) -> None:
     ws, pid, tip = _proposal(repo)
     base = pygit2.Oid(hex=head(repo, "main"))
     with pytest.raises(ApprovalRequired) as caught:
-        gate.check_update(ws.store, MAIN, base, tip)
+        gate.check_update(ws.plumbing.store, MAIN, base, tip)
     assert pid in caught.value.message
     assert f"gitpatch approve {pid}" in (caught.value.hint or "")
-    gate.check_update(ws.store, "refs/heads/feature", base, tip)  # not protected: passes
-    gate.check_update(ws.store, MAIN, tip, None)  # a deletion is not the gate's business
+    gate.check_update(ws.plumbing.store, "refs/heads/feature", base, tip)  # not protected: passes
+    gate.check_update(ws.plumbing.store, MAIN, tip, None)  # a deletion is not the gate's business
 
 
 def test_the_workspace_refuses_moving_a_protected_branch_onto_unapproved_commits(
@@ -55,19 +55,19 @@ def test_the_workspace_refuses_moving_a_protected_branch_onto_unapproved_commits
     before = state(repo)
     step = Transition(refs=((MAIN, tip, old),), notes={}, message="sneak it in")
     with pytest.raises(ApprovalRequired):
-        publish(ws.context, step)
+        publish(ws.plumbing.context, step)
     assert state(repo) == before
 
 
 def test_approve_commits_stamps_only_unapproved_agent_commits(repo: Path) -> None:
     git(repo, "switch", "-q", "-c", "feature")
     ws = Workspace.open(repo)
-    landed = ws.patch("a.txt", sr("a\n", "A\n"))
+    landed = ws.apply(sr("a\n", "A\n"), path="a.txt")
     person = commit_on(repo, {"b.txt": "B\n"})
     commits = [pygit2.Oid(hex=landed.version), pygit2.Oid(hex=person)]
-    assert gate.approve_commits(ws.store, commits, "Ada") == [landed.version]
-    assert gate.approve_commits(ws.store, commits, "Ada") == []
-    gate.check_update(ws.store, MAIN, pygit2.Oid(hex=head(repo, "main")), commits[1])
+    assert gate.approve_commits(ws.plumbing.store, commits, "Ada") == [landed.version]
+    assert gate.approve_commits(ws.plumbing.store, commits, "Ada") == []
+    gate.check_update(ws.plumbing.store, MAIN, pygit2.Oid(hex=head(repo, "main")), commits[1])
 
 
 def test_run_hook_reads_stdin_and_refuses_with_the_code(repo: Path) -> None:

@@ -31,7 +31,7 @@ FILES = {"a.txt": "alpha\nbeta\ngamma\n", "src/b.py": "def f():\n    return 1\n"
 def test_auto_patch_lands_commit_file_index_and_note(repo: Path) -> None:
     base = head(repo)
     ws = Workspace.open(repo)
-    res = ws.patch("a.txt", sr("beta\n", "BETA\n"))
+    res = ws.apply(sr("beta\n", "BETA\n"), path="a.txt")
     assert (repo / "a.txt").read_text() == "alpha\nBETA\ngamma\n"
     assert res.version == head(repo) and res.base == base
     assert res.branch == res.target == "refs/heads/work"
@@ -59,7 +59,7 @@ def test_auto_patch_lands_commit_file_index_and_note(repo: Path) -> None:
 
 def test_proposal_notes_fan_out_once_the_notes_root_is_large(repo: Path) -> None:
     ws = Workspace.open(repo, mode="review")
-    store = ws.store
+    store = ws.plumbing.store
     blobs = [store.repo.create_blob(f"annotated {i}\n".encode()) for i in range(NOTES_FANOUT_AT)]
     flat = [FileChange(str(b), b'{"n": 1}\n') for b in blobs]
     tree = store.build_tree(None, flat)
@@ -79,7 +79,7 @@ def test_review_mode_keeps_disk_and_target(repo: Path) -> None:
     base = head(repo)
     before = state(repo)
     ws = Workspace.open(repo, mode="review")
-    res = ws.patch("a.txt", sr("beta\n", "BETA\n"))
+    res = ws.apply(sr("beta\n", "BETA\n"), path="a.txt")
     after = state(repo)
     assert res.branch == f"refs/heads/gitpatch/{res.proposal_id}"
     assert res.status == "proposed" and res.mode == "review" and res.base == base
@@ -99,7 +99,7 @@ def test_apply_patch_adds_deletes_and_moves_atomically(repo: Path) -> None:
         "*** Update File: src/b.py\n*** Move to: lib/b.py\n@@\n-    return 1\n+    return 2\n"
         "*** End Patch\n"
     )
-    res = ws.apply_patch(text)
+    res = ws.apply(text)
     assert {(f.path, f.action, f.moved_from) for f in res.files} == {
         ("docs/new.md", "add", None),
         ("a.txt", "delete", None),
@@ -115,14 +115,18 @@ def test_patch_resource_and_read_versions(repo: Path) -> None:
     ws = Workspace.open(repo)
     seen = ws.read("a.txt")
     assert seen.content == FILES["a.txt"] and seen.version == head(repo)
-    res = ws.patch_resource(
-        "a.txt", [{"old_string": "gamma", "new_string": "GAMMA"}], expected_version=seen.version
+    res = ws.apply(
+        [{"old_string": "gamma", "new_string": "GAMMA"}],
+        path="a.txt",
+        expected_version=seen.version,
     )
     again = ws.read("a.txt")
     assert again.version == res.version and again.content.endswith("GAMMA\n")
     # a unique prefix of the commit id works as a version
-    res2 = ws.patch_resource(
-        "a.txt", [{"after_line": 0, "new_string": "top\n"}], expected_version=res.version[:10]
+    res2 = ws.apply(
+        [{"after_line": 0, "new_string": "top\n"}],
+        path="a.txt",
+        expected_version=res.version[:10],
     )
     assert (repo / "a.txt").read_text().startswith("top\nalpha")
     assert res2.base == res.version
@@ -132,8 +136,10 @@ def test_expected_version_ignores_other_files(repo: Path) -> None:
     ws = Workspace.open(repo)
     seen = ws.read("a.txt")
     moved = commit_on(repo, {"src/b.py": "def f():\n    return 3\n"})
-    res = ws.patch_resource(
-        "a.txt", [{"old_string": "alpha", "new_string": "ALPHA"}], expected_version=seen.version
+    res = ws.apply(
+        [{"old_string": "alpha", "new_string": "ALPHA"}],
+        path="a.txt",
+        expected_version=seen.version,
     )
     assert res.base == moved
     assert (repo / "src/b.py").read_text().endswith("return 3\n")
@@ -147,8 +153,10 @@ def test_expected_version_conflict_on_same_file_changes_nothing(repo: Path) -> N
     commit_on(repo, {"a.txt": "alpha\nbeta\ngamma\ndelta\n"})
     before = state(repo)
     with pytest.raises(GitpatchError) as err:
-        ws.patch_resource(
-            "a.txt", [{"old_string": "beta", "new_string": "B"}], expected_version=seen.version
+        ws.apply(
+            [{"old_string": "beta", "new_string": "B"}],
+            path="a.txt",
+            expected_version=seen.version,
         )
     assert err.value.code == "resource_conflict"
     assert "a.txt" in err.value.message and err.value.hint
@@ -162,8 +170,10 @@ def test_deleted_and_recreated_since_version_is_not_found(repo: Path) -> None:
     commit_on(repo, {"a.txt": FILES["a.txt"]})
     before = state(repo)
     with pytest.raises(GitpatchError) as err:
-        ws.patch_resource(
-            "a.txt", [{"old_string": "beta", "new_string": "B"}], expected_version=seen.version
+        ws.apply(
+            [{"old_string": "beta", "new_string": "B"}],
+            path="a.txt",
+            expected_version=seen.version,
         )
     assert err.value.code == "resource_not_found"
     assert "re-created" in err.value.message or "created" in err.value.message
@@ -241,12 +251,12 @@ def test_bare_repository_auto_and_review(tmp_path: Path) -> None:
     bare = tmp_path / "bare.git"
     git(tmp_path, "clone", "-q", "--bare", str(src), str(bare))
     ws = Workspace.open(bare)
-    assert ws.worktree is None and ws.target == "refs/heads/work"
-    res = ws.patch("a.txt", sr("beta\n", "BETA\n"))
+    assert ws.plumbing.worktree is None and ws.target == "refs/heads/work"
+    res = ws.apply(sr("beta\n", "BETA\n"), path="a.txt")
     assert git(bare, "show", "work:a.txt") == "alpha\nBETA\ngamma\n"
     assert ws.read("a.txt").version == res.version
     review = Workspace.open(bare, mode="review")
-    res2 = review.patch("a.txt", sr("alpha\n", "ALPHA\n"))
+    res2 = review.apply(sr("alpha\n", "ALPHA\n"), path="a.txt")
     assert head(bare, "work") == res.version
     assert head(bare, res2.branch) == res2.version
 
@@ -266,7 +276,7 @@ def test_explicit_branch_not_checked_out_leaves_disk(repo: Path) -> None:
     git(repo, "branch", "other")
     before_disk = (repo / "a.txt").read_text()
     ws = Workspace.open(repo, branch="other")
-    res = ws.patch("a.txt", sr("beta\n", "BETA\n"))
+    res = ws.apply(sr("beta\n", "BETA\n"), path="a.txt")
     assert head(repo, "other") == res.version and res.target == "refs/heads/other"
     assert (repo / "a.txt").read_text() == before_disk and status_porcelain(repo) == ""
 

@@ -85,7 +85,7 @@ def test_the_first_marker_decides() -> None:
 def test_apply_diff_in_review_mode_then_show_and_approve_by_proposal_id(repo: Path) -> None:
     ws = Workspace.open(repo, mode="review")
     diff = git_diff_of(repo, {"a.txt": "alpha\nbeta\ngamma\ndelta\n"})
-    res = ws.apply_diff(diff)
+    res = ws.apply(diff)
     assert res.status == "proposed" and (repo / "a.txt").read_text() == FILES["a.txt"]
     detail = ws.show(proposal_id=res.proposal_id)
     assert "+delta" in detail.diff
@@ -96,7 +96,7 @@ def test_apply_diff_in_review_mode_then_show_and_approve_by_proposal_id(repo: Pa
 
 def test_reject_by_proposal_id_then_a_revision_is_accepted(repo: Path) -> None:
     ws = Workspace.open(repo, mode="review")
-    first = ws.apply_patch(APPLY_PATCH)
+    first = ws.apply(APPLY_PATCH)
     ws.reject(proposal_id=first.proposal_id, by="Ann", reason="no")
     before = state(repo)
     with pytest.raises(GitpatchError) as err:
@@ -109,16 +109,14 @@ def test_reject_by_proposal_id_then_a_revision_is_accepted(repo: Path) -> None:
 def test_expected_version_through_patch_and_apply(repo: Path) -> None:
     ws = Workspace.open(repo)
     seen = ws.read("a.txt").version
-    ws.patch("a.txt", sr("gamma\n", "GAMMA\n"), expected_version=seen)
+    ws.apply(sr("gamma\n", "GAMMA\n"), path="a.txt", expected_version=seen)
     before = state(repo)
     with pytest.raises(GitpatchError) as err:
         ws.apply(SEARCH_REPLACE, expected_version=seen)  # a.txt changed since `seen`
     assert err.value.code == "resource_conflict" and state(repo) == before
 
 
-@pytest.mark.parametrize(
-    "method", ["patch", "apply_patch", "patch_resource", "apply_diff", "apply", "propose"]
-)
+@pytest.mark.parametrize("method", ["apply", "propose"])
 def test_options_are_explicit_keyword_only_parameters(method: str) -> None:
     signature = inspect.signature(getattr(Workspace, method))
     hints = typing.get_type_hints(getattr(Workspace, method))
@@ -132,19 +130,68 @@ def test_options_are_explicit_keyword_only_parameters(method: str) -> None:
 def test_a_positional_version_is_refused(repo: Path) -> None:
     ws = Workspace.open(repo)
     with pytest.raises(TypeError):
-        ws.patch_resource("a.txt", [{"after_line": 0, "new_string": "x\n"}], "HEAD")  # type: ignore[misc]
+        ws.apply([{"after_line": 0, "new_string": "x\n"}], "HEAD")  # type: ignore[misc]
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["store", "worktree", "mode", "target", "branch", "session", "dirty", "protected", "author"],
-)
+@pytest.mark.parametrize("name", ["mode", "target", "branch", "session"])
 def test_workspace_state_is_read_only(repo: Path, name: str) -> None:
     ws = Workspace.open(repo)
     value = getattr(ws, name)
     with pytest.raises(AttributeError):
         setattr(ws, name, value)
-    assert getattr(ws.context, name) == value
+    assert getattr(ws.plumbing.context, name) == value
+
+
+#: The porcelain's face: the verbs people and front ends use. The steps under them live on
+#: ``ws.plumbing``; a new public verb is an API change, made here on purpose (issue 24).
+VERBS = [
+    "amend",
+    "apply",
+    "approve",
+    "check",
+    "checkpoint",
+    "comment",
+    "end_session",
+    "log",
+    "open",
+    "proposals",
+    "propose",
+    "read",
+    "reject",
+    "run",
+    "sessions",
+    "show",
+    "undo",
+]
+STATE = ["branch", "mode", "plumbing", "session", "target"]
+
+
+def test_the_porcelain_is_these_verbs_and_this_state() -> None:
+    public = {n: v for n, v in vars(Workspace).items() if not n.startswith("_")}
+    state = sorted(n for n, v in public.items() if isinstance(v, property))
+    assert sorted(n for n in public if n not in state) == VERBS
+    assert state == STATE
+
+
+def test_apply_takes_each_edit_language(repo: Path) -> None:
+    """One verb for every edit language: the tool each came through is recorded."""
+    ws = Workspace.open(repo)
+    tools = [
+        ws.apply(sr("alpha\n", "ALPHA\n"), path="a.txt"),
+        ws.apply([{"old_string": "ALPHA", "new_string": "alpha"}], path="a.txt"),
+        ws.apply(APPLY_PATCH),
+        ws.apply("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-alpha\n+A\n"),
+    ]
+    assert [json.loads(note(repo, t.version))["tool"] for t in tools] == [
+        "patch",
+        "patch_resource",
+        "apply_patch",
+        "apply_diff",
+    ]
+    before = state(repo)
+    with pytest.raises(GitpatchError) as err:
+        ws.apply([{"old_string": "A", "new_string": "B"}])  # edit objects name no file
+    assert err.value.code == "invalid_arguments" and state(repo) == before
 
 
 def test_review_methods_name_their_argument_proposal_id() -> None:
@@ -187,12 +234,30 @@ def test_preview_is_a_dry_run_of_what_is_on_disk(tmp_path: Path) -> None:
     ws = Workspace.open(repo)
     (repo / "a.txt").write_text("alpha\nbeta\ngamma\nmine\n")  # uncommitted: the base
     before = state(repo)
-    found = ws.preview(search_replace.parse(SEARCH_REPLACE))
+    found = ws.plumbing.preview(search_replace.parse(SEARCH_REPLACE))
     assert found.before["a.txt"] == b"alpha\nbeta\ngamma\nmine\n"
     changed = {c.path: c.content for c in found.changeset.changes}
     assert changed["a.txt"] == b"alpha\nBETA\ngamma\nmine\n"
     assert changed["src/b.py"] == b"def f():\n    return 2\n"
     assert state(repo) == before
     with pytest.raises(GitpatchError) as err:
-        ws.preview(search_replace.parse("../x.txt\n" + sr("a\n", "b\n")))
+        ws.plumbing.preview(search_replace.parse("../x.txt\n" + sr("a\n", "b\n")))
     assert err.value.code == "path_unsafe" and state(repo) == before
+
+
+def test_run_takes_a_shell_line_only_with_a_timeout_and_approve_a_list_only_whole(
+    repo: Path,
+) -> None:
+    """The folded verbs refuse the mixes they cannot mean, changing nothing."""
+    ws = Workspace.open(repo, mode="review", session="bot")
+    pid = ws.apply(sr("alpha\n", "ALPHA\n"), path="a.txt").proposal_id
+    before = state(repo)
+    with pytest.raises(GitpatchError) as err:
+        ws.run("true")  # a shell line: no timeout, no run
+    assert err.value.code == "invalid_arguments" and state(repo) == before
+    with pytest.raises(GitpatchError) as err:
+        ws.approve([pid], "Ann", hunks="1")  # type: ignore[call-overload]
+    assert err.value.code == "invalid_arguments" and state(repo) == before
+    (landed,) = ws.approve([pid], "Ann")
+    assert (landed.id, landed.status) == (pid, "approved")
+    assert git(repo, "show", "HEAD:a.txt").startswith("ALPHA\n")

@@ -49,9 +49,9 @@ ERRORS: list[tuple[str, Callable[[Workspace], object], str]] = [
     ("directory", lambda ws: ws.propose(upd("src")), "not_a_text_resource"),
     ("binary", lambda ws: ws.propose(upd("binary.bin")), "not_a_text_resource"),
     ("missing", lambda ws: ws.propose(upd("nope.txt")), "resource_not_found"),
-    ("no match", lambda ws: ws.patch("a.txt", sr("zeta\n", "Z\n")), "match_not_found"),
-    ("bad patch", lambda ws: ws.apply_patch("*** Begin Patch\nnonsense\n"), "invalid_patch"),
-    ("empty edits", lambda ws: ws.patch_resource("a.txt", []), "empty_edits"),
+    ("no match", lambda ws: ws.apply(sr("zeta\n", "Z\n"), path="a.txt"), "match_not_found"),
+    ("bad patch", lambda ws: ws.apply("*** Begin Patch\nnonsense\n"), "invalid_patch"),
+    ("empty edits", lambda ws: ws.apply([], path="a.txt"), "empty_edits"),
     (
         "add existing",
         lambda ws: ws.propose(Proposal((AddFile("b.txt", "x"),), "patch_resource")),
@@ -98,7 +98,7 @@ def test_dirty_file_recorded_first_then_edited(repo: Path) -> None:
     base = head(repo)
     (repo / "a.txt").write_text("alpha\nbeta\ngamma\nlocal\n")
     ws = Workspace.open(repo, dirty="record")
-    res = ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
+    res = ws.apply(sr("alpha\n", "ALPHA\n"), path="a.txt")
     assert (repo / "a.txt").read_text() == "ALPHA\nbeta\ngamma\nlocal\n"
     record = head(repo, "HEAD~1")
     assert res.base == record and head(repo, "HEAD~2") == base
@@ -118,7 +118,7 @@ def test_dirty_file_recorded_first_then_edited(repo: Path) -> None:
 def test_untracked_file_recorded_as_add(repo: Path) -> None:
     (repo / "notes.md").write_text("draft\n")
     ws = Workspace.open(repo, dirty="record")
-    ws.patch("notes.md", sr("draft\n", "final\n"))
+    ws.apply(sr("draft\n", "final\n"), path="notes.md")
     assert git(repo, "show", "HEAD~1:notes.md") == "draft\n"
     assert git(repo, "show", "HEAD:notes.md") == "final\n"
     assert status_porcelain(repo) == ""
@@ -128,7 +128,7 @@ def test_only_touched_paths_are_recorded(repo: Path) -> None:
     (repo / "a.txt").write_text("alpha\nchanged\n")
     (repo / "b.txt").write_text("one\nlocal\n")
     ws = Workspace.open(repo, dirty="record")
-    res = ws.patch("b.txt", sr("one\n", "ONE\n"))
+    res = ws.apply(sr("one\n", "ONE\n"), path="b.txt")
     assert git(repo, "diff", "--name-only", head(repo, "HEAD~2"), res.version) == "b.txt\n"
     assert status_porcelain(repo) == " M a.txt\n"
 
@@ -138,11 +138,11 @@ def test_dirty_refuse(repo: Path) -> None:
     ws = Workspace.open(repo, dirty="refuse")
     before = state(repo)
     with pytest.raises(GitpatchError) as err:
-        ws.patch("a.txt", sr("alpha\n", "A\n"))
+        ws.apply(sr("alpha\n", "A\n"), path="a.txt")
     assert err.value.code == "dirty_worktree" and "a.txt" in err.value.message
     assert state(repo) == before
     # a clean file still works
-    ws.patch("b.txt", sr("one\n", "ONE\n"))
+    ws.apply(sr("one\n", "ONE\n"), path="b.txt")
 
 
 def test_ignored_file_refused_unless_configured(repo: Path) -> None:
@@ -150,7 +150,7 @@ def test_ignored_file_refused_unless_configured(repo: Path) -> None:
     ws = Workspace.open(repo, dirty="record")
     before = state(repo)
     with pytest.raises(GitpatchError) as err:
-        ws.patch("run.log", sr("x\n", "y\n"))
+        ws.apply(sr("x\n", "y\n"), path="run.log")
     assert err.value.code == "path_ignored"
     with pytest.raises(GitpatchError) as err:
         ws.propose(Proposal((AddFile("build/out.txt", "x\n"),), "apply_patch"))
@@ -158,7 +158,7 @@ def test_ignored_file_refused_unless_configured(repo: Path) -> None:
     assert state(repo) == before
     git(repo, "config", "gitpatch.allowIgnored", "true")
     ws = Workspace.open(repo, dirty="record")
-    ws.patch("run.log", sr("x\n", "y\n"))
+    ws.apply(sr("x\n", "y\n"), path="run.log")
     assert (repo / "run.log").read_text() == "y\n"
 
 
@@ -202,8 +202,10 @@ def test_read_returns_disk_content_of_checked_out_branch(repo: Path) -> None:
     assert seen.content == "on disk\n" and seen.version != head(repo)
     assert git(repo, "rev-parse", seen.version + "^").strip() == head(repo)
     assert git(repo, "show", seen.version + ":a.txt") == "on disk\n"
-    res = ws.patch_resource(
-        "a.txt", [{"old_string": "disk", "new_string": "DISK"}], expected_version=seen.version
+    res = ws.apply(
+        [{"old_string": "disk", "new_string": "DISK"}],
+        path="a.txt",
+        expected_version=seen.version,
     )
     assert (repo / "a.txt").read_text() == "on DISK\n"
     assert note(repo, res.version)
@@ -211,11 +213,11 @@ def test_read_returns_disk_content_of_checked_out_branch(repo: Path) -> None:
 
 def test_index_changes_by_git_between_calls_are_kept(repo: Path) -> None:
     ws = Workspace.open(repo)
-    ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
+    ws.apply(sr("alpha\n", "ALPHA\n"), path="a.txt")
     # a person stages a change with git between two calls: the cached index must be re-read
     (repo / "b.txt").write_text("one\ntwo\nstaged\n")
     git(repo, "add", "b.txt")
-    ws.patch("a.txt", sr("gamma\n", "GAMMA\n"))
+    ws.apply(sr("gamma\n", "GAMMA\n"), path="a.txt")
     assert status_porcelain(repo) == "M  b.txt\n"
     assert git(repo, "diff", "--cached", "--name-only") == "b.txt\n"
 
@@ -225,7 +227,7 @@ def test_review_mode_records_dirty_file_in_the_proposal_only(repo: Path) -> None
     (repo / "a.txt").write_text("alpha\nbeta\ngamma\nlocal\n")
     before = state(repo)
     ws = Workspace.open(repo, mode="review", dirty="record")
-    res = ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
+    res = ws.apply(sr("alpha\n", "ALPHA\n"), path="a.txt")
     assert head(repo) == base and res.base != base
     assert head(repo, f"{res.version}~1") == res.base
     assert head(repo, f"{res.version}~2") == base
@@ -240,7 +242,7 @@ def test_locks_of_a_killed_process_do_not_block_the_next_call(repo: Path) -> Non
     ws = Workspace.open(repo)
     locks = [repo / ".git/index.lock", repo / ".git/refs/heads/work.lock"]
     killed_holding(repo / ".git", locks)
-    res = ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
+    res = ws.apply(sr("alpha\n", "ALPHA\n"), path="a.txt")
     assert head(repo) == res.version and status_porcelain(repo) == ""
     assert not any(lock.exists() for lock in locks)
 
@@ -256,7 +258,7 @@ def test_a_lock_no_gitpatch_process_claims_is_never_removed(
     os.utime(lock, (1_000_000_000, 1_000_000_000))
     before = state(repo)
     with pytest.raises(GitpatchError) as err:
-        ws.patch("a.txt", sr("alpha\n", "ALPHA\n"))
+        ws.apply(sr("alpha\n", "ALPHA\n"), path="a.txt")
     assert err.value.code == "concurrent_update" and str(lock) in err.value.message
     assert "not gitpatch" in err.value.message and lock.exists()
     lock.unlink()

@@ -77,9 +77,7 @@ def approve_queue(
             mark = env.style(done.status, fg=_MARKS.get(done.status))
             env.echo(f"{done.id}: {mark}: {in_terms(done.message, 'cli')}")
 
-    landings = ws.approve_all(
-        ids, who, squash=squash, skip_checks=skip, batch=batch, progress=heard
-    )
+    landings = ws.approve(ids, who, squash=squash, skip_checks=skip, batch=batch, progress=heard)
     landed = sum(1 for d in landings if d.status == "approved")
     if env.json:
         env.emit(landings, "")

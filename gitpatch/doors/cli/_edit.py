@@ -73,7 +73,7 @@ def _print_result(env: Env, result: ProposalResult) -> None:
 
 def _dry_run(env: Env, ws: Workspace, proposal: Proposal) -> None:
     """The unified diff ``proposal`` would make to what is on disk (or on the branch)."""
-    found = ws.preview(proposal)
+    found = ws.plumbing.preview(proposal)
     snapshot, changeset = found.before, found.changeset
     chunks: list[str] = []
     for change in changeset.changes:

@@ -82,13 +82,13 @@ def amend(env: Env, id: str, patch_file: str | None, by: str | None) -> None:
 
 
 def _person(ws: Workspace) -> str:
-    sig = ws.store.signature()
+    sig = ws.plumbing.store.signature()
     return f"{sig.name} <{sig.email}>"
 
 
 def _edited(ws: Workspace, id: str) -> dict[str, bytes | None]:
     """The proposal's files after the person's editor ran on copies of them."""
-    files = ws.proposal_files(id)
+    files = ws.plumbing.proposal_files(id)
     if not files:
         raise InvalidArguments(
             f"proposal {id} adds or changes no file to edit (it only deletes)",
@@ -117,4 +117,4 @@ def _editor(ws: Workspace) -> str:
     for name in ("GIT_EDITOR", "VISUAL", "EDITOR"):
         if os.environ.get(name):
             return os.environ[name]
-    return ws.store.config_get("core.editor") or shlex.quote("vi")
+    return ws.plumbing.store.config_get("core.editor") or shlex.quote("vi")

@@ -73,7 +73,7 @@ def colour_diff(env: Env, diff: str) -> str:
 def _person(env: Env, ws: Workspace, by: str | None) -> str:
     if by:
         return by
-    sig = ws.store.signature()
+    sig = ws.plumbing.store.signature()
     return f"{sig.name} <{sig.email}>"
 
 
@@ -186,9 +186,9 @@ def _outcome_lines(env: Env, detail: ProposalDetail) -> list[str]:
     from gitpatch.review import queries
 
     ws = env.workspace("review")
-    if not queries.is_open(ws.context, detail.info):
+    if not queries.is_open(ws.plumbing.context, detail.info):
         return []
-    found = queries.outcome(ws.context, detail.info)
+    found = queries.outcome(ws.plumbing.context, detail.info)
     colour = {"merge": "yellow", "conflict": "red"}.get(found.kind)
     return [env.style(found.text, fg=colour)] if found.text else []
 
@@ -305,10 +305,10 @@ def _approve_range(env: Env, ws: Workspace, rev_range: str, who: str) -> None:
         raise InvalidArguments(
             f"--range {rev_range!r} is not A..B", hint="Example: --range main..feature"
         )
-    new = ws.store.resolve_commit(new_rev)
-    old = ws.store.resolve_commit(old_rev) if old_rev else None
-    commits = [c.id for c in ws.store.walk(new, hide=old)]
-    done = gate.approve_commits(ws.store, commits, who)
+    new = ws.plumbing.store.resolve_commit(new_rev)
+    old = ws.plumbing.store.resolve_commit(old_rev) if old_rev else None
+    commits = [c.id for c in ws.plumbing.store.walk(new, hide=old)]
+    done = gate.approve_commits(ws.plumbing.store, commits, who)
     message = f"Approved {len(done)} applied agent commit(s) in {rev_range} by {who}."
     env.emit({"approved": done, "by": who}, message)
 

@@ -155,7 +155,7 @@ def start(env: Env, name: str, mode: str) -> None:
     from gitpatch.porcelain.opening import open_session
 
     ws = open_session(env.directory, name, "auto" if mode == "auto" else "review")
-    bench = ws.session_worktree()
+    bench = ws.plumbing.session_worktree()
     config = {
         "mcpServers": {
             "gitpatch": {
@@ -181,7 +181,7 @@ def start(env: Env, name: str, mode: str) -> None:
 @pass_env
 def path(env: Env, name: str) -> None:
     """Print session NAME's worktree (made first when it has none)."""
-    bench = _open(env, name).session_worktree()
+    bench = _open(env, name).plumbing.session_worktree()
     if bench.made:
         click.echo(bench.made, err=True)
     env.emit({"worktree": str(bench.path), "made": bench.made}, str(bench.path))

@@ -52,7 +52,7 @@ __all__ = ["Change", "Made", "WriteQueue", "build_change", "preview_on"]
 def preview_on(ws: Workspace, head: pygit2.Oid | None, proposal: Proposal) -> Changeset:
     """What ``proposal`` does on ``head`` (which ``main`` may not point at yet), its paths
     checked as ``propose`` checks them; nothing is written (``propose.preview``)."""
-    return preview(ws.context, ws.plumbing.normalize_proposal(proposal), on=head).changeset
+    return preview(ws.plumbing.context, ws.plumbing.normalize_proposal(proposal), on=head).changeset
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,7 +69,9 @@ class Made:
     def applied(self, ws: Workspace) -> Applied:
         """What the change is once ``main`` holds it (versions are commit ids here)."""
         built = Built(self.commit, self.head, self.changeset, self.fingerprint, ())
-        return applied([(ws.store, proposal_result(ws.context, built, self.pid), None)])
+        return applied(
+            [(ws.plumbing.store, proposal_result(ws.plumbing.context, built, self.pid), None)]
+        )
 
 
 def build_change(
@@ -80,9 +82,11 @@ def build_change(
     Workspace must take the change (a person rejected exactly this change: it refuses it with
     their reasons, or lets a revision through)."""
     pid = secrets.token_hex(6)
-    by = (ws.context.agent_signature(), ws.context.session_label())
+    by = (ws.plumbing.context.agent_signature(), ws.plumbing.context.session_label())
     try:
-        commit, print_ = commit_changes(ws.store, proposal, head, changeset, pid, False, by)
+        commit, print_ = commit_changes(
+            ws.plumbing.store, proposal, head, changeset, pid, False, by
+        )
     except ProposalRejected:
         return None
     return Made(commit, head, changeset, pid, print_, written)

@@ -107,7 +107,9 @@ class ResourceService:
     def _result(self, space: Space, text: str, data: dict[str, Any]) -> ToolResult:
         commit = data.get("commit")
         if commit is None and data.get("proposal_id"):
-            found = space.workspace().store.ref_target(f"refs/heads/gitpatch/{data['proposal_id']}")
+            found = space.workspace().plumbing.store.ref_target(
+                f"refs/heads/gitpatch/{data['proposal_id']}"
+            )
             commit = None if found is None else str(found)
         if commit is None and data.get("version"):
             commit = space.storage.commit_of(int(data["version"]))
@@ -271,7 +273,9 @@ class ResourceService:
             base = space.storage.resolve(loc.path).key if loc.path.strip("/") else ""
             head = space.head()
             found = (
-                ([], False) if head is None else grep(space.workspace().store, head, pattern, base)
+                ([], False)
+                if head is None
+                else grep(space.workspace().plumbing.store, head, pattern, base)
             )
             matches, truncated = found
         except GitpatchError as exc:

@@ -92,7 +92,7 @@ class Space:
         self._generations: Generations | None = None
         self.storage = SpaceStorage(self)
         #: An auto space's changes, committed in batches (``direct``).
-        self.queue = WriteQueue(lambda: self.workspace().store, BRANCH, self.writing)
+        self.queue = WriteQueue(lambda: self.workspace().plumbing.store, BRANCH, self.writing)
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
@@ -157,7 +157,7 @@ class Space:
                 self._ws = Workspace.open(
                     self.path, mode, BRANCH, protected=protected, author=AUTHOR
                 )
-                self._generations = Generations(self._ws.store, self.path)
+                self._generations = Generations(self._ws.plumbing.store, self.path)
             return self._ws
 
     @property
@@ -171,7 +171,7 @@ class Space:
         """The commit ``main`` points at (None for an empty or missing space)."""
         if not self.exists():
             return None
-        return self.workspace().store.ref_target(BRANCH)
+        return self.workspace().plumbing.store.ref_target(BRANCH)
 
 
 #: A path component may have at most this many bytes (UTF-8): the limit of ext4, XFS, APFS...
@@ -294,7 +294,7 @@ class SpaceStorage:
             try:
                 if moved is not None:  # another writer moved main: did it touch these paths?
                     check_unchanged(
-                        ws.store,
+                        ws.plumbing.store,
                         moved[0],
                         moved[1],
                         proposal.paths,
@@ -307,7 +307,7 @@ class SpaceStorage:
                         reference.append(
                             pygit2.Oid(hex=str(self._expected(head, expected_version)))
                         )
-                    self._check_unchanged(ws.store, head, reference[0], proposal)
+                    self._check_unchanged(ws.plumbing.store, head, reference[0], proposal)
                 changes = preview_on(ws, head, proposal)
                 written, size = self._check_limits(ws, head, changes)
                 if not wrote[0] and before_write is not None:
@@ -335,12 +335,12 @@ class SpaceStorage:
         before_write: BeforeWrite | None,
     ) -> Applied:
         """The change through the Workspace (its propose loop, note included)."""
-        head = ws.store.ref_target(BRANCH)
+        head = ws.plumbing.store.ref_target(BRANCH)
         # the spec's order: a stale version first, then the edit itself, then the limits
         expected = self._expected(head, expected_version)
         if expected_version is not None and expected is not None:
-            self._check_unchanged(ws.store, head, pygit2.Oid(hex=expected), proposal)
-        written, _size = self._check_limits(ws, head, ws.preview(proposal).changeset)
+            self._check_unchanged(ws.plumbing.store, head, pygit2.Oid(hex=expected), proposal)
+        written, _size = self._check_limits(ws, head, ws.plumbing.preview(proposal).changeset)
         try:
             applied = self._inner().apply(
                 proposal, expected_version=expected, review=review, before_write=before_write
@@ -418,7 +418,7 @@ class SpaceStorage:
         proposal does on ``head`` (``ws`` None: on an empty space); returns the bytes of
         content it writes and the bytes of every resource once it is applied."""
         settings = self.space.settings
-        store = None if ws is None else ws.store
+        store = None if ws is None else ws.plumbing.store
         changes = changeset.changes
         before = {path: self._blob_size(store, head, path) for path in changeset.paths}
         delta = written = 0

@@ -257,7 +257,7 @@ def _workbench_handlers(repo: _Repository, allow_run: bool) -> dict[str, Handler
 
     def run_command(args: BaseModel) -> Reply:
         assert isinstance(args, tooldefs.RunCommandArgs)
-        ran = repo.workspace().run_command(args.command, float(args.timeout_seconds))
+        ran = repo.workspace().run(args.command, timeout=float(args.timeout_seconds))
         status = (
             f"Exit status: {ran.exit_code}"
             if ran.exit_code is not None
@@ -287,7 +287,7 @@ def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
     """``handler`` whose reply starts with the session's notices (verdicts, re-bases,
     comments, other sessions' work on the same files) and, after an edit that made one of its
     files overlap another session's work, ends with that warning. Each line is told once,
-    also across restarts (``Workspace.notices`` / ``new_overlaps``)."""
+    also across restarts (``ws.plumbing.notices`` / ``new_overlaps``)."""
 
     def run(args: BaseModel) -> ToolResult:
         ws = repo.workspace()
@@ -297,7 +297,7 @@ def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
             return told(ws, args)
 
     def told(ws: Workspace, args: BaseModel) -> ToolResult:
-        lines = ws.notices()
+        lines = ws.plumbing.notices()
         try:
             reply = handler(args)
         except GitpatchError as exc:
@@ -305,7 +305,7 @@ def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
         # looked for once, after the call: an edit's own files are flagged at once, at the end
         touched = _touched(reply) if reply.ok and name in _EDITS else set()
         after: list[str] = []
-        for flag in ws.new_overlaps():
+        for flag in ws.plumbing.new_overlaps():
             caused = any(f" {path} " in flag for path in touched)  # the clash names its file
             (after if caused else lines).append(f"{flag}.")
         if not lines and not after:

@@ -286,7 +286,7 @@ class _Site:
 
         def run() -> dict[str, Any]:
             ws = self._ws()
-            done = ws.approve_all(ids, by, skip_checks=skip)
+            done = ws.approve(ids, by, skip_checks=skip)
             target = next((d.result.target for d in done if d.result is not None), ws.target)
             landed = [d.model_dump(mode="json") for d in done]
             return {"queue": landed, "head": views.head(ws, target)}

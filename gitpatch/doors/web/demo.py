@@ -87,9 +87,9 @@ def build(repo: Path) -> Path:
     (repo / "app.py").write_text(MINE)
     # dirty="record": the page then shows the person's own work recorded under the proposal
     agent = Workspace.open(repo, mode="review", author=AGENT, dirty="record")
-    agent.apply_patch(AGENT_PATCH)
-    agent.patch("lib/util.js", _replace("  return a + b;", "  return Number(a) + Number(b);"))
-    agent.patch("README.md", _replace("A demo repository.", "A demo repository for gitpatch."))
+    agent.apply(AGENT_PATCH)
+    agent.apply(_replace("  return a + b;", "  return Number(a) + Number(b);"), path="lib/util.js")
+    agent.apply(_replace("A demo repository.", "A demo repository for gitpatch."), path="README.md")
     return repo
 
 

@@ -112,7 +112,7 @@ def rows(ws: Workspace, status: str = "all") -> list[Row]:
     ``status`` is ``all``, ``open`` or one proposal status.
     """
     out = []
-    ctx = ws.context
+    ctx = ws.plumbing.context
     for info in ws.proposals():
         opened = queries.is_open(ctx, info)
         if status == "open" and not opened:
@@ -158,14 +158,14 @@ def stacks(table: list[Row]) -> list[SessionStack]:
 def stamp(ws: Workspace) -> str:
     """Changes whenever the list could (``review.stamp``): the page polls it and fetches the
     list only when it changed."""
-    return queries.stamp(ws.context)
+    return queries.stamp(ws.plumbing.context)
 
 
 def detail(ws: Workspace, pid: str) -> Detail:
     """One proposal with its parsed diff, note, recorded local work and approval preview."""
     shown = ws.show(pid)
     info = shown.info
-    opened = queries.is_open(ws.context, info)
+    opened = queries.is_open(ws.plumbing.context, info)
     files = parse_diff(shown.diff)
     return Detail(
         detail=shown,
@@ -178,7 +178,7 @@ def detail(ws: Workspace, pid: str) -> Detail:
         else [],
         preview=preview(ws, info) if opened else None,
         hunk_refs=hunk_refs(files, shown.hunks) if opened and info.tool != "session" else {},
-        clashes=ws.overlaps(info.session) if opened and info.session else [],
+        clashes=ws.plumbing.overlaps(info.session) if opened and info.session else [],
     )
 
 
@@ -198,7 +198,7 @@ def hunk_refs(files: list[FileDiff], hunks: list[HunkInfo]) -> dict[str, HunkInf
 def preview(ws: Workspace, info: ProposalInfo) -> Preview:
     """What approving ``info`` would do to its target, in the page's words."""
     target = info.target.removeprefix("refs/heads/")
-    found = queries.outcome(ws.context, info)
+    found = queries.outcome(ws.plumbing.context, info)
     if found.kind == "fast-forward":
         return Preview("fast-forward", f"Approving fast-forwards {target} to this proposal.")
     if found.kind == "nothing":
@@ -222,10 +222,10 @@ def preview(ws: Workspace, info: ProposalInfo) -> Preview:
 
 def head(ws: Workspace, ref: str) -> dict[str, str]:
     """Where ``ref`` points now, as ``git log -1 --oneline`` would say."""
-    commit, summary = queries.head(ws.context, ref)
+    commit, summary = queries.head(ws.plumbing.context, ref)
     return {"branch": ref.removeprefix("refs/heads/"), "commit": commit, "summary": summary}
 
 
 def identity(ws: Workspace) -> str:
     """``Name <email>`` from git config, or ``""`` when the repository has none configured."""
-    return queries.person(ws.context)
+    return queries.person(ws.plumbing.context)

@@ -160,8 +160,16 @@ class Namespace(Protocol):
 # -- plain storages ----------------------------------------------------------------------------
 
 
-def resolve_plain(storage: Storage, path: str, cwd: str | None, root: str | None) -> Target:
-    """Resolve on a plain storage: relative POSIX paths (from ``cwd``) and family addresses."""
+def resolve_plain(
+    storage: Storage,
+    path: str,
+    cwd: str | None,
+    root: str | None,
+    normalizer: Callable[[str], str] | None = None,
+) -> Target:
+    """Resolve on a plain storage: relative POSIX paths (from ``cwd``) and family addresses.
+    ``normalizer``: the storage's own (a Workspace's, which the proposal's paths then need no
+    second run of), else ``normalize`` below ``root``."""
     if not isinstance(path, str):
         raise InvalidArguments("path must be a string", hint="Pass the path as a string.")
     address = parse_address(path)
@@ -171,7 +179,7 @@ def resolve_plain(storage: Storage, path: str, cwd: str | None, root: str | None
         normalize(path)  # the one "path is empty" error
     if cwd and not path.strip().startswith("/"):
         path = posixpath.join(cwd, path.strip())
-    key = normalize(path, root)
+    key = normalizer(path) if normalizer is not None else normalize(path, root)
     return Target(storage, key, key)
 
 

@@ -105,7 +105,9 @@ def _split(
         ws = main if root is None else holder(root)
         local = strip(dataclasses.replace(proposal, operations=tuple(ops)), root)
         parts.append(
-            _Part(root, ws, Attempt(ws.context, ws.plumbing.normalize_proposal(local), pid))
+            _Part(
+                root, ws, Attempt(ws.plumbing.context, ws.plumbing.normalize_proposal(local), pid)
+            )
         )
     return parts
 
@@ -127,7 +129,9 @@ def propose_across(
         )
     parts = _split(main, holder, proposal, groups, secrets.token_hex(6))
     # main's context publishes: its branch (the ordinary part's) follows on disk
-    land(main.context, [p.attempt for p in parts], proposal.tool, before_write=before_write)
+    land(
+        main.plumbing.context, [p.attempt for p in parts], proposal.tool, before_write=before_write
+    )
     return _applied(parts)
 
 
@@ -137,6 +141,6 @@ def _applied(parts: Sequence[_Part]) -> Applied:
         one = part.attempt
         assert one.built is not None
         kept = {"recorded": one.recorded, "carried": one.kept}
-        result = proposal_result(part.ws.context, one.built, one.pid, **kept)
-        shares.append((part.ws.store, result, part.root))
+        result = proposal_result(part.ws.plumbing.context, one.built, one.pid, **kept)
+        shares.append((part.ws.plumbing.store, result, part.root))
     return applied(shares)

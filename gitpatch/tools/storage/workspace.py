@@ -82,7 +82,7 @@ class WorkspaceStorage:
         ``[policy]`` table of ``.gitpatch.toml`` and git config's ``gitpatch.toolAllow``,
         ``gitpatch.toolDeny``, ``gitpatch.toolAsk`` (multi-valued globs) and
         ``gitpatch.toolRequireApproval`` (bool), together (the strictest wins)."""
-        store = self.workspace.store
+        store = self.workspace.plumbing.store
         found: list[ToolPermissionPolicy] = []
         file = settings(store).file
         if file.require_approval or file.allow is not None or file.deny or file.ask:
@@ -105,10 +105,9 @@ class WorkspaceStorage:
     # -- namespace ---------------------------------------------------------------------------
 
     def resolve(self, path: str, cwd: str | None = None) -> Target:
-        """Relative POSIX paths (absolute ones inside the repository are accepted too)."""
-        tree = self.workspace.worktree
-        root = str(tree.root).rstrip("/") if tree is not None else None
-        return resolve_plain(self, path, cwd, root)
+        """Relative POSIX paths (absolute ones inside the repository are accepted too), each
+        normalised as the Workspace's edge does (``Plumbing.normalize``), once."""
+        return resolve_plain(self, path, cwd, None, self.workspace.plumbing.normalize)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -129,14 +128,14 @@ class WorkspaceStorage:
     def read(self, key: str) -> FileRead:
         """See ``Storage.read`` and, for uncommitted content, the module docstring."""
         with self._view(key) as (ws, path, disk):
-            store = ws.store
+            store = ws.plumbing.store
             seen = ws.plumbing.view()
             head = seen.head
             ws.plumbing.check_paths(head, [path])
             if disk:
                 data, version = ws.plumbing.read_in(seen, path)
             else:
-                tree = ws.worktree
+                tree = ws.plumbing.worktree
                 filters = tree.filters if tree is not None else None
                 data, version = versions.read(store, None, head, path, filters)
             if data is None:
@@ -155,28 +154,28 @@ class WorkspaceStorage:
     def stat(self, key: str) -> Stat | None:
         """See ``Storage.stat``."""
         with self._view(key) as (ws, path, disk):
-            if disk and ws.worktree is not None:
-                full = ws.worktree.root / path
+            if disk and ws.plumbing.worktree is not None:
+                full = ws.plumbing.worktree.root / path
                 if full.is_dir():
                     return Stat("directory")
                 return Stat("file", full.stat().st_size) if full.is_file() else None
-            head = ws.store.ref_target(ws.branch)
-            found = None if head is None else ws.store.entry(head, path)
+            head = ws.plumbing.store.ref_target(ws.branch)
+            found = None if head is None else ws.plumbing.store.entry(head, path)
             if found is None or head is None:
                 return None
             if found.mode == MODE_TREE:
                 return Stat("directory")
-            return Stat("file", len(ws.store.read(head, path) or b""))
+            return Stat("file", len(ws.plumbing.store.read(head, path) or b""))
 
     def list(self, prefix: str = "") -> list[str]:
         """Files on the branch head below ``prefix`` (committed content)."""
         ws = self.workspace
         with ws.plumbing.exclusive():
-            head = ws.store.ref_target(ws.branch)
+            head = ws.plumbing.store.ref_target(ws.branch)
             if head is None:
                 return []
             base = prefix.rstrip("/") + "/" if prefix else ""
-            return sorted(p for p in ws.store.files(head) if p.startswith(base))
+            return sorted(p for p in ws.plumbing.store.files(head) if p.startswith(base))
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -220,14 +219,14 @@ class WorkspaceStorage:
     ) -> Applied:
         """``proposal`` (paths on ``ws``'s ref) through ``ws.propose``, or the result of the
         call that made the head when this is a retry of it."""
-        found = ws.replayed(proposal.call) if proposal.call and not review else None
+        found = ws.plumbing.replayed(proposal.call) if proposal.call and not review else None
         if found is not None:  # a retry of the call that made the head: its result again
-            return dataclasses.replace(applied([(ws.store, found, root)]), replayed=True)
+            return dataclasses.replace(applied([(ws.plumbing.store, found, root)]), replayed=True)
         expected = None if expected_version is None else str(expected_version).strip()
         if before_write is not None:
             before_write()
         result = ws.propose(proposal, expected_version=expected)
-        return applied([(ws.store, result, root)])
+        return applied([(ws.plumbing.store, result, root)])
 
     def _holder(self, root: Address | None, review: bool) -> Workspace:
         if root is not None:
@@ -246,7 +245,7 @@ class WorkspaceStorage:
         found = self._families.get(ref)
         if found is None:
             ctx = dataclasses.replace(
-                self.workspace.context,
+                self.workspace.plumbing.context,
                 worktree=None,
                 mode="auto",
                 target=ref,
@@ -261,6 +260,6 @@ class WorkspaceStorage:
         if ws.mode == "review":
             return ws
         if self._review is None:
-            ctx = dataclasses.replace(ws.context, mode="review", target=ws.branch)
+            ctx = dataclasses.replace(ws.plumbing.context, mode="review", target=ws.branch)
             self._review = Workspace(ctx)
         return self._review

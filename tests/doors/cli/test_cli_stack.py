@@ -21,7 +21,7 @@ FILES = {"a.txt": "a1\na2\n", "b.txt": "b1\n", "c.txt": "c1\n"}
 
 def _edit(ws: Workspace, path: str, old: str, new: str) -> str:
     edits = [{"old_string": old, "new_string": new}]
-    return ws.patch_resource(path, edits).proposal_id
+    return ws.apply(edits, path=path).proposal_id
 
 
 def _stack(repo: Path) -> tuple[Workspace, list[str]]:
@@ -108,7 +108,9 @@ def test_rejecting_one_rebases_the_later_ones_that_do_not_depend_on_it(repo: Pat
 
 def test_rejecting_one_marks_the_later_ones_on_its_files_needs_revision(repo: Path) -> None:
     ws, ids = _stack(repo)
-    assert ws.notices() == []  # nothing yet; the next call reads only the notes changed since
+    assert (
+        ws.plumbing.notices() == []
+    )  # nothing yet; the next call reads only the notes changed since
     out = gp_ok(repo, "reject", ids[0], "--reason", "keep a1", "--by", "Rev")
     assert f"{ids[2]} change the same files and now need a revision" in out
     assert git(repo, "rev-parse", "--verify", "-q", f"gitpatch/{ids[2]}", check=False) == ""
@@ -118,11 +120,11 @@ def test_rejecting_one_marks_the_later_ones_on_its_files_needs_revision(repo: Pa
     # b.txt and c.txt are re-based onto the target; nothing is dropped
     assert _parent(repo, ids[1]) == head(repo, "work")
     assert git(repo, "show", f"gitpatch/{ids[3]}:a.txt") == "a1\na2\n"
-    lines = ws.notices()
+    lines = ws.plumbing.notices()
     assert any(f"Proposal {ids[0]} was rejected by Rev" in line for line in lines)
     assert any(f"Proposal {ids[2]} needs revision" in line for line in lines)
     assert any(f"Proposal {ids[1]} was re-based" in line for line in lines)
-    assert ws.notices() == []  # each is told once
+    assert ws.plumbing.notices() == []  # each is told once
     _fsck(repo)
 
 
@@ -132,7 +134,7 @@ def test_a_comment_reaches_show_and_the_agents_next_notice(repo: Path) -> None:
     (note,) = gp_json(repo, "show", ids[1])["info"]["comments"]
     assert note["by"] == "Rev" and note["text"] == "use B2 instead"
     assert note["kind"] == "request_changes" and note["at"]
-    assert f"Rev requested changes on proposal {ids[1]}" in ws.notices()[0]
+    assert f"Rev requested changes on proposal {ids[1]}" in ws.plumbing.notices()[0]
 
 
 @pytest.mark.parametrize(

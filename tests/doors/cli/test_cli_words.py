@@ -22,7 +22,7 @@ def _two(ws: Workspace) -> list[str]:
     """Two proposals (or, in auto mode, two commits) of the Workspace's session."""
     edits = [("a.txt", "a1", "A1"), ("b.txt", "b1", "B1")]
     return [
-        ws.patch_resource(path, [{"old_string": old, "new_string": new}]).proposal_id
+        ws.apply([{"old_string": old, "new_string": new}], path=path).proposal_id
         for path, old, new in edits
     ]
 
@@ -58,7 +58,7 @@ def test_approving_a_session_names_it_and_counts_its_proposals_in_both_modes(rep
 def test_undoing_a_session_approval_says_so(repo: Path) -> None:
     _two(Workspace.open(repo, mode="auto", session="carol"))
     ws = Workspace.open(repo, mode="review", session="dave")
-    ws.patch_resource("c.txt", [{"old_string": "c1", "new_string": "C1"}])
+    ws.apply([{"old_string": "c1", "new_string": "C1"}], path="c.txt")
     gp_ok(repo, "approve", "dave")  # main moves on: carol's approval is a merge
     gp_ok(repo, "approve", "carol")
     undone = gp_ok(repo, "undo")

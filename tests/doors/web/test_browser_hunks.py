@@ -152,7 +152,7 @@ def test_hunks_are_decided_edited_and_commented_on_the_page(
     assert (repo / "values.py").read_text() == want
     assert (status_porcelain(repo), (repo / "notes.txt").read_text()) == mine
 
-    told = "\n".join(agent.notices())
+    told = "\n".join(agent.plumbing.notices())
     assert "Hunk 2 (values.py:2)" in told and "keep twenty a number" in told
     assert "+value_38 = 38  # kept by a person" in told and "-value_38 = 'thirty-eight'" in told
     assert "values.py line 38" in told and "why keep it?" in told

@@ -32,8 +32,8 @@ def test_request_changes_then_approve_all_in_a_real_browser(
     repo: Path, page: tuple[Any, str]
 ) -> None:
     ws = Workspace.open(repo, mode="review", session="bot")
-    one = ws.patch_resource("app.py", [{"old_string": "= 1", "new_string": "= 3"}])
-    two = ws.patch_resource("README.md", [{"old_string": "A demo", "new_string": "The demo"}])
+    one = ws.apply([{"old_string": "= 1", "new_string": "= 3"}], path="app.py")
+    two = ws.apply([{"old_string": "A demo", "new_string": "The demo"}], path="README.md")
     driver, url = page
     driver.get(url)
     wait_for(driver, lambda d: d.find_elements("css selector", ".stack li"), "the stack")
@@ -55,7 +55,7 @@ def test_request_changes_then_approve_all_in_a_real_browser(
         "the comment on the page",
     )
     assert "name it MAX_TRIES, a" in driver.find_element("id", "comments").text
-    (line,) = ws.notices()
+    (line,) = ws.plumbing.notices()
     assert line.startswith(f"Ada requested changes on proposal {one.proposal_id}")
 
     # approve the whole session from the list

@@ -115,17 +115,17 @@ def test_a_moved_target_means_a_merge_and_a_conflict_disables_approve(repo: Path
 
 def test_renames_binary_and_long_files_are_shown_as_such(repo: Path) -> None:
     ws = Workspace.open(repo, mode="review")
-    moved = ws.apply_patch(
+    moved = ws.apply(
         "*** Begin Patch\n*** Update File: README.md\n*** Move to: docs/README.md\n"
         "@@\n A demo repository.\n*** End Patch\n"
     ).proposal_id
     long_text = "".join(f"line {n}\n" for n in range(COLLAPSE_LINES + 50))
-    added = ws.apply_patch(
+    added = ws.apply(
         "*** Begin Patch\n*** Add File: big.txt\n"
         + "".join(f"+{line}\n" for line in long_text.splitlines())
         + "*** End Patch\n"
     ).proposal_id
-    gone = ws.apply_patch("*** Begin Patch\n*** Delete File: logo.bin\n*** End Patch\n")
+    gone = ws.apply("*** Begin Patch\n*** Delete File: logo.bin\n*** End Patch\n")
     web, auth = _api(repo)
     page = web.get(f"/p/{moved}", headers=auth).text
     assert "README.md → docs/README.md" in page and ">renamed<" in page
@@ -231,8 +231,9 @@ def test_the_log_lists_gitpatch_commits_and_undo_reverts_the_last(repo: Path) ->
 def test_an_open_session_is_listed_and_cannot_be_rejected(tmp_path: Path) -> None:
     repo = review_repo(tmp_path / "repo", branch="main")  # main is protected: agents get a session
     auto = Workspace.open(repo)
-    auto.patch(
-        "app.py", "<<<<<<< SEARCH\nMAX_RETRIES = 1\n=======\nMAX_RETRIES = 2\n>>>>>>> REPLACE"
+    auto.apply(
+        "<<<<<<< SEARCH\nMAX_RETRIES = 1\n=======\nMAX_RETRIES = 2\n>>>>>>> REPLACE",
+        path="app.py",
     )
     git(repo, "switch", "-q", "main")
     web, auth = _api(repo)

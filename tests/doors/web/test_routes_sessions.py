@@ -25,8 +25,8 @@ def _api(repo: Path) -> tuple[TestClient, dict[str, str]]:
 
 def _session(repo: Path) -> tuple[Workspace, list[str]]:
     ws = Workspace.open(repo, mode="review", session="bot")
-    one = ws.patch_resource("app.py", [{"old_string": "= 1", "new_string": "= 3"}])
-    two = ws.patch_resource("README.md", [{"old_string": "A demo", "new_string": "The demo"}])
+    one = ws.apply([{"old_string": "= 1", "new_string": "= 3"}], path="app.py")
+    two = ws.apply([{"old_string": "A demo", "new_string": "The demo"}], path="README.md")
     return ws, [one.proposal_id, two.proposal_id]
 
 
@@ -53,7 +53,7 @@ def test_request_changes_on_the_page_reaches_the_agent(repo: Path) -> None:
     answer = web.post(f"/api/proposals/{ids[0]}/comment", json=body, headers=auth)
     assert answer.status_code == 200, answer.text
     assert "call it MAX_TRIES" in web.get(f"/p/{ids[0]}", headers=auth).text
-    assert ws.notices() == [
+    assert ws.plumbing.notices() == [
         f"Ada requested changes on proposal {ids[0]} at "
         f"{answer.json()['comment']['at']}: call it MAX_TRIES"
     ]

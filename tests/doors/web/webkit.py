@@ -37,7 +37,7 @@ def propose(repo: Path, path: str, old: str, new: str) -> str:
     """A review-mode proposal replacing ``old`` with ``new`` in ``path``; its id."""
     ws = Workspace.open(repo, mode="review")
     block = f"<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n"
-    return ws.patch(path, block).proposal_id
+    return ws.apply(block, path=path).proposal_id
 
 
 def client(repo: Path) -> tuple[TestClient, Access]:
