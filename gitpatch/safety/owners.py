@@ -138,13 +138,23 @@ class Owner:
 _ME: dict[int, Owner] = {}
 
 
+#: ``Path(gitdir)`` per git dir without a ``commondir`` file, made once: the write path asks
+#: several times per change, and a Path costs more to build than the ``stat`` that decides.
+_PLAIN: dict[str, Path] = {}
+
+
 def common_dir(gitdir: str) -> Path:
     """The git dir holding refs and objects (a linked worktree's ``commondir``)."""
-    base = Path(gitdir)
-    common = base / "commondir"
-    if common.is_file():
-        base = (base / common.read_text().strip()).resolve()
-    return base
+    common = os.path.join(gitdir, "commondir")
+    if os.path.isfile(common):
+        base = Path(gitdir)
+        return (base / (base / "commondir").read_text().strip()).resolve()
+    found = _PLAIN.get(gitdir)
+    if found is None:
+        if len(_PLAIN) > 4096:
+            _PLAIN.clear()
+        found = _PLAIN[gitdir] = Path(gitdir)
+    return found
 
 
 def config_lock(gitdir: str) -> Path:

@@ -27,7 +27,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import pygit2
 
@@ -163,9 +162,9 @@ def _target(repo: pygit2.Repository, name: str) -> pygit2.Oid | None:
 
 def lock_paths(repo: pygit2.Repository, names: Sequence[str], deletes: bool) -> list[str]:
     """The lock files a transaction on ``names`` takes (``packed-refs.lock`` for deletions)."""
-    gitdir = Path(repo.path)
-    common = common_dir(repo.path)
-    out = [str((gitdir if n == "HEAD" else common) / f"{n}.lock") for n in names]
+    gitdir = repo.path
+    common = str(common_dir(gitdir))
+    out = [os.path.join(gitdir if n == "HEAD" else common, f"{n}.lock") for n in names]
     if deletes:
-        out.append(str(common / "packed-refs.lock"))
+        out.append(os.path.join(common, "packed-refs.lock"))
     return out

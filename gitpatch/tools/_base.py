@@ -42,6 +42,9 @@ __all__ = ["ApprovalPending", "Cancelled", "Tool", "UnsavedPaths"]
 #: Reports the paths (as the texts show them) an editor holds unsaved edits for.
 UnsavedPaths = Callable[[], Iterable[str]]
 
+#: ``run``'s signature (bound: without ``self``) per tool class.
+_SIGNATURES: dict[type[Tool], inspect.Signature] = {}
+
 
 def _bad_arguments(tool: str, exc: TypeError) -> InvalidArguments:
     why = str(exc).removeprefix("run() ").replace("keyword argument", "argument")
@@ -160,10 +163,12 @@ class Tool:
             return error_result(self.name, exc, shown)
 
     def _signature(self) -> inspect.Signature:
-        """``run``'s signature, worked out once per tool (it checks every call's arguments)."""
-        sig: inspect.Signature | None = self.__dict__.get("_run_signature")
+        """``run``'s signature, worked out once per tool class (it checks every call's
+        arguments; the service makes a tool per call, so once per instance is too often)."""
+        kind = type(self)
+        sig = _SIGNATURES.get(kind)
         if sig is None:
-            sig = self.__dict__["_run_signature"] = inspect.signature(self.run)
+            sig = _SIGNATURES[kind] = inspect.signature(self.run)
         return sig
 
     def run(self, *args: Any, **arguments: Any) -> ToolResult:

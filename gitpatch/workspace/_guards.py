@@ -204,10 +204,13 @@ def refuse_case_twins(store: Store, head: pygit2.Oid | None, proposal: Proposal)
     """With ``core.ignorecase=true``, git takes ``A.txt`` and a tracked ``a.txt`` for one file
     (``git add A.txt`` updates ``a.txt``): a new path differing from a tracked one only in case
     is ``resource_exists``, naming the tracked one."""
-    if head is None or not store.config_bool("core.ignorecase"):
+    if head is None:
         return
     new = [op.path for op in proposal.operations if isinstance(op, AddFile)]
     new += [op.move_to for op in proposal.operations if isinstance(op, UpdateFile) and op.move_to]
+    # an edit in place names no new path: the config is not even read
+    if not new or not store.config_bool("core.ignorecase"):
+        return
     new = [p for p in new if store.entry(head, p) is None]
     if not new:
         return

@@ -108,6 +108,8 @@ class Change:
         self.finished = False
         self.made: Made | None = None
         self.error: BaseException | None = None
+        #: Set once the change's batch ran (``finished``), or to hand it the next batch.
+        self.woken = threading.Event()
 
     def outcome(self) -> Made | None:
         """The change's commit (on ``main`` now), None for the Workspace's path, or its error."""
@@ -129,25 +131,31 @@ class WriteQueue:
         self.store = store
         self.branch = branch
         self.writing = writing
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self._waiting: list[Change] = []
         self._running = False
 
     def waiting(self) -> int:
         """How many changes wait for the batch after the running one."""
-        with self._cond:
+        with self._lock:
             return len(self._waiting)
 
     def submit(self, change: Change) -> Made | None:
-        """Queue ``change`` and return once its batch ran (see ``Change.outcome``)."""
-        with self._cond:
+        """Queue ``change`` and return once its batch ran (see ``Change.outcome``). A change
+        that finds a batch running waits on its own event: it is woken once, when its batch
+        ran or when it is to run the next one (the first change left waiting runs it), so a
+        batch wakes only the threads it concerns, not every waiting one."""
+        with self._lock:
             self._waiting.append(change)
-            while self._running and not change.finished:
-                self._cond.wait()
+            lead = not self._running
+            self._running = True
+        if not lead:
+            change.woken.wait()
             if change.finished:
                 return change.outcome()
-            self._running = True
+        with self._lock:
             batch, self._waiting = self._waiting, []
+        following: Change | None = None
         try:
             self._run(batch)
         except BaseException as exc:  # noqa: BLE001 - every change of the batch learns it
@@ -155,11 +163,16 @@ class WriteQueue:
                 if not item.finished:
                     item.error = exc
         finally:
-            with self._cond:
-                for item in batch:
-                    item.finished = True
-                self._running = False
-                self._cond.notify_all()
+            with self._lock:
+                if self._waiting:
+                    following = self._waiting[0]  # it runs the next batch: still running
+                else:
+                    self._running = False
+            for item in batch:
+                item.finished = True
+                item.woken.set()
+            if following is not None:
+                following.woken.set()
         return change.outcome()
 
     def _run(self, batch: list[Change]) -> None:

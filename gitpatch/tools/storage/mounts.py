@@ -93,11 +93,20 @@ class MountedFilesystem:
 # -- wrapping ----------------------------------------------------------------------------------
 
 
+#: Classes whose instances passed ``isinstance(obj, Storage)``: a runtime protocol check
+#: looks up every member each time (~50 µs), and the service wraps a storage per call.
+_STORAGE_CLASSES: set[type] = set()
+
+
 def as_storage(obj: Any) -> Storage:
     """``obj`` as a storage: a Workspace is wrapped (views of one Workspace are equal)."""
     if isinstance(obj, Workspace):
         return WorkspaceStorage.of(obj)
+    if type(obj) in _STORAGE_CLASSES:
+        found: Storage = obj
+        return found
     if isinstance(obj, Storage):
+        _STORAGE_CLASSES.add(type(obj))
         return obj
     raise TypeError(f"{type(obj).__name__} is not a storage (read, stat, list, apply)")
 

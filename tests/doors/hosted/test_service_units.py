@@ -332,6 +332,37 @@ def test_changes_queued_together_are_one_batch_each_its_own_commit(tmp_path: Pat
         assert git(repo, "diff", "--name-only", f"main~{n + 1}", f"main~{n}").split() == [path]
 
 
+def test_many_writers_of_one_space_each_get_their_own_change_back(tmp_path: Path) -> None:
+    """Threads queueing on one space while batches run: each is woken once its batch ran, or
+    to run the next batch itself, never left waiting; every change lands once, in order."""
+    spaces = Spaces(tmp_path)
+    for n in range(4):
+        _write(spaces, "users/ada", f"r{n}.txt", b"end\n", create=True)
+    space = spaces.get("users/ada")
+    results: dict[int, Any] = {}
+
+    def change(i: int) -> None:
+        proposal = edit_objects.parse(f"r{i % 4}.txt", [{"after_line": 0, "new_string": f"{i}\n"}])
+        for _ in range(3):  # three changes per thread, each queued after the one before
+            results.setdefault(i, []).append(space.storage.apply(proposal).version)
+
+    threads = [threading.Thread(target=change, args=(i,)) for i in range(24)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+    versions = sorted(v for got in results.values() for v in got)
+    assert versions == list(range(5, 5 + 72))  # 4 creates, then one version per change
+    assert all(got == sorted(got) for got in results.values())
+    assert space.queue.waiting() == 0
+    for n in range(4):
+        lines = git(tmp_path / "users" / "ada.git", "show", f"main:r{n}.txt").split()
+        assert sorted(lines[:-1], key=int) == sorted(
+            [str(i) for i in range(24) if i % 4 == n] * 3, key=int
+        )
+
+
 def test_a_process_opening_the_space_keeps_the_objects_a_batch_is_writing(tmp_path: Path) -> None:
     """A second service process (``--workers 2``) opens a space, and sweeps libgit2's
     half-written object files no live operation owns, while this process's batch writes its
