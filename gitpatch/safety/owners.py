@@ -263,6 +263,12 @@ class Record:
                     self.pinned.remove(lock)
             self.kept_refs = kept
 
+    def narrow(self, locks: Sequence[str]) -> None:
+        """A dead owner's record, now listing only ``locks`` of its plan (the rest freed by
+        a recovery that leaves the others to another worktree's); its moves stay."""
+        self.plan = {**self.plan, "locks": [p for p in self.plan.get("locks", ()) if p in locks]}
+        self._write(json.dumps(self.plan))
+
     def unpin(self, lock: str) -> None:
         """``lock`` is no longer held (renamed into place or removed): it and its proof go
         from the plan."""

@@ -23,6 +23,7 @@ processes never recover the same record at once.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
 import time
@@ -67,6 +68,10 @@ def recover_dead(repo: pygit2.Repository, move: Mover, *, sweep: bool = False) -
             live = [r for r in records if not r.owner.dead()]
             for record in records:
                 if record.owner.dead():
+                    keep = _unsettled_land_elsewhere(record, gitdir)
+                    if keep:  # that worktree's own recovery settles it, its locks still held
+                        removed += _free_all_but(record, keep)
+                        continue
                     removed += _finish(repo, record, move)
                     record.drop()
             mine = current()
@@ -100,6 +105,47 @@ def _finish(repo: pygit2.Repository, record: Record, move: Mover) -> list[str]:
             os.unlink(proof)
     if pending:
         move(pending, "gitpatch: finish the transaction of a killed process")
+    return removed
+
+
+def _unsettled_land_elsewhere(record: Record, gitdir: str) -> list[str]:
+    """The locks to leave held when ``record``'s dead owner was landing in another worktree
+    than ``gitdir``'s and its land journal is still there: that worktree's ``index.lock`` and
+    the lock of the branch the journal lands. Freed here, a person's ``git commit`` in that
+    worktree could commit what the land wrote ahead before that worktree's recovery puts it
+    back (a revert of the agent's change staged next). Empty when there is no such land."""
+    mine = os.path.realpath(gitdir)
+    for lock in record.plan.get("locks", ()):
+        if not isinstance(lock, str) or os.path.basename(lock) != "index.lock":
+            continue
+        where = os.path.dirname(lock)
+        if os.path.realpath(where) == mine:
+            continue
+        try:
+            with open(os.path.join(where, "gitpatch", "journal.json"), encoding="utf-8") as fh:
+                ref = str(json.load(fh)["ref"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        common = str(common_dir(where))
+        return [lock, os.path.join(where if ref == "HEAD" else common, f"{ref}.lock")]
+    return []
+
+
+def _free_all_but(record: Record, keep: Sequence[str]) -> list[str]:
+    """Free a dead owner's locks but ``keep`` (other worktrees' writers must not wait on its
+    notes lock), and narrow its record to them, so that no later recovery takes a live
+    process's lock of the same name for one of the freed."""
+    removed = [
+        p
+        for p in record.plan.get("locks", ())
+        if p not in keep and (record.owns(p) or _unwritten_ref_lock(p, record))
+    ]
+    for path in removed:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(record.proof(path))
+    record.narrow(keep)
     return removed
 
 

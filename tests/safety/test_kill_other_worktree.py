@@ -1,0 +1,89 @@
+"""A land killed while it held its worktree's locks, and a gitpatch call from another worktree.
+
+Owner records live in the common git directory, the land journal in each worktree's own. A
+call from a linked worktree (another agent's, a session's) recovers every dead owner's record;
+freeing a killed land's ``index.lock`` and branch lock there, without putting back what it wrote
+ahead, let the person's ``git commit`` in the land's worktree commit the agent's change, and the
+next call in that worktree then put the files back: the agent's change staged as reverted.
+Now the other worktree frees the rest (the notes lock: its own writes go on) and leaves those
+two locks to the land's own worktree, whose next call settles the journal.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitpatch import Workspace
+from tests.safety.proofkit import killed_at
+
+pytestmark = pytest.mark.slow
+
+AGENT = """
+import sys
+from gitpatch import Workspace
+Workspace.open(sys.argv[1], mode="auto").apply(
+    "*** Begin Patch\\n*** Update File: a.txt\\n@@\\n one\\n-two\\n+TWO (agent)\\n three\\n"
+    "*** End Patch\\n"
+)
+"""
+POINTS = ("file.renamed", "index.written", "refs.locked")
+
+
+def _git(at: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Person",
+        "GIT_AUTHOR_EMAIL": "person@example.com",
+        "GIT_COMMITTER_NAME": "Person",
+        "GIT_COMMITTER_EMAIL": "person@example.com",
+    }
+    return subprocess.run(["git", "-C", str(at), *args], env=env, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_a_call_from_another_worktree_leaves_a_killed_land_to_its_own(
+    tmp_path: Path, point: str
+) -> None:
+    repo, linked = tmp_path / "repo", tmp_path / "linked"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "work")
+    (repo / "a.txt").write_text("one\ntwo\nthree\n")
+    (repo / "b.txt").write_text("bee\n")
+    _git(repo, "add", "-A")
+    assert _git(repo, "commit", "-qm", "start").returncode == 0
+    assert _git(repo, "worktree", "add", "-q", "-b", "other", str(linked)).returncode == 0
+    start = _git(repo, "rev-parse", "work").stdout.strip()
+
+    code = killed_at([sys.executable, "-c", AGENT, str(repo)], dict(os.environ), point)
+    assert code == -9, f"the land never reached {point}"
+    assert (repo / ".git" / "gitpatch" / "journal.json").exists()
+
+    # another agent's calls in the linked worktree: a read, and an edit of its own (the
+    # killed land's notes lock must not hold it up)
+    other = Workspace.open(linked, mode="auto")
+    assert other.read("b.txt").content == "bee\n"
+    other.apply("*** Begin Patch\n*** Update File: b.txt\n@@\n-bee\n+BEE\n*** End Patch\n")
+    assert _git(linked, "show", "other:b.txt").stdout == "BEE\n"
+
+    # the land's own worktree: still locked, so the person's commit cannot take what was
+    # written ahead
+    assert (repo / ".git" / "index.lock").exists()
+    person = _git(repo, "commit", "-qam", "the person's commit")
+    assert person.returncode != 0
+    assert _git(repo, "rev-parse", "work").stdout.strip() == start
+
+    # its next call settles the journal: nothing staged, nothing reverted, no lock left
+    Workspace.open(repo, mode="auto")
+    assert not (repo / ".git" / "index.lock").exists()
+    assert not (repo / ".git" / "gitpatch" / "journal.json").exists()
+    assert _git(repo, "diff", "--cached", "--stat").stdout == ""
+    assert _git(repo, "status", "--porcelain").stdout == ""
+    assert (repo / "a.txt").read_text() == _git(repo, "show", "work:a.txt").stdout
+    locks = [p for p in (repo / ".git").rglob("*.lock")]
+    assert locks == []
+    assert _git(repo, "fsck", "--strict").returncode == 0
