@@ -59,13 +59,18 @@ def move(ahead):
 WorkingTree(store).land(str(old), str(new), [path], move, ref="refs/heads/work")
 """
 
-#: the editor: opens argv[1] for appending, says so, writes one line when told
+#: the editor: opens argv[1] for appending, says so, writes one line when told; with argv[2]
+#: "poke" it opens it for writing and overwrites ``agent 1`` with ``PERSN 1`` in place instead
 EDITOR = """
 import os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+poke = sys.argv[2] == "poke"
+fd = os.open(sys.argv[1], os.O_WRONLY | (0 if poke else os.O_APPEND))
 print("open", flush=True)
 sys.stdin.readline()
-os.write(fd, b"editor 1\\n")
+if poke:
+    os.pwrite(fd, b"PERSN 1", len(b"agent 0\\n\\n"))
+else:
+    os.write(fd, b"editor 1\\n")
 os.close(fd)
 """
 
@@ -82,10 +87,12 @@ def _repo(tmp_path: Path) -> Path:
     return repo
 
 
-def _editor(path: Path) -> subprocess.Popen[bytes]:
-    """A real process holding ``path`` open for appending (before the land starts)."""
+def _editor(path: Path, how: str = "append") -> subprocess.Popen[bytes]:
+    """A real process holding ``path`` open for writing (before the land starts)."""
     child = subprocess.Popen(
-        [sys.executable, "-c", EDITOR, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        [sys.executable, "-c", EDITOR, str(path), how],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
     )
     assert child.stdout is not None and child.stdout.readline() == b"open\n"
     return child
@@ -131,6 +138,20 @@ def test_a_line_written_to_the_replaced_file_after_the_rename_is_kept(
     assert _git(repo, "status", "--porcelain") == " M shared.txt\n"
     added = [r for r in _git(repo, "diff").splitlines() if r.startswith(("+", "-"))]
     assert added == ["--- a/shared.txt", "+++ b/shared.txt", "+editor 1"]
+    _nothing_left(repo)
+
+
+def test_a_save_in_place_to_the_replaced_file_is_merged_with_the_change(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    editor = _editor(repo / "shared.txt", "poke")
+    argv = [sys.executable, "-c", AGENT, str(repo), "edit"]
+    with paused_at(argv, _env(), "index.written") as agent:
+        _save(editor)
+    _out, err = agent.communicate()
+    assert agent.returncode == 0, err.decode()
+    assert (repo / "shared.txt").read_text() == "AGENT 0\n\nPERSN 1\n\nend\n\n\n"
+    assert _git(repo, "show", "work:shared.txt") == "AGENT 0\n\nagent 1\n\nend\n\n\n"
+    assert _git(repo, "status", "--porcelain") == " M shared.txt\n"
     _nothing_left(repo)
 
 
