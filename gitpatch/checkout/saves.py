@@ -13,6 +13,8 @@ person's bytes are never dropped. What a file "held when the land checked it" is
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import hashlib
 import os
 import stat
@@ -58,6 +60,11 @@ class WorkingTree(Protocol):
 #: How many saves racing one rename a land merges and puts back before the person's last save
 #: simply stays (each round takes well under a millisecond; an editor saves every few ms).
 _PUT_BACK_ROUNDS = 50
+
+#: How long the end of a land waits for another process to close a file it replaced before
+#: the last check (``_unheld``); a process holding it longer (a log) is not waited for.
+_HELD_WAIT_S = 0.05
+_SETLEASE: int | None = getattr(fcntl, "F_SETLEASE", None)
 
 #: A file written this recently may be written again within the same tick of the file clock,
 #: keeping its size and mtime: its identity proves nothing then, its content is read.
@@ -259,6 +266,7 @@ def settle(tree: WorkingTree) -> None:
         if not todo:
             return
         for item in todo:
+            _unheld(item.file)
             data = _saved(tree, item)
             if data is not None:
                 _keep(tree, item, data, last=round_ == _PUT_BACK_ROUNDS - 1)
@@ -287,6 +295,34 @@ def recover(tree: WorkingTree, paths: Sequence[str]) -> None:
             _aside(tree, item, data)
         file.unlink(missing_ok=True)
     settle(tree)
+
+
+def _unheld(file: Path) -> None:
+    """Wait (``_HELD_WAIT_S`` at most) until no other process holds ``file`` open, so that a
+    write through a descriptor opened before the rename (an editor between its open and its
+    write) is in the file before its last check: a write lease (Linux ``F_SETLEASE``) is
+    granted only then. Returns at once where leases are not available (not the owner, another
+    file system, another system)."""
+    if _SETLEASE is None:
+        return
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        deadline = time.monotonic() + _HELD_WAIT_S
+        while True:
+            try:
+                fcntl.fcntl(fd, _SETLEASE, fcntl.F_WRLCK)
+            except OSError as exc:
+                if exc.errno != errno.EAGAIN or time.monotonic() > deadline:
+                    return
+                time.sleep(0.001)  # held open elsewhere: a write may still come
+                continue
+            fcntl.fcntl(fd, _SETLEASE, fcntl.F_UNLCK)
+            return
+    finally:
+        os.close(fd)
 
 
 def _saved(tree: WorkingTree, item: Kept) -> bytes | None:
