@@ -24,9 +24,12 @@ from gitpatch.safety import atomic
 from gitpatch.safety.atomic import TMP_SUFFIX
 from gitpatch.safety.owners import common_dir
 
-__all__ = ["TMP_SUFFIX", "Staging", "check_room_for_index", "remove_temp_files"]
+__all__ = ["KEPT_PREFIX", "TMP_SUFFIX", "Staging", "check_room_for_index", "remove_temp_files"]
 
 _EXCLUDE = f"*{TMP_SUFFIX}"
+#: How the temp files holding a file a land replaced begin (``checkout.kept``): they may hold
+#: a person's save, so clearing temp files leaves them to ``saves.recover``.
+KEPT_PREFIX = ".kept."
 
 
 class Staging:
@@ -71,9 +74,12 @@ class Staging:
         return atomic.temp_file(full, data, file_mode(mode), fsync=fsync, folder=where)
 
     def clear(self, root: Path, paths: Iterable[str]) -> None:
-        """Drop the temp files a killed land left (here, and beside ``paths``)."""
+        """Drop the temp files a killed land left (here, and beside ``paths``), but not the
+        files it kept (``checkout.kept``)."""
         with contextlib.suppress(OSError):
             for name in os.listdir(self.folder):
+                if name.startswith(KEPT_PREFIX):
+                    continue
                 with contextlib.suppress(OSError):
                     (self.folder / name).unlink()
         remove_temp_files(root, paths)
@@ -94,7 +100,7 @@ def remove_temp_files(root: Path, paths: Iterable[str]) -> None:
         except OSError:
             continue
         for name in names:
-            if name.endswith(TMP_SUFFIX):
+            if name.endswith(TMP_SUFFIX) and not name.startswith(KEPT_PREFIX):
                 with contextlib.suppress(OSError):
                     (parent / name).unlink()
 

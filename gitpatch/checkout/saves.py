@@ -3,32 +3,41 @@
 An editor knows nothing of git's locks: it may save a file between the land's last check and
 its rename. Each rename therefore swaps the files (``atomic.exchange``) so the replaced one is
 kept and checked again; a save that slipped in is put back (appended lines appended again,
-any other save merged with the change, or left as the person saved it). A person's bytes are
-never dropped. What a file "held when the land checked it" is told by its ``identity`` (inode,
-size, mtime), or by its content when that cannot tell.
+any other save merged with the change, or left as the person saved it). The replaced file is
+then kept until the land is over and checked once more (``settle``; ``checkout.kept``), for an
+editor that wrote to it after that check through a descriptor opened before the rename. A
+person's bytes are never dropped. What a file "held when the land checked it" is told by its
+``identity`` (inode, size, mtime), or by its content when that cannot tell.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import hashlib
 import os
 import stat
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
 import pygit2
 
+from gitpatch.checkout import kept
 from gitpatch.checkout.files import Staging
 from gitpatch.checkout.filters import Filters
+from gitpatch.checkout.kept import Kept
 from gitpatch.safety import atomic
+from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.store import Store
 
-__all__ = ["Mark", "holds", "identity", "mark", "put"]
+__all__ = ["Mark", "holds", "identity", "mark", "put", "recover", "settle"]
 
 #: What tells a file from any later save of it: its ``identity``, or a digest of its bytes
 #: when it changed too recently for that; None when there is no regular file.
-Mark = tuple[int, int, int] | str | None
+Mark = kept.Mark
 
 
 class WorkingTree(Protocol):
@@ -38,6 +47,8 @@ class WorkingTree(Protocol):
     store: Store
     filters: Filters
     staging: Staging
+    #: the files the running land replaced, checked again when it is over (``settle``)
+    kept: list[Kept]
 
     def read(self, path: str) -> bytes | None: ...
     def disk_blob(self, path: str) -> str | None: ...
@@ -49,6 +60,11 @@ class WorkingTree(Protocol):
 #: How many saves racing one rename a land merges and puts back before the person's last save
 #: simply stays (each round takes well under a millisecond; an editor saves every few ms).
 _PUT_BACK_ROUNDS = 50
+
+#: How long the end of a land waits for another process to close a file it replaced before
+#: the last check (``_unheld``); a process holding it longer (a log) is not waited for.
+_HELD_WAIT_S = 0.05
+_SETLEASE: int | None = getattr(fcntl, "F_SETLEASE", None)
 
 #: A file written this recently may be written again within the same tick of the file clock,
 #: keeping its size and mtime: its identity proves nothing then, its content is read.
@@ -101,6 +117,7 @@ def put(tree: WorkingTree, path: str, tmp: Path, before: str | None, new: pygit2
         return True
     expect = before  # what the rename may replace
     landed = True  # tmp holds the change alone (not merged into a save)
+    wrote = str(new)  # the blob tmp holds
     for _round in range(_PUT_BACK_ROUNDS):
         if not holds(tree, path, full, expect):  # a save since the land checked the disk
             person = tree.read(path)
@@ -108,9 +125,12 @@ def put(tree: WorkingTree, path: str, tmp: Path, before: str | None, new: pygit2
             merged = _onto(tree, path, person, before, new)
             if merged is None or person is None:
                 return False  # their save stays as it is
-            tmp, landed = merged[0], False
+            tmp, landed, wrote = merged[0], False, merged[1]
             expect = str(pygit2.hash(tree.filters.to_blob(path, person)))
             continue
+        # named for what it will keep: a kill after the swap leaves it for recovery (``kept``)
+        tmp = kept.name(tmp, path, expect, wrote, _size(full), tmp.parent)
+        crashpoint("file.kept")
         try:
             swapped = atomic.exchange(tmp, full)
         except FileExistsError:
@@ -118,10 +138,13 @@ def put(tree: WorkingTree, path: str, tmp: Path, before: str | None, new: pygit2
         if not swapped:
             os.replace(tmp, full)  # this file system cannot swap: the check was the last
             return landed
-        if os.path.lexists(tmp) and not holds(tree, path, tmp, expect):
+        if not os.path.lexists(tmp):
+            return landed  # there was no file: nothing replaced
+        was = mark(tmp, tree.seen_identity(path))  # before the check: a later write shows
+        if not holds(tree, path, tmp, expect):
             _put_back(tree, path, tmp, expect, before, new)  # a save slipped in
             return False
-        tmp.unlink(missing_ok=True)
+        tree.kept.append(Kept(path, tmp, expect, wrote, _size(tmp), was))  # checked when over
         return landed
     tmp.unlink(missing_ok=True)  # the change only: the person's last save stays
     return False
@@ -205,3 +228,174 @@ def holds(tree: WorkingTree, path: str, full: Path, expect: str | None) -> bool:
     if tree.disk_blob(path) == expect:
         return True
     return tree.as_checked_out(path, pygit2.Oid(hex=expect))
+
+
+def remove(tree: WorkingTree, path: str, full: Path, expect: str) -> bool:
+    """Remove the file ``full`` at ``path`` unless a person saved it since the land checked
+    it (it then stays: False). The last check runs right before the rename out of the way;
+    the file is then checked again, and kept until the land is over, as a replaced one is."""
+    if not holds(tree, path, full, expect):
+        return False
+    folder = tree.staging.where(full) or full.parent
+    trash = kept.name(full, path, expect, "none", _size(full), folder)
+    was = mark(trash, tree.seen_identity(path))  # before the check: a later write shows
+    if not holds(tree, path, trash, expect):  # a save slipped in: it goes back
+        with contextlib.suppress(FileExistsError):
+            if not atomic.exchange(trash, full):
+                os.rename(trash, full)
+        trash.unlink(missing_ok=True)
+        return False
+    tree.kept.append(Kept(path, trash, expect, "none", _size(trash), was))
+    return True
+
+
+def _size(full: Path) -> int:
+    """The size of the file at ``full`` (-1 when there is none)."""
+    try:
+        return full.lstat().st_size
+    except OSError:
+        return -1
+
+
+def settle(tree: WorkingTree) -> None:
+    """The land is over (its index written, its branch moved): each file it replaced
+    (``tree.kept``) is checked once more, and a save written to it since the land checked it
+    (an editor holding it open across the rename) is put back (``_keep``); then it goes."""
+    for round_ in range(_PUT_BACK_ROUNDS):
+        todo, tree.kept = tree.kept, []
+        if not todo:
+            return
+        for item in todo:
+            _unheld(item.file)
+            data = _saved(tree, item)
+            if data is not None:
+                _keep(tree, item, data, last=round_ == _PUT_BACK_ROUNDS - 1)
+            item.file.unlink(missing_ok=True)
+
+
+def recover(tree: WorkingTree, paths: Sequence[str]) -> None:
+    """Settle the files a killed land kept (``checkout.kept``), ``paths`` being its journal's:
+    a save in them is put back as ``settle`` does. One whose path is not known (no journal)
+    and that holds neither blob of its name is set aside (``_aside``): never dropped."""
+    keys = {kept.key(p): p for p in paths}
+    folders = {tree.staging.folder, *((tree.root / p).parent for p in paths)}
+    for file in kept.found(folders):
+        item = Kept.of(file, None)
+        if item is None:
+            continue
+        path = keys.get(item.key())
+        if path is not None:
+            tree.kept.append(Kept(path, file, item.expect, item.wrote, item.size))
+            continue
+        try:
+            data = file.read_bytes()
+        except OSError:
+            continue
+        if str(pygit2.hash(data)) not in (item.expect, item.wrote):
+            _aside(tree, item, data)
+        file.unlink(missing_ok=True)
+    settle(tree)
+
+
+def _unheld(file: Path) -> None:
+    """Wait (``_HELD_WAIT_S`` at most) until no other process holds ``file`` open, so that a
+    write through a descriptor opened before the rename (an editor between its open and its
+    write) is in the file before its last check: a write lease (Linux ``F_SETLEASE``) is
+    granted only then. Returns at once where leases are not available (not the owner, another
+    file system, another system)."""
+    if _SETLEASE is None:
+        return
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        deadline = time.monotonic() + _HELD_WAIT_S
+        while True:
+            try:
+                fcntl.fcntl(fd, _SETLEASE, fcntl.F_WRLCK)
+            except OSError as exc:
+                if exc.errno != errno.EAGAIN or time.monotonic() > deadline:
+                    return
+                time.sleep(0.001)  # held open elsewhere: a write may still come
+                continue
+            fcntl.fcntl(fd, _SETLEASE, fcntl.F_UNLCK)
+            return
+    finally:
+        os.close(fd)
+
+
+def _saved(tree: WorkingTree, item: Kept) -> bytes | None:
+    """The bytes of ``item``'s file when something wrote to it since the land checked it,
+    else None (it holds what was checked, or the land's own file that was never swapped)."""
+    full = item.file
+    if item.mark is not None and mark(full, item.mark) == item.mark:
+        return None
+    try:
+        if not stat.S_ISREG(full.lstat().st_mode):
+            return None
+        data = full.read_bytes()
+    except OSError:
+        return None
+    blob = str(pygit2.hash(tree.filters.to_blob(item.path, data)))
+    return None if blob in (item.expect, item.wrote) else data
+
+
+def _base(tree: WorkingTree, item: Kept, theirs: bytes) -> bytes | None:
+    """What ``item``'s file held when the land checked it (as a blob), None when unknown:
+    its first ``size`` bytes when they are that blob (a save appended), else the blob."""
+    if 0 <= item.size <= len(theirs) and item.expect is not None:
+        head = theirs[: item.size]
+        if str(pygit2.hash(head)) == item.expect:
+            return head
+    if item.expect is not None and tree.store.has_blob(found := pygit2.Oid(hex=item.expect)):
+        return tree.store.blob_data(found, item.path)
+    return None
+
+
+def _keep(tree: WorkingTree, item: Kept, data: bytes, *, last: bool) -> None:
+    """Put back a save ``data`` that reached the kept ``item`` after the land's check: lines
+    it appended are appended to the file at its path; any other save is merged with what that
+    file holds now (base: what the land checked), or goes back as the person saved it when that
+    file still holds the land's committed bytes; else (or on the ``last`` round) it is set
+    aside (``_aside``)."""
+    full = tree.root / item.path
+    converts = tree.filters.converts(item.path)
+    theirs = tree.filters.to_blob(item.path, data)
+    base = _base(tree, item, theirs)
+    regular = os.path.isfile(full) and not os.path.islink(full)
+    if base is not None and regular and not converts and theirs.startswith(base):
+        fd = os.open(full, os.O_WRONLY | os.O_APPEND)  # appended in place: a log, an autosave
+        try:
+            os.write(fd, theirs[len(base) :])
+        finally:
+            os.close(fd)
+        return
+    if item.wrote == "none" and not os.path.lexists(full):  # the land deleted it
+        tmp = tree.staging.temp_file(full, data, 0o100644, fsync=False)
+        if put(tree, item.path, tmp, None, tree.store.write_blob(theirs)):
+            return
+    now = tree.read(item.path) if regular else None
+    if now is not None and not last:
+        ours = tree.filters.to_blob(item.path, now)
+        here = str(pygit2.hash(ours))
+        merged = None if base is None else tree.store.merge_file(item.path, base, ours, theirs)
+        if merged is None and here == item.wrote:
+            merged = theirs  # the land's bytes, committed: the person's save goes back whole
+        if merged is not None:
+            oid = tree.store.write_blob(merged)
+            mode = tree.disk_mode(item.path) or 0o100644
+            out = tree.filters.checkout_bytes(item.path, oid)
+            tmp = tree.staging.temp_file(full, out, mode, fsync=False)
+            if put(tree, item.path, tmp, here, oid):
+                return
+    _aside(tree, item, data)
+
+
+def _aside(tree: WorkingTree, item: Kept, data: bytes) -> None:
+    """Keep a person's save that cannot go back in place in ``.git/gitpatch/saves/`` (named
+    after its path, or its key when the path is not known), where recovery never deletes."""
+    folder = tree.staging.gitdir / "gitpatch" / "saves"
+    folder.mkdir(parents=True, exist_ok=True)
+    label = item.path.replace("/", "%") if item.path else item.key()
+    atomic.write_atomic(folder / f"{label}.{time.time_ns()}", data, durable=True)

@@ -34,9 +34,9 @@ from gitpatch.checkout._modes import disk_mode
 from gitpatch.checkout.files import TMP_SUFFIX, Staging, check_room_for_index
 from gitpatch.checkout.filters import Filters, attribute_files, changes_attributes
 from gitpatch.checkout.indexlock import HeldIndex, held_index, remove_scratch
+from gitpatch.checkout.kept import Kept
 from gitpatch.core.spliced import Content
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
-from gitpatch.safety import atomic
 from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.safety.journal import Journal, fsync_dir
 from gitpatch.safety.locks import land_lock
@@ -112,6 +112,7 @@ class WorkingTree:
         self._blobs: dict[pygit2.Oid, Content] = store.fresh_blobs
         # path -> (``saves.mark`` of its file, blob) when the running land checked the disk
         self._seen: dict[str, tuple[saves.Mark, str | None]] = {}
+        self.kept: list[Kept] = []  # the files it replaced, until it is over (``saves``)
 
     @classmethod
     def of(cls, store: Store) -> WorkingTree | None:
@@ -202,6 +203,8 @@ class WorkingTree:
             try:
                 with self._converting(journal):
                     self._move_with(journal, held, move_ref)
+                    saves.settle(self)  # a save written to a replaced file since its check
+                crashpoint("saves.settled")
             finally:
                 self._seen = {}
             held.forget_before()
@@ -267,6 +270,7 @@ class WorkingTree:
         try:
             self._undo(journal, held, index=False)
             held.restore()  # the index as it was, byte for byte: the lock was held all along
+            saves.settle(self)
         except (OSError, gitbin.GitFailed) as exc:
             raise RepositoryError(
                 f"the change is not committed ({journal.ref or 'HEAD'} did not move), but "
@@ -318,6 +322,7 @@ class WorkingTree:
                 if name.startswith(".journal.json.") and name.endswith(TMP_SUFFIX):
                     (self.state_dir / name).unlink(missing_ok=True)
             if not self.journal_path.exists():
+                saves.recover(self, ())
                 self.staging.clear(self.root, ())
                 remove_scratch(self.gitdir)
                 return False
@@ -331,8 +336,8 @@ class WorkingTree:
         journal = self._read_journal()
         remove_scratch(self.gitdir)
         if journal is not None:
-            # staged by a land killed before the move
-            self.staging.clear(self.root, journal.paths)
+            saves.recover(self, journal.paths)  # a save in the files it replaced goes back
+            self.staging.clear(self.root, journal.paths)  # staged by a land killed before
             tip = self._ref_target(journal.ref)
             self._mend_notes(journal, tip == journal.new)
             if self._landed(journal, tip):
@@ -340,6 +345,7 @@ class WorkingTree:
                     self._apply_or_explain(journal, held, only_if_old=True)
             else:  # killed before its branch moved: what it wrote ahead goes back
                 self._undo_or_explain(journal, held)
+            saves.settle(self)
         self._remove_journal()
         return True
 
@@ -726,19 +732,9 @@ class WorkingTree:
         """Remove ``path`` unless a person saved it meanwhile (as ``_put``); False then."""
         full = self.root / path
         if expect is not None and os.path.isfile(full) and not full.is_symlink():
-            if not saves.holds(self, path, full, expect):
-                return False
-            folder = self.staging.where(full) or full.parent
-            trash = folder / f".{full.name}.{os.getpid()}.{time.monotonic_ns()}{TMP_SUFFIX}"
-            os.rename(full, trash)  # the last check's file, or a save that slipped in
             self._stat_cache.pop(path, None)
-            if not saves.holds(self, path, trash, expect):
-                with contextlib.suppress(FileExistsError):
-                    if not atomic.exchange(trash, full):
-                        os.rename(trash, full)
-                trash.unlink(missing_ok=True)
+            if not saves.remove(self, path, full, expect):
                 return False
-            trash.unlink()
         else:
             with contextlib.suppress(FileNotFoundError, NotADirectoryError):
                 full.unlink()

@@ -23,6 +23,7 @@ POINTS = (
     "journal.written",  # the land journal names ref, old, new, paths and notes
     "files.staged",  # the new files are written (fsynced) next to their places, refs not moved
     "file.deleted",  # one path deleted on disk, refs not moved (:n for the n-th)
+    "file.kept",  # a file's new content named for the file it will replace, not yet swapped
     "file.renamed",  # one file renamed into place, refs not moved (:n for the n-th)
     "index.skip_worktree",  # skip-worktree entries set in the scratch index, their bits not yet
     "index.written",  # the index names the new blobs (index.lock held), refs not moved
@@ -34,6 +35,7 @@ POINTS = (
     "land.put_back",  # the ref transaction failed: files and index are back, journal not dropped
     "head.moved",  # HEAD points at the session branch
     "config.written",  # the session's target is remembered in git config
+    "saves.settled",  # the files the land replaced checked once more, the journal not dropped
     "journal.dropped",  # the land is complete
     "checkpoint.staged",  # a checkpoint's changes are in its worktree's index, nothing published
     "checkpoint.published",  # its proposal ref (or session branch) and note moved, HEAD not yet

@@ -44,6 +44,7 @@ BEFORE_THE_MOVE = (
     "record.written",
     "refs.locked",
     "file.deleted",
+    "file.kept",
     "file.renamed",
     "index.written",
 )
