@@ -37,6 +37,7 @@ from gitpatch.checkout import indexfile
 from gitpatch.errors import ConcurrentUpdate
 from gitpatch.safety.locks import retry_locked
 from gitpatch.safety.owners import Record, operation
+from gitpatch.safety.recovery import adopt_index_lock
 
 __all__ = ["INDEX_LOCK_WAIT_SECONDS", "HeldIndex", "held_index"]
 
@@ -63,7 +64,12 @@ class HeldIndex:
         #: before that has no index entries to put back)
         self.changed = False
 
-    def _take(self, wait: float) -> None:
+    def _take(self, wait: float, adopt: bool = False) -> None:
+        if adopt:  # a killed land's lock, taken over without ever being free
+            with contextlib.suppress(FileExistsError, FileNotFoundError):
+                self._fd = adopt_index_lock(os.path.dirname(self.path), self._record)
+            if self._fd >= 0:
+                return
         deadline = time.monotonic() + wait
         delay = 0.002
         while True:
@@ -195,12 +201,15 @@ class HeldIndex:
 
 
 @contextlib.contextmanager
-def held_index(gitdir: Path, wait: float = INDEX_LOCK_WAIT_SECONDS) -> Iterator[HeldIndex]:
+def held_index(
+    gitdir: Path, wait: float = INDEX_LOCK_WAIT_SECONDS, *, adopt: bool = False
+) -> Iterator[HeldIndex]:
     """Hold ``gitdir``'s ``index.lock`` for the block (waiting ``wait`` seconds for a git
-    command that has it); what the block does not ``commit`` is dropped, the lock released."""
+    command that has it); what the block does not ``commit`` is dropped, the lock released.
+    With ``adopt`` (recovery), a lock a killed land still holds is taken over from it."""
     with operation(str(gitdir)) as record:
         held = HeldIndex(gitdir, record)
-        held._take(wait)
+        held._take(wait, adopt)
         try:
             yield held
         finally:

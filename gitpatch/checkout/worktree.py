@@ -326,7 +326,7 @@ class WorkingTree:
                 self.staging.clear(self.root, ())
                 remove_scratch(self.gitdir)
                 return False
-            with held_index(self.gitdir) as held:
+            with held_index(self.gitdir, adopt=True) as held:
                 return self._recover_locked(held)
 
     def _recover_locked(self, held: HeldIndex) -> bool:

@@ -263,6 +263,30 @@ class Record:
                     self.pinned.remove(lock)
             self.kept_refs = kept
 
+    def adopt(self, lock: str, proof: Path) -> int:
+        """Take over git's lock file ``lock`` from a dead owner whose ``proof`` (a hard link
+        to it) says it held it, pinned as ``pin`` takes one: announced first, then proved ours
+        by a hard link of our own, the dead owner's proof removed last. Never unlinked in
+        between, so no other process can take it meanwhile. ``FileExistsError`` when ``lock``
+        is no longer the file ``proof`` names."""
+        self.pinned.append(lock)
+        self.announce([])
+        mine = self.proof(lock)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(mine)
+            os.link(proof, mine)
+            if not os.path.samefile(lock, mine):
+                os.unlink(mine)
+                raise FileExistsError(lock)
+            fd = os.open(lock, os.O_WRONLY)
+        except BaseException:
+            self.unpin(lock)
+            raise
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(proof)
+        return fd
+
     def narrow(self, locks: Sequence[str]) -> None:
         """A dead owner's record, now listing only ``locks`` of its plan (the rest freed by
         a recovery that leaves the others to another worktree's); its moves stay."""

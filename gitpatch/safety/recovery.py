@@ -40,7 +40,7 @@ from gitpatch.safety.owners import (
     record_owners,
 )
 
-__all__ = ["holders", "lock_paths", "recover_dead", "remove_object_temps"]
+__all__ = ["adopt_index_lock", "holders", "lock_paths", "recover_dead", "remove_object_temps"]
 
 RefMove = tuple[str, pygit2.Oid | None, pygit2.Oid | None]
 Mover = Callable[[Sequence[RefMove], str], None]
@@ -68,12 +68,15 @@ def recover_dead(repo: pygit2.Repository, move: Mover, *, sweep: bool = False) -
             live = [r for r in records if not r.owner.dead()]
             for record in records:
                 if record.owner.dead():
-                    keep = _unsettled_land_elsewhere(record, gitdir)
-                    if keep:  # that worktree's own recovery settles it, its locks still held
+                    keep, elsewhere = _unsettled_land(record, gitdir)
+                    if elsewhere:  # that worktree's own recovery settles it, locks still held
                         removed += _free_all_but(record, keep)
                         continue
-                    removed += _finish(repo, record, move)
-                    record.drop()
+                    removed += _finish(repo, record, move, keep)
+                    if keep:  # this worktree's recovery adopts it (``adopt_index_lock``)
+                        record.narrow(keep)
+                    else:
+                        record.drop()
             mine = current()
             active = [
                 r for r in live if r.plan.get("active") and (mine is None or r.path != mine.path)
@@ -88,47 +91,87 @@ def recover_dead(repo: pygit2.Repository, move: Mover, *, sweep: bool = False) -
 _local = threading.local()
 
 
-def _finish(repo: pygit2.Repository, record: Record, move: Mover) -> list[str]:
-    """Settle one dead owner's record: roll its refs forward or leave them, free its locks."""
+def _finish(
+    repo: pygit2.Repository, record: Record, move: Mover, keep: Sequence[str] = ()
+) -> list[str]:
+    """Settle one dead owner's record: roll its refs forward or leave them, free its locks
+    but ``keep``."""
     plan = record.plan
     refs = [(str(n), _oid(o), _oid(w)) for n, o, w in plan.get("refs", ())]
     pending: list[RefMove] = []
     if any(new is not None and _target(repo, name) == new for name, _old, new in refs):
         pending = [(n, new, old) for n, old, new in refs if _target(repo, n) == old != new]
     # Proved, or left alone: a lock only announced may be a person's git, taken after the kill.
-    removed = [p for p in plan.get("locks", ()) if record.owns(p) or _unwritten_ref_lock(p, record)]
+    removed = [
+        p
+        for p in plan.get("locks", ())
+        if p not in keep and (record.owns(p) or _unwritten_ref_lock(p, record))
+    ]
     for path in removed:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
+    kept = {record.proof(p) for p in keep}
     for proof in record.proofs():
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(proof)
+        if proof not in kept:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(proof)
     if pending:
         move(pending, "gitpatch: finish the transaction of a killed process")
     return removed
 
 
-def _unsettled_land_elsewhere(record: Record, gitdir: str) -> list[str]:
-    """The locks to leave held when ``record``'s dead owner was landing in another worktree
-    than ``gitdir``'s and its land journal is still there: that worktree's ``index.lock`` and
-    the lock of the branch the journal lands. Freed here, a person's ``git commit`` in that
-    worktree could commit what the land wrote ahead before that worktree's recovery puts it
-    back (a revert of the agent's change staged next). Empty when there is no such land."""
+def _unsettled_land(record: Record, gitdir: str) -> tuple[list[str], bool]:
+    """The locks to leave held when ``record``'s dead owner was landing in a worktree whose
+    land journal is still there, and whether that worktree is another than ``gitdir``'s.
+
+    Freed before that worktree's own recovery put back what the land wrote ahead, the
+    worktree's ``index.lock`` would let a person's ``git commit`` there commit it, and the
+    recovery then stage its revert. Another worktree's call leaves that ``index.lock`` and the
+    lock of the branch the journal lands; the land's own worktree's call settles the rest of
+    the record (its ref moves included) and leaves only the ``index.lock``, which its working
+    tree's recovery adopts (``adopt_index_lock``) instead of freeing and retaking it.
+    ``([], False)`` when there is no such land."""
     mine = os.path.realpath(gitdir)
     for lock in record.plan.get("locks", ()):
         if not isinstance(lock, str) or os.path.basename(lock) != "index.lock":
             continue
-        where = os.path.dirname(lock)
-        if os.path.realpath(where) == mine:
+        if not record.owns(lock):
             continue
+        where = os.path.dirname(lock)
         try:
             with open(os.path.join(where, "gitpatch", "journal.json"), encoding="utf-8") as fh:
                 ref = str(json.load(fh)["ref"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
+        if os.path.realpath(where) == mine:
+            return [lock], False
         common = str(common_dir(where))
-        return [lock, os.path.join(where if ref == "HEAD" else common, f"{ref}.lock")]
-    return []
+        return [lock, os.path.join(where if ref == "HEAD" else common, f"{ref}.lock")], True
+    return [], False
+
+
+def adopt_index_lock(gitdir: str, record: Record) -> int:
+    """Take ``gitdir``'s ``index.lock`` over from the dead owner whose record still holds it
+    (a land killed with its journal unsettled), for ``record``: the lock file is never free
+    in between. Returns a write descriptor on it, or -1 when no dead owner holds it."""
+    with flocked(common_dir(gitdir) / "gitpatch" / "recover.lock"):
+        for dead in read_records(gitdir):
+            locks = [p for p in dead.plan.get("locks", ()) if isinstance(p, str)]
+            held = [p for p in locks if os.path.basename(p) == "index.lock"]
+            if not held or not dead.owner.dead():
+                continue
+            if os.path.realpath(os.path.dirname(held[0])) != os.path.realpath(gitdir):
+                continue
+            if not dead.owns(held[0]):
+                continue
+            fd = record.adopt(held[0], dead.proof(held[0]))
+            rest = [p for p in locks if p != held[0]]
+            if rest:
+                dead.narrow(rest)
+            else:
+                dead.drop()
+            return fd
+    return -1
 
 
 def _free_all_but(record: Record, keep: Sequence[str]) -> list[str]:

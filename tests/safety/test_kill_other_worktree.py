@@ -6,7 +6,9 @@ freeing a killed land's ``index.lock`` and branch lock there, without putting ba
 ahead, let the person's ``git commit`` in the land's worktree commit the agent's change, and the
 next call in that worktree then put the files back: the agent's change staged as reverted.
 Now the other worktree frees the rest (the notes lock: its own writes go on) and leaves those
-two locks to the land's own worktree, whose next call settles the journal.
+two locks to the land's own worktree, whose next call settles the journal; there, the store's
+recovery leaves the ``index.lock`` and the working tree's recovery adopts it, so it is never
+free while what the land wrote ahead is on disk.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from pathlib import Path
 import pytest
 
 from gitpatch import Workspace
+from gitpatch.checkout.worktree import WorkingTree
+from gitpatch.safety.owners import record_owners
+from gitpatch.store import Store
 from tests.safety.proofkit import killed_at
 
 pytestmark = pytest.mark.slow
@@ -86,4 +91,38 @@ def test_a_call_from_another_worktree_leaves_a_killed_land_to_its_own(
     assert (repo / "a.txt").read_text() == _git(repo, "show", "work:a.txt").stdout
     locks = [p for p in (repo / ".git").rglob("*.lock")]
     assert locks == []
+    assert _git(repo, "fsck", "--strict").returncode == 0
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_the_lands_own_worktree_adopts_its_index_lock_never_freeing_it(
+    tmp_path: Path, point: str
+) -> None:
+    """In the land's own worktree the store's recovery settles the dead owner's refs and
+    leaves its ``index.lock``; a person's ``git commit`` between that and the working tree's
+    recovery still fails, and the working tree's recovery takes the lock over, puts back what
+    was written ahead and frees it."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "work")
+    (repo / "a.txt").write_text("one\ntwo\nthree\n")
+    _git(repo, "add", "-A")
+    assert _git(repo, "commit", "-qm", "start").returncode == 0
+    start = _git(repo, "rev-parse", "work").stdout.strip()
+    code = killed_at([sys.executable, "-c", AGENT, str(repo)], dict(os.environ), point)
+    assert code == -9, f"the land never reached {point}"
+
+    store = Store.open(repo)
+    store.recover()  # the first of a call's two recovery steps
+    assert (repo / ".git" / "index.lock").exists()
+    assert _git(repo, "commit", "-qam", "the person's commit").returncode != 0
+    assert _git(repo, "rev-parse", "work").stdout.strip() == start
+
+    tree = WorkingTree.of(store)
+    assert tree is not None and tree.recover()  # the second: the journal settled
+    assert not (repo / ".git" / "index.lock").exists()
+    assert [o for _path, o in record_owners(str(repo / ".git")) if o.dead()] == []
+    assert _git(repo, "status", "--porcelain").stdout == ""
+    assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
+    assert _git(repo, "commit", "--allow-empty", "-qm", "after").returncode == 0
     assert _git(repo, "fsck", "--strict").returncode == 0
