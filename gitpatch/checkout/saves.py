@@ -17,6 +17,7 @@ import errno
 import fcntl
 import hashlib
 import os
+import signal
 import stat
 import time
 from collections.abc import Sequence
@@ -64,6 +65,9 @@ _PUT_BACK_ROUNDS = 50
 #: How long the end of a land waits for another process to close a file it replaced before
 #: the last check (``_unheld``); a process holding it longer (a log) is not waited for.
 _HELD_WAIT_S = 0.05
+#: The longest path label of a set-aside save's name; a longer path is named by its key and
+#: its file name's tail (a file name has at most 255 bytes, temp suffixes included)
+_ASIDE_NAME_BYTES = 120
 _SETLEASE: int | None = getattr(fcntl, "F_SETLEASE", None)
 
 #: A file written this recently may be written again within the same tick of the file clock,
@@ -157,6 +161,7 @@ def _put_back(
     rename replaced) holds it, ``was`` is what the check saw. Lines it appended are
     appended to the file now at ``path``; any other save gets the change merged in, or
     goes back as it is (``_put``, whose own check covers a further save)."""
+    now = mark(saved)  # before reading: a write after the read shows in it
     data = saved.read_bytes() if saved.is_file() and not saved.is_symlink() else None
     old = pygit2.Oid(hex=was) if was is not None else None
     known = old is not None and tree.store.has_blob(old)
@@ -168,15 +173,29 @@ def _put_back(
                 os.write(fd, data[len(base) :])
             finally:
                 os.close(fd)
-            saved.unlink()
+            _kept_again(tree, path, saved, data, now, new)
             return
     merged = _onto(tree, path, data, before, new)
     here = tree.disk_blob(path)
     if merged is not None:
-        saved.unlink()
+        if data is not None:
+            _kept_again(tree, path, saved, data, now, new)
+        else:
+            saved.unlink()
         put(tree, path, merged[0], here, pygit2.Oid(hex=merged[1]))
     else:
         put(tree, path, saved, here, pygit2.Oid(hex=_blob_of(tree, path, saved)))
+
+
+def _kept_again(
+    tree: WorkingTree, path: str, saved: Path, data: bytes, now: Mark, new: pygit2.Oid
+) -> None:
+    """``saved`` (a replaced file whose save was just put back) kept until the land is over,
+    named for what it held (``data``, marked ``now``): a process still writing through a
+    descriptor opened before the rename writes there, and ``settle`` puts that back too."""
+    blob = str(pygit2.hash(tree.filters.to_blob(path, data)))
+    again = kept.name(saved, path, blob, str(new), len(data), saved.parent)
+    tree.kept.append(Kept(path, again, blob, str(new), len(data), now))
 
 
 def _onto(
@@ -300,9 +319,9 @@ def recover(tree: WorkingTree, paths: Sequence[str]) -> None:
 def _unheld(file: Path) -> None:
     """Wait (``_HELD_WAIT_S`` at most) until no other process holds ``file`` open, so that a
     write through a descriptor opened before the rename (an editor between its open and its
-    write) is in the file before its last check: a write lease (Linux ``F_SETLEASE``) is
-    granted only then. Returns at once where leases are not available (not the owner, another
-    file system, another system)."""
+    write) is in the file before its last check: a read lease (Linux ``F_SETLEASE``) is
+    granted only when no other process has it open for writing. Returns at once where leases
+    are not available (not the owner, another file system, another system)."""
     if _SETLEASE is None:
         return
     try:
@@ -310,10 +329,16 @@ def _unheld(file: Path) -> None:
     except OSError:
         return
     try:
+        # a lease break (another process opening it for writing meanwhile) signals the
+        # holder, SIGIO by default, which would end this process: SIGURG is ignored
+        with contextlib.suppress(OSError, AttributeError):
+            fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)
         deadline = time.monotonic() + _HELD_WAIT_S
         while True:
             try:
-                fcntl.fcntl(fd, _SETLEASE, fcntl.F_WRLCK)
+                # a read lease: granted while no other process has it open for writing
+                # (readers such as `tail -f` or an indexer cost nothing)
+                fcntl.fcntl(fd, _SETLEASE, fcntl.F_RDLCK)
             except OSError as exc:
                 if exc.errno != errno.EAGAIN or time.monotonic() > deadline:
                     return
@@ -372,7 +397,12 @@ def _keep(tree: WorkingTree, item: Kept, data: bytes, *, last: bool) -> None:
             os.close(fd)
         return
     if item.wrote == "none" and not os.path.lexists(full):  # the land deleted it
-        tmp = tree.staging.temp_file(full, data, 0o100644, fsync=False)
+        try:
+            executable = os.stat(item.file).st_mode & 0o111
+        except OSError:
+            executable = 0
+        mode = 0o100755 if executable else 0o100644
+        tmp = tree.staging.temp_file(full, data, mode, fsync=False)
         if put(tree, item.path, tmp, None, tree.store.write_blob(theirs)):
             return
     now = tree.read(item.path) if regular else None
@@ -398,4 +428,7 @@ def _aside(tree: WorkingTree, item: Kept, data: bytes) -> None:
     folder = tree.staging.gitdir / "gitpatch" / "saves"
     folder.mkdir(parents=True, exist_ok=True)
     label = item.path.replace("/", "%") if item.path else item.key()
+    if len(label.encode("utf-8", "surrogateescape")) > _ASIDE_NAME_BYTES:  # a long path
+        tail = os.path.basename(item.path).encode("utf-8", "surrogateescape")[-64:]
+        label = f"{item.key()}%{tail.decode('utf-8', 'ignore')}"
     atomic.write_atomic(folder / f"{label}.{time.time_ns()}", data, durable=True)
