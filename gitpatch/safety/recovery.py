@@ -68,7 +68,7 @@ def recover_dead(repo: pygit2.Repository, move: Mover, *, sweep: bool = False) -
             live = [r for r in records if not r.owner.dead()]
             for record in records:
                 if record.owner.dead():
-                    keep, elsewhere = _unsettled_land(record, gitdir)
+                    keep, elsewhere = _unsettled_land(repo, record, gitdir)
                     if elsewhere:  # that worktree's own recovery settles it, locks still held
                         removed += _free_all_but(record, keep)
                         continue
@@ -120,7 +120,7 @@ def _finish(
     return removed
 
 
-def _unsettled_land(record: Record, gitdir: str) -> tuple[list[str], bool]:
+def _unsettled_land(repo: pygit2.Repository, record: Record, gitdir: str) -> tuple[list[str], bool]:
     """The locks to leave held when ``record``'s dead owner was landing in a worktree whose
     land journal is still there, and whether that worktree is another than ``gitdir``'s.
 
@@ -130,7 +130,12 @@ def _unsettled_land(record: Record, gitdir: str) -> tuple[list[str], bool]:
     lock of the branch the journal lands; the land's own worktree's call settles the rest of
     the record (its ref moves included) and leaves only the ``index.lock``, which its working
     tree's recovery adopts (``adopt_index_lock``) instead of freeing and retaking it.
-    ``([], False)`` when there is no such land."""
+    ``([], False)`` when there is no such land. Another worktree's land is settled here as
+    any dead owner's when its transaction had begun to commit (a ref reached its new commit:
+    rolled forward now, before another writer moves the notes ref on and hides that) or when
+    that worktree is gone (its folder removed: no call of its own will come)."""
+    refs = [(str(n), _oid(w)) for n, _o, w in record.plan.get("refs", ())]
+    committing = any(new is not None and _target(repo, name) == new for name, new in refs)
     mine = os.path.realpath(gitdir)
     for lock in record.plan.get("locks", ()):
         if not isinstance(lock, str) or os.path.basename(lock) != "index.lock":
@@ -145,9 +150,22 @@ def _unsettled_land(record: Record, gitdir: str) -> tuple[list[str], bool]:
             continue
         if os.path.realpath(where) == mine:
             return [lock], False
+        if committing or not _worktree_exists(where):
+            return [], False
         common = str(common_dir(where))
         return [lock, os.path.join(where if ref == "HEAD" else common, f"{ref}.lock")], True
     return [], False
+
+
+def _worktree_exists(gitdir: str) -> bool:
+    """True unless ``gitdir`` is a linked worktree's whose folder is gone (git's ``gitdir``
+    file there names the worktree's ``.git`` file)."""
+    try:
+        with open(os.path.join(gitdir, "gitdir"), encoding="utf-8") as fh:
+            dotgit = fh.read().strip()
+    except OSError:
+        return True  # the main worktree's git dir (or unreadable: keep it safe)
+    return os.path.exists(dotgit)
 
 
 def adopt_index_lock(gitdir: str, record: Record) -> int:
