@@ -14,6 +14,7 @@ free while what the land wrote ahead is on disk.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +127,50 @@ def test_the_lands_own_worktree_adopts_its_index_lock_never_freeing_it(
     assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
     assert _git(repo, "commit", "--allow-empty", "-qm", "after").returncode == 0
     assert _git(repo, "fsck", "--strict").returncode == 0
+
+
+def _two_worktrees(tmp_path: Path) -> tuple[Path, Path]:
+    repo, linked = tmp_path / "repo", tmp_path / "linked"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "work")
+    (repo / "a.txt").write_text("one\ntwo\nthree\n")
+    (repo / "b.txt").write_text("bee\n")
+    _git(repo, "add", "-A")
+    assert _git(repo, "commit", "-qm", "start").returncode == 0
+    assert _git(repo, "worktree", "add", "-q", "-b", "other", str(linked)).returncode == 0
+    return repo, linked
+
+
+def test_a_land_killed_while_its_refs_commit_is_rolled_forward_by_another_worktree(
+    tmp_path: Path,
+) -> None:
+    """Killed inside the ref transaction's commit (the notes ref moved, the branch not): the
+    transaction had begun to commit, so another worktree's call finishes it at once, before
+    its own write moves the notes ref on; the land's worktree then rolls its files forward."""
+    repo, linked = _two_worktrees(tmp_path)
+    code = killed_at(
+        [sys.executable, "-c", AGENT, str(repo)], dict(os.environ), "refs.partial.last"
+    )
+    assert code == -9
+    other = Workspace.open(linked, mode="auto")
+    other.apply("*** Begin Patch\n*** Update File: b.txt\n@@\n-bee\n+BEE\n*** End Patch\n")
+    assert "TWO (agent)" in _git(repo, "show", "work:a.txt").stdout
+    Workspace.open(repo, mode="auto")
+    assert (repo / "a.txt").read_text() == "one\nTWO (agent)\nthree\n"
+    assert _git(repo, "status", "--porcelain").stdout == ""
+    assert _git(repo, "fsck", "--strict").returncode == 0
+
+
+def test_a_land_killed_in_a_worktree_whose_folder_is_gone_frees_its_locks(tmp_path: Path) -> None:
+    """The person removed a linked worktree's folder after its land was killed: no call of
+    that worktree's will come, so the main worktree's call settles the record and frees the
+    branch lock and the index lock it held."""
+    repo, linked = _two_worktrees(tmp_path)
+    code = killed_at([sys.executable, "-c", AGENT, str(linked)], dict(os.environ), "index.written")
+    assert code == -9
+    shutil.rmtree(linked)
+    Workspace.open(repo, mode="auto").read("a.txt")
+    locks = [p for p in (repo / ".git").rglob("*.lock") if p.parent.name != "gitpatch"]
+    assert locks == []  # git's lock files (gitpatch's own flock files stay, unlocked)
+    assert _git(repo, "update-ref", "refs/heads/other", "work").returncode == 0
+    assert [o for _path, o in record_owners(str(repo / ".git")) if o.dead()] == []

@@ -1,0 +1,166 @@
+"""Saves that reach a land's replaced files in the ways a review of the kept-file code found
+(issue 26): a writer still holding the file after a save was put back, a save set aside for a
+long path, and a deleted executable that a save brings back.
+
+Each test drives a real auto-mode land (``Workspace.apply``) in a child process, stopped at
+crash points (its own stops, several per land, where ``GITPATCH_CRASH_AT`` names one), and a
+real writer process or the test itself writing through descriptors opened before the land.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.safety.proofkit import fsck_problems, paused_at
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+#: the agent: replaces ``line 2`` of argv[2] in an auto-mode land, stopping itself (SIGSTOP)
+#: at each crash point named in argv[3] (comma-separated) for the test to act there
+AGENT = """
+import os, signal, sys
+from gitpatch.checkout import saves, worktree
+STOPS = set(sys.argv[3].split(","))
+def stop(name):
+    if name in STOPS:
+        os.kill(os.getpid(), signal.SIGSTOP)
+saves.crashpoint = stop
+worktree.crashpoint = stop
+from gitpatch import Workspace
+patch = ("*** Begin Patch\\n*** Update File: " + sys.argv[2]
+         + "\\n@@\\n-line 2\\n+LINE 2 by agent\\n*** End Patch\\n")
+Workspace.open(sys.argv[1], mode="auto").apply(patch)
+"""
+ONE_STOP = """
+import sys
+from gitpatch import Workspace
+patch = ("*** Begin Patch\\n*** Update File: " + sys.argv[2]
+         + "\\n@@\\n-line 2\\n+LINE 2 by agent\\n*** End Patch\\n")
+Workspace.open(sys.argv[1], mode="auto").apply(patch)
+"""
+BODY = "".join(f"line {i}\n" for i in range(1, 6))
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Person",
+        "GIT_AUTHOR_EMAIL": "person@example.com",
+        "GIT_COMMITTER_NAME": "Person",
+        "GIT_COMMITTER_EMAIL": "person@example.com",
+    }
+    return subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True, text=True)
+
+
+def _repo(tmp_path: Path, name: str) -> Path:
+    repo = tmp_path / "repo"
+    (repo / name).parent.mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "work")
+    (repo / name).write_text(BODY)
+    _git(repo, "add", "-A")
+    assert _git(repo, "commit", "-qm", "start").returncode == 0
+    os.utime(repo / name, (1, 1))  # settled: the land compares identities
+    return repo
+
+
+def _wait_stopped(child: subprocess.Popen[bytes]) -> None:
+    _pid, status = os.waitpid(child.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status), status
+
+
+def _finish(child: subprocess.Popen[bytes]) -> int:
+    _pid, status = os.waitpid(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return child.returncode
+
+
+def test_a_writer_still_holding_the_file_after_a_put_back_loses_nothing(tmp_path: Path) -> None:
+    """A line slips in between the last check and the rename (put back at once), and the
+    same writer writes again before the land is over: both lines are on disk."""
+    repo = _repo(tmp_path, "log.txt")
+    fd = os.open(repo / "log.txt", os.O_WRONLY | os.O_APPEND)  # opened before the land
+    child = subprocess.Popen(
+        [sys.executable, "-c", AGENT, str(repo), "log.txt", "file.kept,index.written"]
+    )
+    try:
+        _wait_stopped(child)  # file.kept: checked, not yet swapped
+        os.write(fd, b"editor 1\n")
+        os.kill(child.pid, signal.SIGCONT)
+        _wait_stopped(child)  # index.written: the put back is done, the land not over
+        os.write(fd, b"editor 2\n")
+        os.kill(child.pid, signal.SIGCONT)
+    finally:
+        os.close(fd)
+    assert _finish(child) == 0
+    text = (repo / "log.txt").read_text()
+    assert "LINE 2 by agent\n" in _git(repo, "show", "work:log.txt").stdout
+    assert "LINE 2 by agent\n" in text
+    assert text.count("editor 1\n") == 1 and text.count("editor 2\n") == 1, text
+    assert list((repo / ".git").rglob(".kept.*")) == []
+    assert fsck_problems(repo) == ""
+
+
+def test_a_save_set_aside_for_a_long_path_is_kept_and_every_next_call_works(
+    tmp_path: Path,
+) -> None:
+    """A save that can go back neither in place nor merged is set aside in
+    ``.git/gitpatch/saves/``; for a path of 240 bytes its name stays a legal file name."""
+    name = "d" * 200 + "/" + "f" * 40
+    repo = _repo(tmp_path, name)
+    argv = [sys.executable, "-c", ONE_STOP, str(repo), name]
+    with paused_at(argv, dict(os.environ), "index.written") as child:
+        kept = glob.glob(str(repo / ".git/gitpatch/tmp/.kept.*"))
+        assert len(kept) == 1
+        # a late write through a descriptor opened before the rename, and a save at the path
+        Path(kept[0]).write_text(BODY.replace("line 2\n", "line 2 by the old descriptor\n"))
+        (repo / name).write_text(BODY.replace("line 2\n", "LINE 2 by agent\nx\n").replace("3", "Z"))
+    _out, err = child.communicate()
+    assert child.returncode == 0, err.decode()[-800:]
+    assert not (repo / ".git/gitpatch/journal.json").exists()
+    aside = list((repo / ".git/gitpatch/saves").iterdir())
+    assert len(aside) == 1 and len(aside[0].name.encode()) <= 255
+    assert "line 2 by the old descriptor" in aside[0].read_text()
+    again = subprocess.run(
+        [sys.executable, "-c", f"from gitpatch import Workspace; Workspace.open({str(repo)!r})"],
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 0, again.stderr[-800:]
+
+
+def test_a_save_brings_back_a_deleted_executable_executable(tmp_path: Path) -> None:
+    """A line written to an executable the land deletes, after its check: the file comes back
+    with the person's bytes and its executable bit."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "work")
+    (repo / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    (repo / "run.sh").chmod(0o755)
+    _git(repo, "add", "-A")
+    assert _git(repo, "commit", "-qm", "start").returncode == 0
+    os.utime(repo / "run.sh", (1, 1))
+    fd = os.open(repo / "run.sh", os.O_WRONLY | os.O_APPEND)
+    delete = (
+        "import sys\nfrom gitpatch import Workspace\n"
+        "Workspace.open(sys.argv[1], mode='auto').apply("
+        "'*** Begin Patch\\n*** Delete File: run.sh\\n*** End Patch\\n')\n"
+    )
+    try:
+        with paused_at(
+            [sys.executable, "-c", delete, str(repo)], dict(os.environ), "refs.moved"
+        ) as child:
+            os.write(fd, b"echo person\n")
+    finally:
+        os.close(fd)
+    _out, err = child.communicate()
+    assert child.returncode == 0, err.decode()[-800:]
+    assert (repo / "run.sh").read_text() == "#!/bin/sh\necho hi\necho person\n"
+    assert os.stat(repo / "run.sh").st_mode & 0o111 == 0o111
