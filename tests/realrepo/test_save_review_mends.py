@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import landrace
 from tests.safety.proofkit import fsck_problems, paused_at
 
 pytestmark = pytest.mark.slow
@@ -49,15 +50,9 @@ Workspace.open(sys.argv[1], mode="auto").apply(patch)
 BODY = "".join(f"line {i}\n" for i in range(1, 6))
 
 
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "Person",
-        "GIT_AUTHOR_EMAIL": "person@example.com",
-        "GIT_COMMITTER_NAME": "Person",
-        "GIT_COMMITTER_EMAIL": "person@example.com",
-    }
-    return subprocess.run(["git", "-C", str(repo), *args], env=env, capture_output=True, text=True)
+def _git(at: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real git in ``at``, as the person (landrace's identity), not raising."""
+    return landrace.git(at, *args, check=False)
 
 
 def _repo(tmp_path: Path, name: str) -> Path:

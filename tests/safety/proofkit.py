@@ -137,6 +137,22 @@ def propose_in_child(repo: Path, proposal: Proposal, env: dict[str, str]) -> int
     return child.exitcode
 
 
+def _stopped_at(
+    argv: list[str], env: dict[str, str], point: str, how: str, stderr: int
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``argv`` with crash point ``point`` armed (``GITPATCH_CRASH_HOW=how``) and wait
+    until it stops itself there or ends: the child and its wait status."""
+    child = subprocess.Popen(
+        argv,
+        env={**env, "GITPATCH_CRASH_AT": point, "GITPATCH_CRASH_HOW": how},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
+    _pid, status = os.waitpid(child.pid, os.WUNTRACED)
+    return child, status
+
+
 @contextlib.contextmanager
 def paused_at(
     argv: list[str], env: dict[str, str], point: str
@@ -144,14 +160,7 @@ def paused_at(
     """Run ``argv`` until it reaches crash point ``point`` and keep it stopped there for the
     block (``GITPATCH_CRASH_HOW=pause``), then let it go on; the caller waits for it. Waiting
     for it to stop is the synchronisation: no timing is involved."""
-    child = subprocess.Popen(
-        argv,
-        env={**env, "GITPATCH_CRASH_AT": point, "GITPATCH_CRASH_HOW": "pause"},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    _pid, status = os.waitpid(child.pid, os.WUNTRACED)
+    child, status = _stopped_at(argv, env, point, "pause", subprocess.PIPE)
     if not os.WIFSTOPPED(status):
         child.returncode = os.waitstatus_to_exitcode(status)
         raise AssertionError(f"{argv} never reached {point} (exit {child.returncode})")
@@ -167,14 +176,7 @@ def killed_at(argv: list[str], env: dict[str, str], point: str) -> int:
     The child stops itself at the point (``GITPATCH_CRASH_HOW=stop``); waiting for it to stop
     is the synchronisation, so no timing is involved. Returns ``-SIGKILL`` when it was killed
     there, else its exit status (it never reached the point)."""
-    child = subprocess.Popen(
-        argv,
-        env={**env, "GITPATCH_CRASH_AT": point, "GITPATCH_CRASH_HOW": "stop"},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    _pid, status = os.waitpid(child.pid, os.WUNTRACED)
+    child, status = _stopped_at(argv, env, point, "stop", subprocess.DEVNULL)
     if os.WIFSTOPPED(status):
         os.kill(child.pid, signal.SIGKILL)
         _pid, status = os.waitpid(child.pid, 0)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import landrace
 from gitpatch import Workspace
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.safety.owners import record_owners
@@ -41,28 +42,15 @@ POINTS = ("file.renamed", "index.written", "refs.locked")
 
 
 def _git(at: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "Person",
-        "GIT_AUTHOR_EMAIL": "person@example.com",
-        "GIT_COMMITTER_NAME": "Person",
-        "GIT_COMMITTER_EMAIL": "person@example.com",
-    }
-    return subprocess.run(["git", "-C", str(at), *args], env=env, capture_output=True, text=True)
+    """The real git in ``at``, as the person (landrace's identity), not raising."""
+    return landrace.git(at, *args, check=False)
 
 
 @pytest.mark.parametrize("point", POINTS)
 def test_a_call_from_another_worktree_leaves_a_killed_land_to_its_own(
     tmp_path: Path, point: str
 ) -> None:
-    repo, linked = tmp_path / "repo", tmp_path / "linked"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "work")
-    (repo / "a.txt").write_text("one\ntwo\nthree\n")
-    (repo / "b.txt").write_text("bee\n")
-    _git(repo, "add", "-A")
-    assert _git(repo, "commit", "-qm", "start").returncode == 0
-    assert _git(repo, "worktree", "add", "-q", "-b", "other", str(linked)).returncode == 0
+    repo, linked = _two_worktrees(tmp_path)
     start = _git(repo, "rev-parse", "work").stdout.strip()
 
     code = killed_at([sys.executable, "-c", AGENT, str(repo)], dict(os.environ), point)
