@@ -190,8 +190,12 @@ class HeldIndex:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.lock)
+            # only the lock file this took (proved ours, or unprovable): never a person's
+            # git's, taken after a recovery wrongly freed this one
+            proof = self._record.proof(self.lock)
+            if not os.path.exists(proof) or self._record.owns(self.lock):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.lock)
             self._record.unpin(self.lock)
         if self._copied:
             self._scratch.unlink(missing_ok=True)

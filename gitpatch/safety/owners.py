@@ -287,10 +287,14 @@ class Record:
             os.unlink(proof)
         return fd
 
-    def narrow(self, locks: Sequence[str]) -> None:
+    def narrow(self, locks: Sequence[str], *, settled: bool = False) -> None:
         """A dead owner's record, now listing only ``locks`` of its plan (the rest freed by
-        a recovery that leaves the others to another worktree's); its moves stay."""
-        self.plan = {**self.plan, "locks": [p for p in self.plan.get("locks", ()) if p in locks]}
+        a recovery that leaves the others to another worktree's); its moves stay, unless
+        ``settled`` (the recovery carried them out)."""
+        plan = {**self.plan, "locks": [p for p in self.plan.get("locks", ()) if p in locks]}
+        if settled:
+            plan.pop("refs", None)
+        self.plan = plan
         self._write(json.dumps(self.plan))
 
     def unpin(self, lock: str) -> None:

@@ -66,15 +66,20 @@ def recover_dead(repo: pygit2.Repository, move: Mover, *, sweep: bool = False) -
             scan_ns = time.time_ns()
             records = list(read_records(gitdir))  # again, under the lock
             live = [r for r in records if not r.owner.dead()]
+            # a lock a live owner proves is its own (one that took it over from this dead
+            # owner, killed before it dropped the dead one's proof): never freed here
+            theirs = {p for r in live for p in r.plan.get("locks", ()) if r.owns(p)}
             for record in records:
                 if record.owner.dead():
                     keep, elsewhere = _unsettled_land(repo, record, gitdir)
+                    listed = record.plan.get("locks", ())
+                    keep = [*keep, *(p for p in listed if p in theirs and p not in keep)]
                     if elsewhere:  # that worktree's own recovery settles it, locks still held
                         removed += _free_all_but(record, keep)
                         continue
                     removed += _finish(repo, record, move, keep)
                     if keep:  # this worktree's recovery adopts it (``adopt_index_lock``)
-                        record.narrow(keep)
+                        record.narrow(keep, settled=True)
                     else:
                         record.drop()
             mine = current()
@@ -132,8 +137,10 @@ def _unsettled_land(repo: pygit2.Repository, record: Record, gitdir: str) -> tup
     tree's recovery adopts (``adopt_index_lock``) instead of freeing and retaking it.
     ``([], False)`` when there is no such land. Another worktree's land is settled here as
     any dead owner's when its transaction had begun to commit (a ref reached its new commit:
-    rolled forward now, before another writer moves the notes ref on and hides that) or when
-    that worktree is gone (its folder removed: no call of its own will come)."""
+    rolled forward now, before another writer moves the notes ref on and hides that). When
+    that worktree's folder is missing (moved by hand, on a drive not mounted), its branch lock
+    is freed but its ``index.lock`` stays: no git can run there meanwhile, and `git worktree
+    repair` brings back a checkout whose own next call settles the journal."""
     refs = [(str(n), _oid(w)) for n, _o, w in record.plan.get("refs", ())]
     committing = any(new is not None and _target(repo, name) == new for name, new in refs)
     mine = os.path.realpath(gitdir)
@@ -150,9 +157,12 @@ def _unsettled_land(repo: pygit2.Repository, record: Record, gitdir: str) -> tup
             continue
         if os.path.realpath(where) == mine:
             return [lock], False
-        if committing or not _worktree_exists(where):
+        if committing:
             return [], False
+        if not _worktree_exists(where):  # moved by hand, or unmounted: no git runs there,
+            return [lock], True  # but its index stays locked until it is back (or pruned)
         common = str(common_dir(where))
+        ref = ref or "HEAD"
         return [lock, os.path.join(where if ref == "HEAD" else common, f"{ref}.lock")], True
     return [], False
 
@@ -165,7 +175,7 @@ def _worktree_exists(gitdir: str) -> bool:
             dotgit = fh.read().strip()
     except OSError:
         return True  # the main worktree's git dir (or unreadable: keep it safe)
-    return os.path.exists(dotgit)
+    return os.path.exists(os.path.join(gitdir, dotgit))  # a relative one is the admin dir's
 
 
 def adopt_index_lock(gitdir: str, record: Record) -> int:
@@ -180,8 +190,8 @@ def adopt_index_lock(gitdir: str, record: Record) -> int:
                 continue
             if os.path.realpath(os.path.dirname(held[0])) != os.path.realpath(gitdir):
                 continue
-            if not dead.owns(held[0]):
-                continue
+            if not dead.owns(held[0]) or dead.plan.get("refs"):
+                continue  # its ref transaction is the store's to settle first (next call)
             fd = record.adopt(held[0], dead.proof(held[0]))
             rest = [p for p in locks if p != held[0]]
             if rest:

@@ -24,7 +24,7 @@ import pytest
 from bench import landrace
 from gitpatch import Workspace
 from gitpatch.checkout.worktree import WorkingTree
-from gitpatch.safety.owners import record_owners
+from gitpatch.safety.owners import operation, read_records, record_owners
 from gitpatch.store import Store
 from tests.safety.proofkit import killed_at
 
@@ -149,14 +149,67 @@ def test_a_land_killed_while_its_refs_commit_is_rolled_forward_by_another_worktr
     assert _git(repo, "fsck", "--strict").returncode == 0
 
 
-def test_a_land_killed_in_a_worktree_whose_folder_is_gone_frees_its_locks(tmp_path: Path) -> None:
-    """The person removed a linked worktree's folder after its land was killed: no call of
-    that worktree's will come, so the main worktree's call settles the record and frees the
-    branch lock and the index lock it held."""
+def test_a_land_killed_in_a_worktree_whose_folder_is_missing_keeps_its_index_locked(
+    tmp_path: Path,
+) -> None:
+    """The person moved a linked worktree's folder by hand after its land was killed (git
+    calls it prunable; it may also be an unmounted drive): the main worktree's call frees the
+    branch lock but keeps that worktree's ``index.lock``, so the person's ``git commit`` there,
+    once the folder is found again, cannot commit what the land wrote ahead; the worktree's own
+    call then settles it."""
+    repo, linked = _two_worktrees(tmp_path)
+    code = killed_at([sys.executable, "-c", AGENT, str(linked)], dict(os.environ), "index.written")
+    assert code == -9
+    moved = tmp_path / "moved"
+    shutil.move(linked, moved)
+    Workspace.open(repo, mode="auto").read("a.txt")
+    admin = repo / ".git" / "worktrees" / "linked"
+    assert (admin / "index.lock").exists()
+    assert not (repo / ".git" / "refs" / "heads" / "other.lock").exists()
+    assert _git(moved, "worktree", "repair").returncode == 0
+    assert _git(moved, "commit", "-qam", "the person's commit").returncode != 0
+    Workspace.open(moved, mode="auto")
+    assert not (admin / "index.lock").exists()
+    assert _git(moved, "status", "--porcelain").stdout == ""
+    assert (moved / "b.txt").read_text() == _git(moved, "show", "other:b.txt").stdout
+    assert [o for _path, o in record_owners(str(repo / ".git")) if o.dead()] == []
+
+
+def test_a_lock_a_live_owner_took_over_is_never_freed_by_a_recovery(tmp_path: Path) -> None:
+    """Two records prove one ``index.lock`` (an owner killed right after it took the lock over
+    from a dead land, before dropping the dead one's proof): while the live one holds it, a
+    recovery settling the dead one leaves it."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "work")
+    (repo / "a.txt").write_text("one\ntwo\nthree\n")
+    _git(repo, "add", "-A")
+    assert _git(repo, "commit", "-qm", "start").returncode == 0
+    code = killed_at([sys.executable, "-c", AGENT, str(repo)], dict(os.environ), "index.written")
+    assert code == -9
+    gitdir = str(repo / ".git")
+    lock = os.path.join(gitdir, "index.lock")
+    dead = [r for r in read_records(gitdir) if r.owner.dead()]
+    assert len(dead) == 1 and dead[0].owns(lock)
+    with operation(gitdir) as live:
+        live.announce([lock])
+        os.link(dead[0].proof(lock), live.proof(lock))  # proved by both, as the kill leaves it
+        (repo / ".git" / "gitpatch" / "journal.json").unlink()  # as if the live one settled it
+        Store.open(repo).recover()
+        assert os.path.exists(lock) and live.owns(lock)
+        assert _git(repo, "add", "a.txt").returncode != 0
+        os.unlink(lock)
+        live.clear()
+
+
+def test_a_land_killed_in_a_pruned_worktree_frees_its_locks(tmp_path: Path) -> None:
+    """The person removed a linked worktree's folder after its land was killed, and git
+    pruned it: the main worktree's call settles the record and frees the branch lock."""
     repo, linked = _two_worktrees(tmp_path)
     code = killed_at([sys.executable, "-c", AGENT, str(linked)], dict(os.environ), "index.written")
     assert code == -9
     shutil.rmtree(linked)
+    assert _git(repo, "worktree", "prune").returncode == 0  # its admin folder goes too
     Workspace.open(repo, mode="auto").read("a.txt")
     locks = [p for p in (repo / ".git").rglob("*.lock") if p.parent.name != "gitpatch"]
     assert locks == []  # git's lock files (gitpatch's own flock files stay, unlocked)
