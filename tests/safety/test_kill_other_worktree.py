@@ -46,6 +46,24 @@ def _git(at: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return landrace.git(at, *args, check=False)
 
 
+def _one_repo(tmp_path: Path, **files: str) -> Path:
+    """A repository on ``work`` with a.txt (and ``files``) committed."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "work")
+    for name, text in {"a.txt": "one\ntwo\nthree\n", **files}.items():
+        (repo / name).write_text(text)
+    _git(repo, "add", "-A")
+    assert _git(repo, "commit", "-qm", "start").returncode == 0
+    return repo
+
+
+def _two_worktrees(tmp_path: Path) -> tuple[Path, Path]:
+    repo, linked = _one_repo(tmp_path, **{"b.txt": "bee\n"}), tmp_path / "linked"
+    assert _git(repo, "worktree", "add", "-q", "-b", "other", str(linked)).returncode == 0
+    return repo, linked
+
+
 @pytest.mark.parametrize("point", POINTS)
 def test_a_call_from_another_worktree_leaves_a_killed_land_to_its_own(
     tmp_path: Path, point: str
@@ -91,12 +109,7 @@ def test_the_lands_own_worktree_adopts_its_index_lock_never_freeing_it(
     leaves its ``index.lock``; a person's ``git commit`` between that and the working tree's
     recovery still fails, and the working tree's recovery takes the lock over, puts back what
     was written ahead and frees it."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "work")
-    (repo / "a.txt").write_text("one\ntwo\nthree\n")
-    _git(repo, "add", "-A")
-    assert _git(repo, "commit", "-qm", "start").returncode == 0
+    repo = _one_repo(tmp_path)
     start = _git(repo, "rev-parse", "work").stdout.strip()
     code = killed_at([sys.executable, "-c", AGENT, str(repo)], dict(os.environ), point)
     assert code == -9, f"the land never reached {point}"
@@ -115,18 +128,6 @@ def test_the_lands_own_worktree_adopts_its_index_lock_never_freeing_it(
     assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
     assert _git(repo, "commit", "--allow-empty", "-qm", "after").returncode == 0
     assert _git(repo, "fsck", "--strict").returncode == 0
-
-
-def _two_worktrees(tmp_path: Path) -> tuple[Path, Path]:
-    repo, linked = tmp_path / "repo", tmp_path / "linked"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "work")
-    (repo / "a.txt").write_text("one\ntwo\nthree\n")
-    (repo / "b.txt").write_text("bee\n")
-    _git(repo, "add", "-A")
-    assert _git(repo, "commit", "-qm", "start").returncode == 0
-    assert _git(repo, "worktree", "add", "-q", "-b", "other", str(linked)).returncode == 0
-    return repo, linked
 
 
 def test_a_land_killed_while_its_refs_commit_is_rolled_forward_by_another_worktree(
@@ -179,12 +180,7 @@ def test_a_lock_a_live_owner_took_over_is_never_freed_by_a_recovery(tmp_path: Pa
     """Two records prove one ``index.lock`` (an owner killed right after it took the lock over
     from a dead land, before dropping the dead one's proof): while the live one holds it, a
     recovery settling the dead one leaves it."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "work")
-    (repo / "a.txt").write_text("one\ntwo\nthree\n")
-    _git(repo, "add", "-A")
-    assert _git(repo, "commit", "-qm", "start").returncode == 0
+    repo = _one_repo(tmp_path)
     code = killed_at([sys.executable, "-c", AGENT, str(repo)], dict(os.environ), "index.written")
     assert code == -9
     gitdir = str(repo / ".git")
