@@ -159,3 +159,51 @@ def test_a_save_brings_back_a_deleted_executable_executable(tmp_path: Path) -> N
     assert child.returncode == 0, err.decode()[-800:]
     assert (repo / "run.sh").read_text() == "#!/bin/sh\necho hi\necho person\n"
     assert os.stat(repo / "run.sh").st_mode & 0o111 == 0o111
+
+
+@pytest.mark.parametrize("checkout", ["autocrlf", "sparse", "staged", "linked"])
+def test_a_late_save_is_kept_on_real_checkouts(tmp_path: Path, checkout: str) -> None:
+    """A line written through a descriptor opened before the rename, after the land's last
+    check, on an autocrlf checkout (CRLF on disk), a sparse checkout, one with the person's
+    staged work in another file, and a linked worktree: the line is the person's unstaged
+    change, the agent's change is committed, the staged work stays staged."""
+    nl = "\r\n" if checkout == "autocrlf" else "\n"
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "doc").mkdir()
+    _git(repo, "init", "-q", "-b", "work")
+    if checkout == "autocrlf":
+        _git(repo, "config", "core.autocrlf", "true")
+    (repo / "src/log.txt").write_bytes("".join(f"line {i}{nl}" for i in range(1, 6)).encode())
+    (repo / "doc/x.txt").write_text("x\n")
+    (repo / "other.txt").write_text("o\n")
+    _git(repo, "add", "-A")
+    assert _git(repo, "commit", "-qm", "start").returncode == 0
+    at = repo
+    if checkout == "sparse":
+        assert _git(repo, "sparse-checkout", "set", "src").returncode == 0
+    elif checkout == "staged":
+        (repo / "other.txt").write_text("staged\n")
+        _git(repo, "add", "other.txt")
+    elif checkout == "linked":
+        at = tmp_path / "linked"
+        assert _git(repo, "worktree", "add", "-q", "-b", "side", str(at)).returncode == 0
+    os.utime(at / "src/log.txt", (1, 1))
+    fd = os.open(at / "src/log.txt", os.O_WRONLY | os.O_APPEND)
+    argv = [sys.executable, "-c", ONE_STOP, str(at), "src/log.txt"]
+    try:
+        with paused_at(argv, dict(os.environ), "index.written") as child:
+            os.write(fd, f"editor 1{nl}".encode())
+    finally:
+        os.close(fd)
+    _out, err = child.communicate()
+    assert child.returncode == 0, err.decode()[-800:]
+    want = "".join(f"{t}{nl}" for t in ("line 1", "LINE 2 by agent", "line 3", "line 4", "line 5"))
+    assert (at / "src/log.txt").read_bytes() == f"{want}editor 1{nl}".encode()
+    assert "LINE 2 by agent" in _git(at, "show", "HEAD:src/log.txt").stdout
+    status = _git(at, "status", "--porcelain").stdout.splitlines()
+    assert " M src/log.txt" in status
+    assert ("M  other.txt" in status) == (checkout == "staged")
+    assert _git(at, "diff", "src/log.txt").stdout.rstrip().endswith("+editor 1")
+    assert list((repo / ".git").rglob(".kept.*")) == []
+    assert not (repo / ".git/gitpatch/saves").exists()
