@@ -595,11 +595,7 @@ def _session_checkout(
     found = worktrees.checked_out(store, ref)
     if found is None:
         return store, None
-    linked = Store.open(found)
-    tree = WorkingTree.of(linked)
-    if tree is not None:
-        tree.recover()
-    return linked, tree
+    return worktrees.recovered(found)
 
 
 def _dirty_policy(mode: str, dirty: str) -> Dirty:

@@ -176,6 +176,10 @@ def end(ctx: Context, name: str, *, force: bool = False) -> str:
         with workbench.locked(store, name):
             worktrees.drop_half_made(store, name)  # and what a killed making of one left
         worktrees.prune(store)  # and git's record of a folder it removed
+        store.recover()  # a killed land's locks there, once git's record of it is gone
+    own = worktrees.place(store, name)
+    if (own / ".git").is_file():  # a land killed there: settled there (its locks are left to
+        worktrees.recovered(own)  # it by other worktrees' recovery) before it is judged
     where = _worktree_of(ctx, name, ref, tip)
     open_ids = [e.id for e in stack.open_entries(store, fresh=True) if e.session == name]
     if tip is None and where is None and not open_ids:

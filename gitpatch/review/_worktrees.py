@@ -26,6 +26,7 @@ import shutil
 from pathlib import Path
 
 from gitpatch.checkout import gitbin, preflight
+from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.errors import RepositoryError
 from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.safety.locks import land_lock
@@ -42,6 +43,7 @@ __all__ = [
     "linked_gitdir",
     "place",
     "prune",
+    "recovered",
 ]
 
 #: git config key: the folder session worktrees go in (default: inside the git directory).
@@ -252,3 +254,17 @@ def _git(store: Store, args: list[str]) -> bytes:
             f"{WORKTREES_SETTING} to a writable folder.",
             details={"command": "git " + " ".join(args)},
         ) from exc
+
+
+def recovered(folder: Path) -> tuple[Store, WorkingTree | None]:
+    """The store and working tree of the linked worktree at ``folder``, with what a killed
+    process left there settled in order: its refs first (the store), then its land (the
+    working tree, which adopts a killed land's ``index.lock``). A call from another worktree
+    leaves such a land's locks to this one (``safety.recovery``), so whatever works in a
+    session's worktree from outside it settles it this way first."""
+    store = Store.open(folder)
+    store.recover()
+    tree = WorkingTree.of(store)
+    if tree is not None:
+        tree.recover()
+    return store, tree

@@ -168,14 +168,14 @@ def _unsettled_land(repo: pygit2.Repository, record: Record, gitdir: str) -> tup
 
 
 def _worktree_exists(gitdir: str) -> bool:
-    """True unless ``gitdir`` is a linked worktree's whose folder is gone (git's ``gitdir``
-    file there names the worktree's ``.git`` file)."""
+    """True unless ``gitdir`` is a linked worktree's whose ``.git`` file is not where git's
+    ``gitdir`` file there says (a relative one is the admin folder's)."""
     try:
         with open(os.path.join(gitdir, "gitdir"), encoding="utf-8") as fh:
             dotgit = fh.read().strip()
     except OSError:
         return True  # the main worktree's git dir (or unreadable: keep it safe)
-    return os.path.exists(os.path.join(gitdir, dotgit))  # a relative one is the admin dir's
+    return os.path.exists(os.path.join(gitdir, dotgit))
 
 
 def adopt_index_lock(gitdir: str, record: Record) -> int:

@@ -211,3 +211,41 @@ def test_a_land_killed_in_a_pruned_worktree_frees_its_locks(tmp_path: Path) -> N
     assert locks == []  # git's lock files (gitpatch's own flock files stay, unlocked)
     assert _git(repo, "update-ref", "refs/heads/other", "work").returncode == 0
     assert [o for _path, o in record_owners(str(repo / ".git")) if o.dead()] == []
+
+
+SESSION_AGENT = """
+import sys
+from gitpatch import Workspace
+ws = Workspace.open(sys.argv[1], mode="auto", session="s1")
+ws.run(["true"])  # the session's own worktree, made
+ws.apply("*** Begin Patch\\n*** Update File: a.txt\\n@@\\n-two\\n+TWO\\n*** End Patch\\n")
+"""
+
+
+@pytest.mark.parametrize("then", ["reopen", "end"])
+def test_a_land_killed_in_a_sessions_worktree_is_settled_by_that_session(
+    tmp_path: Path, then: str
+) -> None:
+    """A session's land killed in its own worktree on a protected branch: another session's
+    edits go on, the person's checkout and uncommitted file are untouched, and opening the
+    session again (or ending it from another session) settles the land's locks there."""
+    repo = _one_repo(tmp_path)
+    _git(repo, "branch", "-m", "main")
+    (repo / "mine.txt").write_text("the person's, uncommitted\n")
+    code = killed_at(
+        [sys.executable, "-c", SESSION_AGENT, str(repo)], dict(os.environ), "index.written"
+    )
+    assert code == -9
+    other = Workspace.open(repo, mode="auto", session="s2")
+    other.apply("*** Begin Patch\n*** Update File: a.txt\n@@\n-two\n+TWO (s2)\n*** End Patch\n")
+    if then == "reopen":
+        again = Workspace.open(repo, mode="auto", session="s1")
+        assert again.read("a.txt").content == "one\ntwo\nthree\n"
+    else:
+        assert "Ended session s1" in other.end_session("s1", force=True)
+    git = repo / ".git"
+    locks = [p for p in git.rglob("*.lock") if p.relative_to(git).parts[0] != "gitpatch"]
+    assert locks == []  # git's lock files (gitpatch's own flock files stay, unlocked)
+    assert _git(repo, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip() == "main"
+    assert _git(repo, "status", "--porcelain").stdout == "?? mine.txt\n"
+    assert (repo / "mine.txt").read_text() == "the person's, uncommitted\n"
