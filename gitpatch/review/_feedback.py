@@ -243,8 +243,9 @@ def set_aside(saved: Sequence[tuple[str, Path]]) -> list[str]:
         which = path or "a file (its path is not known)"
         lines.append(
             f"A person's save of {which} reached it while gitpatch's change landed and could "
-            f"not be merged with that change: {path or 'the file'} holds the change, and the "
-            f"save was kept as {file} (`gitpatch saves` lists it, with how to restore it)."
+            f"not be merged with what is there now: the save was kept as {file}, and "
+            f"{path or 'the file'} was left as it is (`gitpatch saves` lists it, with how to "
+            "take it back)."
         )
     return lines
 

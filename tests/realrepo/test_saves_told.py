@@ -78,7 +78,7 @@ def test_the_cli_says_where_a_save_its_land_set_aside_went_and_lists_it(
     assert (repo / "a.txt").read_text() == AGAIN  # the person's last save, unstaged
     assert err.count("notice: ") == 1
     assert "A person's save of a.txt reached it while gitpatch's change landed" in err
-    assert f"a.txt holds the change, and the save was kept as {saved}" in err
+    assert f"the save was kept as {saved}, and a.txt was left as it is (`gitpatch saves`" in err
 
     code, out, _err = _cli(repo, "saves")
     assert code == 0
@@ -90,7 +90,7 @@ def test_the_cli_says_where_a_save_its_land_set_aside_went_and_lists_it(
         ("a.txt", str(saved), str(repo))
     ]
     code, out, _err = _cli(repo, "log")
-    assert out.rstrip().endswith("1 of your saves were set aside by a land: see gitpatch saves.")
+    assert out.rstrip().endswith("Saves set aside by a land: 1 (see gitpatch saves).")
     # told once: the next command says nothing of it, the listing keeps it
     code, _out, err = _cli(repo, "read", "a.txt")
     assert code == 0 and "notice:" not in err and saved.exists()
@@ -161,7 +161,7 @@ def test_the_agents_result_names_the_save_its_edit_set_aside(tmp_path: Path) -> 
     assert edit.is_error is False  # type: ignore[attr-defined]
     notices = data["notices"]
     assert len(notices) == 1 and notices[0].startswith("A person's save of a.txt reached it")
-    assert f"the save was kept as {saved} (`gitpatch saves` lists it" in notices[0]
+    assert f"the save was kept as {saved}, and a.txt was left as it is" in notices[0]
     assert edit.content[-1].text.endswith(notices[0])  # type: ignore[attr-defined]
     assert "notices" not in (read.structured_content or {})  # type: ignore[attr-defined]
     assert "LINE 2 by agent" in git(repo, "show", "work:a.txt")

@@ -392,7 +392,7 @@ def log(env: Env, limit: int) -> None:
         )
     kept = ws.plumbing.saves()
     if kept:  # a person's save a land set aside: said where people look back
-        lines.append(f"{len(kept)} of your saves were set aside by a land: see gitpatch saves.")
+        lines.append(f"Saves set aside by a land: {len(kept)} (see gitpatch saves).")
     env.emit(entries, "\n".join(lines) or "No gitpatch commits on this branch.")
 
 
