@@ -30,8 +30,7 @@ from typing import Any
 import pygit2
 
 from gitpatch.checkout import gitbin, indexsync, saves, sparse
-from gitpatch.checkout._modes import disk_mode
-from gitpatch.checkout.files import TMP_SUFFIX, Staging, check_room_for_index
+from gitpatch.checkout.files import TMP_SUFFIX, Staging, check_room_for_index, disk_mode
 from gitpatch.checkout.filters import Filters, attribute_files, changes_attributes
 from gitpatch.checkout.indexlock import HeldIndex, held_index, remove_scratch
 from gitpatch.checkout.kept import Kept
@@ -567,7 +566,7 @@ class WorkingTree:
             return False
 
     def disk_mode(self, path: str) -> int | None:
-        """The mode ``git add`` would record for the file at ``path`` (see ``_modes``)."""
+        """The mode ``git add`` would record for the file at ``path`` (see ``files.disk_mode``)."""
         try:
             return disk_mode((self.root / path).lstat(), self._exec_bit)
         except OSError:
