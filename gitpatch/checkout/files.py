@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 _EXCLUDE = f"*{TMP_SUFFIX}"
-#: How the temp files holding a file a land replaced begin (``checkout.kept``): they may hold
+#: How the temp files holding a file a land replaced begin (``saves.Kept``): they may hold
 #: a person's save, so clearing temp files leaves them to ``saves.recover``.
 KEPT_PREFIX = ".kept."
 
@@ -115,7 +115,7 @@ class Staging:
 
     def clear(self, root: Path, paths: Iterable[str]) -> None:
         """Drop the temp files a killed land left (here, and beside ``paths``), but not the
-        files it kept (``checkout.kept``)."""
+        files it kept (``saves.Kept``)."""
         with contextlib.suppress(OSError):
             for name in os.listdir(self.folder):
                 if name.startswith(KEPT_PREFIX):

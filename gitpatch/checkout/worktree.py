@@ -33,7 +33,7 @@ from gitpatch.checkout import gitbin, indexsync, saves, sparse
 from gitpatch.checkout.files import TMP_SUFFIX, Staging, check_room_for_index, disk_mode
 from gitpatch.checkout.filters import Filters, attribute_files, changes_attributes
 from gitpatch.checkout.indexlock import HeldIndex, held_index, remove_scratch
-from gitpatch.checkout.kept import Kept
+from gitpatch.checkout.saves import Kept
 from gitpatch.core.spliced import Content
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
 from gitpatch.safety.crashpoints import crashpoint
