@@ -73,7 +73,7 @@ def update_entries(
 ) -> None:
     """Point the entries of ``paths`` at their blobs in ``tree`` (removing the ones it lacks),
     the skip-worktree bit kept; the disk is not touched. ``index``: the land's scratch index
-    (``checkout.indexlock``): the two git steps below reach the real index in one rename, so
+    (``checkout.index``): the two git steps below reach the real index in one rename, so
     a kill between them never leaves an entry without its bit."""
     if not paths:
         return

@@ -29,11 +29,10 @@ from typing import Any
 
 import pygit2
 
-from gitpatch.checkout import gitbin, indexsync, saves, sparse
+from gitpatch.checkout import gitbin, index, saves, sparse
 from gitpatch.checkout.files import TMP_SUFFIX, Staging, check_room_for_index, disk_mode
 from gitpatch.checkout.filters import Filters, attribute_files, changes_attributes
-from gitpatch.checkout.indexlock import HeldIndex, held_index, remove_scratch
-from gitpatch.checkout.saves import Kept
+from gitpatch.checkout.index import HeldIndex, held_index, remove_scratch
 from gitpatch.core.spliced import Content
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
 from gitpatch.safety.crashpoints import crashpoint
@@ -78,7 +77,7 @@ class WorkingTree:
 
         Refs, notes and git config are read through ``store`` (no second Store of the same
         repository); the pygit2 repository itself is kept only for what the index and git's
-        attributes need (``indexsync``, ``Filters``), the one other use the layout allows.
+        attributes need (``index``, ``Filters``), the one other use the layout allows.
         """
         repo = store.repo
         if repo.is_bare or repo.workdir is None:
@@ -105,13 +104,13 @@ class WorkingTree:
         # path -> (mtime_ns, ctime_ns, size, ino, recorded_ns, blob hex): files whose content
         # this process wrote or hashed, so a large unchanged file is not hashed again.
         self._stat_cache: dict[str, tuple[int, int, int, int, int, str]] = {}
-        # path -> fstat of the file a land wrote, before its rename (see indexsync); blob id ->
+        # path -> fstat of the file a land wrote, before its rename (see index.sync); blob id ->
         # content of large blobs just written (Store.fresh_blobs), so they are not read back
         self._written: dict[str, os.stat_result] = {}
         self._blobs: dict[pygit2.Oid, Content] = store.fresh_blobs
         # path -> (``saves.mark`` of its file, blob) when the running land checked the disk
         self._seen: dict[str, tuple[saves.Mark, str | None]] = {}
-        self.kept: list[Kept] = []  # the files it replaced, until it is over (``saves``)
+        self.kept: list[saves.Kept] = []  # the files it replaced, until it is over (``saves``)
 
     @classmethod
     def of(cls, store: Store) -> WorkingTree | None:
@@ -136,7 +135,7 @@ class WorkingTree:
     ) -> None:
         """Bring ``paths`` on disk and in the index to ``new`` and move a branch, in git's own
         order: files, the index (renamed into place while ``index.lock`` is held), the branch
-        last (see ``gitpatch.checkout.indexlock``).
+        last (see ``gitpatch.checkout.index``).
 
         ``move_ref(ahead)`` is the compare-and-swap. It calls ``ahead()``, which renames the
         files and the index into place, once it holds the locks of the refs it moves and found
@@ -595,7 +594,7 @@ class WorkingTree:
         # a large file is not read when git's index vouches for it (stat data, not racy)
         large = st.st_size >= 1 << 20
         recorded = (
-            indexsync.recorded_blob(self.repo, path, st, self.filters.converts) if large else None
+            index.recorded_blob(self.repo, path, st, self.filters.converts) if large else None
         )
         try:
             blob = recorded or self._hash_settled(path, full)
@@ -619,8 +618,8 @@ class WorkingTree:
     # -- index -------------------------------------------------------------------------------
 
     def check_index_writable(self) -> None:
-        """Refuse an index only git can read or write when there is no git (``indexsync``)."""
-        indexsync.check_writable(self.repo)
+        """Refuse an index only git can read or write when there is no git (``index``)."""
+        index.check_writable(self.repo)
 
     def index_entry(self, path: str) -> tuple[pygit2.Oid, int] | None:
         """The blob id and mode the index records for ``path`` (stage 0), None if none."""
@@ -648,11 +647,11 @@ class WorkingTree:
         old: pygit2.Tree | None = None,
     ) -> None:
         """Point the index entries of ``landed`` (on disk as in ``tree``) and ``kept`` (on disk
-        with someone else's content) at ``tree`` in ``held`` (see ``indexsync.sync``)."""
+        with someone else's content) at ``tree`` in ``held`` (see ``index.sync``)."""
         written, self._written = self._written, {}
         if not landed and not kept:
             return
-        indexsync.sync(
+        index.sync(
             self.repo,
             held,
             lambda: self.index,
@@ -708,7 +707,7 @@ class WorkingTree:
             full.rmdir()  # only an empty one; a non-empty directory raises and is reported
         if tmp is None:
             tmp = self.staging.temp_file(full, self._content(path, oid), mode)
-        written = os.stat(tmp)  # the file indexsync may record (same after rename)
+        written = os.stat(tmp)  # the file index.sync may record (same after rename)
         landed = saves.put(self, path, tmp, before, oid)
         self._stat_cache.pop(path, None)
         if landed:
