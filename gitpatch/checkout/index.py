@@ -55,7 +55,7 @@ from pathlib import Path
 
 import pygit2
 
-from gitpatch.checkout import gitbin, indexfile, sparse
+from gitpatch.checkout import gitbin, indexfile
 from gitpatch.errors import ConcurrentUpdate, RepositoryError
 from gitpatch.safety.locks import retry_locked
 from gitpatch.safety.owners import Record, operation
@@ -493,7 +493,7 @@ def _with_git(
     fix = [want[p] for p in dict.fromkeys([*landed, *kept])]
     if fix:
         # expanded first: --index-info does not expand a sparse directory (see ``sparse``)
-        info = [*sparse.expanding(scratch), "update-index", "-z", "--index-info"]
+        info = [*indexfile.expanding(scratch), "update-index", "-z", "--index-info"]
         _git(repo, scratch, info, "".join(fix))
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from gitpatch.checkout import gitbin, sparse
+from gitpatch.checkout import gitbin, indexfile
 from gitpatch.checkout.index import plain_entries
 from gitpatch.errors import (
     BranchCheckedOut,
@@ -247,7 +247,7 @@ def preflight(
         at(now),
         at(new),
         paths,
-        sparse.skipped(worktree.gitdir, worktree.root, paths),
+        indexfile.skipped(worktree.gitdir, worktree.root, paths),
     )
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import pygit2
 
-from gitpatch.checkout import gitbin, index, saves, sparse
+from gitpatch.checkout import gitbin, index, indexfile, saves
 from gitpatch.checkout.files import TMP_SUFFIX, Staging, check_room_for_index, disk_mode
 from gitpatch.checkout.filters import Filters, attribute_files, changes_attributes
 from gitpatch.checkout.index import HeldIndex, held_index, remove_scratch
@@ -394,7 +394,7 @@ class WorkingTree:
         refuses the land with nothing moved. Paths whose folder does not exist yet are
         written after the move. Also checks that the index can be rewritten (free space)."""
         new_tree = self._tree(journal.carry[1] if journal.carry else journal.new)
-        skipped = sparse.skipped(self.gitdir, self.root, journal.paths)  # not on disk
+        skipped = indexfile.skipped(self.gitdir, self.root, journal.paths)  # not on disk
         staged: dict[str, Path] = {}
         try:
             for path in journal.paths:
@@ -469,7 +469,7 @@ class WorkingTree:
         carry = journal.carry
         new_tree = self._tree(carry[1] if carry else journal.new)
         old_tree = self._tree(carry[0] if carry else journal.old)
-        skipped = sparse.skipped(self.gitdir, self.root, journal.paths)
+        skipped = indexfile.skipped(self.gitdir, self.root, journal.paths)
         if not staged:
             self.staging.clear(self.root, journal.paths)
         to_delete: list[str] = []
@@ -511,7 +511,8 @@ class WorkingTree:
             return
         self._update_index(held, new_tree, landed, kept, old_tree)
         if skipped:
-            sparse.update_entries(self.gitdir, self.root, new_tree, sorted(skipped), held.scratch())
+            scratch = held.scratch()
+            indexfile.update_entries(self.gitdir, self.root, new_tree, sorted(skipped), scratch)
         held.commit()  # one rename: the entries, their stat data and skip-worktree bits
         crashpoint("index.written")
 
@@ -542,7 +543,7 @@ class WorkingTree:
         tree = self._tree(commit)
         out: list[str] = []
         wanted = list(paths)  # skip-worktree paths: git compares them with the index only
-        skipped = sparse.skipped(self.gitdir, self.root, wanted)
+        skipped = indexfile.skipped(self.gitdir, self.root, wanted)
         for path in (p for p in wanted if p not in skipped):
             want, have = _entry(tree, path), self.disk_blob(path)
             if have == "<directory>" and is_dir(tree, path):

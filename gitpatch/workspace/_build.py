@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import pygit2
 
 from gitpatch import engine
+from gitpatch.checkout import indexfile
 from gitpatch.checkout import preflight as checkout
-from gitpatch.checkout import sparse
 from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attributes
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.budget import checkpoint
@@ -369,7 +369,7 @@ def _hidden(ctx: Context, changeset: Changeset) -> list[str]:
     if ctx.mode != "auto" or tree is None or not ctx.tracks_disk():
         return []
     written = [c.path for c in changeset.changes if c.content is not None]
-    bits = sparse.skipped(tree.gitdir, tree.root, written)
+    bits = indexfile.skipped(tree.gitdir, tree.root, written)
     return [p for p in written if p in bits and os.path.lexists(tree.root / p)]
 
 
