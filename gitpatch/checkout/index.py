@@ -57,8 +57,7 @@ import pygit2
 
 from gitpatch.checkout import gitbin, indexfile
 from gitpatch.errors import ConcurrentUpdate, RepositoryError
-from gitpatch.safety.locks import retry_locked
-from gitpatch.safety.owners import Record, operation
+from gitpatch.safety.owners import Record, operation, retry_locked
 from gitpatch.safety.recovery import adopt_index_lock
 
 __all__ = [

@@ -13,7 +13,7 @@ temp file + fsync + rename, so a reader sees the old or the new content, never a
 Lands from several processes are serialised by an ``flock`` on ``.git/gitpatch/land.lock``: the
 kernel drops it when a process dies, so it can never go stale, and it is held only while one
 land runs (never across a tool call). It also keeps index updates from different processes
-from overwriting each other. The locks themselves are in ``gitpatch.safety.locks``.
+from overwriting each other. The locks themselves are in ``gitpatch.safety.owners``.
 """
 
 from __future__ import annotations
@@ -37,8 +37,7 @@ from gitpatch.core.spliced import Content
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
 from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.safety.journal import Journal, fsync_dir
-from gitpatch.safety.locks import land_lock
-from gitpatch.safety.owners import Owner
+from gitpatch.safety.owners import Owner, land_lock
 from gitpatch.safety.refusals import refused
 from gitpatch.store import Store, is_dir
 from gitpatch.store import blob_entry as _entry
