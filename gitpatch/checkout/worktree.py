@@ -35,9 +35,10 @@ from gitpatch.checkout.filters import Filters, attribute_files, changes_attribut
 from gitpatch.checkout.index import HeldIndex, held_index, remove_scratch
 from gitpatch.core.spliced import Content
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
+from gitpatch.safety.atomic import fsync_dir
 from gitpatch.safety.crashpoints import crashpoint
-from gitpatch.safety.journal import Journal, fsync_dir
 from gitpatch.safety.owners import Owner, land_lock
+from gitpatch.safety.recovery import Journal
 from gitpatch.safety.refusals import refused
 from gitpatch.store import Store, is_dir
 from gitpatch.store import blob_entry as _entry
