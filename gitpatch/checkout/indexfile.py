@@ -43,8 +43,8 @@ from typing import Any
 import pygit2
 
 from gitpatch.checkout import gitbin
-from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.safety.owners import take_lock
+from gitpatch.safety.recovery import crashpoint
 
 __all__ = [
     "EntryUpdate",

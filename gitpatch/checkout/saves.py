@@ -40,7 +40,7 @@ import pygit2
 from gitpatch.checkout.files import KEPT_PREFIX, TMP_SUFFIX, Staging
 from gitpatch.checkout.filters import Filters
 from gitpatch.safety import atomic
-from gitpatch.safety.crashpoints import crashpoint
+from gitpatch.safety.recovery import crashpoint
 from gitpatch.store import Store
 
 __all__ = [

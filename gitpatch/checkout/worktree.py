@@ -36,9 +36,8 @@ from gitpatch.checkout.index import HeldIndex, held_index, remove_scratch
 from gitpatch.core.spliced import Content
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
 from gitpatch.safety.atomic import fsync_dir
-from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.safety.owners import Owner, land_lock
-from gitpatch.safety.recovery import Journal
+from gitpatch.safety.recovery import Journal, crashpoint
 from gitpatch.safety.refusals import refused
 from gitpatch.store import Store, is_dir
 from gitpatch.store import blob_entry as _entry

@@ -25,7 +25,7 @@ import pygit2
 from gitpatch.checkout import preflight as checkout
 from gitpatch.core.retry import retry
 from gitpatch.errors import ConcurrentUpdate, DirtyWorktree, SigningRequired
-from gitpatch.safety.crashpoints import crashpoint
+from gitpatch.safety.recovery import crashpoint
 from gitpatch.store import NOTES_REF, NoteChange, RefUpdate, Store, notes_update
 from gitpatch.workspace import _carry as carry
 from gitpatch.workspace import gate
