@@ -7,8 +7,8 @@ several, ``land_batch`` for a queue's batch, ``Attempt`` one ref's share) and th
 (``commit_changes``, ``proposal_result``); and, as namespaces, ``guards`` (the checks),
 ``versions`` (what a read hands out), ``stack`` (where a session's next proposal is built) and
 ``propose`` (the attempt loop and the publisher). The modules themselves (``_build``,
-``_propose``, ``_guards``, ``_versions``, ``_stack``, ``_carry``, ``_context``) are private: the
-layout test refuses an import of them from outside this package.
+``_propose``, ``_guards``, ``_versions``, ``_stack``, ``_carry``) are private: the layout test
+refuses an import of them from outside this package.
 
 Public modules beside the face, which the doors may import: ``results`` (the result models),
 ``config`` (``.gitpatch.toml`` and the resolver of protected branches), ``sessions`` (branch
@@ -27,8 +27,14 @@ if TYPE_CHECKING:
     from gitpatch.workspace import _propose as propose
     from gitpatch.workspace import _stack as stack
     from gitpatch.workspace import _versions as versions
-    from gitpatch.workspace._build import Built, commit_changes, proposal_result, refuse_rejected
-    from gitpatch.workspace._context import Context, Dirty
+    from gitpatch.workspace._build import (
+        Built,
+        Context,
+        Dirty,
+        commit_changes,
+        proposal_result,
+        refuse_rejected,
+    )
     from gitpatch.workspace._guards import blob, check_unchanged
     from gitpatch.workspace._propose import (
         REPLAYED,
@@ -52,8 +58,8 @@ _NAMES: dict[str, str] = {
     "REPLAYED": "_propose",
     "Attempt": "_propose",
     "Built": "_build",
-    "Context": "_context",
-    "Dirty": "_context",
+    "Context": "_build",
+    "Dirty": "_build",
     "Moved": "_propose",
     "NoteChange": "_propose",
     "Preview": "_propose",

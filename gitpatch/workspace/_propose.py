@@ -55,8 +55,14 @@ from gitpatch.workspace import _guards as guards
 from gitpatch.workspace import _stack as stack
 from gitpatch.workspace import _versions as versions
 from gitpatch.workspace import gate
-from gitpatch.workspace._build import Built, build, carried, proposal_result, record_dirty
-from gitpatch.workspace._context import Context
+from gitpatch.workspace._build import (
+    Built,
+    Context,
+    build,
+    carried,
+    proposal_result,
+    record_dirty,
+)
 from gitpatch.workspace.results import ProposalResult, now_iso
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX, short
 
