@@ -18,7 +18,6 @@ from gitpatch import (
     read_tool,
 )
 from gitpatch.tools import GENERIC_FAILURE
-from gitpatch.tools.storage import resource_ids
 from gitpatch.tools.storage.base import Target
 from tests.gitkit import git, head, make_repo, mounted, repo_state, sr, state, status_porcelain
 
@@ -67,14 +66,14 @@ def test_resource_id_of_a_file_a_later_commit_added(tmp_path) -> None:
     git(repo, "add", "new.txt")
     git(repo, "commit", "-qm", "add new.txt")
     first = read_tool(ws)(path="new.txt").data["id"]
-    resource_ids._KNOWN.clear()  # worked out again from the history alone
+    gitpatch.tools.storage.base._KNOWN.clear()  # worked out again from the history alone
     assert read_tool(ws)(path="new.txt").data["id"] == first
     assert read_tool(ws)(path="a.txt").data["id"] != first
     git(repo, "mv", "new.txt", "moved.txt")
     (repo / "third.txt").write_text("3\n")
     git(repo, "add", "third.txt")
     git(repo, "commit", "-qm", "move one, add another")
-    resource_ids._KNOWN.clear()
+    gitpatch.tools.storage.base._KNOWN.clear()
     assert read_tool(ws)(path="moved.txt").data["id"] == first
     assert read_tool(ws)(path="third.txt").data["id"] not in (first, None)
 
