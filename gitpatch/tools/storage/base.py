@@ -447,9 +447,12 @@ def resource_id(store: Store, head: pygit2.Oid | None, path: str) -> str | None:
     """The stable id of the file at ``path`` on ``head``: a hash of the commit that created it
     and the path it was created at, following moves (git's rename detection) back along the
     first-parent history (at most ``store.HISTORY_DEPTH`` commits). Every (commit, path) the
-    walk passes is remembered, so the next edit's lookup stops at its parent."""
+    walk passes is remembered, so the next edit's lookup stops at its parent (``_known``)."""
     if head is None or blob(store, head, path) is None:
         return None
+    known = _known(store, head, path)
+    if known is not None:
+        return known
     seen: list[tuple[str, str]] = []
     found: str | None = None
     origin = head
@@ -470,11 +473,33 @@ def resource_id(store: Store, head: pygit2.Oid | None, path: str) -> str | None:
             break
         path = source
     ident = found or uuid_like(f"{origin}\0{path}")
+    _remember(seen, ident)
+    return ident
+
+
+def _known(store: Store, head: pygit2.Oid, path: str) -> str | None:
+    """The id ``resource_id`` finds without walking the history: ``head`` already walked, or
+    its first parent, holding a file at the same ``path``, already walked (an edit after an
+    edit): the walk would stop there. None when the walk has to run."""
+    with _KNOWN_LOCK:
+        found = _KNOWN.get((str(head), path))
+    if found is not None:
+        return found
+    parents = store.info(head).parents
+    if not parents or blob(store, parents[0], path) is None:
+        return None
+    with _KNOWN_LOCK:
+        found = _KNOWN.get((str(parents[0]), path))
+    if found is not None:
+        _remember([(str(head), path)], found)
+    return found
+
+
+def _remember(seen: list[tuple[str, str]], ident: str) -> None:
     with _KNOWN_LOCK:
         if len(_KNOWN) + len(seen) > _KNOWN_LIMIT:
             _KNOWN.clear()
         _KNOWN.update(dict.fromkeys(seen, ident))
-    return ident
 
 
 # -- the storage's answer for a change ----------------------------------------------------------
