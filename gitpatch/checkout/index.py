@@ -491,7 +491,7 @@ def _with_git(
         landed = [p for p in landed if have.get(p) != want[p].rstrip("\0") and p in want]
     fix = [want[p] for p in dict.fromkeys([*landed, *kept])]
     if fix:
-        # expanded first: --index-info does not expand a sparse directory (see ``sparse``)
+        # expanded first: --index-info does not expand a sparse directory (``expanding``)
         info = [*indexfile.expanding(scratch), "update-index", "-z", "--index-info"]
         _git(repo, scratch, info, "".join(fix))
 

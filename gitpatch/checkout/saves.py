@@ -216,7 +216,7 @@ def put(tree: WorkingTree, path: str, tmp: Path, before: str | None, new: pygit2
             tmp, landed, wrote = merged[0], False, merged[1]
             expect = str(pygit2.hash(tree.filters.to_blob(path, person)))
             continue
-        # named for what it will keep: a kill after the swap leaves it for recovery (``kept``)
+        # named for what it will keep: a kill after the swap leaves it for recovery (``Kept``)
         tmp = name(tmp, path, expect, wrote, _size(full), tmp.parent)
         crashpoint("file.kept")
         try:
