@@ -1,7 +1,7 @@
 """What holding ``index.lock`` across a land costs: this checkout against a base, in one run.
 
 Since issue 26 an auto-mode land takes git's ``index.lock`` before its branch moves and keeps it
-until the index is written (``checkout.indexlock``), stages its temp files in the git dir and
+until the index is written (``checkout.index``), stages its temp files in the git dir and
 checks each file once more right before its rename. This runs the same auto-mode lands on the
 code of this checkout and on the code of ``--base`` (default ``main``, unpacked with ``git
 archive``), each in processes of its own, alternating A and B over ``--rounds`` rounds so the

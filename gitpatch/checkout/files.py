@@ -6,7 +6,8 @@ never a truncated file. The temp file lives where git never lists it as untracke
 ``git add -A`` during a land would commit it): in ``<git dir>/gitpatch/tmp`` when that is on
 the file system of the file's folder (a rename across file systems is not atomic), else beside
 the file with ``*.gitpatch-tmp`` in ``info/exclude``. A kill leaves at most a temp file, which
-the next land removes.
+the next land removes. File modes between git and the disk live here too: what a checkout
+gives a file (``file_mode``), what ``git add`` records (``disk_mode``).
 """
 
 from __future__ import annotations
@@ -15,21 +16,60 @@ import contextlib
 import errno
 import os
 import resource
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from gitpatch.checkout._modes import file_mode
+import pygit2
+
 from gitpatch.core.spliced import Content
 from gitpatch.safety import atomic
 from gitpatch.safety.atomic import TMP_SUFFIX
 from gitpatch.safety.owners import common_dir
 
-__all__ = ["KEPT_PREFIX", "TMP_SUFFIX", "Staging", "check_room_for_index", "remove_temp_files"]
+__all__ = [
+    "EXECUTABLE",
+    "KEPT_PREFIX",
+    "REGULAR",
+    "TMP_SUFFIX",
+    "Staging",
+    "check_room_for_index",
+    "disk_mode",
+    "file_mode",
+    "remove_temp_files",
+]
 
 _EXCLUDE = f"*{TMP_SUFFIX}"
-#: How the temp files holding a file a land replaced begin (``checkout.kept``): they may hold
+#: How the temp files holding a file a land replaced begin (``saves.Kept``): they may hold
 #: a person's save, so clearing temp files leaves them to ``saves.recover``.
 KEPT_PREFIX = ".kept."
+
+EXECUTABLE = int(pygit2.enums.FileMode.BLOB_EXECUTABLE)
+REGULAR = int(pygit2.enums.FileMode.BLOB)
+
+
+def _umask() -> int:
+    # os.umask can only be read by setting it; do it once and put it straight back.
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+_UMASK = _umask()
+
+
+def file_mode(git_mode: int) -> int:
+    """The permission bits checkout gives a file of ``git_mode`` (the umask applied)."""
+    base = 0o777 if git_mode == EXECUTABLE else 0o666
+    return base & ~_UMASK
+
+
+def disk_mode(st: os.stat_result, trust_executable_bit: bool) -> int | None:
+    """The git mode ``git add`` records for a file with stat ``st``; None when that is not
+    the disk's to say (not a regular file, or ``core.fileMode`` false: git keeps the mode)."""
+    if not stat.S_ISREG(st.st_mode) or not trust_executable_bit:
+        return None
+    return EXECUTABLE if st.st_mode & 0o100 else REGULAR
 
 
 class Staging:
@@ -75,7 +115,7 @@ class Staging:
 
     def clear(self, root: Path, paths: Iterable[str]) -> None:
         """Drop the temp files a killed land left (here, and beside ``paths``), but not the
-        files it kept (``checkout.kept``)."""
+        files it kept (``saves.Kept``)."""
         with contextlib.suppress(OSError):
             for name in os.listdir(self.folder):
                 if name.startswith(KEPT_PREFIX):

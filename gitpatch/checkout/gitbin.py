@@ -56,7 +56,7 @@ def run(
     """Run ``git args`` on the checkout (``gitdir``, ``workdir``); its stdout.
 
     ``index``: an index file to use instead of the checkout's (the scratch copy a land
-    writes while it holds ``index.lock``, ``checkout.indexlock``).
+    writes while it holds ``index.lock``, ``checkout.index``).
     ``GitFailed`` on a non-zero exit; ``RepositoryError`` when git cannot be started.
     """
     env = environment()

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from gitpatch.checkout import gitbin, indexsync, sparse
+from gitpatch.checkout import gitbin, indexfile
+from gitpatch.checkout.index import plain_entries
 from gitpatch.errors import (
     BranchCheckedOut,
     ConcurrentUpdate,
@@ -246,7 +247,7 @@ def preflight(
         at(now),
         at(new),
         paths,
-        sparse.skipped(worktree.gitdir, worktree.root, paths),
+        indexfile.skipped(worktree.gitdir, worktree.root, paths),
     )
 
 
@@ -360,7 +361,7 @@ def check_assumed(worktree: WorkingTree, paths: Sequence[str]) -> None:
     """Refuse (``dirty_worktree``, reason ``assume_unchanged``) touching a path marked
     assume-unchanged whose file on disk differs from its index entry (see the module doc).
     A marked file without local changes is landed as git checks it out (the mark goes)."""
-    if not paths or indexsync.plain_entries(str(worktree.gitdir / "index"), paths) is not None:
+    if not paths or plain_entries(str(worktree.gitdir / "index"), paths) is not None:
         return  # every entry is plain: no flag at all, so no assume-unchanged mark
     args = ["--literal-pathspecs", "ls-files", "-v", "-s", "-z", "--", *paths]
     out = gitbin.run(str(worktree.gitdir), str(worktree.root), args)
@@ -389,7 +390,7 @@ def _wait_for_index_lock(gitdir: Path) -> None:
     lock = gitdir / "index.lock"
     record = owners.current()
     if record is not None and record.owns(str(lock)):
-        return  # the land's own (``indexlock``): held from before the branch moves
+        return  # the land's own (``index.HeldIndex``): held from before the branch moves
     deadline = time.monotonic() + INDEX_LOCK_WAIT_SECONDS
     delay = 0.005
     while lock.exists():
@@ -409,7 +410,7 @@ def index_view(worktree: WorkingTree, paths: Sequence[str]) -> IndexView:
     """The index entries of ``paths`` by stage: looked up in the index file's bytes when each
     is a plain stage-0 entry (no whole-index read), else libgit2's index, or ``git ls-files``
     for the formats only git reads (split and sparse indexes)."""
-    plain = indexsync.plain_entries(str(worktree.gitdir / "index"), paths)
+    plain = plain_entries(str(worktree.gitdir / "index"), paths)
     if plain is not None:
         return lambda path: {0: plain[path]}
     try:

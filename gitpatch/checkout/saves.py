@@ -4,10 +4,20 @@ An editor knows nothing of git's locks: it may save a file between the land's la
 its rename. Each rename therefore swaps the files (``atomic.exchange``) so the replaced one is
 kept and checked again; a save that slipped in is put back (appended lines appended again,
 any other save merged with the change, or left as the person saved it). The replaced file is
-then kept until the land is over and checked once more (``settle``; ``checkout.kept``), for an
+then kept until the land is over and checked once more (``settle``; ``Kept``), for an
 editor that wrote to it after that check through a descriptor opened before the rename. A
 person's bytes are never dropped. What a file "held when the land checked it" is told by its
 ``identity`` (inode, size, mtime), or by its content when that cannot tell.
+
+The files a land replaced are kept here until the land is over (``Kept``). An editor that
+opened a file before the rename (``O_APPEND``, as a log or an autosave does) may still write to
+it after the land's check: the write goes to the replaced file. So the replaced file is kept,
+under a name that says what it held when checked, until the land is over (index written, branch
+moved), then checked once more (``settle``). The name is given before the swap (``name``), so
+a kill at any point leaves a file that recovery recognises and settles the same way
+(``recover``), in ``.git/gitpatch/tmp`` (or beside the file when that folder is on another
+file system):
+``.kept.<path key>.<blob checked>.<blob the land wrote>.<size checked>.<pid>.<ns>.gitpatch-tmp``.
 
 A save that can go back neither in place nor merged waits in ``.git/gitpatch/saves/`` (of the
 worktree's own git directory). The working tree lists each one it set aside
@@ -26,27 +36,39 @@ import re
 import signal
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 import pygit2
 
-from gitpatch.checkout import kept
-from gitpatch.checkout.files import Staging
+from gitpatch.checkout.files import KEPT_PREFIX, TMP_SUFFIX, Staging
 from gitpatch.checkout.filters import Filters
-from gitpatch.checkout.kept import Kept
 from gitpatch.safety import atomic
-from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.safety.owners import common_dir
+from gitpatch.safety.recovery import crashpoint
 from gitpatch.store import Store
 
-__all__ = ["Mark", "Saved", "holds", "identity", "listing", "mark", "put", "recover", "settle"]
+__all__ = [
+    "Kept",
+    "Mark",
+    "Saved",
+    "found",
+    "holds",
+    "identity",
+    "key",
+    "listing",
+    "mark",
+    "name",
+    "put",
+    "recover",
+    "settle",
+]
 
 #: What tells a file from any later save of it: its ``identity``, or a digest of its bytes
 #: when it changed too recently for that; None when there is no regular file.
-Mark = kept.Mark
+Mark = tuple[int, int, int] | str | None
 
 
 class WorkingTree(Protocol):
@@ -67,6 +89,69 @@ class WorkingTree(Protocol):
     def disk_mode(self, path: str) -> int | None: ...
     def as_checked_out(self, path: str, oid: pygit2.Oid) -> bool: ...
     def seen_identity(self, path: str) -> Mark: ...
+
+
+def key(path: str) -> str:
+    """A short stable key of a repository path, for a kept file's name."""
+    return hashlib.sha1(path.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def name(src: Path, path: str, expect: str | None, wrote: str, size: int, folder: Path) -> Path:
+    """Rename ``src`` into ``folder`` under the name of a kept file: the land's new file for
+    ``path``, which once swapped holds the file that held the blob ``expect`` (``size`` bytes)
+    when the land checked it, ``wrote`` being what the land put in its place ("none": the
+    land deletes ``path``, and ``src`` is the file itself)."""
+    kept = folder / (
+        f"{KEPT_PREFIX}{key(path)}.{expect or 'none'}.{wrote}.{size}."
+        f"{os.getpid()}.{time.monotonic_ns()}{TMP_SUFFIX}"
+    )
+    os.rename(src, kept)
+    return kept
+
+
+@dataclass(frozen=True)
+class Kept:
+    """One kept file: the file ``file`` replaced at ``path`` held ``expect`` (``size`` bytes,
+    -1 unknown) when the land checked it, and the land wrote ``wrote`` in its place; ``mark``
+    (``mark``, taken right before that check) or, when None, its content tells whether
+    anything wrote to it since."""
+
+    path: str
+    file: Path
+    expect: str | None
+    wrote: str
+    size: int
+    mark: Mark = None
+
+    @classmethod
+    def of(cls, file: Path, path: str | None, mark: Mark = None) -> Kept | None:
+        """The kept file ``file`` read from its name (None when it is not one); ``path`` is
+        the repository path its key names (None: unknown, an orphan)."""
+        parts = file.name[len(KEPT_PREFIX) : -len(TMP_SUFFIX)].split(".")
+        if not file.name.startswith(KEPT_PREFIX) or len(parts) != 6:
+            return None
+        _key, expect, wrote, size = parts[:4]
+        try:
+            count = int(size)
+        except ValueError:
+            return None
+        return cls(path or "", file, None if expect == "none" else expect, wrote, count, mark)
+
+    def key(self) -> str:
+        """The path key in this file's name."""
+        return self.file.name[len(KEPT_PREFIX) :].split(".", 1)[0]
+
+
+def found(folders: Iterable[Path]) -> list[Path]:
+    """The kept files in ``folders`` (a killed land's)."""
+    out: list[Path] = []
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        out += [folder / n for n in names if n.startswith(KEPT_PREFIX) and n.endswith(TMP_SUFFIX)]
+    return out
 
 
 #: How many saves racing one rename a land merges and puts back before the person's last save
@@ -143,8 +228,8 @@ def put(tree: WorkingTree, path: str, tmp: Path, before: str | None, new: pygit2
             tmp, landed, wrote = merged[0], False, merged[1]
             expect = str(pygit2.hash(tree.filters.to_blob(path, person)))
             continue
-        # named for what it will keep: a kill after the swap leaves it for recovery (``kept``)
-        tmp = kept.name(tmp, path, expect, wrote, _size(full), tmp.parent)
+        # named for what it will keep: a kill after the swap leaves it for recovery (``Kept``)
+        tmp = name(tmp, path, expect, wrote, _size(full), tmp.parent)
         crashpoint("file.kept")
         try:
             swapped = atomic.exchange(tmp, full)
@@ -205,7 +290,7 @@ def _kept_again(
     named for what it held (``data``, marked ``now``): a process still writing through a
     descriptor opened before the rename writes there, and ``settle`` puts that back too."""
     blob = str(pygit2.hash(tree.filters.to_blob(path, data)))
-    again = kept.name(saved, path, blob, str(new), len(data), saved.parent)
+    again = name(saved, path, blob, str(new), len(data), saved.parent)
     tree.kept.append(Kept(path, again, blob, str(new), len(data), now))
 
 
@@ -267,7 +352,7 @@ def remove(tree: WorkingTree, path: str, full: Path, expect: str) -> bool:
     if not holds(tree, path, full, expect):
         return False
     folder = tree.staging.where(full) or full.parent
-    trash = kept.name(full, path, expect, "none", _size(full), folder)
+    trash = name(full, path, expect, "none", _size(full), folder)
     was = mark(trash, tree.seen_identity(path))  # before the check: a later write shows
     if not holds(tree, path, trash, expect):  # a save slipped in: it goes back
         with contextlib.suppress(FileExistsError):
@@ -304,12 +389,12 @@ def settle(tree: WorkingTree) -> None:
 
 
 def recover(tree: WorkingTree, paths: Sequence[str]) -> None:
-    """Settle the files a killed land kept (``checkout.kept``), ``paths`` being its journal's:
+    """Settle the files a killed land kept (``Kept``), ``paths`` being its journal's:
     a save in them is put back as ``settle`` does. One whose path is not known (no journal)
     and that holds neither blob of its name is set aside (``_aside``): never dropped."""
-    keys = {kept.key(p): p for p in paths}
+    keys = {key(p): p for p in paths}
     folders = {tree.staging.folder, *((tree.root / p).parent for p in paths)}
-    for file in kept.found(folders):
+    for file in found(folders):
         item = Kept.of(file, None)
         if item is None:
             continue
@@ -330,14 +415,14 @@ def recover(tree: WorkingTree, paths: Sequence[str]) -> None:
     settle(tree)
 
 
-def _path_of(tree: WorkingTree, key: str) -> str | None:
-    """The path of HEAD's tree whose ``kept.key`` is ``key`` (None: none has it). Read only
+def _path_of(tree: WorkingTree, wanted: str) -> str | None:
+    """The path of HEAD's tree whose ``key`` is ``wanted`` (None: none has it). Read only
     for a kept file that holds neither blob of its name byte for byte: git's conversions
     (autocrlf) may be all that tells them apart, and they depend on the path."""
     head = tree.store.ref_target("HEAD")
     if head is None:
         return None
-    return next((p for p in tree.store.files(head) if kept.key(p) == key), None)
+    return next((p for p in tree.store.files(head) if key(p) == wanted), None)
 
 
 def _unheld(file: Path) -> None:
@@ -499,11 +584,11 @@ def listing(store: Store) -> list[Saved]:
             label = named["label"]
             keyed = _KEY_LABEL.fullmatch(label)
             path = label.replace("%", "/")
-            if keyed is not None and kept.key(path) != keyed["key"]:  # named for its key
+            if keyed is not None and key(path) != keyed["key"]:  # named for its key
                 if paths is None:
                     head = store.ref_target("HEAD")
                     tree = store.files(head) if head is not None else ()
-                    paths = {kept.key(p): p for p in tree}
+                    paths = {key(p): p for p in tree}
                 path = paths.get(keyed["key"], "")
             found.append(Saved(path, folder / name, int(named["ns"]), where))
     return sorted(found, key=lambda s: (s.time_ns, str(s.file)))

@@ -13,7 +13,7 @@ temp file + fsync + rename, so a reader sees the old or the new content, never a
 Lands from several processes are serialised by an ``flock`` on ``.git/gitpatch/land.lock``: the
 kernel drops it when a process dies, so it can never go stale, and it is held only while one
 land runs (never across a tool call). It also keeps index updates from different processes
-from overwriting each other. The locks themselves are in ``gitpatch.safety.locks``.
+from overwriting each other. The locks themselves are in ``gitpatch.safety.owners``.
 """
 
 from __future__ import annotations
@@ -29,18 +29,15 @@ from typing import Any
 
 import pygit2
 
-from gitpatch.checkout import gitbin, indexsync, saves, sparse
-from gitpatch.checkout._modes import disk_mode
-from gitpatch.checkout.files import TMP_SUFFIX, Staging, check_room_for_index
+from gitpatch.checkout import gitbin, index, indexfile, saves
+from gitpatch.checkout.files import TMP_SUFFIX, Staging, check_room_for_index, disk_mode
 from gitpatch.checkout.filters import Filters, attribute_files, changes_attributes
-from gitpatch.checkout.indexlock import HeldIndex, held_index, remove_scratch
-from gitpatch.checkout.kept import Kept
+from gitpatch.checkout.index import HeldIndex, held_index, remove_scratch
 from gitpatch.core.spliced import Content
 from gitpatch.errors import ConcurrentUpdate, FilesystemError, RepositoryError
-from gitpatch.safety.crashpoints import crashpoint
-from gitpatch.safety.journal import Journal, fsync_dir
-from gitpatch.safety.locks import land_lock
-from gitpatch.safety.owners import Owner
+from gitpatch.safety.atomic import fsync_dir
+from gitpatch.safety.owners import Owner, land_lock
+from gitpatch.safety.recovery import Journal, crashpoint
 from gitpatch.safety.refusals import refused
 from gitpatch.store import Store, is_dir
 from gitpatch.store import blob_entry as _entry
@@ -79,7 +76,7 @@ class WorkingTree:
 
         Refs, notes and git config are read through ``store`` (no second Store of the same
         repository); the pygit2 repository itself is kept only for what the index and git's
-        attributes need (``indexsync``, ``Filters``), the one other use the layout allows.
+        attributes need (``index``, ``Filters``), the one other use the layout allows.
         """
         repo = store.repo
         if repo.is_bare or repo.workdir is None:
@@ -106,13 +103,13 @@ class WorkingTree:
         # path -> (mtime_ns, ctime_ns, size, ino, recorded_ns, blob hex): files whose content
         # this process wrote or hashed, so a large unchanged file is not hashed again.
         self._stat_cache: dict[str, tuple[int, int, int, int, int, str]] = {}
-        # path -> fstat of the file a land wrote, before its rename (see indexsync); blob id ->
+        # path -> fstat of the file a land wrote, before its rename (see index.sync); blob id ->
         # content of large blobs just written (Store.fresh_blobs), so they are not read back
         self._written: dict[str, os.stat_result] = {}
         self._blobs: dict[pygit2.Oid, Content] = store.fresh_blobs
         # path -> (``saves.mark`` of its file, blob) when the running land checked the disk
         self._seen: dict[str, tuple[saves.Mark, str | None]] = {}
-        self.kept: list[Kept] = []  # the files it replaced, until it is over (``saves``)
+        self.kept: list[saves.Kept] = []  # the files it replaced, until it is over (``saves``)
         #: (path, file) of each person's save set aside in ``.git/gitpatch/saves/`` since a
         #: caller last took them (``saves``; the call's result tells them)
         self.set_aside: list[tuple[str, Path]] = []
@@ -140,7 +137,7 @@ class WorkingTree:
     ) -> None:
         """Bring ``paths`` on disk and in the index to ``new`` and move a branch, in git's own
         order: files, the index (renamed into place while ``index.lock`` is held), the branch
-        last (see ``gitpatch.checkout.indexlock``).
+        last (see ``gitpatch.checkout.index``).
 
         ``move_ref(ahead)`` is the compare-and-swap. It calls ``ahead()``, which renames the
         files and the index into place, once it holds the locks of the refs it moves and found
@@ -399,7 +396,7 @@ class WorkingTree:
         refuses the land with nothing moved. Paths whose folder does not exist yet are
         written after the move. Also checks that the index can be rewritten (free space)."""
         new_tree = self._tree(journal.carry[1] if journal.carry else journal.new)
-        skipped = sparse.skipped(self.gitdir, self.root, journal.paths)  # not on disk
+        skipped = indexfile.skipped(self.gitdir, self.root, journal.paths)  # not on disk
         staged: dict[str, Path] = {}
         try:
             for path in journal.paths:
@@ -474,7 +471,7 @@ class WorkingTree:
         carry = journal.carry
         new_tree = self._tree(carry[1] if carry else journal.new)
         old_tree = self._tree(carry[0] if carry else journal.old)
-        skipped = sparse.skipped(self.gitdir, self.root, journal.paths)
+        skipped = indexfile.skipped(self.gitdir, self.root, journal.paths)
         if not staged:
             self.staging.clear(self.root, journal.paths)
         to_delete: list[str] = []
@@ -516,7 +513,8 @@ class WorkingTree:
             return
         self._update_index(held, new_tree, landed, kept, old_tree)
         if skipped:
-            sparse.update_entries(self.gitdir, self.root, new_tree, sorted(skipped), held.scratch())
+            scratch = held.scratch()
+            indexfile.update_entries(self.gitdir, self.root, new_tree, sorted(skipped), scratch)
         held.commit()  # one rename: the entries, their stat data and skip-worktree bits
         crashpoint("index.written")
 
@@ -547,7 +545,7 @@ class WorkingTree:
         tree = self._tree(commit)
         out: list[str] = []
         wanted = list(paths)  # skip-worktree paths: git compares them with the index only
-        skipped = sparse.skipped(self.gitdir, self.root, wanted)
+        skipped = indexfile.skipped(self.gitdir, self.root, wanted)
         for path in (p for p in wanted if p not in skipped):
             want, have = _entry(tree, path), self.disk_blob(path)
             if have == "<directory>" and is_dir(tree, path):
@@ -570,7 +568,7 @@ class WorkingTree:
             return False
 
     def disk_mode(self, path: str) -> int | None:
-        """The mode ``git add`` would record for the file at ``path`` (see ``_modes``)."""
+        """The mode ``git add`` would record for the file at ``path`` (see ``files.disk_mode``)."""
         try:
             return disk_mode((self.root / path).lstat(), self._exec_bit)
         except OSError:
@@ -599,7 +597,7 @@ class WorkingTree:
         # a large file is not read when git's index vouches for it (stat data, not racy)
         large = st.st_size >= 1 << 20
         recorded = (
-            indexsync.recorded_blob(self.repo, path, st, self.filters.converts) if large else None
+            index.recorded_blob(self.repo, path, st, self.filters.converts) if large else None
         )
         try:
             blob = recorded or self._hash_settled(path, full)
@@ -623,8 +621,8 @@ class WorkingTree:
     # -- index -------------------------------------------------------------------------------
 
     def check_index_writable(self) -> None:
-        """Refuse an index only git can read or write when there is no git (``indexsync``)."""
-        indexsync.check_writable(self.repo)
+        """Refuse an index only git can read or write when there is no git (``index``)."""
+        index.check_writable(self.repo)
 
     def index_entry(self, path: str) -> tuple[pygit2.Oid, int] | None:
         """The blob id and mode the index records for ``path`` (stage 0), None if none."""
@@ -652,11 +650,11 @@ class WorkingTree:
         old: pygit2.Tree | None = None,
     ) -> None:
         """Point the index entries of ``landed`` (on disk as in ``tree``) and ``kept`` (on disk
-        with someone else's content) at ``tree`` in ``held`` (see ``indexsync.sync``)."""
+        with someone else's content) at ``tree`` in ``held`` (see ``index.sync``)."""
         written, self._written = self._written, {}
         if not landed and not kept:
             return
-        indexsync.sync(
+        index.sync(
             self.repo,
             held,
             lambda: self.index,
@@ -712,7 +710,7 @@ class WorkingTree:
             full.rmdir()  # only an empty one; a non-empty directory raises and is reported
         if tmp is None:
             tmp = self.staging.temp_file(full, self._content(path, oid), mode)
-        written = os.stat(tmp)  # the file indexsync may record (same after rename)
+        written = os.stat(tmp)  # the file index.sync may record (same after rename)
         landed = saves.put(self, path, tmp, before, oid)
         self._stat_cache.pop(path, None)
         if landed:

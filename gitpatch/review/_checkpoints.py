@@ -37,7 +37,7 @@ from gitpatch.checkout import gitbin
 from gitpatch.core.model import Changeset
 from gitpatch.errors import InvalidArguments, RepositoryError
 from gitpatch.review import _workbench as workbench
-from gitpatch.safety.crashpoints import crashpoint
+from gitpatch.safety.recovery import crashpoint
 from gitpatch.workspace import Built, Transition, guards, propose, publish, refuse_rejected
 from gitpatch.workspace.results import FileAction, FileResult, ProposalResult
 from gitpatch.workspace.sessions import PROPOSAL_PREFIX, short

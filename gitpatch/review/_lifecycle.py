@@ -10,7 +10,7 @@ together or not at all, so a refused approval (merge conflict, local changes on 
 race) leaves no ref, note, file or index entry changed. When the branch that moves is checked
 out, the working tree follows through ``WorkingTree.land`` (journaled, crash-safe), and files a
 person changed locally are never overwritten. Each step is described here and carried out by
-the one publisher (``gitpatch.workspace.publisher``); this module moves no ref itself.
+the one publisher (``gitpatch.workspace.publish``); this module moves no ref itself.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from gitpatch.review import _checkpoints as checkpoints
 from gitpatch.review import _workbench as workbench
 from gitpatch.review import _worktrees as worktrees
 from gitpatch.review._lookup import find, session_names
-from gitpatch.safety.crashpoints import crashpoint
+from gitpatch.safety.recovery import crashpoint
 from gitpatch.workspace import stack
 from gitpatch.workspace.results import iso
 from gitpatch.workspace.sessions import SESSION_PREFIX, check_session_name, session_target

@@ -28,8 +28,8 @@ from pathlib import Path
 from gitpatch.checkout import gitbin, preflight
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.errors import RepositoryError
-from gitpatch.safety.crashpoints import crashpoint
-from gitpatch.safety.locks import land_lock
+from gitpatch.safety.owners import land_lock
+from gitpatch.safety.recovery import crashpoint
 from gitpatch.store import Store
 
 __all__ = [

@@ -1,7 +1,7 @@
 """Atomic file writes: temp file next to the target, written, fsynced, renamed over it.
 
 The one way gitpatch replaces a file it owns: working-tree files (``checkout.files``), the
-land journal (``safety.journal``), the hosted service's credentials file (0600: the temp file
+land journal (``recovery.Journal``), the hosted service's credentials file (0600: the temp file
 has its permissions from the first byte) and a space's generation seed. A reader sees the old
 content or the new, never a truncated file; a kill leaves at most a temp file named
 ``.<name>.<pid>.<ns>.gitpatch-tmp`` beside the target, which its owner's recovery removes.

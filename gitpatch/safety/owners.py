@@ -23,6 +23,13 @@ exactly as a killed git does, and gitpatch refuses clearly rather than remove it
 
 ``gitpatch.safety.recovery`` uses the records to finish or undo what a dead owner left and to
 remove exactly the lock files it had taken.
+
+The locks around the working tree for ``gitpatch.checkout.worktree`` live here too. The land
+lock is an ``flock`` on ``.git/gitpatch/land.lock`` (``land_lock``, through ``flocked``): the
+kernel drops it when a process dies, so it never goes stale, and its last holder removes the
+file. git's own ``*.lock`` files (index.lock) are announced in the operation's owner record
+before they are taken, so recovery can remove those of a killed process, and only those;
+``retry_locked`` waits out a live one.
 """
 
 from __future__ import annotations
@@ -38,11 +45,12 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gitpatch.core.retry import retry
 from gitpatch.errors import ConcurrentUpdate
 from gitpatch.safety.refusals import refused as _refused
 
@@ -61,6 +69,9 @@ __all__ = [
     "take_lock",
     "read_records",
     "record_owners",
+    "LOCK_WAIT_SECONDS",
+    "land_lock",
+    "retry_locked",
 ]
 
 _SEQ = itertools.count(1)
@@ -573,3 +584,19 @@ def _busy(path: Path, who: str) -> ConcurrentUpdate:
         details={"path": str(path), "holder": who},
         reason="locked",
     )
+
+
+#: How long a land waits for another process's land before ``ConcurrentUpdate`` (locked).
+LOCK_WAIT_SECONDS = 30.0
+
+
+@contextlib.contextmanager
+def land_lock(state_dir: Path, *, shared: bool = False) -> Iterator[None]:
+    """Hold ``state_dir/land.lock``: alone for a land, ``shared`` among readers."""
+    with flocked(state_dir / "land.lock", shared=shared, wait=LOCK_WAIT_SECONDS):
+        yield
+
+
+def retry_locked(action: Callable[[], object], attempts: int = 50) -> None:
+    """Run ``action``, retrying while git's own lock file is held by another process."""
+    retry(action, attempts=attempts, catch=OSError, cap=0.1)

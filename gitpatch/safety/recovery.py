@@ -18,6 +18,27 @@ is provably dead on this host:
 libgit2's half-written object files (``objects/tmp_object_git2_*``) are removed when no live
 gitpatch operation is active that could be writing one. Recovery runs under an ``flock`` so two
 processes never recover the same record at once.
+
+The land journal (``Journal``), the land's write-ahead record, lives here too: what an
+interrupted land was doing, for ``WorkingTree`` to finish it. It lives at
+``.git/gitpatch/journal.json`` while a land runs (under the land lock). A land goes in git's own
+order: journal, files, index, and the branch last; the journal is removed once the branch moved
+(or, when the ref transaction failed, once the files and the index are put back). Recovery
+reads it the same way: the branch at ``new`` (or past it) means the land is finished forward,
+the branch anywhere else means it never landed, and what was written ahead is put back
+(``backwards``). It names its owner (see ``gitpatch.safety.owners``); it is fsynced, file and
+directory, when git is asked to fsync refs or objects, since the ref it guards is fsynced then
+too and must never be ahead of it.
+
+What recovery is proved against lives here too: the test suite's kill switch,
+``crashpoint(name)`` at every step boundary of a land. Inert in normal use: it reads
+``GITPATCH_CRASH_AT`` / ``GITPATCH_CRASH_LOG``, which only the crash tests set, and returns.
+The points are named in ``POINTS`` (README, "Crash safety"). How the process dies there:
+``os._exit(137)`` by default; with ``GITPATCH_CRASH_HOW=stop`` it stops itself (``SIGSTOP``)
+so that the test, its parent, sees it stopped at exactly that point and kills it with a real
+``SIGKILL`` (``tests/safety/proofkit.killed_at``). With ``GITPATCH_CRASH_HOW=pause`` it stops
+the same way but goes on when the test sends ``SIGCONT``: the test runs a person's git command
+at exactly that point of a land (``proofkit.paused_at``).
 """
 
 from __future__ import annotations
@@ -25,13 +46,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import pygit2
 
 from gitpatch.errors import ConcurrentUpdate
+from gitpatch.safety.atomic import write_atomic
 from gitpatch.safety.owners import (
     Record,
     common_dir,
@@ -41,12 +67,95 @@ from gitpatch.safety.owners import (
     record_owners,
 )
 
-__all__ = ["adopt_index_lock", "holders", "lock_paths", "recover_dead", "remove_object_temps"]
+__all__ = [
+    "POINTS",
+    "Journal",
+    "adopt_index_lock",
+    "crash_requested",
+    "crashpoint",
+    "holders",
+    "lock_paths",
+    "recover_dead",
+    "remove_object_temps",
+]
 
 RefMove = tuple[str, pygit2.Oid | None, pygit2.Oid | None]
 Mover = Callable[[Sequence[RefMove], str], None]
 
 _OBJECT_TEMP = "tmp_object_git2_"
+
+
+@dataclass(frozen=True)
+class Journal:
+    """An interrupted land: ``ref`` was to move ``old`` -> ``new`` and rewrite ``paths``.
+
+    ``notes`` (commit hex, note before as JSON or ``"null"``, note after as JSON) are the notes
+    that move with the ref in the same ref transaction. libgit2 commits a transaction one lock
+    file at a time, so a process killed in between can leave one moved without the other;
+    recovery completes the notes when the ref moved and puts them back when it did not.
+    """
+
+    ref: str
+    old: str | None
+    new: str
+    paths: tuple[str, ...]
+    notes: tuple[tuple[str, str, str], ...] = ()
+    owner: str = ""
+    #: A land that carries onto a person's uncommitted work: (tree on disk before, tree on
+    #: disk after, tree the index entries get), each a hex id; None when disk and index
+    #: simply go from ``old`` to ``new``.
+    carry: tuple[str, str, str] | None = None
+
+    def backwards(self) -> Journal:
+        """The land that puts back what this one wrote ahead of its branch: disk and index
+        from ``new`` to ``old`` (an unborn ``old`` is ``""``: every path goes). Never written
+        to disk: recovery derives it from the journal whenever the branch did not move."""
+        carry = self.carry
+        return Journal(
+            self.ref,
+            self.new,
+            self.old or "",
+            self.paths,
+            (),
+            self.owner,
+            (carry[1], carry[0], self.old or "") if carry else None,
+        )
+
+    def to_json(self) -> str:
+        """Serialise for ``.git/gitpatch/journal.json``."""
+        return json.dumps(
+            {
+                "ref": self.ref,
+                "old": self.old,
+                "new": self.new,
+                "paths": list(self.paths),
+                "notes": [list(n) for n in self.notes],
+                "owner": self.owner,
+                "carry": list(self.carry) if self.carry else None,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Journal:
+        """Parse a journal file; raises ValueError when it is not one."""
+        data: Any = json.loads(text)
+        if not isinstance(data, dict) or not isinstance(data.get("new"), str):
+            raise ValueError("not a gitpatch journal")
+        notes = data.get("notes") or []
+        carry = data.get("carry")
+        return cls(
+            str(data["ref"]),
+            data.get("old"),
+            data["new"],
+            tuple(data.get("paths", ())),
+            tuple((str(c), str(b), str(a)) for c, b, a in notes),
+            str(data.get("owner") or ""),
+            (str(carry[0]), str(carry[1]), str(carry[2])) if carry else None,
+        )
+
+    def write(self, path: Path, *, durable: bool) -> None:
+        """Write to ``path`` by temp file and rename (fsynced with its directory if durable)."""
+        write_atomic(path, self.to_json().encode(), durable=durable)
 
 
 def recover_dead(repo: pygit2.Repository, move: Mover, *, sweep: bool = False) -> list[str]:
@@ -299,3 +408,71 @@ def lock_paths(repo: pygit2.Repository, names: Sequence[str], deletes: bool) -> 
     if deletes:
         out.append(os.path.join(common, "packed-refs.lock"))
     return out
+
+
+#: Every step boundary, in the order a land passes them.
+POINTS = (
+    "objects.written",  # the proposal's (or step's) commits are in the object store
+    "journal.written",  # the land journal names ref, old, new, paths and notes
+    "files.staged",  # the new files are written (fsynced) next to their places, refs not moved
+    "file.deleted",  # one path deleted on disk, refs not moved (:n for the n-th)
+    "file.kept",  # a file's new content named for the file it will replace, not yet swapped
+    "file.renamed",  # one file renamed into place, refs not moved (:n for the n-th)
+    "index.skip_worktree",  # skip-worktree entries set in the scratch index, their bits not yet
+    "index.written",  # the index names the new blobs (index.lock held), refs not moved
+    "record.written",  # the owner record lists the lock files and refs about to be taken
+    "refs.locked",  # every ref lock of the transaction is held, nothing moved
+    "refs.partial",  # the first ref moved, the others still locked (a kill inside the commit)
+    "refs.partial.last",  # the same with the last ref (the notes ref) moved first
+    "refs.moved",  # refs and notes moved together
+    "land.put_back",  # the ref transaction failed: files and index are back, journal not dropped
+    "head.moved",  # HEAD points at the session branch
+    "config.written",  # the session's target is remembered in git config
+    "saves.settled",  # the files the land replaced checked once more, the journal not dropped
+    "journal.dropped",  # the land is complete
+    "checkpoint.staged",  # a checkpoint's changes are in its worktree's index, nothing published
+    "checkpoint.published",  # its proposal ref (or session branch) and note moved, HEAD not yet
+    "worktree.added",  # a session's worktree is recorded by git, its files not written yet
+    "worktree.filled",  # its files are written, the marker saying it is being made remains
+    "session.set_aside",  # an ending session's worktree folder is renamed aside, not removed
+    "session.removed",  # that folder is removed; git's record of it and the branch remain
+)
+
+_CRASH_ENV = "GITPATCH_CRASH_AT"
+_LOG_ENV = "GITPATCH_CRASH_LOG"
+_HOW_ENV = "GITPATCH_CRASH_HOW"
+_passed: dict[str, int] = {}
+
+
+def crashpoint(name: str) -> None:
+    """Die at step boundary ``name`` when the crash tests ask for it (see the module).
+
+    ``GITPATCH_CRASH_AT=<name>[:<n>]`` kills at the n-th time the point is passed (default the
+    first); with ``GITPATCH_CRASH_LOG=<file>`` every point passed is appended there.
+    """
+    spec = os.environ.get(_CRASH_ENV)
+    log = os.environ.get(_LOG_ENV)
+    if spec is None and log is None:
+        return
+    count = _passed[name] = _passed.get(name, 0) + 1
+    if log is not None:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{name}:{count}\n")
+    if spec is not None and _asked(spec, name, count):
+        how = os.environ.get(_HOW_ENV)
+        if how in ("stop", "pause"):
+            os.kill(os.getpid(), signal.SIGSTOP)  # the parent SIGKILLs it here, or goes on
+            if how == "pause":
+                return
+        os._exit(137)
+
+
+def crash_requested(name: str) -> bool:
+    """True when the next pass of ``name`` is to be a kill (for a simulated partial step)."""
+    spec = os.environ.get(_CRASH_ENV)
+    return spec is not None and _asked(spec, name, _passed.get(name, 0) + 1)
+
+
+def _asked(spec: str, name: str, count: int) -> bool:
+    point, _, nth = spec.partition(":")
+    return point == name and count == int(nth or "1")

@@ -28,7 +28,7 @@ import pygit2
 from gitpatch.core.retry import retry
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, RepositoryError
 from gitpatch.safety import owners, recovery
-from gitpatch.safety.crashpoints import crash_requested, crashpoint
+from gitpatch.safety.recovery import crash_requested, crashpoint
 from gitpatch.store._repo import Repo, git_errors
 
 __all__ = [

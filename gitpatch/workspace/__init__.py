@@ -5,10 +5,10 @@ build on: a call's ``Context``; the one attempt loop (``land`` for one change on
 several, ``land_batch`` for a queue's batch, ``Attempt`` one ref's share) and the one dry run
 (``preview``); the one publisher (``Transition``, ``publish``); a change's commit
 (``commit_changes``, ``proposal_result``); and, as namespaces, ``guards`` (the checks),
-``versions`` (what a read hands out), ``stack`` (where a session's next proposal is built),
-``propose`` and ``publisher``. The modules themselves (``_build``, ``_propose``, ``_guards``,
-``_versions``, ``_stack``, ``_carry``, ``_publisher``, ``_context``) are private: the layout
-test refuses an import of them from outside this package.
+``versions`` (what a read hands out), ``stack`` (where a session's next proposal is built) and
+``propose`` (the attempt loop and the publisher). The modules themselves (``_build``,
+``_propose``, ``_guards``, ``_versions``, ``_stack``, ``_carry``) are private: the layout test
+refuses an import of them from outside this package.
 
 Public modules beside the face, which the doors may import: ``results`` (the result models),
 ``config`` (``.gitpatch.toml`` and the resolver of protected branches), ``sessions`` (branch
@@ -25,38 +25,46 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gitpatch.workspace import _guards as guards
     from gitpatch.workspace import _propose as propose
-    from gitpatch.workspace import _publisher as publisher
     from gitpatch.workspace import _stack as stack
     from gitpatch.workspace import _versions as versions
-    from gitpatch.workspace._build import Built, commit_changes, proposal_result, refuse_rejected
-    from gitpatch.workspace._context import Context, Dirty
+    from gitpatch.workspace._build import (
+        Built,
+        Context,
+        Dirty,
+        commit_changes,
+        proposal_result,
+        refuse_rejected,
+    )
     from gitpatch.workspace._guards import blob, check_unchanged
     from gitpatch.workspace._propose import (
         REPLAYED,
+        STEP_ATTEMPTS,
         Attempt,
         Moved,
+        NoteChange,
         Preview,
+        Transition,
         check_paths,
         consistent_view,
         disk,
         land,
         land_batch,
         preview,
+        publish,
     )
-    from gitpatch.workspace._publisher import STEP_ATTEMPTS, NoteChange, Transition, publish
 
 #: Each name of the face and the private module it lives in.
 _NAMES: dict[str, str] = {
     "REPLAYED": "_propose",
     "Attempt": "_propose",
     "Built": "_build",
-    "Context": "_context",
-    "Dirty": "_context",
+    "Context": "_build",
+    "Dirty": "_build",
     "Moved": "_propose",
-    "NoteChange": "_publisher",
+    "NoteChange": "_propose",
     "Preview": "_propose",
-    "STEP_ATTEMPTS": "_publisher",
-    "Transition": "_publisher",
+    "STEP_ATTEMPTS": "_propose",
+    "Transition": "_propose",
     "blob": "_guards",
     "check_paths": "_propose",
     "check_unchanged": "_guards",
@@ -68,13 +76,12 @@ _NAMES: dict[str, str] = {
     "preview": "_propose",
     "proposal_result": "_build",
     "refuse_rejected": "_build",
-    "publish": "_publisher",
+    "publish": "_propose",
 }
 #: The namespaces of the face: a private module under a public name.
 _SPACES: dict[str, str] = {
     "guards": "_guards",
     "propose": "_propose",
-    "publisher": "_publisher",
     "stack": "_stack",
     "versions": "_versions",
 }
@@ -104,7 +111,6 @@ __all__ = [
     "refuse_rejected",
     "propose",
     "publish",
-    "publisher",
     "stack",
     "versions",
 ]

@@ -3,7 +3,8 @@
 ``record_dirty`` commits the disk content of touched files that differ from the branch head, so
 the agent's edit applies to what it saw; ``build`` applies the proposal on that base, refuses a
 change a person already rejected and writes the proposal commit. The workspace then publishes
-it (ref, note and disk together).
+it (ref, note and disk together). ``Context`` is what one Workspace call works on (repository,
+working tree, mode, branches), the commit built in it.
 """
 
 from __future__ import annotations
@@ -11,25 +12,32 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Sequence
+from typing import Literal
 
 import pygit2
 
 from gitpatch import engine
+from gitpatch.checkout import indexfile
 from gitpatch.checkout import preflight as checkout
-from gitpatch.checkout import sparse
 from gitpatch.checkout.filters import ATTRIBUTES_FILE, Filters, changes_attributes
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.budget import checkpoint
 from gitpatch.core.model import Changeset, FileChange, Proposal
 from gitpatch.core.spliced import as_bytes
-from gitpatch.errors import DirtyWorktree, NoChange, PayloadTooLarge, ProposalRejected
-from gitpatch.store import Store
+from gitpatch.errors import (
+    DirtyWorktree,
+    GitpatchError,
+    NoChange,
+    PayloadTooLarge,
+    ProposalRejected,
+)
+from gitpatch.store import Store, git_errors
 from gitpatch.workspace import _carry as carry
 from gitpatch.workspace import _guards as guards
-from gitpatch.workspace._context import Context, Dirty
 from gitpatch.workspace.results import (
     HIDDEN_NOTE,
     FileResult,
+    Mode,
     ProposalResult,
     edit_results,
     file_results,
@@ -39,6 +47,7 @@ from gitpatch.workspace.sessions import PROPOSAL_PREFIX, REJECTED_PREFIX
 
 __all__ = [
     "Built",
+    "Context",
     "Dirty",
     "build",
     "carried",
@@ -48,6 +57,67 @@ __all__ = [
     "record_dirty",
     "refuse_rejected",
 ]
+
+
+#: What a call does with uncommitted changes to the files it edits: ``carry`` (the default)
+#: merges the change into them and leaves them uncommitted, ``record`` commits them first,
+#: ``refuse`` refuses.
+Dirty = Literal["carry", "record", "refuse"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    """The repository, its working tree (None when bare), the mode and the branches in play.
+
+    ``target`` is the branch proposals are meant for (a protected branch when a session is
+    used); ``branch`` is the one they are built on and, in auto mode, land on; ``session`` is
+    the session name when auto mode lands on ``gitpatch/session/<name>``.
+    """
+
+    store: Store
+    worktree: WorkingTree | None
+    mode: Mode
+    target: str
+    branch: str
+    session: str | None
+    protected: frozenset[str]
+    author: str
+    dirty: Dirty = "carry"
+    allow_ignored: bool = False
+    #: Who the agent is (the MCP client's name, else ``agent``): agent commits' author.
+    agent: str = "agent"
+    #: Who the notes name as the proposals' author, when not the agent (``author=`` given).
+    proposer: str = ""
+    #: The largest file a proposal may leave (None: no limit): ``payload_too_large`` above.
+    max_file_bytes: int | None = None
+
+    def proposed_by(self) -> str:
+        """``Name <email>`` of whoever makes the proposals: the ``author`` the Workspace was
+        opened with, else the agent (as its commits' author), never the person by default."""
+        if self.proposer:
+            return self.proposer
+        sig = self.agent_signature()
+        return f"{sig.name} <{sig.email}>"
+
+    def agent_signature(self) -> pygit2.Signature:
+        """The author of the agent's commits: the agent and its session, so ``git log``
+        tells agent work from a person's (the person stays the committer)."""
+        label = self.session_label()
+        name = f"{self.agent} (gitpatch session {label})"
+        email = "".join(c if c.isalnum() or c in "-_." else "-" for c in label)
+        try:
+            with git_errors("name the agent"):
+                return pygit2.Signature(name, f"{email}@gitpatch.invalid")
+        except GitpatchError:  # a name libgit2 refuses
+            return pygit2.Signature("agent (gitpatch)", "agent@gitpatch.invalid")
+
+    def session_label(self) -> str:
+        """What the ``Gitpatch-Session`` trailer names: the session, else the agent."""
+        return self.session or self.agent
+
+    def tracks_disk(self) -> bool:
+        """True when the working tree shows ``branch`` (so disk content is the base)."""
+        return self.worktree is not None and self.store.head_branch() == self.branch
 
 
 @dataclasses.dataclass(frozen=True)
@@ -369,7 +439,7 @@ def _hidden(ctx: Context, changeset: Changeset) -> list[str]:
     if ctx.mode != "auto" or tree is None or not ctx.tracks_disk():
         return []
     written = [c.path for c in changeset.changes if c.content is not None]
-    bits = sparse.skipped(tree.gitdir, tree.root, written)
+    bits = indexfile.skipped(tree.gitdir, tree.root, written)
     return [p for p in written if p in bits and os.path.lexists(tree.root / p)]
 
 

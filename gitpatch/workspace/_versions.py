@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import pygit2
 
-from gitpatch.checkout import sparse
+from gitpatch.checkout import indexfile
 from gitpatch.checkout.filters import Filters
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import FileChange
@@ -44,7 +44,7 @@ def read(
     apply to it as checkout would write it, see ``gitpatch.workspace.build``).
     """
     filters = disk.filters if disk is not None else filters
-    if disk is not None and not sparse.skipped(disk.gitdir, disk.root, [path]):
+    if disk is not None and not indexfile.skipped(disk.gitdir, disk.root, [path]):
         data = disk.read(path)
         if data is not None:
             disk.filters.refuse_encoded(path, data)

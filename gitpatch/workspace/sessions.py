@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from gitpatch.errors import ConcurrentUpdate, InvalidArguments, RepositoryError
-from gitpatch.safety.crashpoints import crashpoint
 from gitpatch.safety.owners import common_dir
+from gitpatch.safety.recovery import crashpoint
 from gitpatch.store import Store
 from gitpatch.workspace.config import DEFAULT_PROTECTED, protected_names
 

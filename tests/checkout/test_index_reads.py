@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gitpatch.checkout import indexfile, indexsync
+from gitpatch.checkout import indexfile
+from gitpatch.checkout.index import plain_entries
 from tests.gitkit import git, make_repo
 
 
@@ -25,8 +26,8 @@ def test_a_settled_index_is_read_once_and_its_lookups_kept(tmp_path: Path) -> No
     first, _ = indexfile.read_index(str(index))
     again, _ = indexfile.read_index(str(index))
     assert again is first
-    entries = indexsync.plain_entries(str(index), ["b/c.txt"])
-    assert entries == indexsync.plain_entries(str(index), ["b/c.txt"])
+    entries = plain_entries(str(index), ["b/c.txt"])
+    assert entries == plain_entries(str(index), ["b/c.txt"])
     assert entries is not None
     assert entries["b/c.txt"][0] == git(repo, "rev-parse", ":b/c.txt").strip()
 
@@ -35,12 +36,12 @@ def test_a_settled_index_is_read_once_and_its_lookups_kept(tmp_path: Path) -> No
 def test_a_new_index_is_read_again_even_with_the_old_one_s_times(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
     index = repo / ".git" / "index"
-    before = indexsync.plain_entries(str(index), ["a.txt"])
+    before = plain_entries(str(index), ["a.txt"])
     old = os.stat(index)
     (repo / "a.txt").write_text("b\n")
     git(repo, "add", "a.txt")
     os.utime(index, ns=(old.st_atime_ns, old.st_mtime_ns))
-    after = indexsync.plain_entries(str(index), ["a.txt"])
+    after = plain_entries(str(index), ["a.txt"])
     assert before is not None and after is not None
     assert after["a.txt"][0] == git(repo, "rev-parse", ":a.txt").strip() != before["a.txt"][0]
 
@@ -92,7 +93,7 @@ def test_gitpatch_s_own_index_write_is_kept_for_the_next_call(tmp_path: Path) ->
 def test_a_missing_index_is_an_os_error_as_before(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
     (repo / ".git" / "index").unlink()
-    assert indexsync.plain_entries(str(repo / ".git" / "index"), ["a.txt"]) is None
+    assert plain_entries(str(repo / ".git" / "index"), ["a.txt"]) is None
 
 
 @pytest.mark.usefixtures("settled")
@@ -104,8 +105,8 @@ def test_each_linked_worktree_s_index_is_kept_apart(tmp_path: Path) -> None:
     git(linked, "add", "a.txt")
     main_index = str(repo / ".git" / "index")
     side_index = str(repo / ".git" / "worktrees" / "linked" / "index")
-    ours = indexsync.plain_entries(main_index, ["a.txt"])
-    theirs = indexsync.plain_entries(side_index, ["a.txt"])
+    ours = plain_entries(main_index, ["a.txt"])
+    theirs = plain_entries(side_index, ["a.txt"])
     assert ours is not None and theirs is not None
     assert ours["a.txt"][0] == git(repo, "rev-parse", ":a.txt").strip()
     assert theirs["a.txt"][0] == git(linked, "rev-parse", ":a.txt").strip() != ours["a.txt"][0]

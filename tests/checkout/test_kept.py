@@ -1,4 +1,4 @@
-"""Kept files a killed land left without a journal (``checkout.kept``, ``saves.recover``).
+"""Kept files a killed land left without a journal (``saves.Kept``, ``saves.recover``).
 
 A land names the file a rename will replace before the swap and removes it once the land is
 over; the journal names its path. A kept file found with no journal (a journal cut short by
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pygit2
 
-from gitpatch.checkout import kept
+from gitpatch.checkout import saves
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.store import Store
 from tests.gitkit import git, make_repo, status_porcelain
@@ -26,7 +26,7 @@ def _kept_file(repo: Path, data: bytes, expect: bytes, wrote: bytes) -> Path:
     staged = folder / "staged"
     staged.write_bytes(data)
     e, w = str(pygit2.hash(expect)), str(pygit2.hash(wrote))
-    return kept.name(staged, "a.txt", e, w, len(expect), folder)
+    return saves.name(staged, "a.txt", e, w, len(expect), folder)
 
 
 def test_an_orphan_kept_file_holding_a_save_is_set_aside(tmp_path: Path) -> None:
@@ -48,7 +48,7 @@ def test_an_orphan_kept_file_of_no_path_in_head_is_set_aside_by_its_key(tmp_path
     tree = WorkingTree(Store.open(str(repo)))
     tree.recover()
     aside = list((repo / ".git/gitpatch/saves").iterdir())
-    assert len(aside) == 1 and aside[0].name.startswith(kept.key("a.txt") + ".")
+    assert len(aside) == 1 and aside[0].name.startswith(saves.key("a.txt") + ".")
     assert tree.set_aside == [("", aside[0])]
 
 

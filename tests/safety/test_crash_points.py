@@ -4,7 +4,7 @@ Random kills find what is common; crash points find everything. Each operation (
 in a linked worktree, multi-file apply_patch with add/delete/move, review proposal on a
 checked-out and on a bare repository, approve by fast-forward and by merge, reject, undo,
 session start, approving and rejecting some hunks, a person's amend) first runs once
-with ``GITPATCH_CRASH_LOG`` to learn the step boundaries it passes (``safety.crashpoints``),
+with ``GITPATCH_CRASH_LOG`` to learn the step boundaries it passes (``safety.recovery.crashpoint``),
 then once per boundary in a forked process that ``os._exit``s there (``GITPATCH_CRASH_AT``).
 After the next ``Workspace.open``: ``git fsck --strict`` clean, ``git status`` clean and disk
 equal to the branch where it is checked out, no lock, temp, journal or owner file left, and the

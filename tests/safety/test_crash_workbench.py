@@ -2,7 +2,7 @@
 killed at every crash point they pass: the next run recovers with nothing lost (issue 25).
 
 Each operation first runs once with ``GITPATCH_CRASH_LOG`` to learn the points it passes
-(``safety.crashpoints``), then once per point in a process of its own that stops there and
+(``safety.recovery.crashpoint``), then once per point in a process of its own that stops there and
 is killed by a real SIGKILL from the test (``proofkit.killed_at``: nothing flushed or
 cleaned up). A session's worktree holds absolute paths, so every run gets a fresh
 repository. After the kill the operation runs again: every change the worktree had is in

@@ -18,7 +18,6 @@ from gitpatch import (
     read_tool,
 )
 from gitpatch.tools import GENERIC_FAILURE
-from gitpatch.tools.storage import resource_ids
 from gitpatch.tools.storage.base import Target
 from tests.gitkit import git, head, make_repo, mounted, repo_state, sr, state, status_porcelain
 
@@ -51,6 +50,35 @@ def test_resource_ids_on_memory() -> None:
     _ids_follow_edits_and_moves(MemoryStorage({"a.txt": "a\n", "other.txt": "o\n"}))
 
 
+def test_an_edit_after_an_edit_finds_its_id_without_walking_the_history(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The edited file's first parent was walked already (by the edit before): its id is
+    found there and the store's history walk never starts; it is the id the walk finds."""
+    from gitpatch.store import Store
+
+    _repo, ws, _fs = mounted(tmp_path / "r", {"a.txt": "a1\na2\n"})
+    edit = patch_tool(ws, ws)
+    first = edit(path="a.txt", edits=sr("a1\n", "A1\n"))
+    assert first.ok, str(first)
+    walks: list[object] = []
+    real = Store.first_parents
+
+    def counted(self: Store, tip: Any) -> Any:
+        walks.append(tip)  # the real walk still runs
+        return real(self, tip)
+
+    monkeypatch.setattr(Store, "first_parents", counted)
+    second = edit(path="a.txt", edits=sr("a2\n", "A2\n"))
+    assert second.ok, str(second)
+    assert walks == []
+    ident = second.data["id"]
+    assert ident == first.data["id"]
+    gitpatch.tools.storage.base._KNOWN.clear()  # worked out again from the history alone
+    assert read_tool(ws)(path="a.txt").data["id"] == ident
+    assert walks != []
+
+
 def test_resource_id_follows_a_persons_git_mv(tmp_path) -> None:
     repo, ws, _fs = mounted(tmp_path / "r", {"a.txt": "some text that is long enough\n"})
     first = read_tool(ws)(path="a.txt").data["id"]
@@ -67,14 +95,14 @@ def test_resource_id_of_a_file_a_later_commit_added(tmp_path) -> None:
     git(repo, "add", "new.txt")
     git(repo, "commit", "-qm", "add new.txt")
     first = read_tool(ws)(path="new.txt").data["id"]
-    resource_ids._KNOWN.clear()  # worked out again from the history alone
+    gitpatch.tools.storage.base._KNOWN.clear()  # worked out again from the history alone
     assert read_tool(ws)(path="new.txt").data["id"] == first
     assert read_tool(ws)(path="a.txt").data["id"] != first
     git(repo, "mv", "new.txt", "moved.txt")
     (repo / "third.txt").write_text("3\n")
     git(repo, "add", "third.txt")
     git(repo, "commit", "-qm", "move one, add another")
-    resource_ids._KNOWN.clear()
+    gitpatch.tools.storage.base._KNOWN.clear()
     assert read_tool(ws)(path="moved.txt").data["id"] == first
     assert read_tool(ws)(path="third.txt").data["id"] not in (first, None)
 

@@ -336,9 +336,9 @@ def test_one_workspace_shared_by_threads_serializes_calls(tmp_path: Path) -> Non
 def test_note_written_with_the_ref_and_notes_race_absorbed(
     repo: Path, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gitpatch.workspace import publisher as publisher
+    from gitpatch.workspace import propose
 
-    real = publisher.notes_update
+    real = propose.notes_update
     calls = {"n": 0}
 
     def racing(store, changes):  # type: ignore[no-untyped-def]
@@ -348,7 +348,7 @@ def test_note_written_with_the_ref_and_notes_race_absorbed(
             git(repo, "notes", "--ref", "gitpatch", "add", "-m", "other", head(repo))
         return update
 
-    monkeypatch.setattr(publisher, "notes_update", racing)
+    monkeypatch.setattr(propose, "notes_update", racing)
     ws = Workspace.open(repo, mode=mode)  # type: ignore[arg-type]
     res = ws.propose(edit("a.txt", "beta", "BETA"))
     assert calls["n"] == 2
@@ -359,11 +359,11 @@ def test_note_written_with_the_ref_and_notes_race_absorbed(
 def test_approve_absorbs_a_note_written_meanwhile(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gitpatch.workspace import publisher as publisher
+    from gitpatch.workspace import propose
 
     ws = Workspace.open(repo, mode="review")
     res = ws.propose(edit("a.txt", "beta", "BETA"))
-    real = publisher.notes_update
+    real = propose.notes_update
     calls = {"n": 0}
 
     def racing(store, changes):  # type: ignore[no-untyped-def]
@@ -373,7 +373,7 @@ def test_approve_absorbs_a_note_written_meanwhile(
             git(repo, "notes", "--ref", "gitpatch", "add", "-m", "other", res.base)
         return update
 
-    monkeypatch.setattr(publisher, "notes_update", racing)
+    monkeypatch.setattr(propose, "notes_update", racing)
     done = ws.approve(res.proposal_id, by="Ann")
     assert done.status == "approved" and calls["n"] == 2
     assert json.loads(note(repo, res.version))["approved_by"] == "Ann"
@@ -384,11 +384,11 @@ def test_approve_absorbs_a_note_written_meanwhile(
 def test_a_note_changed_under_a_step_rebuilds_the_whole_step(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gitpatch.workspace import publisher as publisher
+    from gitpatch.workspace import propose
 
     ws = Workspace.open(repo, mode="review")
     res = ws.propose(edit("a.txt", "beta", "BETA"))
-    real = publisher.notes_update
+    real = propose.notes_update
     calls = {"n": 0}
 
     def racing(store, changes):  # type: ignore[no-untyped-def]
@@ -398,7 +398,7 @@ def test_a_note_changed_under_a_step_rebuilds_the_whole_step(
             git(repo, "notes", "--ref", "gitpatch", "add", "-f", "-m", "other", res.version)
         return update
 
-    monkeypatch.setattr(publisher, "notes_update", racing)
+    monkeypatch.setattr(propose, "notes_update", racing)
     ws.approve(res.proposal_id, by="Ann")
     # 1: first try; 2: rebuilt notes differ, so the step fails; 3: the step rebuilt from scratch
     assert calls["n"] == 3

@@ -42,8 +42,7 @@ from gitpatch.core.model import Changeset, Proposal
 from gitpatch.errors import ProposalRejected
 from gitpatch.porcelain.workspace import Workspace
 from gitpatch.store import Store
-from gitpatch.tools.storage.base import Applied
-from gitpatch.tools.storage.resource_ids import applied
+from gitpatch.tools.storage.base import Applied, applied
 from gitpatch.workspace import Built, Moved, commit_changes, land_batch, preview, proposal_result
 
 __all__ = ["Change", "Made", "WriteQueue", "build_change", "preview_on"]

@@ -9,7 +9,7 @@ transition through the one publisher), inside the working tree's journaled land 
 branch is on disk. Either all of it happens or none.
 
 Also here: the helpers that turn family keys (``work://s1/a.md``) into paths on their ref
-(``resource_ids`` turns them back, in the one ``Applied`` builder). Plain paths never come
+(``base.applied`` turns them back, in the one ``Applied`` builder). Plain paths never come
 here. What this does not do: move a file from one ref to another (refused: a move stays
 within one root), or keep such a change for review (refused: scratch addresses take changes
 directly).
@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING
 from gitpatch.core.model import FileOp, Proposal, UpdateFile
 from gitpatch.core.paths import Address, parse_address
 from gitpatch.errors import InvalidArguments
-from gitpatch.tools.storage.base import Applied
-from gitpatch.tools.storage.resource_ids import applied
+from gitpatch.tools.storage.base import Applied, applied
 from gitpatch.workspace import Attempt, land, proposal_result
 
 if TYPE_CHECKING:

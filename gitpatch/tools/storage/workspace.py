@@ -43,9 +43,11 @@ from gitpatch.tools.storage.base import (
     Stat,
     Target,
     Version,
+    applied,
     resolve_plain,
+    resource_id,
+    uuid_like,
 )
-from gitpatch.tools.storage.resource_ids import applied, resource_id, uuid_like
 from gitpatch.workspace import versions
 from gitpatch.workspace.config import settings
 
