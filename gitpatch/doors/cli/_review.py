@@ -402,8 +402,8 @@ def saves(env: Env) -> None:
     """Your saves a land set aside, oldest first, and how to take one back.
 
     An editor's save that reached a file while an agent's change landed there, and that could
-    not be merged with the change, is kept in .git/gitpatch/saves/ (the file holds the
-    change). Compare the two, copy what you want back, then delete the kept file."""
+    not be merged with what the file held then, is kept in .git/gitpatch/saves/ (the file is
+    left as it is). Compare the two, copy what you want back, then delete the kept file."""
     kept = env.workspace("review").plumbing.saves()
     now = datetime.now(UTC).timestamp()
     lines = []
