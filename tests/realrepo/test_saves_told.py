@@ -8,7 +8,8 @@ The late save is staged as ``test_save_review_mends`` stages one: at the land's 
 file, kept until the land is over, through a descriptor opened before the rename, and the
 person saves the path again with a change that cannot merge with it. The land then keeps the
 first in ``.git/gitpatch/saves/``. In process the crash point is the test's own function; the
-MCP server stops itself there (``GITPATCH_CRASH_HOW=pause``) until the test has written.
+MCP server stops itself there (``GITPATCH_CRASH_HOW=pause``) until the test has written. A land
+killed there leaves the same to the next call's recovery, whose result tells it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 from pathlib import Path
 
 import anyio
@@ -25,8 +27,9 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gitpatch.doors.cli import main
-from tests.doors.mcp.mcpkit import console_script
+from tests.doors.mcp.mcpkit import console_script, run
 from tests.gitkit import GIT_ENV, git, make_repo
+from tests.safety.proofkit import killed_at
 
 BODY = "".join(f"line {i}\n" for i in range(1, 6))
 PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-line 2\n+LINE 2 by agent\n*** End Patch\n"
@@ -117,6 +120,7 @@ def _stopped(repo: Path) -> int | None:
     return None
 
 
+@pytest.mark.slow  # a server in a process of its own
 def test_the_agents_result_names_the_save_its_edit_set_aside(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     params = StdioServerParameters(
@@ -165,3 +169,27 @@ def test_the_agents_result_names_the_save_its_edit_set_aside(tmp_path: Path) -> 
     assert edit.content[-1].text.endswith(notices[0])  # type: ignore[attr-defined]
     assert "notices" not in (read.structured_content or {})  # type: ignore[attr-defined]
     assert "LINE 2 by agent" in git(repo, "show", "work:a.txt")
+
+
+@pytest.mark.slow  # a server in a process of its own
+def test_the_first_call_after_a_killed_land_names_the_save_its_recovery_set_aside(
+    tmp_path: Path,
+) -> None:
+    """A land killed at ``index.written``, a late write in the file it replaced and a save at
+    its path that cannot merge with it: the next MCP call's recovery sets the first aside, and
+    that call's result says so."""
+    repo = _repo(tmp_path)
+    agent = f"from gitpatch import Workspace; Workspace.open({str(repo)!r}).apply({PATCH!r})"
+    assert killed_at([sys.executable, "-c", agent], dict(os.environ), "index.written") == -9
+    _late_saves(repo)
+
+    async def scenario(client: ClientSession) -> object:
+        return await client.call_tool("read_file", {"path": "a.txt"})
+
+    read = run(repo, scenario)
+    saved = _saved(repo)
+    notices = read.structured_content["notices"]  # type: ignore[attr-defined]
+    assert len(notices) == 1 and notices[0].startswith("A person's save of a.txt reached it")
+    assert f"the save was kept as {saved}, and a.txt was left as it is" in notices[0]
+    assert (repo / "a.txt").read_text() == AGAIN
+    assert "LINE 2 by agent" not in git(repo, "show", "work:a.txt")  # killed before it moved
