@@ -18,6 +18,11 @@ a kill at any point leaves a file that recovery recognises and settles the same 
 (``recover``), in ``.git/gitpatch/tmp`` (or beside the file when that folder is on another
 file system):
 ``.kept.<path key>.<blob checked>.<blob the land wrote>.<size checked>.<pid>.<ns>.gitpatch-tmp``.
+
+A save that can go back neither in place nor merged waits in ``.git/gitpatch/saves/`` (of the
+worktree's own git directory). The working tree lists each one it set aside
+(``WorkingTree.set_aside``), for the call's result to say so, and ``listing`` finds them all,
+for the person (``gitpatch saves``).
 """
 
 from __future__ import annotations
@@ -27,11 +32,12 @@ import errno
 import fcntl
 import hashlib
 import os
+import re
 import signal
 import stat
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -40,16 +46,19 @@ import pygit2
 from gitpatch.checkout.files import KEPT_PREFIX, TMP_SUFFIX, Staging
 from gitpatch.checkout.filters import Filters
 from gitpatch.safety import atomic
+from gitpatch.safety.owners import common_dir
 from gitpatch.safety.recovery import crashpoint
 from gitpatch.store import Store
 
 __all__ = [
     "Kept",
     "Mark",
+    "Saved",
     "found",
     "holds",
     "identity",
     "key",
+    "listing",
     "mark",
     "name",
     "put",
@@ -71,6 +80,9 @@ class WorkingTree(Protocol):
     staging: Staging
     #: the files the running land replaced, checked again when it is over (``settle``)
     kept: list[Kept]
+    #: (path, file) of each save set aside in ``.git/gitpatch/saves/``, until a caller takes
+    #: them to tell (path "": not known)
+    set_aside: list[tuple[str, Path]]
 
     def read(self, path: str) -> bytes | None: ...
     def disk_blob(self, path: str) -> str | None: ...
@@ -395,9 +407,22 @@ def recover(tree: WorkingTree, paths: Sequence[str]) -> None:
         except OSError:
             continue
         if str(pygit2.hash(data)) not in (item.expect, item.wrote):
-            _aside(tree, item, data)
+            path = _path_of(tree, item.key())  # named for its key only: HEAD's path of it
+            theirs = tree.filters.to_blob(path, data) if path is not None else data
+            if str(pygit2.hash(theirs)) not in (item.expect, item.wrote):  # as git adds it
+                _aside(tree, replace(item, path=path or ""), data)
         file.unlink(missing_ok=True)
     settle(tree)
+
+
+def _path_of(tree: WorkingTree, wanted: str) -> str | None:
+    """The path of HEAD's tree whose ``key`` is ``wanted`` (None: none has it). Read only
+    for a kept file that holds neither blob of its name byte for byte: git's conversions
+    (autocrlf) may be all that tells them apart, and they depend on the path."""
+    head = tree.store.ref_target("HEAD")
+    if head is None:
+        return None
+    return next((p for p in tree.store.files(head) if key(p) == wanted), None)
 
 
 def _unheld(file: Path) -> None:
@@ -508,11 +533,76 @@ def _keep(tree: WorkingTree, item: Kept, data: bytes, *, last: bool) -> None:
 
 def _aside(tree: WorkingTree, item: Kept, data: bytes) -> None:
     """Keep a person's save that cannot go back in place in ``.git/gitpatch/saves/`` (named
-    after its path, or its key when the path is not known), where recovery never deletes."""
+    after its path, each ``/`` a ``%``; or its key when the path is not known, holds a ``%``
+    or is long), where recovery never deletes; listed in ``tree.set_aside``."""
     folder = tree.staging.gitdir / "gitpatch" / "saves"
     folder.mkdir(parents=True, exist_ok=True)
     label = item.path.replace("/", "%") if item.path else item.key()
-    if len(label.encode("utf-8", "surrogateescape")) > _ASIDE_NAME_BYTES:  # a long path
+    too_long = len(label.encode("utf-8", "surrogateescape")) > _ASIDE_NAME_BYTES
+    if item.path and (too_long or "%" in item.path):
         tail = os.path.basename(item.path).encode("utf-8", "surrogateescape")[-64:]
         label = f"{item.key()}%{tail.decode('utf-8', 'ignore')}"
-    atomic.write_atomic(folder / f"{label}.{time.time_ns()}", data, durable=True)
+    file = folder / f"{label}.{time.time_ns()}"
+    atomic.write_atomic(file, data, durable=True)
+    tree.set_aside.append((item.path, file))
+
+
+#: A set-aside save's name: its label (a path, or a key with its file name's tail), then when.
+_SAVED_NAME = re.compile(r"(?P<label>.+)\.(?P<ns>[0-9]+)")
+_KEY_LABEL = re.compile(r"(?P<key>[0-9a-f]{16})(%.*)?")
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A person's save set aside in ``file``: the save of ``path`` ("" when not known),
+    set aside at ``time_ns``, in the worktree at ``worktree``."""
+
+    path: str
+    file: Path
+    time_ns: int
+    worktree: str
+
+
+def listing(store: Store) -> list[Saved]:
+    """Every save set aside in the repository (its main worktree's and each linked one's),
+    oldest first."""
+    common = common_dir(str(store.git_dir))
+    gitdirs = [common, *sorted((common / "worktrees").glob("*/"))]
+    found: list[Saved] = []
+    for gitdir in gitdirs:
+        folder = gitdir / "gitpatch" / "saves"
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        where = _worktree_of(gitdir) if gitdir != common else _main_folder(common)
+        paths: dict[str, str] | None = None
+        for name in names:
+            named = _SAVED_NAME.fullmatch(name)
+            if named is None:
+                continue  # not a save (a temp file of one being written)
+            label = named["label"]
+            keyed = _KEY_LABEL.fullmatch(label)
+            path = label.replace("%", "/")
+            if keyed is not None and key(path) != keyed["key"]:  # named for its key
+                if paths is None:
+                    head = store.ref_target("HEAD")
+                    tree = store.files(head) if head is not None else ()
+                    paths = {key(p): p for p in tree}
+                path = paths.get(keyed["key"], "")
+            found.append(Saved(path, folder / name, int(named["ns"]), where))
+    return sorted(found, key=lambda s: (s.time_ns, str(s.file)))
+
+
+def _main_folder(common: Path) -> str:
+    """The main worktree's folder: the one holding ``.git`` ("" for a separate git dir)."""
+    return str(common.parent) if common.name == ".git" else ""
+
+
+def _worktree_of(gitdir: Path) -> str:
+    """The folder of the linked worktree whose git directory is ``gitdir`` ("" unknown)."""
+    try:
+        text = (gitdir / "gitdir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+    return str(Path(text).parent)

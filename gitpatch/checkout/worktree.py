@@ -110,6 +110,9 @@ class WorkingTree:
         # path -> (``saves.mark`` of its file, blob) when the running land checked the disk
         self._seen: dict[str, tuple[saves.Mark, str | None]] = {}
         self.kept: list[saves.Kept] = []  # the files it replaced, until it is over (``saves``)
+        #: (path, file) of each person's save set aside in ``.git/gitpatch/saves/`` since a
+        #: caller last took them (``saves``; the call's result tells them)
+        self.set_aside: list[tuple[str, Path]] = []
 
     @classmethod
     def of(cls, store: Store) -> WorkingTree | None:

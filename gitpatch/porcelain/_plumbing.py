@@ -23,6 +23,7 @@ from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 import pygit2
 
+from gitpatch.checkout import saves as checkout_saves
 from gitpatch.checkout.roots import through_root, through_root_all
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.core.model import Proposal
@@ -270,6 +271,21 @@ class Plumbing:
             return []
         lines, self._told_at = feedback.notices(self.context, self._told_at)
         return lines
+
+    def set_aside(self) -> list[str]:
+        """One line per person's save that this Workspace's lands (or its recovery of a killed
+        one) set aside in ``.git/gitpatch/saves/`` since it was last asked; each is told once,
+        with or without a session (``feedback.set_aside``)."""
+        tree = self.worktree
+        if tree is None or not tree.set_aside:
+            return []
+        saved, tree.set_aside = tree.set_aside, []
+        return feedback.set_aside(saved)
+
+    @serialized
+    def saves(self) -> list[checkout_saves.Saved]:
+        """Every person's save set aside in the repository, oldest first (``checkout.saves``)."""
+        return checkout_saves.listing(self.store)
 
     @serialized
     def proposal_files(self, proposal_id: str) -> dict[str, bytes]:

@@ -10,6 +10,11 @@ missed. Each step is one notes transaction through the one publisher.
 Another session's open work on the same files is not this session's proposal: what a session
 was told of such overlaps is kept beside its live-session lock (``gitpatch/sessions/NAME.told``
 under the git dir), so a restarted server does not tell it again either.
+
+A person's save that a land set aside (``checkout.saves``: it reached the file while the change
+landed and could not be merged with it) is told to the call that set it aside, in or out of a
+session (``set_aside``): the agent then knows the file it changed differs from what the person
+last saved, and the person where their save is.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ __all__ = [
     "notices",
     "proposal_commit",
     "revisable",
+    "set_aside",
 ]
 
 COMMENT_KINDS = ("comment", "request_changes")
@@ -227,6 +233,21 @@ def _changed_notes(
 def _told_path(git_dir: str, session: str) -> Path:
     """Where session ``session`` keeps the overlaps it was told of (computed once)."""
     return common_dir(git_dir) / "gitpatch" / "sessions" / f"{session}.told"
+
+
+def set_aside(saved: Sequence[tuple[str, Path]]) -> list[str]:
+    """One line per person's save a land (or the recovery of a killed one) set aside in
+    ``.git/gitpatch/saves/``: ``saved`` holds (path, file), path "" when not known."""
+    lines = []
+    for path, file in saved:
+        which = path or "a file (its path is not known)"
+        lines.append(
+            f"A person's save of {which} reached it while gitpatch's change landed and could "
+            f"not be merged with what is there now: the save was kept as {file}, and "
+            f"{path or 'the file'} was left as it is (`gitpatch saves` lists it, with how to "
+            "take it back)."
+        )
+    return lines
 
 
 def new_overlaps(ctx: Context, current: Sequence[str]) -> list[str]:

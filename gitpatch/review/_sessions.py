@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from gitpatch.checkout import gitbin
+from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.errors import DirtyWorktree, GitpatchError, InvalidArguments, ProposalNotFound
 from gitpatch.review import _checkpoints as checkpoints
 from gitpatch.review import _workbench as workbench
@@ -107,8 +108,20 @@ def _review_ctx(ctx: Context, name: str) -> Context:
     return dataclasses.replace(ctx, mode="review", session=name, branch=target, target=target)
 
 
+def _on_checkout(ctx: Context) -> Context:
+    """``ctx`` with its repository's working tree. A lazy session (auto mode, its own worktree
+    not made yet: ``workbench.lazy``) has no working tree of its own, but the sessions it
+    lists or ends are the checkout's all the same; taken for a bare repository, it would end a
+    session by its branch alone and leave the worktree behind (``git worktree list`` showing
+    it at 0000000)."""
+    if ctx.worktree is not None or ctx.store.workdir is None:
+        return ctx
+    return dataclasses.replace(ctx, worktree=WorkingTree.of(ctx.store))
+
+
 def listing(ctx: Context) -> list[SessionInfo]:
     """Every session, sorted by name (see the module)."""
+    ctx = _on_checkout(ctx)
     store = ctx.store
     out: dict[str, SessionInfo] = {}
     for name in session_names(store):
@@ -154,6 +167,7 @@ def listing(ctx: Context) -> list[SessionInfo]:
 def follow_all(ctx: Context) -> None:
     """Bring every review-mode session's worktree up to date after a person's verdict (a
     worktree with unrecorded changes in the way stays as it is: its agent's next call says so)."""
+    ctx = _on_checkout(ctx)
     if ctx.worktree is None:
         return
     for name in _benches(ctx):
@@ -168,6 +182,7 @@ def end(ctx: Context, name: str, *, force: bool = False) -> str:
     Files git ignores in its worktree (build output, ``.venv/``) are removed with it only
     when ``force`` says so; without it their presence refuses, naming them."""
     check_session_name(name)
+    ctx = _on_checkout(ctx)
     store = ctx.store
     ref = SESSION_PREFIX + name
     tip = store.ref_target(ref)
@@ -188,6 +203,7 @@ def end(ctx: Context, name: str, *, force: bool = False) -> str:
             hint="See gitpatch sessions for the sessions there are.",
             details={"session": name},
         )
+    _refuse_inside(ctx, name, where)
     _refuse_open(ctx, name, tip, open_ids)
     _refuse_live(ctx, name)
     left: list[str] = []
@@ -222,6 +238,19 @@ def _worktree_of(ctx: Context, name: str, ref: str, tip: object) -> Path | None:
         return found
     where = worktrees.place(ctx.store, name)
     return where if (where / ".git").is_file() else None
+
+
+def _refuse_inside(ctx: Context, name: str, where: Path | None) -> None:
+    """Refuse to end a session from inside its own worktree: the removal would take the
+    folder the call works in (git, run there next, could no longer start)."""
+    if where is None or ctx.worktree is None or ctx.worktree.root.resolve() != where.resolve():
+        return
+    raise InvalidArguments(
+        f"{where} is the worktree of session {name!r}, which ending the session removes",
+        hint=f"Run it from your own checkout (gitpatch -C DIR session end {name}, DIR outside "
+        "this worktree). Nothing was removed.",
+        details={"session": name, "worktree": str(where)},
+    )
 
 
 def _refuse_open(ctx: Context, name: str, tip: object, open_ids: list[str]) -> None:

@@ -56,6 +56,7 @@ from typing import Any
 
 import pygit2
 
+from gitpatch.errors import ConcurrentUpdate
 from gitpatch.safety.atomic import write_atomic
 from gitpatch.safety.owners import (
     Record,
@@ -290,7 +291,11 @@ def _worktree_exists(gitdir: str) -> bool:
 def adopt_index_lock(gitdir: str, record: Record) -> int:
     """Take ``gitdir``'s ``index.lock`` over from the dead owner whose record still holds it
     (a land killed with its journal unsettled), for ``record``: the lock file is never free
-    in between. Returns a write descriptor on it, or -1 when no dead owner holds it."""
+    in between. Returns a write descriptor on it, or -1 when no dead owner holds it.
+
+    ``ConcurrentUpdate`` when the dead owner's ref moves are not settled yet: the store's
+    recovery settles them first, and this call ran the working tree's alone (the land was
+    killed after the call's store recovery began); the next call settles both, in order."""
     with flocked(common_dir(gitdir) / "gitpatch" / "recover.lock"):
         for dead in read_records(gitdir):
             locks = [p for p in dead.plan.get("locks", ()) if isinstance(p, str)]
@@ -299,8 +304,17 @@ def adopt_index_lock(gitdir: str, record: Record) -> int:
                 continue
             if os.path.realpath(os.path.dirname(held[0])) != os.path.realpath(gitdir):
                 continue
-            if not dead.owns(held[0]) or dead.plan.get("refs"):
-                continue  # its ref transaction is the store's to settle first (next call)
+            if not dead.owns(held[0]):
+                continue
+            if dead.plan.get("refs"):  # its ref transaction is the store's to settle first
+                raise ConcurrentUpdate(
+                    f"a killed gitpatch land still holds {held[0]}: it is being settled, its "
+                    "branch first, then what it wrote to the working tree",
+                    hint="Retry the call: the next one settles the killed land and goes on. "
+                    "Nothing was changed.",
+                    details={"lock": held[0]},
+                    reason="changed",  # a retry helps: the next call settles it
+                )
             fd = record.adopt(held[0], dead.proof(held[0]))
             rest = [p for p in locks if p != held[0]]
             if rest:

@@ -24,6 +24,7 @@ import pytest
 from bench import landrace
 from gitpatch import Workspace
 from gitpatch.checkout.worktree import WorkingTree
+from gitpatch.errors import ConcurrentUpdate
 from gitpatch.safety.owners import operation, read_records, record_owners
 from gitpatch.store import Store
 from tests.safety.proofkit import killed_at
@@ -249,3 +250,38 @@ def test_a_land_killed_in_a_sessions_worktree_is_settled_by_that_session(
     assert _git(repo, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip() == "main"
     assert _git(repo, "status", "--porcelain").stdout == "?? mine.txt\n"
     assert (repo / "mine.txt").read_text() == "the person's, uncommitted\n"
+
+
+def test_an_adoption_waiting_for_the_stores_recovery_says_a_killed_land_is_settled(
+    tmp_path: Path,
+) -> None:
+    """The working tree's recovery runs before the store's has settled the dead land's ref
+    moves (it was killed after this call's store recovery began): the adoption refuses,
+    ``concurrent_update``, saying a killed gitpatch land is being settled and that the next
+    call settles it (no "another git process": none is running), changing nothing; the next
+    call does settle it."""
+    repo = _one_repo(tmp_path)
+    code = killed_at([sys.executable, "-c", AGENT, str(repo)], dict(os.environ), "index.written")
+    assert code == -9
+    lock = repo / ".git" / "index.lock"
+    held = lock.read_bytes()
+    tree = WorkingTree.of(Store.open(repo))
+    assert tree is not None
+    with pytest.raises(ConcurrentUpdate) as refused:
+        tree.recover()  # the second of a call's two steps, without the first
+    error = refused.value
+    assert error.code == "concurrent_update"
+    assert error.message == (
+        f"a killed gitpatch land still holds {lock}: it is being settled, its branch first, "
+        "then what it wrote to the working tree"
+    )
+    assert "another git process" not in error.message
+    assert error.hint == (
+        "Retry the call: the next one settles the killed land and goes on. Nothing was changed."
+    )
+    assert lock.read_bytes() == held and (repo / ".git/gitpatch/journal.json").exists()
+    assert [o for _path, o in record_owners(str(repo / ".git")) if o.dead()] != []
+    Workspace.open(repo, mode="auto")  # the next call: the store's step, then the tree's
+    assert not lock.exists() and not (repo / ".git/gitpatch/journal.json").exists()
+    assert _git(repo, "status", "--porcelain").stdout == ""
+    assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"

@@ -28,7 +28,16 @@ from gitpatch.doors.cli._common import Env, wants_color
 from gitpatch.doors.cli._edit import apply, apply_patch, edit, patch, read
 from gitpatch.doors.cli._hosted import credentials, push
 from gitpatch.doors.cli._hunks import amend
-from gitpatch.doors.cli._review import approve, comment, log, proposals, reject, show, undo
+from gitpatch.doors.cli._review import (
+    approve,
+    comment,
+    log,
+    proposals,
+    reject,
+    saves,
+    show,
+    undo,
+)
 from gitpatch.doors.cli._web import web
 from gitpatch.doors.cli._workbench import checkpoint, run_command, session, sessions
 from gitpatch.doors.terms import in_terms
@@ -91,7 +100,16 @@ class GitpatchGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; ``GitpatchError`` exits 1 (code first on stderr), a bug exits 1
-        with ``internal_error`` and no internals (set ``GITPATCH_DEBUG=1`` to see them)."""
+        with ``internal_error`` and no internals (set ``GITPATCH_DEBUG=1`` to see them). A
+        person's save the command's lands set aside is said on stderr, whatever the outcome."""
+        try:
+            return self._run(ctx)
+        finally:
+            env = ctx.find_object(Env)
+            for line in env.set_aside() if env is not None else ():
+                click.echo(f"notice: {line}", err=True)
+
+    def _run(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except GitpatchError as exc:
@@ -198,6 +216,7 @@ for _command in (
     comment,
     undo,
     log,
+    saves,
     serve,
     hooks,
     schema,

@@ -49,6 +49,8 @@ class Env:
     #: where relative paths start when ``directory`` is a git directory (``GIT_DIR``)
     here: Path | None = None
     _config: Config | None = field(default=None, repr=False)
+    #: the Workspaces this command opened, whose set-aside saves it tells at the end
+    _opened: list[Workspace] = field(default_factory=list, repr=False)
 
     # -- the repository ------------------------------------------------------------------------
 
@@ -56,7 +58,14 @@ class Env:
         """Open the repository at ``-C`` (or the current directory) in ``mode`` (config default)."""
         from gitpatch.porcelain.opening import open_workspace
 
-        return open_workspace(self.directory, mode, self.config(), **kw)
+        ws = open_workspace(self.directory, mode, self.config(), **kw)
+        self._opened.append(ws)
+        return ws
+
+    def set_aside(self) -> list[str]:
+        """The lines telling of each person's save the command's Workspaces set aside (a
+        land's, or its recovery of a killed one's), each once."""
+        return [line for ws in self._opened for line in ws.plumbing.set_aside()]
 
     def root(self) -> Path | None:
         """The working tree's root, or None for a bare repository."""

@@ -1,4 +1,4 @@
-"""Review commands for people: proposals, show, approve, reject, undo, log.
+"""Review commands for people: proposals, show, approve, reject, undo, log, saves.
 
 ``ID`` is a proposal id as printed (the part after ``gitpatch/`` in its branch name) or a
 session name. Only people run these: the MCP server offers no approve or reject tool.
@@ -6,7 +6,9 @@ session name. Only people run these: the MCP server offers no approve or reject 
 
 from __future__ import annotations
 
+import shlex
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -28,6 +30,7 @@ __all__ = [
     "log",
     "proposals",
     "reject",
+    "saves",
     "show",
     "undo",
 ]
@@ -377,7 +380,8 @@ def undo(env: Env, id: str | None) -> None:
 @pass_env
 def log(env: Env, limit: int) -> None:
     """The gitpatch commits on the current branch, newest first."""
-    entries = env.workspace("review").log(limit)
+    ws = env.workspace("review")
+    entries = ws.log(limit)
     now = datetime.now(UTC)
     lines = []
     for e in entries:
@@ -386,4 +390,38 @@ def log(env: Env, limit: int) -> None:
             f"{env.style(e.commit[:12], fg='yellow')} {e.proposal_id} {e.tool:<14} "
             f"{age((now - when).total_seconds()):>4}  {e.summary}"
         )
+    kept = ws.plumbing.saves()
+    if kept:  # a person's save a land set aside: said where people look back
+        lines.append(f"Saves set aside by a land: {len(kept)} (see gitpatch saves).")
     env.emit(entries, "\n".join(lines) or "No gitpatch commits on this branch.")
+
+
+@click.command("saves")
+@pass_env
+def saves(env: Env) -> None:
+    """Your saves a land set aside, oldest first, and how to take one back.
+
+    An editor's save that reached a file while an agent's change landed there, and that could
+    not be merged with what the file held then, is kept in .git/gitpatch/saves/ (the file is
+    left as it is). Compare the two, copy what you want back, then delete the kept file."""
+    kept = env.workspace("review").plumbing.saves()
+    now = datetime.now(UTC).timestamp()
+    lines = []
+    for s in kept:
+        where = f" (in {s.worktree})" if s.worktree else ""
+        shown = s.path or "a file whose path is not known"
+        lines.append(f"{age(now - s.time_ns / 1e9):>4}  {shown}{where}\n      {s.file}")
+        if s.path and s.worktree:
+            target = shlex.quote(str(Path(s.worktree) / s.path))
+            lines.append(f"      diff {shlex.quote(str(s.file))} {target}")
+    if lines:
+        lines.append(
+            "To take a save back: copy what you want from the kept file into yours (or cp it "
+            "over yours: the agent's change there is then undone on disk), then delete the "
+            "kept file."
+        )
+    data = [
+        {"path": s.path, "file": str(s.file), "worktree": s.worktree, "time_ns": s.time_ns}
+        for s in kept
+    ]
+    env.emit(data, "\n".join(lines) or "No saves set aside.")

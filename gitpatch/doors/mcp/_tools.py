@@ -287,7 +287,9 @@ def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
     """``handler`` whose reply starts with the session's notices (verdicts, re-bases,
     comments, other sessions' work on the same files) and, after an edit that made one of its
     files overlap another session's work, ends with that warning. Each line is told once,
-    also across restarts (``ws.plumbing.notices`` / ``new_overlaps``)."""
+    also across restarts (``ws.plumbing.notices`` / ``new_overlaps``). A person's save the
+    call set aside (its land, or its recovery of a killed one) ends it too, in every tool and
+    without a session (``ws.plumbing.set_aside``)."""
 
     def run(args: BaseModel) -> ToolResult:
         ws = repo.workspace()
@@ -308,6 +310,7 @@ def _with_notices(repo: _Repository, name: str, handler: Handler) -> Handler:
         for flag in ws.plumbing.new_overlaps():
             caused = any(f" {path} " in flag for path in touched)  # the clash names its file
             (after if caused else lines).append(f"{flag}.")
+        after += ws.plumbing.set_aside()  # a person's save this call's land set aside
         if not lines and not after:
             return reply
         data = {**reply.data, "notices": lines + after}
