@@ -1,0 +1,98 @@
+"""review5 findings on ``gitpatch session end`` (branch roughs), each a real repository and the
+real CLI. Marked ``xfail(strict=True)``: each asserts what should happen and fails today; a fix
+turns it into a pass (then drop the mark).
+
+1. A review-mode session's worktree (``gitpatch session start NAME``, detached HEAD, no
+   session branch): ``session end`` run inside it is not refused. The CLI opens the session on
+   the person's checkout (``porcelain.opening.open_session``), so ``_refuse_inside`` compares
+   the person's checkout with the session's worktree and lets it through: the folder the call
+   runs in is removed (only an auto-mode session, whose working tree is its own, is refused).
+2. ``gitpatch run -- CMD`` whose command ends the session (as a person ending it from their
+   checkout while the command runs): the run's checkpoint then reads the removed worktree's
+   ``.git`` and ends with ``internal_error`` (a FileNotFoundError), no stable code, for an
+   auto-mode session; for a review-mode one the checkpoint makes the ended session's worktree
+   again (``gitpatch sessions`` lists it once more), saying only "Nothing changed".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gitpatch import Workspace
+from gitpatch.doors.cli import main
+from tests.doors.mcp.mcpkit import console_script
+from tests.gitkit import git, make_repo, repo_state
+
+FILES = {"a.py": "A = 1\n", "lib/c.py": "C = 1\n"}
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    out = CliRunner().invoke(main, list(args))
+    return out.exit_code, out.stdout, out.stderr
+
+
+def _started(repo: Path, name: str) -> Path:
+    code, out, err = _cli("-C", str(repo), "session", "start", name)
+    assert code == 0, err
+    where = Path(out.splitlines()[0].removeprefix("worktree: "))
+    assert (where / ".git").is_file()
+    return where
+
+
+@pytest.mark.xfail(strict=True, reason="review5 #1: a review session's worktree is not refused")
+def test_ending_a_review_session_from_inside_its_worktree_refuses_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES, branch="main")
+    bot = _started(repo, "bot")
+    listed = git(repo, "worktree", "list", "--porcelain")
+    before, inside = repo_state(repo), repo_state(bot)
+    code, _out, err = _cli("-C", str(bot), "session", "end", "bot")
+    assert bot.exists(), f"the folder the call ran in was removed: {err or _out}"
+    assert code == 1 and err.startswith("invalid_arguments: ")
+    assert (repo_state(repo), repo_state(bot)) == (before, inside)
+    assert git(repo, "worktree", "list", "--porcelain") == listed
+
+
+def _auto_session(repo: Path, name: str) -> Path:
+    """An auto-mode session on the protected ``main`` with its worktree made and its one
+    commit approved (nothing of it open)."""
+    ws = Workspace.open(repo, "auto", session=name)
+    ws.apply(f"*** Begin Patch\n*** Add File: {name}.txt\n+{name}\n*** End Patch\n")
+    where = ws.plumbing.session_worktree().path
+    Workspace.open(repo, "review").approve(name, "Reviewer")
+    return where
+
+
+def _run_ending(repo: Path) -> tuple[int, str, str]:
+    """``gitpatch run --session bot -- CMD`` where CMD ends session bot from the person's
+    checkout while the run waits for it: the state a person ending it from another terminal
+    makes, without any timing."""
+    ender = [console_script(), "-C", str(repo), "session", "end", "bot"]
+    return _cli("-C", str(repo), "run", "--session", "bot", "--", *ender)
+
+
+@pytest.mark.xfail(strict=True, reason="review5 #2: run's checkpoint crashes (internal_error)")
+def test_a_run_whose_auto_session_ends_meanwhile_refuses_with_a_stable_code(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES, branch="main")
+    bot = _auto_session(repo, "bot")
+    code, _out, err = _run_ending(repo)
+    assert not bot.exists()  # the session did end
+    assert "internal_error" not in err, err
+    assert code == 1 and err.split(":", 1)[0] in ("proposal_not_found", "invalid_arguments")
+
+
+@pytest.mark.xfail(strict=True, reason="review5 #2b: run makes an ended review session again")
+def test_a_run_whose_review_session_ends_meanwhile_does_not_make_it_again(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES, branch="main")
+    bot = _started(repo, "bot")
+    _run_ending(repo)  # the command's own output goes to the real stdout ("Ended session bot")
+    assert not bot.exists(), "the run's checkpoint made the ended session's worktree again"
+    assert str(bot) not in git(repo, "worktree", "list")
