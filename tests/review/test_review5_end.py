@@ -12,6 +12,12 @@ turns it into a pass (then drop the mark).
    ``.git`` and ends with ``internal_error`` (a FileNotFoundError), no stable code, for an
    auto-mode session; for a review-mode one the checkpoint makes the ended session's worktree
    again (``gitpatch sessions`` lists it once more), saying only "Nothing changed".
+7. ``gitpatch session end`` runs ``git worktree prune`` before it judges the call, so even a
+   refused one (``session end nosuch``: proposal_not_found) drops git's record of the
+   person's own linked worktree whose folder is away for now (a drive not mounted, a folder
+   moved by hand): the worktree's index (staged work), HEAD and per-worktree refs go with it,
+   and ``git worktree repair`` can no longer bring it back. git itself prunes such a record
+   only after ``gc.worktreePruneExpire`` (three months).
 """
 
 from __future__ import annotations
@@ -96,3 +102,19 @@ def test_a_run_whose_review_session_ends_meanwhile_does_not_make_it_again(
     _run_ending(repo)  # the command's own output goes to the real stdout ("Ended session bot")
     assert not bot.exists(), "the run's checkpoint made the ended session's worktree again"
     assert str(bot) not in git(repo, "worktree", "list")
+
+
+@pytest.mark.xfail(strict=True, reason="review5 #7: a refused end prunes the person's worktree")
+def test_a_refused_end_leaves_the_persons_own_worktree_that_is_away_for_now(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES, branch="main")
+    mine = tmp_path / "mine"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(mine))
+    (mine / "wip.py").write_text("W = 1\n")
+    git(mine, "add", "wip.py")  # staged work, kept in that worktree's own index
+    mine.rename(tmp_path / "away")  # its drive is not mounted right now
+    code, _out, err = _cli("-C", str(repo), "session", "end", "nosuch")
+    assert code == 1 and err.startswith("proposal_not_found: ")
+    (tmp_path / "away").rename(mine)  # back
+    assert "wip.py" in git(mine, "diff", "--cached", "--name-only")
