@@ -1,30 +1,20 @@
-"""review5 findings on ``gitpatch session end`` (branch roughs), each a real repository and the
-real CLI. Marked ``xfail(strict=True)``: each asserts what should happen and fails today; a fix
-turns it into a pass (then drop the mark).
+"""``gitpatch session end`` guards what is not the session's (review5's findings, each a real
+repository and the real CLI):
 
-1. A review-mode session's worktree (``gitpatch session start NAME``, detached HEAD, no
-   session branch): ``session end`` run inside it is not refused. The CLI opens the session on
-   the person's checkout (``porcelain.opening.open_session``), so ``_refuse_inside`` compares
-   the person's checkout with the session's worktree and lets it through: the folder the call
-   runs in is removed (only an auto-mode session, whose working tree is its own, is refused).
-2. ``gitpatch run -- CMD`` whose command ends the session (as a person ending it from their
-   checkout while the command runs): the run's checkpoint then reads the removed worktree's
-   ``.git`` and ends with ``internal_error`` (a FileNotFoundError), no stable code, for an
-   auto-mode session; for a review-mode one the checkpoint makes the ended session's worktree
-   again (``gitpatch sessions`` lists it once more), saying only "Nothing changed".
-7. ``gitpatch session end`` runs ``git worktree prune`` before it judges the call, so even a
-   refused one (``session end nosuch``: proposal_not_found) drops git's record of the
-   person's own linked worktree whose folder is away for now (a drive not mounted, a folder
-   moved by hand): the worktree's index (staged work), HEAD and per-worktree refs go with it,
-   and ``git worktree repair`` can no longer bring it back. git itself prunes such a record
-   only after ``gc.worktreePruneExpire`` (three months).
+- a session's worktree, whatever its mode, is not removed by an end run inside it (a
+  review-mode session is opened on the person's checkout, so the CLI compares the directory
+  it was given);
+- ``gitpatch run -- CMD`` whose session is ended while CMD runs refuses with
+  ``proposal_not_found`` and never makes the ended session again;
+- an end, refused or not, drops only git's record of the session's own worktree, never that
+  of the person's own linked worktree whose folder is away for now (a drive not mounted, a
+  folder moved by hand): no global ``git worktree prune``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from gitpatch import Workspace
@@ -48,7 +38,6 @@ def _started(repo: Path, name: str) -> Path:
     return where
 
 
-@pytest.mark.xfail(strict=True, reason="review5 #1: a review session's worktree is not refused")
 def test_ending_a_review_session_from_inside_its_worktree_refuses_and_changes_nothing(
     tmp_path: Path,
 ) -> None:
@@ -81,7 +70,6 @@ def _run_ending(repo: Path) -> tuple[int, str, str]:
     return _cli("-C", str(repo), "run", "--session", "bot", "--", *ender)
 
 
-@pytest.mark.xfail(strict=True, reason="review5 #2: run's checkpoint crashes (internal_error)")
 def test_a_run_whose_auto_session_ends_meanwhile_refuses_with_a_stable_code(
     tmp_path: Path,
 ) -> None:
@@ -93,7 +81,6 @@ def test_a_run_whose_auto_session_ends_meanwhile_refuses_with_a_stable_code(
     assert code == 1 and err.split(":", 1)[0] in ("proposal_not_found", "invalid_arguments")
 
 
-@pytest.mark.xfail(strict=True, reason="review5 #2b: run makes an ended review session again")
 def test_a_run_whose_review_session_ends_meanwhile_does_not_make_it_again(
     tmp_path: Path,
 ) -> None:
@@ -104,7 +91,6 @@ def test_a_run_whose_review_session_ends_meanwhile_does_not_make_it_again(
     assert str(bot) not in git(repo, "worktree", "list")
 
 
-@pytest.mark.xfail(strict=True, reason="review5 #7: a refused end prunes the person's worktree")
 def test_a_refused_end_leaves_the_persons_own_worktree_that_is_away_for_now(
     tmp_path: Path,
 ) -> None:
@@ -117,4 +103,21 @@ def test_a_refused_end_leaves_the_persons_own_worktree_that_is_away_for_now(
     code, _out, err = _cli("-C", str(repo), "session", "end", "nosuch")
     assert code == 1 and err.startswith("proposal_not_found: ")
     (tmp_path / "away").rename(mine)  # back
+    assert "wip.py" in git(mine, "diff", "--cached", "--name-only")
+
+
+def test_an_end_that_removes_a_session_leaves_the_persons_own_worktree_that_is_away(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES, branch="main")
+    bot = _auto_session(repo, "bot")
+    mine = tmp_path / "mine"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(mine))
+    (mine / "wip.py").write_text("W = 1\n")
+    git(mine, "add", "wip.py")
+    mine.rename(tmp_path / "away")
+    code, _out, err = _cli("-C", str(repo), "session", "end", "bot")
+    assert code == 0, err
+    assert not bot.exists() and str(bot) not in git(repo, "worktree", "list")
+    (tmp_path / "away").rename(mine)
     assert "wip.py" in git(mine, "diff", "--cached", "--name-only")

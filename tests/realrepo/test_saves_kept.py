@@ -1,20 +1,14 @@
-"""review5 findings on the saves a land sets aside (branch roughs), each on a real repository
-with a real set-aside save, staged as ``test_saves_told`` stages one (a late write to the file
-the land replaced, and a save at its path that cannot merge with it). Marked
-``xfail(strict=True)``: each asserts what should happen and fails today.
+"""The saves a land sets aside are kept whatever happens to the worktree (review5's findings),
+each on a real repository with a real set-aside save, staged as ``test_saves_told`` stages one
+(a late write to the file the land replaced, and a save at its path that cannot merge with it):
 
-3. A save set aside in a session's worktree is kept in that worktree's own git directory
-   (``.git/worktrees/NAME/gitpatch/saves``); ``gitpatch session end`` removes the worktree and
-   prunes git's record of it, and the save with it: ``gitpatch saves`` then says "No saves set
-   aside", nothing said it was deleted. The person's bytes are gone.
-4. The recovery ``gitpatch session end`` runs in the session's worktree (``worktrees.recovered``,
-   a killed land there) sets a save aside without telling it: its WorkingTree is not the
-   command's, so the CLI's notice (``Env.set_aside``) never sees it.
-5. ``gitpatch saves`` names a save by its key when the label looks like one: a path whose first
-   folder is 16 hex digits (``0123456789abcdef/a.txt``) is listed as "a file whose path is not
-   known", with no diff line, though its name holds the whole path.
-6. A folder in ``.git/gitpatch/saves/`` named like a save (``junk.123``) is listed as a save,
-   with a diff line and in ``gitpatch log``'s count.
+- every save is kept in the common ``.git/gitpatch/saves/`` (its worktree named by a key of its
+  folder), so ``gitpatch session end`` removing a session's worktree takes none; one an older
+  gitpatch kept in the worktree's own git directory is moved there first;
+- the recovery ``session end`` runs in the session's worktree tells the save it sets aside;
+- a save's name says unambiguously whether it holds its path or its key (a folder named with
+  16 hex digits keeps its path), and only regular files named as a save are listed;
+- ``gitpatch log --json`` counts them as the text does.
 """
 
 from __future__ import annotations
@@ -85,7 +79,6 @@ def _listed(repo: Path) -> list[dict[str, object]]:
     return listed
 
 
-@pytest.mark.xfail(strict=True, reason="review5 #3: session end deletes the saves set aside there")
 def test_ending_a_session_keeps_the_saves_set_aside_in_its_worktree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -94,7 +87,8 @@ def test_ending_a_session_keeps_the_saves_set_aside_in_its_worktree(
     _set_aside(monkeypatch, ws, bot, "a.txt")
     [saved] = _listed(repo)
     kept = Path(str(saved["file"]))
-    assert kept.read_text() == LATE and str(_gitdir(bot)) in str(kept)
+    assert kept.read_text() == LATE and kept.parent == repo / ".git" / "gitpatch" / "saves"
+    assert saved["worktree"] == str(bot)
     git(bot, "checkout", "--", "a.txt")  # the person keeps their save's copy in saves/ only
     Workspace.open(repo, "review").approve("bot", "Reviewer")
     code, out, err = _cli("-C", str(repo), "session", "end", "bot")
@@ -104,7 +98,6 @@ def test_ending_a_session_keeps_the_saves_set_aside_in_its_worktree(
     assert code == 1 or Path(str(still[0]["file"])).read_text() == LATE
 
 
-@pytest.mark.xfail(strict=True, reason="review5 #4: session end's recovery sets aside untold")
 def test_the_session_end_whose_recovery_sets_a_save_aside_says_so(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.txt": BODY}, branch="main")
     _ws, bot = _auto_session(repo)
@@ -121,7 +114,6 @@ def test_the_session_end_whose_recovery_sets_a_save_aside_says_so(tmp_path: Path
     assert "notice: A person's save of a.txt" in err and str(saved["file"]) in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="review5 #5: a hex-named folder's save loses its path")
 def test_a_save_under_a_folder_named_with_16_hex_digits_is_listed_with_its_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -133,9 +125,76 @@ def test_a_save_under_a_folder_named_with_16_hex_digits_is_listed_with_its_path(
     assert saved["path"] == path
 
 
-@pytest.mark.xfail(strict=True, reason="review5 #6: a folder in saves/ is listed as a save")
 def test_a_folder_in_the_saves_folder_is_not_listed_as_a_save(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.txt": BODY})
     (repo / ".git" / "gitpatch" / "saves" / "junk.123").mkdir(parents=True)
     assert _listed(repo) == []
     assert "Saves set aside" not in _cli("-C", str(repo), "log")[1]
+
+
+def test_a_save_an_older_gitpatch_kept_in_a_session_worktree_outlives_its_end(
+    tmp_path: Path,
+) -> None:
+    """An older gitpatch kept a save in the linked worktree's own git directory: ending the
+    session moves it to the common saves folder before git's record of the worktree goes."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": BODY}, branch="main")
+    ws, bot = _auto_session(repo)
+    ws.apply(_patch("a.txt"))
+    older = _gitdir(bot) / "gitpatch" / "saves"
+    older.mkdir(parents=True)
+    (older / "lib%b.txt.1700000000000000000").write_text(LATE)
+    (older / "c0ffee.txt.gitpatch-tmp").write_text("half")  # not a save: goes with the record
+    [before] = _listed(repo)
+    assert (before["path"], before["worktree"]) == ("lib/b.txt", str(bot))
+    Workspace.open(repo, "review").approve("bot", "Reviewer")
+    code, _out, err = _cli("-C", str(repo), "session", "end", "bot")
+    assert code == 0, err
+    assert not bot.exists() and not list((repo / ".git" / "worktrees").glob("*/gitdir"))
+    [after] = _listed(repo)
+    assert (after["path"], after["worktree"], after["time_ns"]) == (
+        "lib/b.txt",
+        str(bot),
+        1700000000000000000,
+    )
+    assert Path(str(after["file"])).read_text() == LATE
+    assert Path(str(after["file"])).parent == repo / ".git" / "gitpatch" / "saves"
+    code, out, _err = _cli("-C", str(repo), "saves")
+    assert "diff " not in out  # the worktree is gone: no file to compare with
+    assert f"lib/b.txt (in {bot})" in out
+
+
+def test_only_files_named_as_saves_are_listed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": BODY})
+    folder = repo / ".git" / "gitpatch" / "saves"
+    folder.mkdir(parents=True)
+    wt = "w" + "0" * 16
+    (folder / f"odd.123.{wt}").mkdir()  # a folder named as a save
+    (folder / "notes").write_text("x")  # no time in its name
+    (folder / f"%nokey.123.{wt}").write_text("x")  # marked for a key that is not one
+    (folder / f".a.txt.123.{wt}.1.2.gitpatch-tmp").write_text("x")  # one being written
+    os.symlink("/etc/hostname", folder / f"link.123.{wt}")
+    with open(os.path.join(bytes(folder), b"bad\xff.123." + wt.encode()), "w") as fh:
+        fh.write("x")  # not UTF-8
+    assert _listed(repo) == []
+    assert "Saves set aside" not in _cli("-C", str(repo), "log")[1]
+    (folder / f"%{'a' * 16}%a.txt.5.{wt}").write_text(LATE)  # a key-named one: listed
+    (folder / f"lib%b.txt.7.{wt}").write_text(LATE)
+    listed = _listed(repo)
+    assert [(s["path"], s["time_ns"], s["worktree"]) for s in listed] == [
+        ("", 5, ""),  # its key is no path HEAD has, its worktree not recorded
+        ("lib/b.txt", 7, ""),
+    ]
+
+
+def test_log_json_counts_the_saves_set_aside_and_the_saves_hint_holds_without_a_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": BODY})
+    code, out, err = _cli("-C", str(repo), "--json", "log")
+    assert code == 0 and json.loads(out) == {"log": [], "saves_set_aside": 0}, err
+    _set_aside(monkeypatch, Workspace.open(repo, "auto"), repo, "a.txt")
+    logged = json.loads(_cli("-C", str(repo), "--json", "log")[1])
+    assert logged["saves_set_aside"] == 1 and len(logged["log"]) == 1
+    said = _cli("-C", str(repo), "saves")[1]
+    assert f"diff {_listed(repo)[0]['file']} {repo / 'a.txt'}" in said
+    assert "an agent's change in it too" in said and "is then undone" not in said
