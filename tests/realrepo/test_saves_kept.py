@@ -198,3 +198,21 @@ def test_log_json_counts_the_saves_set_aside_and_the_saves_hint_holds_without_a_
     said = _cli("-C", str(repo), "saves")[1]
     assert f"diff {_listed(repo)[0]['file']} {repo / 'a.txt'}" in said
     assert "an agent's change in it too" in said and "is then undone" not in said
+
+
+def test_a_save_in_a_checkout_with_a_separate_git_dir_names_its_worktree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "work", "--separate-git-dir", str(tmp_path / "store.git"))
+    git(repo, "config", "user.name", "Test Person")
+    git(repo, "config", "user.email", "person@example.com")
+    (repo / "a.txt").write_text(BODY)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "initial")
+    _set_aside(monkeypatch, Workspace.open(repo, "auto"), repo, "a.txt")
+    [saved] = _listed(repo)
+    assert (saved["path"], saved["worktree"]) == ("a.txt", str(repo))
+    assert Path(str(saved["file"])).parent == tmp_path / "store.git" / "gitpatch" / "saves"
+    assert f"diff {saved['file']} {repo / 'a.txt'}" in _cli("-C", str(repo), "saves")[1]
