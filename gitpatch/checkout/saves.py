@@ -19,8 +19,10 @@ a kill at any point leaves a file that recovery recognises and settles the same 
 file system):
 ``.kept.<path key>.<blob checked>.<blob the land wrote>.<size checked>.<pid>.<ns>.gitpatch-tmp``.
 
-A save that can go back neither in place nor merged waits in ``.git/gitpatch/saves/`` (of the
-worktree's own git directory). The working tree lists each one it set aside
+A save that can go back neither in place nor merged waits in ``.git/gitpatch/saves/`` of the
+repository's common git directory, whichever worktree it comes from, so that removing a
+linked worktree never takes one (``rescue`` moves there those an older gitpatch kept in a
+linked worktree's own git directory). The working tree lists each one it set aside
 (``WorkingTree.set_aside``), for the call's result to say so, and ``listing`` finds them all,
 for the person (``gitpatch saves``).
 """
@@ -63,6 +65,7 @@ __all__ = [
     "name",
     "put",
     "recover",
+    "rescue",
     "settle",
 ]
 
@@ -532,30 +535,80 @@ def _keep(tree: WorkingTree, item: Kept, data: bytes, *, last: bool) -> None:
 
 
 def _aside(tree: WorkingTree, item: Kept, data: bytes) -> None:
-    """Keep a person's save that cannot go back in place in ``.git/gitpatch/saves/`` (named
-    after its path, each ``/`` a ``%``; or its key when the path is not known, holds a ``%``
-    or is long), where recovery never deletes; listed in ``tree.set_aside``."""
-    folder = tree.staging.gitdir / "gitpatch" / "saves"
-    folder.mkdir(parents=True, exist_ok=True)
-    label = item.path.replace("/", "%") if item.path else item.key()
-    too_long = len(label.encode("utf-8", "surrogateescape")) > _ASIDE_NAME_BYTES
-    if item.path and (too_long or "%" in item.path):
-        tail = os.path.basename(item.path).encode("utf-8", "surrogateescape")[-64:]
-        label = f"{item.key()}%{tail.decode('utf-8', 'ignore')}"
-    file = folder / f"{label}.{time.time_ns()}"
+    """Keep a person's save that cannot go back in place in the repository's common
+    ``.git/gitpatch/saves/`` (never a linked worktree's own git directory, which goes when the
+    worktree is removed), where nothing of gitpatch deletes; listed in ``tree.set_aside``."""
+    common = common_dir(str(tree.staging.gitdir))
+    label = _label(item.path, item.key())
+    file = common / "gitpatch" / "saves" / f"{label}.{time.time_ns()}.w{_from(common, tree.root)}"
+    file.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_atomic(file, data, durable=True)
     tree.set_aside.append((item.path, file))
 
 
-#: A set-aside save's name: its label (a path, or a key with its file name's tail), then when.
-_SAVED_NAME = re.compile(r"(?P<label>.+)\.(?P<ns>[0-9]+)")
-_KEY_LABEL = re.compile(r"(?P<key>[0-9a-f]{16})(%.*)?")
+def _label(path: str, path_key: str) -> str:
+    """A save's label: its path, each ``/`` a ``%`` (a path never starts with ``/``); or, when
+    the path is not known, holds a ``%``, is not UTF-8 or is long, ``%`` and its key (then
+    ``%`` and its file name's tail, for people)."""
+    try:
+        size = len(path.encode("utf-8"))
+    except UnicodeEncodeError:
+        size = _ASIDE_NAME_BYTES + 1
+    if path and "%" not in path and size <= _ASIDE_NAME_BYTES:
+        return path.replace("/", "%")
+    tail = os.path.basename(path).encode("utf-8", "surrogateescape")[-64:]
+    named = tail.decode("utf-8", "ignore")
+    return f"%{path_key}%{named}" if named else f"%{path_key}"
+
+
+def _from(common: Path, root: Path) -> str:
+    """The key of the worktree folder ``root`` a save comes from, its path kept in
+    ``.git/gitpatch/saved-from/<key>`` (a save outlives the worktree)."""
+    where = str(root)
+    mark = key(where)
+    record = common / "gitpatch" / "saved-from" / mark
+    if not record.is_file():
+        record.parent.mkdir(parents=True, exist_ok=True)
+        atomic.write_atomic(record, where.encode("utf-8", "surrogateescape"), durable=True)
+    return mark
+
+
+def rescue(gitdir: Path, root: Path) -> None:
+    """Move the saves an older gitpatch set aside in the linked worktree's own git directory
+    ``gitdir`` (its folder ``root``) into the common ``.git/gitpatch/saves/``, named as
+    ``_aside`` names them: removing the worktree then takes none of them."""
+    folder = gitdir / "gitpatch" / "saves"
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    common = common_dir(str(gitdir))
+    into = common / "gitpatch" / "saves"
+    into.mkdir(parents=True, exist_ok=True)
+    for entry in names:
+        named = _OLD_NAME.fullmatch(entry)
+        if named is None or not (folder / entry).is_file():
+            continue  # not a save (a temp file of one being written): left with the folder
+        label = named["label"]
+        keyed = _OLD_KEY.fullmatch(label)
+        if keyed is not None and key(label.replace("%", "/")) != keyed["key"]:
+            label = "%" + label  # named for its key
+        os.rename(folder / entry, into / f"{label}.{named['ns']}.w{_from(common, root)}")
+
+
+#: A set-aside save's name: its label (``_label``), when (ns), and the key of its worktree
+#: folder (``_from``).
+_SAVED_NAME = re.compile(r"(?P<label>.+)\.(?P<ns>[0-9]+)\.w(?P<wt>[0-9a-f]{16})", re.DOTALL)
+_KEY_LABEL = re.compile(r"%(?P<key>[0-9a-f]{16})(%.*)?", re.DOTALL)
+#: The name an older gitpatch gave: label then when, a key label not marked (``rescue``).
+_OLD_NAME = re.compile(r"(?P<label>.+)\.(?P<ns>[0-9]+)", re.DOTALL)
+_OLD_KEY = re.compile(r"(?P<key>[0-9a-f]{16})(%.*)?", re.DOTALL)
 
 
 @dataclass(frozen=True)
 class Saved:
     """A person's save set aside in ``file``: the save of ``path`` ("" when not known),
-    set aside at ``time_ns``, in the worktree at ``worktree``."""
+    set aside at ``time_ns``, in the worktree at ``worktree`` ("" when not known)."""
 
     path: str
     file: Path
@@ -564,34 +617,69 @@ class Saved:
 
 
 def listing(store: Store) -> list[Saved]:
-    """Every save set aside in the repository (its main worktree's and each linked one's),
-    oldest first."""
+    """Every save set aside in the repository, oldest first: those in the common
+    ``.git/gitpatch/saves/``, and those an older gitpatch left in a linked worktree's own git
+    directory. Only regular files named as a save are; anything else there is not listed."""
     common = common_dir(str(store.git_dir))
-    gitdirs = [common, *sorted((common / "worktrees").glob("*/"))]
     found: list[Saved] = []
-    for gitdir in gitdirs:
+    paths: dict[str, str] | None = None
+    older = [(g, _worktree_of(g)) for g in sorted((common / "worktrees").glob("*/"))]
+    for gitdir, where in [(common, _main_folder(common)), *older]:
         folder = gitdir / "gitpatch" / "saves"
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        where = _worktree_of(gitdir) if gitdir != common else _main_folder(common)
-        paths: dict[str, str] | None = None
-        for name in names:
-            named = _SAVED_NAME.fullmatch(name)
-            if named is None:
-                continue  # not a save (a temp file of one being written)
-            label = named["label"]
-            keyed = _KEY_LABEL.fullmatch(label)
-            path = label.replace("%", "/")
-            if keyed is not None and key(path) != keyed["key"]:  # named for its key
+        for entry in _entries(folder):
+            named = _SAVED_NAME.fullmatch(entry) if gitdir == common else None
+            if named is not None:
+                label, keyed = named["label"], _KEY_LABEL.fullmatch(named["label"])
+                if label.startswith("%") and keyed is None:
+                    continue  # a marked label that is no key: not a name gitpatch gives
+                path = "" if keyed is not None else label.replace("%", "/")
+                from_ = _recorded(common, named["wt"])
+            else:  # as an older gitpatch named it, kept where it put it
+                named = _OLD_NAME.fullmatch(entry)
+                if named is None:
+                    continue
+                label, keyed = named["label"], _OLD_KEY.fullmatch(named["label"])
+                path = label.replace("%", "/")
+                if keyed is not None and key(path) == keyed["key"]:
+                    keyed = None  # a path that happens to look like its own key
+                from_ = where
+            if keyed is not None:  # named for its key: the path HEAD has there
                 if paths is None:
                     head = store.ref_target("HEAD")
-                    tree = store.files(head) if head is not None else ()
-                    paths = {key(p): p for p in tree}
+                    paths = {key(p): p for p in (store.files(head) if head is not None else ())}
                 path = paths.get(keyed["key"], "")
-            found.append(Saved(path, folder / name, int(named["ns"]), where))
+            found.append(Saved(path, folder / entry, int(named["ns"]), from_))
     return sorted(found, key=lambda s: (s.time_ns, str(s.file)))
+
+
+def _entries(folder: Path) -> list[str]:
+    """The names in ``folder`` that may be saves: regular files, named in UTF-8."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    out = []
+    for entry in names:
+        try:
+            entry.encode("utf-8")
+        except UnicodeEncodeError:
+            continue
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(os.lstat(folder / entry).st_mode):
+                out.append(entry)
+    return out
+
+
+def _recorded(common: Path, mark: str) -> str:
+    """The worktree folder whose key is ``mark`` (``_from``), "" when not recorded."""
+    try:
+        return (
+            (common / "gitpatch" / "saved-from" / mark)
+            .read_bytes()
+            .decode("utf-8", "surrogateescape")
+        )
+    except OSError:
+        return ""
 
 
 def _main_folder(common: Path) -> str:

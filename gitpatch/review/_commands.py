@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gitpatch.errors import InvalidArguments
+from gitpatch.errors import InvalidArguments, ProposalNotFound
 from gitpatch.review import _workbench as workbench
 
 if TYPE_CHECKING:
@@ -79,6 +79,7 @@ def run(prepare: Prepare, checkpoint: Checkpoint, argv: Sequence[str]) -> Ran:
             hint="Check the command's name and that it is installed (on PATH).",
             details={"command": list(argv)},
         ) from exc
+    _still_there(bench, code)
     result = checkpoint(shlex.join(argv))
     return Ran(code, "", str(bench.path), result, bench.made)
 
@@ -114,8 +115,24 @@ def run_captured(prepare: Prepare, checkpoint: Checkpoint, command: str, timeout
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
         code = None
+    _still_there(bench, code)
     result = checkpoint(command)
     return Ran(code, capped(out), str(bench.path), result, bench.made)
+
+
+def _still_there(bench: workbench.Bench, code: int | None) -> None:
+    """Refuse to checkpoint a session that was ended while its command ran (its worktree is
+    gone): a checkpoint would make the worktree again, or find nothing to read."""
+    if (bench.path / ".git").exists():
+        return
+    status = "stopped at the timeout" if code is None else f"exited with {code}"
+    raise ProposalNotFound(
+        f"session {bench.session!r} was ended while the command ran (it {status}): its "
+        f"worktree {bench.path} is gone",
+        hint="Nothing was recorded, and the session is not made again (gitpatch sessions "
+        "lists the sessions there are).",
+        details={"session": bench.session, "worktree": str(bench.path), "exit_code": code},
+    )
 
 
 def capped(data: bytes) -> str:

@@ -97,8 +97,7 @@ def _sweep(ctx: Context, aside: Path) -> Path | None:
         os.rename(aside, home)
         return home
     shutil.rmtree(aside, ignore_errors=True)
-    with contextlib.suppress(GitpatchError):
-        worktrees.prune(ctx.store)
+    worktrees.forget(ctx.store, home)
     return None
 
 
@@ -182,19 +181,21 @@ def end(ctx: Context, name: str, *, force: bool = False) -> str:
     Files git ignores in its worktree (build output, ``.venv/``) are removed with it only
     when ``force`` says so; without it their presence refuses, naming them."""
     check_session_name(name)
+    told = ctx.worktree
     ctx = _on_checkout(ctx)
     store = ctx.store
     ref = SESSION_PREFIX + name
     tip = store.ref_target(ref)
+    own = worktrees.place(store, name)
     if ctx.worktree is not None:
         _benches(ctx)  # finishes what a killed end left set aside
         with workbench.locked(store, name):
             worktrees.drop_half_made(store, name)  # and what a killed making of one left
-        worktrees.prune(store)  # and git's record of a folder it removed
+        worktrees.forget(store, own)  # and git's record of its own folder a killed end removed
         store.recover()  # a killed land's locks there, once git's record of it is gone
-    own = worktrees.place(store, name)
     if (own / ".git").is_file():  # a land killed there: settled there (its locks are left to
-        worktrees.recovered(own)  # it by other worktrees' recovery) before it is judged
+        _, there = worktrees.recovered(own)  # it by other worktrees' recovery) before it is
+        _tell(told or ctx.worktree, there)  # judged; a save its recovery set aside is told
     where = _worktree_of(ctx, name, ref, tip)
     open_ids = [e.id for e in stack.open_entries(store, fresh=True) if e.session == name]
     if tip is None and where is None and not open_ids:
@@ -221,6 +222,14 @@ def end(ctx: Context, name: str, *, force: bool = False) -> str:
     if tip is not None:
         said += f"{',' if where is not None else ':'} deleted {ref.removeprefix('refs/heads/')}"
     return said + "."
+
+
+def _tell(caller: WorkingTree | None, there: WorkingTree | None) -> None:
+    """Hand the saves the recovery of ``there`` set aside to the caller's working tree, whose
+    ``set_aside`` the caller's door tells (``Workspace.plumbing.set_aside``)."""
+    if caller is not None and there is not None and there is not caller:
+        caller.set_aside += there.set_aside
+        there.set_aside = []
 
 
 def _worktree_of(ctx: Context, name: str, ref: str, tip: object) -> Path | None:
@@ -342,4 +351,4 @@ def _remove(ctx: Context, where: Path, force: bool) -> None:
         raise
     shutil.rmtree(aside)
     crashpoint("session.removed")
-    worktrees.prune(ctx.store)
+    worktrees.forget(ctx.store, where)

@@ -25,7 +25,7 @@ import os
 import shutil
 from pathlib import Path
 
-from gitpatch.checkout import gitbin, preflight
+from gitpatch.checkout import gitbin, preflight, saves
 from gitpatch.checkout.worktree import WorkingTree
 from gitpatch.errors import RepositoryError
 from gitpatch.safety.owners import land_lock
@@ -40,9 +40,9 @@ __all__ = [
     "drop_half_made",
     "ensure",
     "filling",
+    "forget",
     "linked_gitdir",
     "place",
-    "prune",
     "recovered",
 ]
 
@@ -152,7 +152,9 @@ def add(store: Store, name: str, start: str, *, detach: bool = False) -> Path:
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_bytes(b"")
     _exclude(store, where)
-    _git(store, ["worktree", "prune"])  # a folder removed by hand leaves its record
+    with contextlib.suppress(OSError):  # git worktree add would make it (or say why not)
+        where.parent.mkdir(parents=True, exist_ok=True)
+    forget(store, where)  # a folder removed by hand leaves its record
     detached = ["--detach"] if detach else []
     try:
         _git(store, ["worktree", "add", "--quiet", "--no-checkout", *detached, str(where), start])
@@ -204,18 +206,35 @@ def drop_half_made(store: Store, name: str) -> None:
 def _discard(store: Store, where: Path) -> None:
     """Remove a worktree a killed ``add`` left half made, and git's record of it (which git
     keeps locked while ``worktree add`` runs)."""
-    records = common_dir(store) / "worktrees"
-    for named in records.glob("*/gitdir") if records.is_dir() else ():
-        with contextlib.suppress(OSError):
-            if Path(named.read_text(encoding="utf-8").strip()).parent == where:
-                (named.parent / "locked").unlink(missing_ok=True)
+    for record in _records_of(store, where):
+        (record / "locked").unlink(missing_ok=True)
     shutil.rmtree(where, ignore_errors=True)
-    _git(store, ["worktree", "prune"])
+    forget(store, where)
 
 
-def prune(store: Store) -> None:
-    """Drop git's records of worktrees whose folders are gone (``git worktree prune``)."""
-    _git(store, ["worktree", "prune"])
+def forget(store: Store, where: Path) -> None:
+    """Drop git's record of the linked worktree whose folder ``where`` is gone (what ``git
+    worktree prune`` does, for that one worktree alone: never for a person's worktree that
+    is away for now, a drive not mounted). A save an older gitpatch set aside in its git
+    directory is moved to the common one first (``saves.rescue``). Nothing is dropped while
+    the folder holding ``where`` is missing too (``gitpatch.worktrees`` on a drive not
+    mounted): the worktree is away, not removed."""
+    if (where / ".git").exists() or not where.parent.is_dir():
+        return
+    for record in _records_of(store, where):
+        saves.rescue(record, where)
+        shutil.rmtree(record, ignore_errors=True)
+
+
+def _records_of(store: Store, where: Path) -> list[Path]:
+    """git's records (``.git/worktrees/<id>``) of a linked worktree at ``where``."""
+    records = common_dir(store) / "worktrees"
+    found = []
+    for named in sorted(records.glob("*/gitdir")) if records.is_dir() else ():
+        with contextlib.suppress(OSError):
+            if Path(named.read_text(encoding="utf-8").strip()).parent.resolve() == where.resolve():
+                found.append(named.parent)
+    return found
 
 
 def linked_gitdir(where: Path) -> Path:

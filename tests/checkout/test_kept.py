@@ -48,7 +48,7 @@ def test_an_orphan_kept_file_of_no_path_in_head_is_set_aside_by_its_key(tmp_path
     tree = WorkingTree(Store.open(str(repo)))
     tree.recover()
     aside = list((repo / ".git/gitpatch/saves").iterdir())
-    assert len(aside) == 1 and aside[0].name.startswith(saves.key("a.txt") + ".")
+    assert len(aside) == 1 and aside[0].name.startswith("%" + saves.key("a.txt") + ".")
     assert tree.set_aside == [("", aside[0])]
 
 

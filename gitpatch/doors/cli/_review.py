@@ -393,7 +393,8 @@ def log(env: Env, limit: int) -> None:
     kept = ws.plumbing.saves()
     if kept:  # a person's save a land set aside: said where people look back
         lines.append(f"Saves set aside by a land: {len(kept)} (see gitpatch saves).")
-    env.emit(entries, "\n".join(lines) or "No gitpatch commits on this branch.")
+    data = {"log": entries, "saves_set_aside": len(kept)}
+    env.emit(data, "\n".join(lines) or "No gitpatch commits on this branch.")
 
 
 @click.command("saves")
@@ -411,14 +412,14 @@ def saves(env: Env) -> None:
         where = f" (in {s.worktree})" if s.worktree else ""
         shown = s.path or "a file whose path is not known"
         lines.append(f"{age(now - s.time_ns / 1e9):>4}  {shown}{where}\n      {s.file}")
-        if s.path and s.worktree:
+        if s.path and s.worktree and Path(s.worktree).is_dir():
             target = shlex.quote(str(Path(s.worktree) / s.path))
             lines.append(f"      diff {shlex.quote(str(s.file))} {target}")
     if lines:
         lines.append(
             "To take a save back: copy what you want from the kept file into yours (or cp it "
-            "over yours: the agent's change there is then undone on disk), then delete the "
-            "kept file."
+            "over yours, which replaces all the file holds now, an agent's change in it too), "
+            "then delete the kept file."
         )
     data = [
         {"path": s.path, "file": str(s.file), "worktree": s.worktree, "time_ns": s.time_ns}

@@ -200,4 +200,14 @@ def end(env: Env, name: str, force: bool) -> None:
 
     Changes no checkpoint recorded refuse it, even with --force; files git ignores there
     refuse it unless --force, which removes them with the worktree and names them."""
+    from gitpatch.porcelain.opening import session_in
+
+    if session_in(env.directory) == name:  # whatever its mode: the folder the call is in goes
+        where = env.root()
+        raise InvalidArguments(
+            f"{where} is the worktree of session {name!r}, which ending the session removes",
+            hint=f"Run it from your own checkout (gitpatch -C DIR session end {name}, DIR "
+            "outside this worktree). Nothing was removed.",
+            details={"session": name, "worktree": str(where)},
+        )
     env.emit({"ended": name}, env.workspace("review").end_session(name, force=force))
