@@ -57,6 +57,7 @@ __all__ = [
     "preflight_paths",
     "refuse_detached",
     "refuse_operation_here",
+    "wait_for_index_lock",
 ]
 
 # What git leaves in a worktree's git directory while an operation waits for the person.
@@ -295,7 +296,7 @@ def _settled(
     ours = record is not None and record.owns(str(lock))
     for _attempt in range(_SETTLE_ATTEMPTS):
         if not ours:
-            _wait_for_index_lock(worktree.gitdir)
+            wait_for_index_lock(worktree.gitdir)
         tip = store.ref_target(branch)
         index = index_view(worktree, paths)
         if store.ref_target(branch) == tip and (ours or not lock.exists()):
@@ -325,7 +326,7 @@ def check_landing(
     paths (only their index entries change); ``index``: the index entries of ``paths``.
     """
     refuse_operation_here(gitdir, branch, root)
-    _wait_for_index_lock(gitdir)
+    wait_for_index_lock(gitdir)
     _check_index(index, staged_base, paths)
     on_disk = [p for p in paths if p not in skipped]
     _check_kinds(root, staged_base, on_disk)
@@ -384,7 +385,7 @@ def check_assumed(worktree: WorkingTree, paths: Sequence[str]) -> None:
         )
 
 
-def _wait_for_index_lock(gitdir: Path) -> None:
+def wait_for_index_lock(gitdir: Path) -> None:
     """A git command holding ``index.lock`` usually finishes at once: wait for it a little,
     then refuse (``concurrent_update``, locked) rather than fail after the branch moved."""
     lock = gitdir / "index.lock"

@@ -33,10 +33,11 @@ from typing import TYPE_CHECKING
 import pygit2
 from pydantic import BaseModel, ConfigDict, Field
 
-from gitpatch.checkout import gitbin
+from gitpatch.checkout import gitbin, preflight
 from gitpatch.core.model import Changeset
 from gitpatch.errors import InvalidArguments, RepositoryError
 from gitpatch.review import _workbench as workbench
+from gitpatch.review import _worktrees as worktrees
 from gitpatch.safety.recovery import crashpoint
 from gitpatch.workspace import Built, Transition, guards, propose, publish, refuse_rejected
 from gitpatch.workspace.results import FileAction, FileResult, ProposalResult
@@ -186,6 +187,10 @@ def _checkpoint(ctx: Context, bench: workbench.Bench, command: str, limit: int) 
     where = bench.path
     if ctx.mode == "review":
         workbench.move_to(ctx, where)
+    # A git command the worktree's last user started may outlive it (a killed agent's
+    # ``git add`` runs on): wait for it a little, as a land does, then refuse
+    # (``concurrent_update``) rather than fail half-way with git's own "File exists".
+    preflight.wait_for_index_lock(worktrees.linked_gitdir(where))
     found = scan(where, limit)
     left = _named(found.left_out)
     head = workbench.head_of(ctx.store, where)

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from gitpatch import Workspace
 from gitpatch.errors import DirtyWorktree, InvalidArguments, ProposalNotFound
+from gitpatch.review import worktrees
 from tests.gitkit import git, head, make_repo, repo_state
 
 FILES = {
@@ -384,3 +387,78 @@ def test_an_edit_of_a_lazy_session_refuses_to_land_beside_a_worktree_made_meanwh
     with pytest.raises(workbench.MadeMeanwhile):
         checkpoints.around_edit(lazy, lambda: pytest.fail("landed beside the worktree"))
     assert repo_state(repo) == before
+
+
+def _git_commit_holding_the_index(where: Path, fifo: Path) -> subprocess.Popen[bytes]:
+    """A person's (or a killed agent's) ``git commit -a`` in ``where``, holding its
+    ``index.lock`` until a line is written to ``fifo`` (its editor waits for it)."""
+    os.mkfifo(fifo)
+    editor = fifo.with_suffix(".sh")
+    editor.write_text(f'#!/bin/sh\nread line < "{fifo}"\n: > "$1"\n')  # an empty message
+    editor.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    proc = subprocess.Popen(
+        ["git", "commit", "-a", "-q"],
+        cwd=where,
+        env={**env, "GIT_EDITOR": str(editor)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    lock = worktrees.linked_gitdir(where) / "index.lock"
+    while not lock.exists():  # git takes it before it starts the editor
+        assert proc.poll() is None, "git commit ended before it took index.lock"
+        time.sleep(0.01)
+    return proc
+
+
+def _let_go(fifo: Path, proc: subprocess.Popen[bytes]) -> None:
+    fifo.write_text("done\n")
+    proc.wait()  # an empty message: git aborts the commit and removes its index.lock
+
+
+def test_a_checkpoint_waits_for_a_git_command_that_holds_the_worktrees_index(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A killed agent's ``git add`` runs on after it: the next checkpoint waits for its
+    ``index.lock`` as a land does, instead of failing on git's "File exists"."""
+    from gitpatch.checkout import preflight
+
+    ws = _agent(repo)
+    where = ws.plumbing.session_worktree().path
+    (where / "pkg/a.py").write_text("def f():\n    return 7\n")
+    proc = _git_commit_holding_the_index(where, tmp_path / "editor-fifo")
+    real_sleep = time.sleep
+
+    def waited(seconds: float) -> None:  # the checkpoint is waiting: now git finishes
+        if proc.returncode is None:
+            _let_go(tmp_path / "editor-fifo", proc)
+        real_sleep(seconds)
+
+    monkeypatch.setattr(preflight.time, "sleep", waited)
+    result = ws.checkpoint("pytest")
+    assert proc.returncode is not None, "the checkpoint never waited"
+    assert result.recorded and [f.path for f in result.files] == ["pkg/a.py"]
+    shown = git(repo, "show", f"gitpatch/{result.proposal_id}:pkg/a.py")
+    assert shown == "def f():\n    return 7\n"
+
+
+def test_a_checkpoint_refuses_while_a_git_command_keeps_the_worktrees_index(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitpatch.checkout import preflight
+    from gitpatch.errors import ConcurrentUpdate
+
+    ws = _agent(repo)
+    where = ws.plumbing.session_worktree().path
+    (where / "pkg/a.py").write_text("def f():\n    return 7\n")
+    proc = _git_commit_holding_the_index(where, tmp_path / "editor-fifo")
+    monkeypatch.setattr(preflight, "INDEX_LOCK_WAIT_SECONDS", 0.05)
+    before = repo_state(repo)
+    try:
+        with pytest.raises(ConcurrentUpdate, match="index.lock"):
+            ws.checkpoint("pytest")
+        assert repo_state(repo) == before
+        assert git(where, "status", "--porcelain") == " M pkg/a.py\n"
+    finally:
+        _let_go(tmp_path / "editor-fifo", proc)
+    assert ws.checkpoint("pytest").recorded  # once git is done, the next one records it

@@ -40,6 +40,11 @@ pytestmark = pytest.mark.slow
 #: How far past its wall budget a refused call may be answered on a busy machine (the
 #: answer is due at the next checkpoint; the rest is HTTP, the event loop and other tests).
 SLACK = 6.0
+#: The heavy tenant's budget in the shared service: far below what each heavy call needs on
+#: any machine (the defaults, 2 s of CPU, let a fast machine finish the 8 MB grep or the
+#: 40,000-line miss in time, and the call then answers, rightly, without the code).
+ADA_CPU_SECONDS = 0.5
+ADA_WALL_SECONDS = 3.0
 #: The bound another tenant's p99 is asserted against (the target is 0.5 s; this machine
 #: runs other tests meanwhile).
 P99_BOUND = 3.0
@@ -67,7 +72,9 @@ def _credentials(root: Path, budgets: dict[str, str]) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
     root = tmp_path_factory.mktemp("budget")
-    tokens = _credentials(root, {})
+    tokens = _credentials(
+        root, {"ada": f"cpu_seconds = {ADA_CPU_SECONDS}\nwall_seconds = {ADA_WALL_SECONDS}"}
+    )
     (root / "data").mkdir(mode=0o700)
     (root / "data" / "spaces.toml").write_text(
         "[defaults]\nmax_file_bytes = 4194304\n\n"
@@ -187,7 +194,7 @@ def test_heavy_calls_answer_budget_exceeded_while_another_tenant_edits(
     for name, outcomes in heavy.items():
         for code, took in outcomes:
             assert code == "budget_exceeded", name
-            assert took < DEFAULT_WALL_SECONDS + SLACK, (name, took)
+            assert took < ADA_WALL_SECONDS + SLACK, (name, took)
     assert len(heavy["8 calls of 10 replace_all"]) == 8
     assert p99 < P99_BOUND, light
 
