@@ -33,12 +33,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gitpatch.doors.hosted import Credential, CredentialFile, ResourceService
 from gitpatch.doors.hosted.access import ROUTED_SPACE, routed_space
-from gitpatch.doors.hosted.calls import CallGate, Request
+from gitpatch.doors.hosted.calls import CANCELLED, CallGate, Request
 from gitpatch.doors.hosted.limits import MAX_EDITS_PER_CALL
 from gitpatch.doors.hosted.listen import url_host
 from gitpatch.doors.hosted.quota import Quotas
 from gitpatch.doors.mcp._guard import CLIENT_GONE
-from gitpatch.doors.mcp._reply import Handler, ToolSet
+from gitpatch.doors.mcp._reply import Admitted, Handler, ToolSet
 from gitpatch.errors import CallLimitReached, InternalError
 from gitpatch.formats.patch_resource import ResourceEdit
 from gitpatch.tools import ToolResult
@@ -314,7 +314,7 @@ def call_admission(
             async with gate.call(
                 cred.fingerprint, cred.cpu_seconds, cred.wall_seconds, request
             ) as budget:
-                yield budget
+                yield Admitted(lambda: budget.stop(CANCELLED))
 
     return admit
 
