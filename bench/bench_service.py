@@ -106,12 +106,19 @@ def profiled(out: str, workers: int) -> None:
 
 
 def dump_profile(server: Server) -> None:
-    """Have a profiled server write its profile now (SIGUSR1), and wait for the file."""
+    """Have a profiled server write its profile now (SIGUSR1), wait for the file, then kill
+    it and every process below it: a server under yappi may not end on SIGTERM, and then the
+    helper processes it forked would hold its stderr open (``Server.stop`` reads it)."""
     out = Path(os.environ["GITPATCH_BENCH_PROFILE_TO"])
     out.unlink(missing_ok=True)
     server.proc.send_signal(signal.SIGUSR1)
     while not out.exists() and server.proc.poll() is None:
         time.sleep(0.1)
+    below = descendants(server.proc.pid)
+    server.kill()
+    for pid in below:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 class Echo:
