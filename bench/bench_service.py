@@ -12,13 +12,29 @@ one tenant sends the heavy calls (1,000 ``replace_all`` on 900 KB, eight calls o
 301-line miss on 40,000 lines, two costly greps), with their p50/p99 and where the CPU went
 (the server's own process, its worker processes), and what deciding "heavy" costs a light
 call. Loopback only; servers are started and stopped here.
-``python -m bench.bench_service [CALLS]``; ``python -m bench.bench_service heavy`` runs only
-the last part.
+``python -m bench.bench_service [CALLS] [light]``; ``python -m bench.bench_service heavy`` runs
+only the last part, ``light`` leaves it out.
+
+The spaces are made under ``TMPDIR``, and the bench names that filesystem first: on ext4
+without a journal (this project's test machines' root), Linux skips every inode freed in the
+last 12 hours when it picks one for a new file (``recently_deleted``, checked only when there
+is no journal), so each of a change's new files costs more as the machine's test runs delete
+files through the day (0.35-0.45 ms per call here, 13-16% of the server's CPU, on 2026-12-06).
+A journaled ext4 (what a server runs) does not check it: point ``TMPDIR`` at one to leave
+that out.
+
+``GITPATCH_BENCH_PROFILE=FILE`` (the bench's own switch; the service has none): each
+gitpatch server the bench starts runs under yappi with a CPU clock, every thread, and writes
+its profile (pstats format) to ``FILE.workers<N>`` when it stops; only the server's first
+process is profiled (with ``--workers 2`` that is the supervisor, so profile ``--workers 1``).
+Read it with ``python -m pstats``. yappi is not a dependency: ``pip install yappi`` first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -31,11 +47,13 @@ import anyio
 
 from gitpatch.doors.hosted import Spaces
 from gitpatch.doors.hosted.maintenance import Maintenance
+from tests.doors.hosted import svckit
 from tests.doors.hosted.svckit import Server, cpu_of, descendants, make_credentials, session
 from tests.doors.hosted.test_http_budget import A_LINES, FLIP, MISSING, SIMILAR
 
 HEAVY_ONLY = sys.argv[1:2] == ["heavy"]
-CALLS = int(sys.argv[1]) if len(sys.argv) > 1 and not HEAVY_ONLY else 40
+LIGHT = "light" in sys.argv[1:]
+CALLS = int(sys.argv[1]) if sys.argv[1:2] and sys.argv[1].isdigit() else 40
 CLIENTS = (1, 4, 16, 64)
 RESOURCES = 8
 LINE = "a line of about forty bytes, say it so.\n"
@@ -56,6 +74,51 @@ web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
 print(f"listening on http://127.0.0.1:{sock.getsockname()[1]}/mcp", file=sys.stderr, flush=True)
 anyio.run(lambda: web.serve(sockets=[sock]))
 """
+
+
+PROFILE = os.environ.get("GITPATCH_BENCH_PROFILE", "")
+
+#: The console script run under yappi (``GITPATCH_BENCH_PROFILE``).
+PROFILED = """
+import os, signal, sys, yappi
+yappi.set_clock_type("cpu")
+yappi.start(builtins=True)
+
+def dump(*_: object) -> None:
+    yappi.stop()
+    out = os.environ["GITPATCH_BENCH_PROFILE_TO"]
+    yappi.get_func_stats().save(out + ".tmp", type="pstat")
+    os.rename(out + ".tmp", out)
+
+signal.signal(signal.SIGUSR1, dump)
+from gitpatch.doors.cli import main
+sys.exit(main())
+"""
+
+
+def profiled(out: str, workers: int) -> None:
+    """Start the bench's next servers under yappi, writing to ``out.workers<workers>``."""
+    script = Path(tempfile.mkdtemp()) / "gitpatch-profiled"
+    script.write_text(f"#!{sys.executable}\n{PROFILED}")
+    script.chmod(0o700)
+    svckit.console_script = lambda: str(script)  # type: ignore[attr-defined]
+    os.environ["GITPATCH_BENCH_PROFILE_TO"] = f"{out}.workers{workers}"
+
+
+def dump_profile(server: Server) -> None:
+    """Have a profiled server write its profile now (SIGUSR1), wait for the file, then kill
+    it and every process below it: a server under yappi may not end on SIGTERM, and then the
+    helper processes it forked would hold its stderr open (``Server.stop`` reads it)."""
+    out = Path(os.environ["GITPATCH_BENCH_PROFILE_TO"])
+    out.unlink(missing_ok=True)
+    server.proc.send_signal(signal.SIGUSR1)
+    while not out.exists() and server.proc.poll() is None:
+        time.sleep(0.1)
+    below = descendants(server.proc.pid)
+    server.kill()
+    for pid in below:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 class Echo:
@@ -177,8 +240,28 @@ def disk_bytes(repo: Path) -> int:
     return sum(p.stat().st_size for p in repo.rglob("*") if p.is_file())
 
 
+def filesystem(path: str) -> str:
+    """The filesystem ``path`` is on (its mount's device and type), and for ext4 whether it
+    has a journal (``/proc/fs/jbd2`` lists the journaled devices)."""
+    found = ("?", "", "?")
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/mounts").read_text().splitlines():
+            device, mount, kind = line.split()[:3]
+            inside = path == mount or path.startswith(mount.rstrip("/") + "/")
+            if inside and len(mount) >= len(found[1]):
+                found = (device, mount, kind)
+    device, mount, kind = found
+    if kind != "ext4":
+        return f"{kind} ({device} on {mount})"
+    journals = os.listdir("/proc/fs/jbd2") if os.path.isdir("/proc/fs/jbd2") else []
+    name = os.path.basename(device)
+    journaled = any(j.rsplit("-", 1)[0] == name for j in journals)
+    return f"ext4 {'with' if journaled else 'WITHOUT'} a journal ({device} on {mount})"
+
+
 def main() -> None:
     """Run everything and print the figures."""
+    print(f"spaces under {tempfile.gettempdir()}: {filesystem(tempfile.gettempdir())}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         tokens = make_credentials(root / "credentials.toml")
@@ -199,6 +282,8 @@ def main() -> None:
             data.mkdir(mode=0o700)
             (data / "spaces.toml").write_text(LIMITS)
             CONFLICTS.clear()
+            if PROFILE:
+                profiled(PROFILE, workers)
             server = Server(data, root / "credentials.toml", "--workers", str(workers))
             name = f"gitpatch --workers {workers}"
             rows[name] = {}
@@ -210,6 +295,8 @@ def main() -> None:
                     calls += clients * CALLS
                 cpu[name] = (cpu_seconds(server.proc.pid) - before) / calls
                 conflicts[name] = len(CONFLICTS)
+                if PROFILE:
+                    dump_profile(server)
             finally:
                 server.stop()
             if workers == 1:
@@ -256,7 +343,8 @@ def main() -> None:
         f"({after / edits / len(LINE):.1f}× the {len(LINE)} bytes each edit changed; "
         f"{edits} edits; the pack and its index: {packs / edits:.0f} B per edit)"
     )
-    heavy()
+    if not LIGHT:
+        heavy()
 
 
 # -- issue 29: another tenant's edits during heavy calls -----------------------------------------

@@ -20,8 +20,8 @@ event loop, once ``Quotas`` admitted it:
   heavy from the start (it takes its slot before its work is sent);
 - **a way out**: the budgets of the calls of an HTTP request whose client went away
   (``Request.gone``), of a call its client cancelled (MCP ``notifications/cancelled``: the
-  SDK cancels the call's scope), and of every call when the service drains (``drain``), are
-  stopped:
+  SDK cancels the call's scope, and the front end stops the budget with ``CANCELLED``), and
+  of every call when the service drains (``drain``), are stopped:
   each call ends at its next checkpoint with ``budget_exceeded``, having written nothing
   (a call past its last checkpoint finishes its write and answers as usual), and frees its
   slot.
@@ -37,8 +37,6 @@ import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable
-
-import anyio
 
 from gitpatch.core.budget import Budget, Offload
 
@@ -202,40 +200,9 @@ class CallGate:
         if request is not None:
             request.add(budget)
         try:
-            async with _stopped_if_cancelled(budget):
-                with budget.applied():
-                    yield budget
+            with budget.applied():
+                yield budget
         finally:
             slot[0].give_back()
             self._leave(owner, share)
             self._calls.discard(budget)
-
-
-@contextlib.asynccontextmanager
-async def _stopped_if_cancelled(budget: Budget) -> AsyncIterator[None]:
-    """Stop ``budget`` when the code inside is cancelled (the MCP client's
-    ``notifications/cancelled``: the SDK cancels the request's scope). The call's thread
-    cannot be cancelled, and the SDK waits for it: a watching task in the same scope stops
-    its budget, so the thread ends at its next checkpoint (its worker killed) and the call's
-    slots are free at once, whether or not the connection closes."""
-    finished = False
-
-    async def watch() -> None:
-        try:
-            await anyio.sleep_forever()
-        finally:
-            if not finished:
-                budget.stop(CANCELLED)
-
-    failed: BaseException | None = None
-    async with anyio.create_task_group() as group:
-        group.start_soon(watch)
-        try:
-            yield
-        except BaseException as exc:  # noqa: BLE001 - raised below, outside the group
-            failed = exc
-        finally:
-            finished = True
-            group.cancel_scope.cancel()
-    if failed is not None:
-        raise failed

@@ -26,6 +26,7 @@ import contextvars
 import dataclasses
 import inspect
 import logging
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -38,7 +39,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextConten
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gitpatch.core.budget import Budget, checkpoint
-from gitpatch.doors.mcp._reply import Handler, Reply, ToolSet
+from gitpatch.doors.mcp._reply import Admitted, Handler, Reply, ToolSet
 from gitpatch.doors.terms import in_terms
 from gitpatch.errors import GitpatchError
 from gitpatch.tools import definitions as tooldefs
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OUTPUTS",
+    "Admitted",
     "Reply",
     "ToolSet",
     "budget_admission",
@@ -63,8 +65,44 @@ _log = logging.getLogger("gitpatch.mcp")
 
 #: Entered around each tool call (by tool name) on the event loop; raising a gitpatch error
 #: refuses the call. The context it sets (a budget, ``gitpatch.core.budget``) goes with the
-#: call into its worker thread.
+#: call into its worker thread. What it yields may be an ``Admitted``.
 Admit = Callable[[str], AbstractAsyncContextManager[object]]
+
+
+async def _in_thread(
+    run: Callable[..., CallToolResult], *args: Any, on_cancel: Callable[[], None] | None
+) -> CallToolResult:
+    """``run(*args)`` in a worker thread; on cancellation ``on_cancel()`` first, then the wait
+    for the thread (a job cancelled before its thread took it never runs). No task watches for
+    the cancellation: the wait itself is cancellable."""
+    if on_cancel is None:
+        return await anyio.to_thread.run_sync(run, *args)
+    lock = threading.Lock()
+    state = {"started": False, "skipped": False}
+    finished = threading.Event()
+
+    def job() -> CallToolResult | None:
+        with lock:
+            if state["skipped"]:  # its call was cancelled before a thread took it
+                return None
+            state["started"] = True
+        try:
+            return run(*args)
+        finally:
+            finished.set()
+
+    try:
+        result = await anyio.to_thread.run_sync(job, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        on_cancel()
+        with lock:
+            state["skipped"] = not state["started"]
+        if not state["skipped"]:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(finished.wait)
+        raise
+    assert result is not None  # only a job skipped after its call was cancelled has none
+    return result
 
 
 # -- output models (the published outputSchema of each tool) ----------------------------------
@@ -321,9 +359,10 @@ def _tool_function(
         found = _VALIDATED.get()
         validated = found[1] if found is not None and found[0] == tool.name else None
         try:
-            async with admit(tool.name) if admit is not None else contextlib.nullcontext():
+            async with admit(tool.name) if admit is not None else contextlib.nullcontext() as got:
                 if offload:
-                    return await anyio.to_thread.run_sync(run, arguments, validated)
+                    stop = got.on_cancel if isinstance(got, Admitted) else None
+                    return await _in_thread(run, arguments, validated, on_cancel=stop)
                 return run(arguments, validated)
         except GitpatchError as exc:
             return _to_result(tool.name, exc, outputs)

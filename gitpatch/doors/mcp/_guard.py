@@ -33,10 +33,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from gitpatch.doors.hosted.connections import Guard
 
-__all__ = ["IDLE_SECONDS", "guarded_protocol"]
+__all__ = ["CLIENT_GONE", "IDLE_SECONDS", "guarded_protocol"]
 
 #: uvicorn's keep-alive timeout: an idle connection between requests is closed after this.
 IDLE_SECONDS = 5
+#: The scope key of what to call when the connection of a request still running is lost (its
+#: client went away): an app that must know sets it (``_hosted_http.ClientWatch``), and the
+#: protocol calls it, so no task has to wait on the connection per request.
+CLIENT_GONE = "gitpatch.client_gone"
 
 
 def guarded_protocol(guard: Guard) -> type[H11Protocol]:
@@ -58,7 +62,10 @@ def guarded_protocol(guard: Guard) -> type[H11Protocol]:
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
             guard.forget(self, self._address)
+            gone = self.cycle.scope.get(CLIENT_GONE) if self.busy() else None
             super().connection_lost(exc)
+            if callable(gone):
+                gone()
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)

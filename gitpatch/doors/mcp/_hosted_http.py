@@ -33,11 +33,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gitpatch.doors.hosted import Credential, CredentialFile, ResourceService
 from gitpatch.doors.hosted.access import ROUTED_SPACE, routed_space
-from gitpatch.doors.hosted.calls import CallGate, Request
+from gitpatch.doors.hosted.calls import CANCELLED, CallGate, Request
 from gitpatch.doors.hosted.limits import MAX_EDITS_PER_CALL
 from gitpatch.doors.hosted.listen import url_host
 from gitpatch.doors.hosted.quota import Quotas
-from gitpatch.doors.mcp._reply import Handler, ToolSet
+from gitpatch.doors.mcp._guard import CLIENT_GONE
+from gitpatch.doors.mcp._reply import Admitted, Handler, ToolSet
 from gitpatch.errors import CallLimitReached, InternalError
 from gitpatch.formats.patch_resource import ResourceEdit
 from gitpatch.tools import ToolResult
@@ -313,7 +314,7 @@ def call_admission(
             async with gate.call(
                 cred.fingerprint, cred.cpu_seconds, cred.wall_seconds, request
             ) as budget:
-                yield budget
+                yield Admitted(lambda: budget.stop(CANCELLED))
 
     return admit
 
@@ -327,7 +328,9 @@ class ClientWatch:
     """ASGI middleware: a POST whose client goes away (closes the connection) before it is
     answered stops the calls it carries (``Request.went_away``): they end at their next
     checkpoint, their slots freed, instead of running on for nobody. The request is known to
-    its calls through a context variable, which the SDK hands on with each message."""
+    its calls through a context variable, which the SDK hands on with each message. The
+    connection's loss is told by the server's protocol (``_guard.CLIENT_GONE``), or by the
+    body's ``http.disconnect`` when it comes while the body is read."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -338,34 +341,16 @@ class ClientWatch:
             return
         request = Request()
         token = _REQUEST.set(request)
-        gone = anyio.Event()
-
-        async def watch() -> None:  # after the body, the next message is the disconnect
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            request.went_away()
-            gone.set()
-
-        body_read = False
+        scope[CLIENT_GONE] = request.went_away
 
         async def inner() -> Message:
-            nonlocal body_read
-            if body_read:
-                await gone.wait()
-                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.disconnect":
                 request.went_away()
-                gone.set()
-            elif not message.get("more_body"):
-                body_read = True
-                group.start_soon(watch)
             return message
 
         try:
-            async with anyio.create_task_group() as group:
-                await self.app(scope, inner, send)
-                group.cancel_scope.cancel()
+            await self.app(scope, inner, send)
         finally:
             _REQUEST.reset(token)
 

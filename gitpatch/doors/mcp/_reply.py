@@ -12,7 +12,18 @@ from gitpatch.errors import GitpatchError
 from gitpatch.tools import ToolResult
 from gitpatch.tools.definitions import ToolDef
 
-__all__ = ["Handler", "Reply", "ToolSet"]
+__all__ = ["Admitted", "Handler", "Reply", "ToolSet"]
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """What a server's admission of a call may yield (``build_server``'s ``admit``):
+    ``on_cancel`` is called at once, on the event loop, when an offloaded call is cancelled
+    (the MCP client's ``notifications/cancelled``: the SDK cancels the request's scope). A
+    thread cannot be cancelled, so this is how its work is told to stop (a budget stopped
+    ends it at its next checkpoint); the call still waits for its thread."""
+
+    on_cancel: Callable[[], None]
 
 
 class Reply(ToolResult):
