@@ -57,6 +57,12 @@ SCENARIOS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
     ("commit -a / stash / checkout / add -A", GIT_LOOP, False),
 )
 _AGENT = re.compile(r"agent \d+")
+#: The person's plain ``git commit`` runs that lost their race for HEAD (one ``n`` a line).
+#: Such a commit read the index before it locked it; when a land fell between the two, it
+#: wrote that older index back (without the agent's change) before its compare-and-swap on
+#: HEAD failed, and the person's next commit records the revert. git's own window, as with
+#: a second git user: ``check`` counts what it explains apart (``Outcome.git_window``).
+LOST_RACES = "lost-races.log"
 
 
 def _env() -> dict[str, str]:
@@ -118,7 +124,10 @@ def person(repo: Path, stop: Path, kinds: tuple[str, ...]) -> None:
             git(repo, "checkout", "-q", "work", check=False)
         elif kind == "staged":  # git commit reads HEAD, then the index, then locks it
             git(repo, "add", "person.txt", check=False)
-            git(repo, "commit", "-qm", f"person staged {n}", check=False)
+            done = git(repo, "commit", "-qm", f"person staged {n}", check=False)
+            if "but expected" in done.stderr:  # it lost its race for HEAD: see LOST_RACES
+                with open(repo.parent / LOST_RACES, "a") as fh:
+                    fh.write(f"{n}\n")
         else:
             git(repo, "add", "-A", check=False)
             git(repo, "commit", "-qm", f"person add {n}", check=False)
@@ -157,6 +166,9 @@ class Outcome:
     refused: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
+    #: What git's own window explains (``LOST_RACES``): a revert recorded by the person's
+    #: first commit after one that lost its race for HEAD, and the landed changes it removed.
+    git_window: list[str] = field(default_factory=list)
     editor_lines: int = 0
     person_commits: int = 0
 
@@ -262,16 +274,21 @@ def check(repo: Path, log: Path, outcome: Outcome) -> None:
     """Fill ``outcome.problems`` with every broken invariant (see the module docstring)."""
     problems = outcome.problems
     history = git(
-        repo, "log", "--all", "--reflog", "-p", "--first-parent", "--format=commit %H", "--"
+        repo, "log", "--all", "--reflog", "-p", "--first-parent", "--format=commit %H %s", "--"
     ).stdout
-    commit = ""
+    lost = _lost_races(repo.parent / LOST_RACES)
+    made = sorted(int(n) for n in re.findall(r"^commit \w+ person staged (\d+)$", history, re.M))
+    commit, explained, removed = "", False, set()
     for line in history.splitlines():
         if line.startswith("commit "):
             commit = line[7:19]
+            explained = _after_a_lost_race(line, lost, made)
         elif line.startswith("-") and not line.startswith("---"):
             text = line[1:]
             if text and not _AGENT.fullmatch(text) and not text.startswith("person"):
-                problems.append(f"{commit} removes {text!r}")
+                (outcome.git_window if explained else problems).append(f"{commit} removes {text!r}")
+                if explained:
+                    removed.add(text)
     names = git(repo, "log", "--all", "--reflog", "--name-only", "--format=").stdout
     problems += [f"committed temp file {n}" for n in names.splitlines() if "gitpatch-tmp" in n]
     left = git(repo, "status", "--porcelain", "--ignored", "--untracked-files=all").stdout
@@ -280,7 +297,8 @@ def check(repo: Path, log: Path, outcome: Outcome) -> None:
     disk = (repo / "shared.txt").read_text()
     for k in outcome.landed:
         if f"AGENT {k}\n" not in tip:
-            problems.append(f"landed change {k} is not on the branch")
+            missing = f"landed change {k} is not on the branch"
+            (outcome.git_window if f"AGENT {k}" in removed else problems).append(missing)
         if f"AGENT {k}\n" not in disk:
             problems.append(f"landed change {k} is not on disk")
     wrote = [int(j) for j in log.read_text().split()]
@@ -291,6 +309,24 @@ def check(repo: Path, log: Path, outcome: Outcome) -> None:
     if fsck.returncode != 0 or fsck.stderr.strip():
         problems.append(f"git fsck --strict: {fsck.stderr.strip() or fsck.stdout.strip()}")
     outcome.person_commits = int(git(repo, "rev-list", "--count", "--all").stdout) - 1
+
+
+def _lost_races(log: Path) -> list[int]:
+    """The ``n`` of each person's commit that lost its race for HEAD, in order."""
+    return sorted(int(n) for n in log.read_text().split()) if log.exists() else []
+
+
+def _after_a_lost_race(line: str, lost: list[int], made: list[int]) -> bool:
+    """Whether the commit of this ``git log`` line is the person's first plain commit
+    (``made``: the ``n`` of each) after one that lost its race for HEAD: it committed the
+    index that one wrote back."""
+    found = re.fullmatch(r"commit \w+ person staged (\d+)", line)
+    if found is None:
+        return False
+    n = int(found.group(1))
+    before = [m for m in made if m < n]
+    since = before[-1] if before else 0
+    return any(since < m < n for m in lost)
 
 
 def main() -> None:
@@ -326,9 +362,17 @@ def main() -> None:
             f"({sum(' removes ' in p for p in out.problems)} reverts recorded, "
             f"{sum('not on the branch' in p for p in out.problems)} landed changes not on "
             "the branch)"
+            + (
+                f"; git's own window (a plain commit that lost its race for HEAD wrote its "
+                f"older index back): {len(out.git_window)}"
+                if out.git_window
+                else ""
+            )
         )
         for problem in out.problems[:20]:
             print("  ", problem)
+        for explained in out.git_window[:20]:
+            print("   (git's window)", explained)
 
 
 if __name__ == "__main__":
