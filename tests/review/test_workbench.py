@@ -435,8 +435,12 @@ def test_a_checkpoint_waits_for_a_git_command_that_holds_the_worktrees_index(
         real_sleep(seconds)
 
     monkeypatch.setattr(preflight.time, "sleep", waited)
-    result = ws.checkpoint("pytest")
-    assert proc.returncode is not None, "the checkpoint never waited"
+    try:
+        result = ws.checkpoint("pytest")
+        assert proc.returncode is not None, "the checkpoint never waited"
+    finally:
+        if proc.returncode is None:  # a failing checkpoint leaves no git or editor behind
+            _let_go(tmp_path / "editor-fifo", proc)
     assert result.recorded and [f.path for f in result.files] == ["pkg/a.py"]
     shown = git(repo, "show", f"gitpatch/{result.proposal_id}:pkg/a.py")
     assert shown == "def f():\n    return 7\n"
