@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import itertools
 import os
 import stat
 import time
@@ -240,16 +241,19 @@ def preflight(
     at = functools.partial(_entries_at, store)
 
     check_assumed(worktree, paths)
-    check_landing(
-        index,
-        worktree.root,
-        worktree.gitdir,
-        branch,
-        at(now),
-        at(new),
-        paths,
-        indexfile.skipped(worktree.gitdir, worktree.root, paths),
-    )
+    try:
+        check_landing(
+            index,
+            worktree.root,
+            worktree.gitdir,
+            branch,
+            at(now),
+            at(new),
+            paths,
+            indexfile.skipped(worktree.gitdir, worktree.root, paths),
+        )
+    except StagedChanges as refused:
+        raise _older_index(store, now, index, refused) from None
 
 
 def _entries_at(store: Store, commit: pygit2.Oid | None) -> Entries:
@@ -273,15 +277,45 @@ def check_staged(
     index, now = _settled(store, worktree, branch, paths)
     try:
         _check_index(index, _entries_at(store, head), paths)
-    except StagedChanges:
+    except StagedChanges as refused:
         if now == head:
-            raise
+            raise _older_index(store, head, index, refused) from None
         raise ConcurrentUpdate(
             f"{_short(branch)} moved while the change was built (a commit was made)",
             hint="Retry the call.",
             details={"branch": branch},
             reason="changed",
         ) from None
+
+
+def _older_index(
+    store: Store, head: pygit2.Oid | None, index: IndexView, refused: StagedChanges
+) -> StagedChanges:
+    """``refused``, saying what most likely happened when every staged path holds exactly
+    its entry before ``head`` (at its first parent): a ``git commit`` without ``-a`` reads
+    the index before it locks it, and one that lost its race for HEAD to that commit (a land,
+    or another git user's) has written the index it read back, the committed change undone
+    in it. The person's next commit would record that revert."""
+    paths = list(refused.details.get("paths") or ())
+    if head is None or not paths or refused.details.get("reason"):
+        return refused
+    parent = next(itertools.islice(store.first_parents(head), 1, 2), None)
+    if parent is None:
+        return refused
+    before = _entries_at(store, parent.id)
+    if any(index(p).get(0) != before(p) for p in paths):
+        return refused
+    listed = " ".join(paths)
+    return StagedChanges(
+        f"{', '.join(paths)} is staged as it was before the branch's last commit "
+        f"({str(head)[:12]}): the index would undo that commit's change to it, and landing this "
+        "change would replace what is staged",
+        hint="If nobody staged that on purpose, a `git commit` that lost its race for the "
+        "branch wrote back the index it had read (git reads the index before it locks it), "
+        f"and the next commit would record the revert: `git restore --staged {listed}` puts "
+        "the committed version back in the index. Then retry. Nothing was changed.",
+        details={"paths": paths, "reason": "older_index"},
+    )
 
 
 def _settled(

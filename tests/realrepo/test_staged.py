@@ -107,3 +107,32 @@ def test_an_unmerged_path_is_refused_in_a_split_index_too(repo: Path) -> None:
         ws.propose(edit("a.txt", "three", "THREE"))
     assert err.value.code == "operation_in_progress" and "merge" in err.value.message
     assert state(repo) == before
+
+
+def test_an_older_index_written_back_after_a_land_is_named_and_undone_by_its_hint(
+    repo: Path,
+) -> None:
+    """A person's ``git commit`` (no ``-a``) that read the index before a land and lost its
+    race for HEAD writes that index back: the land's change is undone in it. The next land
+    refuses, says so, and its hint puts the committed version back."""
+    ws = Workspace.open(repo)
+    older = (repo / ".git" / "index").read_bytes()  # what the losing commit had read
+    ws.propose(edit("a.txt", "one", "ONE"))
+    (repo / ".git" / "index").write_bytes(older)  # ... and wrote back after the land
+    err = refused(ws, repo)
+    assert err.details == {"paths": ["a.txt"], "reason": "older_index"}
+    assert "as it was before the branch's last commit" in err.message
+    assert "`git restore --staged a.txt`" in (err.hint or "")
+    git(repo, "restore", "--staged", "a.txt")
+    ws.propose(edit("a.txt", "three", "THREE"))
+    assert git(repo, "show", "HEAD:a.txt") == "ONE\ntwo\nTHREE\n"
+    assert status(repo) == ""
+
+
+def test_a_persons_own_staged_change_is_not_called_an_older_index(repo: Path) -> None:
+    Workspace.open(repo).propose(edit("a.txt", "one", "ONE"))
+    (repo / "a.txt").write_text("ONE\nSTAGED\nthree\n")
+    git(repo, "add", "a.txt")
+    err = refused(Workspace.open(repo), repo)
+    assert err.details == {"paths": ["a.txt"]}
+    assert "has staged changes" in err.message
