@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import time
@@ -111,3 +112,26 @@ def test_a_persons_worktree_beside_the_sessions_is_no_session(repo: Path) -> Non
     with pytest.raises(Exception):  # noqa: B017 (whichever stable code: not a session)
         person.end_session("feature")
     assert (mine / "mine.txt").exists()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=IsADirectoryError,
+    reason="review6: a checkpoint of an auto session whose branch the person checked out in "
+    "the main checkout reads <root>/.git as a linked worktree's .git file "
+    "(worktrees.linked_gitdir, now first called by the index.lock wait): IsADirectoryError, "
+    "no stable code",
+)
+def test_a_checkpoint_where_the_person_checked_out_the_session_branch_has_a_stable_code(
+    repo: Path,
+) -> None:
+    from gitpatch.errors import GitpatchError
+
+    branch = git(repo, "symbolic-ref", "--short", "HEAD").strip()
+    ws = Workspace.open(repo, "auto", session="bot")
+    ws.apply("<<<<<<< SEARCH\nB = 1\n=======\nB = 2\n>>>>>>> REPLACE\n", path="pkg/b.py")
+    assert branch != "gitpatch/session/bot"
+    git(repo, "checkout", "-q", "gitpatch/session/bot")  # the person looks at the session
+    (repo / "pkg/a.py").write_text("def f():\n    return 3\n")
+    with contextlib.suppress(GitpatchError):  # refused with a stable code: fine
+        Workspace.open(repo, "auto", session="bot").checkpoint("pytest")
