@@ -57,6 +57,7 @@ SCENARIOS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
     ("commit -a / stash / checkout / add -A", GIT_LOOP, False),
 )
 _AGENT = re.compile(r"agent \d+")
+_LANDED = re.compile(r"AGENT \d+")
 #: The person's plain ``git commit`` runs that lost their race for HEAD (one ``n`` a line).
 #: Such a commit read the index before it locked it; when a land fell between the two, it
 #: wrote that older index back (without the agent's change) before its compare-and-swap on
@@ -286,8 +287,10 @@ def check(repo: Path, log: Path, outcome: Outcome) -> None:
         elif line.startswith("-") and not line.startswith("---"):
             text = line[1:]
             if text and not _AGENT.fullmatch(text) and not text.startswith("person"):
-                (outcome.git_window if explained else problems).append(f"{commit} removes {text!r}")
-                if explained:
+                # an older index written back can only turn a landed line back into ``agent k``
+                window = explained and _LANDED.fullmatch(text) is not None
+                (outcome.git_window if window else problems).append(f"{commit} removes {text!r}")
+                if window:
                     removed.add(text)
     names = git(repo, "log", "--all", "--reflog", "--name-only", "--format=").stdout
     problems += [f"committed temp file {n}" for n in names.splitlines() if "gitpatch-tmp" in n]

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gitpatch.checkout import gitbin, preflight
 from gitpatch.core.model import Changeset
-from gitpatch.errors import InvalidArguments, RepositoryError
+from gitpatch.errors import BranchCheckedOut, InvalidArguments, RepositoryError
 from gitpatch.review import _workbench as workbench
 from gitpatch.review import _worktrees as worktrees
 from gitpatch.safety.recovery import crashpoint
@@ -185,12 +185,20 @@ def check(ctx: Context, command: str | None) -> int:
 
 def _checkpoint(ctx: Context, bench: workbench.Bench, command: str, limit: int) -> CheckpointResult:
     where = bench.path
-    if ctx.mode == "review":
-        workbench.move_to(ctx, where)
+    if (where / ".git").is_dir():  # the person checked the session's branch out in theirs
+        raise BranchCheckedOut(
+            f"the session's branch is checked out in the main checkout {where}: what changed "
+            "there is the person's own work, and a checkpoint would record it as the agent's",
+            hint="Switch that checkout back to its own branch (`git switch -`), then retry: the "
+            "session gets its own worktree again. Nothing was changed.",
+            details={"worktree": str(where)},
+        )
     # A git command the worktree's last user started may outlive it (a killed agent's
     # ``git add`` runs on): wait for it a little, as a land does, then refuse
     # (``concurrent_update``) rather than fail half-way with git's own "File exists".
     preflight.wait_for_index_lock(worktrees.linked_gitdir(where))
+    if ctx.mode == "review":
+        workbench.move_to(ctx, where)
     found = scan(where, limit)
     left = _named(found.left_out)
     head = workbench.head_of(ctx.store, where)

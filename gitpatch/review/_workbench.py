@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from gitpatch.checkout import gitbin
+from gitpatch.checkout import gitbin, preflight
 from gitpatch.errors import DirtyWorktree, InvalidArguments, RepositoryError
 from gitpatch.review import _worktrees as worktrees
 from gitpatch.safety.owners import flocked
@@ -242,6 +242,9 @@ def move_to(ctx: Context, where: Path) -> None:
     head = stack.view(ctx.store, ctx.branch, ctx.session, ctx.target).head
     if head is None or head_of(ctx.store, where) == head:
         return
+    # a git command still running there (a killed agent's, the person's) holds the index:
+    # wait for it, then refuse with concurrent_update, rather than blame unrecorded changes
+    preflight.wait_for_index_lock(worktrees.linked_gitdir(where))
     try:
         git(where, ["checkout", "--quiet", "--detach", str(head)])
     except gitbin.GitFailed as exc:

@@ -238,8 +238,13 @@ def _records_of(store: Store, where: Path) -> list[Path]:
 
 
 def linked_gitdir(where: Path) -> Path:
-    """The git directory of the linked worktree at ``where`` (its ``.git`` file names it)."""
-    text = (where / ".git").read_text(encoding="utf-8").strip()
+    """The git directory of the linked worktree at ``where`` (its ``.git`` file names it);
+    the main checkout's own ``.git`` when ``where`` is the main checkout (a session's branch
+    the person checked out there)."""
+    dotgit = where / ".git"
+    if dotgit.is_dir():
+        return dotgit.resolve()
+    text = dotgit.read_text(encoding="utf-8").strip()
     return (where / text.removeprefix("gitdir:").strip()).resolve()
 
 

@@ -1,20 +1,12 @@
-"""review6: landrace's git_window must explain only what git's window can do, strict xfail."""
+"""landrace's git_window explains only what git's window can do: a landed line undone."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from bench import landrace
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review6: check() counts every line the person's first commit after a lost race "
-    "removes as git's window, though a written-back older index can only undo a land "
-    "(AGENT k back to agent k); a removed line no land wrote is hidden from the problems",
-)
 def test_a_removal_no_land_made_is_never_gits_window(tmp_path: Path) -> None:
     repo = landrace.make(tmp_path, 3)
     git = landrace.git

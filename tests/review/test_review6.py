@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import time
@@ -43,12 +42,6 @@ def _git_commit_holding_the_index(where: Path, fifo: Path) -> subprocess.Popen[b
     return proc
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review6: in review mode the worktree is moved (git checkout) before the wait for "
-    "index.lock, so a held lock gives dirty_worktree (claiming unrecorded changes) instead "
-    "of waiting / concurrent_update",
-)
 def test_a_review_checkpoint_whose_worktree_must_follow_waits_for_index_lock(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -114,14 +107,6 @@ def test_a_persons_worktree_beside_the_sessions_is_no_session(repo: Path) -> Non
     assert (mine / "mine.txt").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=IsADirectoryError,
-    reason="review6: a checkpoint of an auto session whose branch the person checked out in "
-    "the main checkout reads <root>/.git as a linked worktree's .git file "
-    "(worktrees.linked_gitdir, now first called by the index.lock wait): IsADirectoryError, "
-    "no stable code",
-)
 def test_a_checkpoint_where_the_person_checked_out_the_session_branch_has_a_stable_code(
     repo: Path,
 ) -> None:
@@ -133,5 +118,9 @@ def test_a_checkpoint_where_the_person_checked_out_the_session_branch_has_a_stab
     assert branch != "gitpatch/session/bot"
     git(repo, "checkout", "-q", "gitpatch/session/bot")  # the person looks at the session
     (repo / "pkg/a.py").write_text("def f():\n    return 3\n")
-    with contextlib.suppress(GitpatchError):  # refused with a stable code: fine
+    before = git(repo, "rev-parse", "gitpatch/session/bot")
+    with pytest.raises(GitpatchError) as refused:  # the person's own work is never recorded
         Workspace.open(repo, "auto", session="bot").checkpoint("pytest")
+    assert refused.value.code == "branch_checked_out"
+    assert git(repo, "rev-parse", "gitpatch/session/bot") == before
+    assert git(repo, "status", "--porcelain") == " M pkg/a.py\n"
