@@ -69,7 +69,8 @@ def _folder(ctx: Context) -> Path:
 
 
 def _benches(ctx: Context) -> list[str]:
-    """Names of the sessions with a review-mode worktree folder (set-aside ones swept)."""
+    """Names of the sessions with a worktree folder gitpatch made (``worktrees.made_for``:
+    never a person's own worktree beside them), set-aside ones swept."""
     folder = _folder(ctx)
     if not folder.is_dir():
         return []
@@ -79,7 +80,7 @@ def _benches(ctx: Context) -> list[str]:
             back = _sweep(ctx, child)
             if back is not None and back.name not in names:
                 names.append(back.name)
-        elif (child / ".git").is_file():
+        elif worktrees.made_for(ctx.store, child):  # a person's own worktree there is not
             names.append(child.name)
     return names
 
@@ -193,7 +194,7 @@ def end(ctx: Context, name: str, *, force: bool = False) -> str:
             worktrees.drop_half_made(store, name)  # and what a killed making of one left
         worktrees.forget(store, own)  # and git's record of its own folder a killed end removed
         store.recover()  # a killed land's locks there, once git's record of it is gone
-    if (own / ".git").is_file():  # a land killed there: settled there (its locks are left to
+    if worktrees.made_for(store, own):  # a land killed there: settled there (its locks are left to
         _, there = worktrees.recovered(own)  # it by other worktrees' recovery) before it is
         _tell(told or ctx.worktree, there)  # judged; a save its recovery set aside is told
     where = _worktree_of(ctx, name, ref, tip)
@@ -246,7 +247,7 @@ def _worktree_of(ctx: Context, name: str, ref: str, tip: object) -> Path | None:
             )
         return found
     where = worktrees.place(ctx.store, name)
-    return where if (where / ".git").is_file() else None
+    return where if worktrees.made_for(ctx.store, where) else None
 
 
 def _refuse_inside(ctx: Context, name: str, where: Path | None) -> None:

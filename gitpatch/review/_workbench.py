@@ -97,7 +97,7 @@ def made_meanwhile(ctx: Context) -> Path | None:
         return None
     assert ctx.session is not None
     where = worktrees.place(ctx.store, ctx.session)
-    if not (where / ".git").is_file() or worktrees.filling(ctx.store, ctx.session):
+    if not worktrees.made_for(ctx.store, where) or worktrees.filling(ctx.store, ctx.session):
         return None
     try:
         shown = (worktrees.linked_gitdir(where) / "HEAD").read_text(encoding="utf-8").strip()
@@ -124,7 +124,7 @@ def existing(ctx: Context) -> Path | None:
     if ctx.mode == "auto":
         return ctx.worktree.root if ctx.branch == SESSION_PREFIX + ctx.session else None
     where = worktrees.place(ctx.store, ctx.session)
-    if not (where / ".git").is_file() or worktrees.filling(ctx.store, ctx.session):
+    if not worktrees.made_for(ctx.store, where) or worktrees.filling(ctx.store, ctx.session):
         return None
     return where
 

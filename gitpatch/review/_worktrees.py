@@ -16,6 +16,14 @@ marker ``<git common dir>/gitpatch/filling/<name>`` is there while it is made: a
 with the marker is not one (``filling``), and the next ``add`` removes what a killed one
 left and starts again. A half-filled worktree taken for a whole one would have a checkpoint
 record every file it lacks as deleted.
+
+Only a worktree gitpatch made is a session's (``made_for``): ``add`` leaves a file naming the
+session in the worktree's own git directory (``.git/worktrees/<id>/gitpatch-session``), which
+git keeps while the worktree lives and drops with it, and which a checkout inside it never
+touches. A person's own linked worktree in the same folder (``git worktree add
+../wts/feature``) has none, so it is never listed, followed or removed as a session's. A
+worktree an older gitpatch made (no such file) still counts while its HEAD is what gitpatch
+left there (detached, or on the session branch) and the session's target is recorded.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from gitpatch.errors import RepositoryError
 from gitpatch.safety.owners import land_lock
 from gitpatch.safety.recovery import crashpoint
 from gitpatch.store import Store
+from gitpatch.workspace.sessions import SESSION_PREFIX, session_target
 
 __all__ = [
     "WORKTREES_SETTING",
@@ -42,12 +51,16 @@ __all__ = [
     "filling",
     "forget",
     "linked_gitdir",
+    "made_for",
     "place",
     "recovered",
 ]
 
 #: git config key: the folder session worktrees go in (default: inside the git directory).
 WORKTREES_SETTING = "gitpatch.worktrees"
+
+#: The file in a session worktree's own git directory that names its session (``made_for``).
+_OURS = "gitpatch-session"
 
 
 def common_dir(store: Store) -> Path:
@@ -161,6 +174,7 @@ def add(store: Store, name: str, start: str, *, detach: bool = False) -> Path:
     except RepositoryError:
         marker.unlink()  # git made nothing: nothing half made is left
         raise
+    (linked_gitdir(where) / _OURS).write_text(name + "\n", encoding="utf-8")
     crashpoint("worktree.added")
     _fill(where)
     crashpoint("worktree.filled")
@@ -235,6 +249,26 @@ def _records_of(store: Store, where: Path) -> list[Path]:
             if Path(named.read_text(encoding="utf-8").strip()).parent.resolve() == where.resolve():
                 found.append(named.parent)
     return found
+
+
+def made_for(store: Store, where: Path) -> bool:
+    """Whether the folder ``where`` is a linked worktree of this repository that gitpatch made
+    for the session named like the folder (see the module); a person's own is not."""
+    name = where.name
+    try:
+        if not (where / ".git").is_file():
+            return False
+        gitdir = linked_gitdir(where)
+        if gitdir.parent != common_dir(store) / "worktrees":
+            return False  # another repository's, or not a linked worktree's
+        ours = gitdir / _OURS
+        if ours.exists():
+            return ours.read_text(encoding="utf-8").strip() == name
+        head = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    left = not head.startswith("ref: ") or head == f"ref: {SESSION_PREFIX}{name}"
+    return left and session_target(store, name) is not None
 
 
 def linked_gitdir(where: Path) -> Path:

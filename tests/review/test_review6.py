@@ -76,12 +76,6 @@ def _persons_worktree_beside_sessions(repo: Path) -> Path:
     return mine
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review6: every folder with a .git file below gitpatch.worktrees is taken for a "
-    "review session's worktree (_sessions._benches): a verdict's follow_all checks the "
-    "person's own linked worktree out detached at the target",
-)
 def test_a_verdict_leaves_a_persons_worktree_beside_the_sessions_alone(repo: Path) -> None:
     mine = _persons_worktree_beside_sessions(repo)
     agent = Workspace.open(repo, "review", session="bot")
@@ -93,11 +87,6 @@ def test_a_verdict_leaves_a_persons_worktree_beside_the_sessions_alone(repo: Pat
     assert (mine / "mine.txt").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review6: a person's own linked worktree below gitpatch.worktrees is listed as a "
-    "review session, and session end of its name removes it",
-)
 def test_a_persons_worktree_beside_the_sessions_is_no_session(repo: Path) -> None:
     mine = _persons_worktree_beside_sessions(repo)
     person = Workspace.open(repo, "review")
