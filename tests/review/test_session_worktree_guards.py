@@ -1,4 +1,5 @@
-"""review6: findings on the last merges (checkpoint's index.lock wait), as strict xfails."""
+"""A session's worktree guards: a git command holding its index, the person's own checkout or
+linked worktree where a session's would be: waited for or refused, never taken over."""
 
 from __future__ import annotations
 
