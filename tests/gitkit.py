@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import os
 import subprocess
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -216,3 +217,32 @@ def mounted(
     repo = make_repo(root, files)
     ws = Workspace.open(repo, **open_kw)  # type: ignore[arg-type]
     return repo, ws, MountedFilesystem({"/workspace": ws})
+
+
+def git_commit_holding_index(where: Path, fifo: Path) -> subprocess.Popen[bytes]:
+    """A ``git commit -a`` in the checkout at ``where`` that holds its ``index.lock`` until
+    ``let_go(fifo, proc)`` (its editor waits on ``fifo``, then leaves an empty message, so
+    git aborts the commit and removes its lock). Returns once git holds the lock."""
+    os.mkfifo(fifo)
+    editor = fifo.with_suffix(".sh")
+    editor.write_text(f'#!/bin/sh\nread line < "{fifo}"\n: > "$1"\n')
+    editor.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    lock = where / git(where, "rev-parse", "--git-path", "index.lock").strip()
+    proc = subprocess.Popen(
+        ["git", "commit", "-a", "-q"],
+        cwd=where,
+        env={**env, "GIT_EDITOR": str(editor)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    while not lock.exists():  # git takes it before it starts the editor
+        assert proc.poll() is None, "git commit ended before it took index.lock"
+        time.sleep(0.01)
+    return proc
+
+
+def let_go(fifo: Path, proc: subprocess.Popen[bytes]) -> None:
+    """End ``git_commit_holding_index``'s commit (aborted: nothing committed, lock gone)."""
+    fifo.write_text("done\n")
+    proc.wait()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 import time
 from pathlib import Path
 
@@ -13,8 +12,7 @@ import pytest
 
 from gitpatch import Workspace
 from gitpatch.errors import DirtyWorktree, InvalidArguments, ProposalNotFound
-from gitpatch.review import worktrees
-from tests.gitkit import git, head, make_repo, repo_state
+from tests.gitkit import git, git_commit_holding_index, head, let_go, make_repo, repo_state
 
 FILES = {
     "pkg/a.py": "def f():\n    return 1\n",
@@ -389,33 +387,6 @@ def test_an_edit_of_a_lazy_session_refuses_to_land_beside_a_worktree_made_meanwh
     assert repo_state(repo) == before
 
 
-def _git_commit_holding_the_index(where: Path, fifo: Path) -> subprocess.Popen[bytes]:
-    """A person's (or a killed agent's) ``git commit -a`` in ``where``, holding its
-    ``index.lock`` until a line is written to ``fifo`` (its editor waits for it)."""
-    os.mkfifo(fifo)
-    editor = fifo.with_suffix(".sh")
-    editor.write_text(f'#!/bin/sh\nread line < "{fifo}"\n: > "$1"\n')  # an empty message
-    editor.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    proc = subprocess.Popen(
-        ["git", "commit", "-a", "-q"],
-        cwd=where,
-        env={**env, "GIT_EDITOR": str(editor)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    lock = worktrees.linked_gitdir(where) / "index.lock"
-    while not lock.exists():  # git takes it before it starts the editor
-        assert proc.poll() is None, "git commit ended before it took index.lock"
-        time.sleep(0.01)
-    return proc
-
-
-def _let_go(fifo: Path, proc: subprocess.Popen[bytes]) -> None:
-    fifo.write_text("done\n")
-    proc.wait()  # an empty message: git aborts the commit and removes its index.lock
-
-
 def test_a_checkpoint_waits_for_a_git_command_that_holds_the_worktrees_index(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -426,12 +397,12 @@ def test_a_checkpoint_waits_for_a_git_command_that_holds_the_worktrees_index(
     ws = _agent(repo)
     where = ws.plumbing.session_worktree().path
     (where / "pkg/a.py").write_text("def f():\n    return 7\n")
-    proc = _git_commit_holding_the_index(where, tmp_path / "editor-fifo")
+    proc = git_commit_holding_index(where, tmp_path / "editor-fifo")
     real_sleep = time.sleep
 
     def waited(seconds: float) -> None:  # the checkpoint is waiting: now git finishes
         if proc.returncode is None:
-            _let_go(tmp_path / "editor-fifo", proc)
+            let_go(tmp_path / "editor-fifo", proc)
         real_sleep(seconds)
 
     monkeypatch.setattr(preflight.time, "sleep", waited)
@@ -440,7 +411,7 @@ def test_a_checkpoint_waits_for_a_git_command_that_holds_the_worktrees_index(
         assert proc.returncode is not None, "the checkpoint never waited"
     finally:
         if proc.returncode is None:  # a failing checkpoint leaves no git or editor behind
-            _let_go(tmp_path / "editor-fifo", proc)
+            let_go(tmp_path / "editor-fifo", proc)
     assert result.recorded and [f.path for f in result.files] == ["pkg/a.py"]
     shown = git(repo, "show", f"gitpatch/{result.proposal_id}:pkg/a.py")
     assert shown == "def f():\n    return 7\n"
@@ -455,7 +426,7 @@ def test_a_checkpoint_refuses_while_a_git_command_keeps_the_worktrees_index(
     ws = _agent(repo)
     where = ws.plumbing.session_worktree().path
     (where / "pkg/a.py").write_text("def f():\n    return 7\n")
-    proc = _git_commit_holding_the_index(where, tmp_path / "editor-fifo")
+    proc = git_commit_holding_index(where, tmp_path / "editor-fifo")
     monkeypatch.setattr(preflight, "INDEX_LOCK_WAIT_SECONDS", 0.05)
     before = repo_state(repo)
     try:
@@ -464,5 +435,5 @@ def test_a_checkpoint_refuses_while_a_git_command_keeps_the_worktrees_index(
         assert repo_state(repo) == before
         assert git(where, "status", "--porcelain") == " M pkg/a.py\n"
     finally:
-        _let_go(tmp_path / "editor-fifo", proc)
+        let_go(tmp_path / "editor-fifo", proc)
     assert ws.checkpoint("pytest").recorded  # once git is done, the next one records it
