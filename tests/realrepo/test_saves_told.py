@@ -99,6 +99,40 @@ def test_the_cli_says_where_a_save_its_land_set_aside_went_and_lists_it(
     assert code == 0 and "notice:" not in err and saved.exists()
 
 
+def test_the_review_page_says_where_a_save_its_approval_set_aside_went(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The review page's approve answers with the same notice (``notices``), which the page
+    shows after the result."""
+    from gitpatch import Workspace
+    from tests.doors.web.webkit import client
+
+    repo = _repo(tmp_path)
+    agent = Workspace.open(repo, mode="review")
+    pid = agent.apply(
+        "<<<<<<< SEARCH\nline 2\n=======\nLINE 2 by agent\n>>>>>>> REPLACE\n", path="a.txt"
+    ).proposal_id
+    web, access = client(repo)
+
+    def at(point: str) -> None:
+        if point == "index.written":
+            _late_saves(repo)
+
+    monkeypatch.setattr("gitpatch.checkout.worktree.crashpoint", at)
+    answer = web.post(
+        f"/api/proposals/{pid}/approve",
+        json={"by": "Ada"},
+        headers={"X-Gitpatch-Token": access.token},
+    )
+    monkeypatch.undo()
+    assert answer.status_code == 200, answer.text
+    saved = _saved(repo)
+    notices = answer.json()["notices"]
+    assert len(notices) == 1 and f"the save was kept as {saved}, and a.txt was left" in notices[0]
+    assert "LINE 2 by agent" in git(repo, "show", "work:a.txt")
+    assert (repo / "a.txt").read_text() == AGAIN  # the person's last save, unstaged
+
+
 def test_no_saves_set_aside_says_so(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     assert _cli(repo, "saves")[1] == "No saves set aside.\n"

@@ -313,7 +313,11 @@ class _Site:
         def run() -> dict[str, Any]:
             ws = self._ws()
             result = step(ws)
-            return {"result": result.model_dump(), "head": views.head(ws, result.target)}
+            return {
+                "result": result.model_dump(),
+                "head": views.head(ws, result.target),
+                "notices": ws.plumbing.set_aside(),  # a person's save its land set aside
+            }
 
         return JSONResponse(await run_in_threadpool(run))
 

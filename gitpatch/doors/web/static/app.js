@@ -68,7 +68,8 @@
     }
     const head = data.head;
     out.textContent = data.result.message + (head && head.commit
-      ? ` git log: ${head.branch} is now at ${head.commit.slice(0, 12)} “${head.summary}”.` : "");
+      ? ` git log: ${head.branch} is now at ${head.commit.slice(0, 12)} “${head.summary}”.` : "")
+      + (data.notices || []).map((line) => " " + line).join("");
   }
 
   // -- the proposal page ------------------------------------------------------------------
