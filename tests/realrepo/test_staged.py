@@ -129,6 +129,38 @@ def test_an_older_index_written_back_after_a_land_is_named_and_undone_by_its_hin
     assert status(repo) == ""
 
 
+@pytest.mark.parametrize("checkout", ["linked", "autocrlf", "sparse"])
+def test_an_older_index_is_named_on_real_checkouts(repo: Path, checkout: str) -> None:
+    """The same in a linked worktree (its own index), a CRLF checkout and a sparse one."""
+    where = repo
+    if checkout == "linked":
+        where = repo.parent / "linked"
+        git(repo, "worktree", "add", "-q", "-b", "feature", str(where))
+    elif checkout == "autocrlf":
+        git(repo, "config", "core.autocrlf", "true")
+        (repo / "a.txt").unlink()
+        git(repo, "checkout", "--", "a.txt")  # CRLF on disk now
+        assert (repo / "a.txt").read_bytes() == b"one\r\ntwo\r\nthree\r\n"
+    else:
+        git(repo, "sparse-checkout", "set", "--no-cone", "/a.txt")
+        assert not (repo / "b.txt").exists()
+    index = Path(git(where, "rev-parse", "--path-format=absolute", "--git-path", "index").strip())
+    ws = Workspace.open(where)
+    older = index.read_bytes()
+    ws.propose(edit("a.txt", "one", "ONE"))
+    index.write_bytes(older)
+    before = state(where)
+    with pytest.raises(GitpatchError) as err:
+        ws.propose(edit("a.txt", "three", "THREE"))
+    assert err.value.code == "staged_changes"
+    assert err.value.details == {"paths": ["a.txt"], "reason": "older_index"}
+    assert state(where) == before
+    git(where, "restore", "--staged", "a.txt")
+    ws.propose(edit("a.txt", "three", "THREE"))
+    assert git(where, "show", "HEAD:a.txt") == "ONE\ntwo\nTHREE\n"
+    assert status(where) == ""
+
+
 def test_a_persons_own_staged_change_is_not_called_an_older_index(repo: Path) -> None:
     Workspace.open(repo).propose(edit("a.txt", "one", "ONE"))
     (repo / "a.txt").write_text("ONE\nSTAGED\nthree\n")
