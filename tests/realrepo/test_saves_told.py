@@ -24,11 +24,10 @@ import anyio
 import pytest
 from click.testing import CliRunner
 from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gitpatch.doors.cli import main
-from tests.doors.mcp.mcpkit import console_script, run
-from tests.gitkit import GIT_ENV, git, make_repo
+from tests.doors.mcp.mcpkit import run, session
+from tests.gitkit import git, make_repo
 from tests.safety.proofkit import killed_at
 
 BODY = "".join(f"line {i}\n" for i in range(1, 6))
@@ -157,27 +156,12 @@ def _stopped(repo: Path) -> int | None:
 @pytest.mark.slow  # a server in a process of its own
 def test_the_agents_result_names_the_save_its_edit_set_aside(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
-    params = StdioServerParameters(
-        command=console_script(),
-        args=["-C", str(repo), "serve"],
-        env={
-            **GIT_ENV,
-            "HOME": str(repo),
-            "PATH": os.environ.get("PATH", ""),
-            "GITPATCH_CRASH_AT": "index.written",
-            "GITPATCH_CRASH_HOW": "pause",
-        },
-        cwd=str(repo),
-    )
     results: list[object] = []
+    pause = {"GITPATCH_CRASH_AT": "index.written", "GITPATCH_CRASH_HOW": "pause"}
 
     async def scenario() -> None:
-        with anyio.fail_after(60), open(os.devnull, "w") as errlog:
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(read, write) as client,
-            ):
-                await client.initialize()
+        with anyio.fail_after(60):
+            async with session(repo, env=pause) as client:
                 async with anyio.create_task_group() as calls:
 
                     async def edit() -> None:

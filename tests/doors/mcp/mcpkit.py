@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,12 +27,15 @@ def console_script(name: str = "gitpatch") -> str:
 
 
 @contextlib.asynccontextmanager
-async def session(repo: Path, *extra: str) -> AsyncIterator[ClientSession]:
-    """An initialised client session with ``gitpatch -C repo serve *extra``."""
+async def session(
+    repo: Path, *extra: str, env: Mapping[str, str] | None = None
+) -> AsyncIterator[ClientSession]:
+    """An initialised client session with ``gitpatch -C repo serve *extra`` (``env``: more
+    variables for the server, e.g. a crash point)."""
     params = StdioServerParameters(
         command=console_script(),
         args=["-C", str(repo), "serve", *extra],
-        env={**GIT_ENV, "HOME": str(repo), "PATH": os.environ.get("PATH", "")},
+        env={**GIT_ENV, "HOME": str(repo), "PATH": os.environ.get("PATH", ""), **(env or {})},
         cwd=str(repo),
     )
     with open(os.devnull, "w") as errlog:
