@@ -1,0 +1,156 @@
+"""A space's packing (``maintenance``): what is new goes into a pack of its own while the
+space's writers go on, only the deletion of the loose copies makes them wait, and a space with
+many packs is made one again by ``git gc``. Real repositories and the real ``git``; the one
+wrapper below only watches which git commands run and whether the space's lock is free."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitpatch.checkout import gitbin
+from gitpatch.core.model import Proposal, WriteFile
+from gitpatch.doors.hosted import Spaces, maintenance
+from gitpatch.doors.hosted.maintenance import MAX_PACKS, Maintenance, loose_objects, packs
+from gitpatch.doors.hosted.spaces import Space, disk_bytes
+from tests.gitkit import git, run_git
+
+SPACE = "users/ada"
+
+
+def _write(spaces: Spaces, n: int) -> None:
+    op = WriteFile(f"f{n % 3}.txt", f"{n}\n".encode() * (n + 1), n < 3)
+    spaces.get(SPACE).storage.apply(Proposal((op,), "patch_resource"))
+
+
+def _space(tmp_path: Path, changes: int) -> tuple[Spaces, Space, Path]:
+    spaces = Spaces(tmp_path)
+    for n in range(changes):
+        _write(spaces, n)
+    return spaces, spaces.get(SPACE), tmp_path / "users" / "ada.git"
+
+
+def _watch(monkeypatch: pytest.MonkeyPatch, space: Space, before: Any = None) -> list[tuple]:
+    """Each git command the packing runs, with whether a writer could take the space's lock
+    when it started (tried, and given back at once); ``before(args)`` runs first."""
+    seen: list[tuple[str, bool]] = []
+    real = gitbin.run
+
+    def run(gitdir: str, workdir: str, args: Sequence[str], *rest: Any, **kw: Any) -> bytes:
+        command = next(a for a in args if not a.startswith("-") and "=" not in a)
+        free = space._writing.acquire(blocking=False)  # what a writer's thread would do
+        if free:
+            space._writing.release()
+        seen.append((command, free))
+        if before is not None:
+            before(command)
+        return real(gitdir, workdir, args, *rest, **kw)
+
+    monkeypatch.setattr(gitbin, "run", run)
+    return seen
+
+
+def test_a_run_packs_what_is_new_while_writers_may_write(tmp_path, monkeypatch) -> None:
+    spaces, space, repo = _space(tmp_path, 12)
+    assert len(loose_objects(repo)) >= 12 * 3 and packs(space) == 0
+    seen = _watch(monkeypatch, space)
+    Maintenance().pack_new(space)
+    # the pack is written with the lock free; only the loose copies' deletion holds it
+    assert seen == [("pack-objects", True), ("prune-packed", False)]
+    assert loose_objects(repo) == [] and packs(space) == 1
+    git(repo, "fsck", "--strict", "--no-progress")
+    assert git(repo, "show", "main:f2.txt") == "11\n" * 12
+    assert space.disk_used == disk_bytes(repo)
+    # the next run packs only what came since: a second pack, the first one untouched
+    first = sorted((repo / "objects" / "pack").glob("*.pack"))
+    for n in range(12, 15):
+        _write(spaces, n)
+    Maintenance().pack_new(space)
+    assert packs(space) == 2 and set(first) < set((repo / "objects" / "pack").glob("*.pack"))
+    assert loose_objects(repo) == []
+    git(repo, "fsck", "--strict", "--no-progress")
+
+
+def test_a_run_meeting_another_process_packing_loses_nothing(tmp_path, monkeypatch) -> None:
+    """Another service process packs the space (``git gc``) between this run's listing and
+    its pack: the listed objects are in the other pack now, this run packs them again and
+    deletes only loose copies a pack holds."""
+    _spaces, space, repo = _space(tmp_path, 9)
+
+    def before(command: str) -> None:
+        if command == "pack-objects":
+            git(repo, "gc", "-q")
+
+    _watch(monkeypatch, space, before)
+    Maintenance().pack_new(space)
+    assert packs(space) == 2 and loose_objects(repo) == []
+    git(repo, "fsck", "--strict", "--no-progress")
+    assert git(repo, "show", "main:f2.txt") == "8\n" * 9
+
+
+def test_a_listed_object_pruned_meanwhile_makes_the_run_write_and_delete_nothing(
+    tmp_path, monkeypatch, caplog
+) -> None:
+    """An unreachable object (a failed write's) is listed, then another process prunes it:
+    this run's pack fails, is logged, and nothing is deleted; the next run packs the rest."""
+    _spaces, space, repo = _space(tmp_path, 6)
+    made = run_git(repo, "hash-object", "-w", "--stdin", input=b"a failed write's blob\n")
+    stray = made.stdout.decode().strip()
+    seen = _watch(monkeypatch, space, lambda command: git(repo, "prune", "--expire=now"))
+    before = sorted(loose_objects(repo))
+    assert stray in before
+    Maintenance().pack_new(space)
+    assert "packing users/ada failed" in caplog.text
+    assert [command for command, _free in seen] == ["pack-objects"]  # no prune-packed
+    assert packs(space) == 0 and sorted(loose_objects(repo)) == [o for o in before if o != stray]
+    git(repo, "fsck", "--strict", "--no-progress")
+    monkeypatch.undo()
+    Maintenance().pack_new(space)
+    assert packs(space) == 1 and loose_objects(repo) == []
+
+
+def test_a_space_holding_many_packs_is_made_one_under_the_writers_lock(
+    tmp_path, monkeypatch
+) -> None:
+    (tmp_path / "spaces.toml").write_text("[defaults]\npack_every_changes = 4\n")
+    spaces, space, repo = _space(tmp_path, 3)
+    for n in range(3, 3 + MAX_PACKS):
+        _write(spaces, n)
+        Maintenance().pack_new(space)
+    assert packs(space) == MAX_PACKS
+    seen = _watch(monkeypatch, space)
+    keeper = Maintenance()
+    for _ in range(4):  # a run falls due
+        keeper.changed(space)
+    keeper.wait()
+    assert seen == [("gc", False)]
+    assert packs(space) == 1 and loose_objects(repo) == []
+    git(repo, "fsck", "--strict", "--no-progress")
+    assert space.disk_used == disk_bytes(repo)
+
+
+def test_the_disk_use_is_measured_again_off_the_calls_thread(tmp_path, monkeypatch) -> None:
+    _spaces, space, repo = _space(tmp_path, 3)
+    where: list[str] = []
+    real = maintenance.disk_bytes
+
+    def measured(path: Path) -> int:
+        where.append(threading.current_thread().name)
+        return real(path)
+
+    monkeypatch.setattr(maintenance, "disk_bytes", measured)
+    monkeypatch.setattr(maintenance, "REMEASURE_EVERY", 4)
+    keeper = Maintenance()
+    space.disk_used = None
+    keeper.changed(space)  # the first change since a start: measured now, for its quota
+    assert where == [threading.current_thread().name]
+    space.disk_used = 1  # what counting would drift to
+    for _ in range(3):
+        keeper.changed(space)
+    keeper.wait()
+    assert len(where) == 2 and where[1] != threading.current_thread().name
+    assert space.disk_used == disk_bytes(repo)
