@@ -37,6 +37,7 @@ from gitpatch.doors.hosted.calls import CANCELLED, CallGate, Request
 from gitpatch.doors.hosted.limits import MAX_EDITS_PER_CALL
 from gitpatch.doors.hosted.listen import url_host
 from gitpatch.doors.hosted.quota import Quotas
+from gitpatch.doors.hosted.watched import checked_once
 from gitpatch.doors.mcp._guard import CLIENT_GONE
 from gitpatch.doors.mcp._reply import Admitted, Handler, ToolSet
 from gitpatch.errors import CallLimitReached, InternalError
@@ -330,12 +331,17 @@ class ClientWatch:
     checkpoint, their slots freed, instead of running on for nobody. The request is known to
     its calls through a context variable, which the SDK hands on with each message. The
     connection's loss is told by the server's protocol (``_guard.CLIENT_GONE``), or by the
-    body's ``http.disconnect`` when it comes while the body is read."""
+    body's ``http.disconnect`` when it comes while the body is read. First in line, it also
+    makes each request check the credentials and limits files once (``checked_once``)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        with checked_once():
+            await self._watched(scope, receive, send)
+
+    async def _watched(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
