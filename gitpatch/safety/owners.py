@@ -149,22 +149,29 @@ class Owner:
 _ME: dict[int, Owner] = {}
 
 
-#: ``Path(gitdir)`` per git dir without a ``commondir`` file, made once: the write path asks
-#: several times per change, and a Path costs more to build than the ``stat`` that decides.
-_PLAIN: dict[str, Path] = {}
+#: The common git dir of each git dir asked about. Only answers that cannot change are kept: a
+#: linked worktree's git dir (it has a ``commondir`` file) stays one, and a git dir holding
+#: its own ``objects`` folder is a repository's own; any other is looked at again each time.
+#: The write path asks several times per change, and a ``stat`` lets other threads in.
+_COMMON: dict[str, Path] = {}
 
 
 def common_dir(gitdir: str) -> Path:
     """The git dir holding refs and objects (a linked worktree's ``commondir``)."""
+    found = _COMMON.get(gitdir)
+    if found is not None:
+        return found
     common = os.path.join(gitdir, "commondir")
     if os.path.isfile(common):
         base = Path(gitdir)
-        return (base / (base / "commondir").read_text().strip()).resolve()
-    found = _PLAIN.get(gitdir)
-    if found is None:
-        if len(_PLAIN) > 4096:
-            _PLAIN.clear()
-        found = _PLAIN[gitdir] = Path(gitdir)
+        found = (base / (base / "commondir").read_text().strip()).resolve()
+    else:
+        found = Path(gitdir)
+        if not os.path.isdir(os.path.join(gitdir, "objects")):
+            return found  # neither kind yet (being made): not kept
+    if len(_COMMON) > 4096:
+        _COMMON.clear()
+    _COMMON[gitdir] = found
     return found
 
 

@@ -115,3 +115,19 @@ def test_owner_records_live_in_the_common_dir_of_a_linked_worktree(tmp_path: Pat
     linked.mkdir(parents=True)
     (linked / "commondir").write_text("../..\n")
     assert owners.owners_dir(str(linked)) == (tmp_path / ".git" / "gitpatch" / "owners")
+
+
+def test_a_git_dirs_common_dir_is_kept_only_once_it_cannot_change(tmp_path: Path) -> None:
+    """Asked several times per change, the answer is kept, but only where it cannot change:
+    a git dir with its own ``objects`` is its own common dir, a linked worktree's stays one.
+    A folder that is neither yet (git making a worktree) is looked at again next time."""
+    main = tmp_path / ".git"
+    (main / "objects").mkdir(parents=True)
+    assert owners.common_dir(str(main)) == main
+    making = main / "worktrees" / "wt"
+    making.mkdir(parents=True)
+    assert owners.common_dir(str(making)) == making  # no commondir yet: not kept
+    (making / "commondir").write_text("../..\n")
+    assert owners.common_dir(str(making)) == main.resolve()
+    (making / "commondir").unlink()  # kept from now on: a linked worktree's git dir stays one
+    assert owners.common_dir(str(making)) == main.resolve()
