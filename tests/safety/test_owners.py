@@ -131,3 +131,29 @@ def test_a_git_dirs_common_dir_is_kept_only_once_it_cannot_change(tmp_path: Path
     assert owners.common_dir(str(making)) == main.resolve()
     (making / "commondir").unlink()  # kept from now on: a linked worktree's git dir stays one
     assert owners.common_dir(str(making)) == main.resolve()
+
+
+def _open_on(path: Path) -> int:
+    """How many of this process's descriptors are open on ``path``."""
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == str(path.resolve()))
+
+
+def test_an_operation_rewrites_its_record_through_one_descriptor_closed_at_its_end(
+    tmp_path: Path,
+) -> None:
+    """Each plan the operation writes is on disk at once (a kill finds it), written through
+    the descriptor ``begin`` opened; none is left open between operations."""
+    gitdir = tmp_path / ".git"
+    (gitdir / "objects").mkdir(parents=True)
+    with owners.operation(str(gitdir)) as record:
+        assert _open_on(record.path) == 1
+        record.announce([str(gitdir / "refs" / "heads" / "main.lock")])
+        [seen] = [r for r in read_records(str(gitdir)) if r.path == record.path]
+        assert seen.plan["locks"] == [str(gitdir / "refs" / "heads" / "main.lock")]
+        record.clear()
+        [seen] = [r for r in read_records(str(gitdir)) if r.path == record.path]
+        assert "locks" not in seen.plan
+    assert _open_on(record.path) == 0
+    [seen] = [r for r in read_records(str(gitdir)) if r.path == record.path]
+    assert seen.plan == {}
