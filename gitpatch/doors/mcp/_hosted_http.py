@@ -338,11 +338,14 @@ class ClientWatch:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # the lifespan runs as long as the server: never cached
+            await self.app(scope, receive, send)
+            return
         with checked_once():
             await self._watched(scope, receive, send)
 
     async def _watched(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
+        if scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
         request = Request()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import anyio
 import pytest
 
 from gitpatch.core.model import DeleteFile, Proposal, UpdateFile, WriteFile
@@ -141,6 +142,32 @@ def test_within_one_request_each_file_is_checked_once(tmp_path: Path) -> None:
         before = stats.count(str(path))
         assert creds.lookup(first) is not None  # outside a request: each use looks
         assert stats.count(str(path)) == before + 1
+
+
+def test_each_http_request_has_its_own_scope_and_the_lifespan_none() -> None:
+    """The server's lifespan (the SDK's session manager runs in it as long as the server
+    does) must never check a file once for good; each HTTP request checks afresh."""
+    from gitpatch.doors.hosted import watched
+    from gitpatch.doors.mcp._hosted_http import ClientWatch
+
+    scopes: list[Any] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        scopes.append(watched._CHECKED.get())
+
+    async def nothing() -> Any:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def main() -> None:
+        watch = ClientWatch(app)
+        await watch({"type": "lifespan"}, nothing, nothing)
+        for method in ("GET", "POST", "POST"):
+            await watch({"type": "http", "method": method}, nothing, nothing)
+
+    anyio.run(main)
+    assert scopes[0] is None
+    assert all(isinstance(s, dict) for s in scopes[1:])
+    assert len({id(s) for s in scopes[1:]}) == 3
 
 
 @pytest.mark.parametrize(
