@@ -1,17 +1,17 @@
 """Keeping a space's repository small: pack and prune on a schedule, and measure its disk use.
 
 Every change of a space is counted; after ``pack_every_changes`` of them (``spaces.toml``) the
-space is packed in a background thread, one run per space at a time. A run packs only what is
-new (``pack_new``): the loose objects written since the last run go into one pack of their own
-(``git pack-objects`` fed their ids, so its cost is theirs, not the history's), while the
-space's writers go on; then, holding ``Space.packing``, ``git prune-packed`` deletes the loose
-copies. Only that deletion excludes the writers: it removes empty object directories, and a
-writer (libgit2 makes the directory, then renames its object file into it) may be about to
-fill one. Once the space holds ``MAX_PACKS`` packs, the run is ``git gc`` (``pack``) instead,
-under ``Space.packing`` as a whole: the packs become one (deltas between versions), refs are
-packed, and unreachable objects older than ``PRUNE_GRACE`` are deleted: the objects of failed
-writes (a lost compare-and-swap, a full disk) go there. The grace period keeps objects a write
-in flight may still reference.
+space is packed in a background thread, one run per space at a time. A run packs what is new
+(``pack_new``): the objects ``main`` gained since the run before that are still loose go into
+one pack of their own (``git pack-objects`` walks only the commits made since), while the
+space's writers go on; then, holding ``Space.packing``, ``git prune-packed`` deletes their
+loose copies. Only that deletion excludes the writers: it removes empty object directories,
+and a writer (libgit2 makes the directory, then renames its object file into it) may be about
+to fill one. Objects ``main`` does not reach (a lost compare-and-swap's, a full disk's) are
+never packed there: they keep their age. Once the space holds ``MAX_PACKS`` packs, the run is
+``git gc`` (``pack``) instead, under ``Space.packing`` as a whole: the packs become one (deltas
+between versions), refs are packed, and unreachable objects older than ``PRUNE_GRACE`` are
+deleted. The grace period keeps objects a write in flight may still reference.
 
 ``disk_bytes`` is what the repository takes on disk (every file under it), measured at the
 first change after a start, then in the background after a run and every ``REMEASURE_EVERY``
@@ -21,10 +21,17 @@ changes; ``SpaceStorage`` refuses growth past
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-import re
+import shutil
+import tempfile
 import threading
+import time
+from pathlib import Path
+from typing import BinaryIO
+
+import pygit2
 
 from gitpatch.checkout import gitbin
 from gitpatch.doors.hosted.spaces import Space, disk_bytes
@@ -36,7 +43,6 @@ __all__ = [
     "REMEASURE_EVERY",
     "Maintenance",
     "disk_bytes",
-    "loose_objects",
     "packs",
 ]
 
@@ -57,8 +63,22 @@ REMEASURE_EVERY = 128
 #: another: an object looked up and not found (each new object, before it is written) is
 #: looked for in every pack's index.
 MAX_PACKS = 16
-#: A loose object's file: two hex digits of its id name the folder, the other 38 the file.
-_LOOSE = re.compile(r"[0-9a-f]{38}")
+#: The pack of a run (``pack_new``): the objects the revisions on its input reach that are in
+#: no pack yet, onto its output; nothing at all when there is none.
+_PACK_NEW = [
+    "pack-objects",
+    "--revs",
+    "--unpacked",
+    "--incremental",
+    "--local",
+    "--non-empty",
+    "-q",
+    "--stdout",
+]
+#: A run's work folder in the repository directory (its name's start).
+_WORK = "gitpatch-packing-"
+#: ``PRUNE_GRACE`` in seconds: what a killed run left is removed after it.
+_GRACE_SECONDS = 3600
 
 
 class Maintenance:
@@ -69,6 +89,8 @@ class Maintenance:
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
         self._running: dict[str, threading.Thread] = {}
+        #: Per space, the head its last ``pack_new`` packed up to (what it reached is packed).
+        self._since: dict[str, pygit2.Oid] = {}
 
     def changed(self, space: Space) -> None:
         """Count one change of ``space``; start packing it when it is due, or measuring it
@@ -123,28 +145,69 @@ class Maintenance:
         space.disk_used = disk_bytes(space.path)
 
     def pack_new(self, space: Space) -> None:
-        """The loose objects of ``space`` into a pack of their own while its writers go on,
-        then their loose copies deleted (``git prune-packed``) while the writers wait; then
-        the space measured again. An object deleted meanwhile (another process packing the
-        space) makes this run write nothing: the next one packs what is left."""
-        ids = loose_objects(space.path)
-        if not ids:
+        """The objects ``main`` gained since this process's last run (all it reaches, after a
+        start) that are still loose, into a pack of their own while the space's writers go
+        on; then their loose copies deleted (``git prune-packed``) while the writers wait;
+        then the space measured again. Objects nothing reaches (a failed write's) stay loose,
+        with their age, for ``git gc`` to prune once past the grace period. The pack is
+        written in a folder of the run's own and moved into place whole, so a run that fails
+        or is killed leaves nothing in ``objects/pack`` (``_sweep`` removes a killed run's
+        folder once it is older than the grace period)."""
+        head = space.head()
+        if head is None:
             return
-        stdin = "".join(f"{oid}\n" for oid in ids).encode("ascii")
-        base = os.path.join(space.path, "objects", "pack", "pack")
-        if self._git(space, ["pack-objects", "-q", "--local", base], stdin) is None:
+        self._sweep(space)
+        since = self._since.get(space.name)
+        revs = f"{head}\n" + ("" if since is None else f"^{since}\n")
+        work = Path(tempfile.mkdtemp(prefix=_WORK, dir=space.path))
+        try:
+            pack = work / "new.pack"
+            with pack.open("wb") as out:
+                if self._git(space, _PACK_NEW, revs.encode("ascii"), out) is None:
+                    return
+            if pack.stat().st_size:
+                made = self._git(space, ["index-pack", str(pack)])
+                if made is None:
+                    return
+                final = Path(space.path, "objects", "pack", f"pack-{made.decode().strip()}")
+                os.replace(pack, final.with_suffix(".pack"))  # the index last: readers look
+                os.replace(work / "new.idx", final.with_suffix(".idx"))  # for it first
+        except OSError as exc:
+            _log.warning("packing %s failed: %s", space.name, exc)
             return
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         with space.packing():
             self._git(space, ["prune-packed", "-q"])
+        self._since[space.name] = head
         space.disk_used = disk_bytes(space.path)
 
+    def _sweep(self, space: Space) -> None:
+        """Remove what killed runs left (their work folders, a pack moved without its index)
+        once it is older than the grace period: a run in another process may own a younger
+        one."""
+        cutoff = time.time() - _GRACE_SECONDS
+        packdir = os.path.join(space.path, "objects", "pack")
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(space.path):
+                if entry.name.startswith(_WORK) and entry.stat().st_mtime < cutoff:
+                    shutil.rmtree(entry.path, ignore_errors=True)
+            names = set(os.listdir(packdir))
+            for name in names:
+                alone = name.endswith(".pack") and name[:-5] + ".idx" not in names
+                if alone and os.stat(os.path.join(packdir, name)).st_mtime < cutoff:
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(packdir, name))
+
     @staticmethod
-    def _git(space: Space, args: list[str], stdin: bytes = b"") -> bytes | None:
-        """``git args`` on the space; None when it failed (logged: packing later is fine,
-        and a call is never lost to it)."""
+    def _git(
+        space: Space, args: list[str], stdin: bytes = b"", out: BinaryIO | None = None
+    ) -> bytes | None:
+        """``git args`` on the space (its output into ``out`` when given); None when it
+        failed (logged: packing later is fine, and a call is never lost to it)."""
         where = str(space.path)
         try:
-            return gitbin.run(where, where, args, stdin)
+            return gitbin.run(where, where, args, stdin, out=out)
         except (gitbin.GitFailed, OSError) as exc:
             _log.warning("packing %s failed: %s", space.name, exc)
             return None
@@ -157,23 +220,3 @@ def packs(space: Space) -> int:
     except OSError:
         return 0
     return sum(1 for name in names if name.endswith(".pack"))
-
-
-def loose_objects(repo: os.PathLike[str] | str) -> list[str]:
-    """The ids of the loose objects of the repository at ``repo`` (its object files; a
-    writer's temporary files are not)."""
-    objects = os.path.join(repo, "objects")
-    found: list[str] = []
-    try:
-        folders = os.listdir(objects)
-    except OSError:
-        return found
-    for folder in folders:
-        if len(folder) != 2 or not all(c in "0123456789abcdef" for c in folder):
-            continue
-        try:
-            names = os.listdir(os.path.join(objects, folder))
-        except OSError:  # deleted meanwhile (packing in another process)
-            continue
-        found += [folder + name for name in names if _LOOSE.fullmatch(name)]
-    return found

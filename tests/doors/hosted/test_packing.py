@@ -15,9 +15,9 @@ import pytest
 from gitpatch.checkout import gitbin
 from gitpatch.core.model import Proposal, WriteFile
 from gitpatch.doors.hosted import Spaces, maintenance
-from gitpatch.doors.hosted.maintenance import MAX_PACKS, Maintenance, loose_objects, packs
+from gitpatch.doors.hosted.maintenance import MAX_PACKS, Maintenance, packs
 from gitpatch.doors.hosted.spaces import Space, disk_bytes
-from tests.gitkit import git, run_git
+from tests.gitkit import git, loose_objects, run_git
 
 SPACE = "users/ada"
 
@@ -59,8 +59,9 @@ def test_a_run_packs_what_is_new_while_writers_may_write(tmp_path, monkeypatch) 
     assert len(loose_objects(repo)) >= 12 * 3 and packs(space) == 0
     seen = _watch(monkeypatch, space)
     Maintenance().pack_new(space)
-    # the pack is written with the lock free; only the loose copies' deletion holds it
-    assert seen == [("pack-objects", True), ("prune-packed", False)]
+    # the pack is written and indexed with the lock free; only the loose copies' deletion
+    # holds it
+    assert seen == [("pack-objects", True), ("index-pack", True), ("prune-packed", False)]
     assert loose_objects(repo) == [] and packs(space) == 1
     git(repo, "fsck", "--strict", "--no-progress")
     assert git(repo, "show", "main:f2.txt") == "11\n" * 12
@@ -76,9 +77,9 @@ def test_a_run_packs_what_is_new_while_writers_may_write(tmp_path, monkeypatch) 
 
 
 def test_a_run_meeting_another_process_packing_loses_nothing(tmp_path, monkeypatch) -> None:
-    """Another service process packs the space (``git gc``) between this run's listing and
-    its pack: the listed objects are in the other pack now, this run packs them again and
-    deletes only loose copies a pack holds."""
+    """Another service process packs the space (``git gc``) while this run starts: what
+    this run would pack is in the other pack now, so it writes none and deletes only loose
+    copies a pack holds."""
     _spaces, space, repo = _space(tmp_path, 9)
 
     def before(command: str) -> None:
@@ -87,30 +88,33 @@ def test_a_run_meeting_another_process_packing_loses_nothing(tmp_path, monkeypat
 
     _watch(monkeypatch, space, before)
     Maintenance().pack_new(space)
-    assert packs(space) == 2 and loose_objects(repo) == []
+    assert packs(space) == 1 and loose_objects(repo) == []
     git(repo, "fsck", "--strict", "--no-progress")
     assert git(repo, "show", "main:f2.txt") == "8\n" * 9
 
 
-def test_a_listed_object_pruned_meanwhile_makes_the_run_write_and_delete_nothing(
-    tmp_path, monkeypatch, caplog
+def test_a_run_packs_only_what_main_reaches_and_a_stray_object_keeps_its_age(
+    tmp_path, monkeypatch
 ) -> None:
-    """An unreachable object (a failed write's) is listed, then another process prunes it:
-    this run's pack fails, is logged, and nothing is deleted; the next run packs the rest."""
-    _spaces, space, repo = _space(tmp_path, 6)
+    """A failed write's object (nothing reaches it) stays loose with its own time: a run
+    packs only what ``main`` gained, so ``git gc`` prunes the stray once past the grace."""
+    spaces, space, repo = _space(tmp_path, 6)
     made = run_git(repo, "hash-object", "-w", "--stdin", input=b"a failed write's blob\n")
     stray = made.stdout.decode().strip()
-    seen = _watch(monkeypatch, space, lambda command: git(repo, "prune", "--expire=now"))
-    before = sorted(loose_objects(repo))
-    assert stray in before
-    Maintenance().pack_new(space)
-    assert "packing users/ada failed" in caplog.text
-    assert [command for command, _free in seen] == ["pack-objects"]  # no prune-packed
-    assert packs(space) == 0 and sorted(loose_objects(repo)) == [o for o in before if o != stray]
+    keeper = Maintenance()
+    keeper.pack_new(space)
+    assert loose_objects(repo) == [stray] and packs(space) == 1
+    # the next run walks only the commits made since the first
+    seen = _watch(monkeypatch, space)
+    for n in range(6, 9):
+        _write(spaces, n)
+    keeper.pack_new(space)
+    assert loose_objects(repo) == [stray] and packs(space) == 2
+    assert [command for command, _free in seen] == ["pack-objects", "index-pack", "prune-packed"]
+    second = max((repo / "objects" / "pack").glob("*.idx"), key=lambda p: p.stat().st_mtime)
+    listed = run_git(repo, "show-index", input=second.read_bytes()).stdout.splitlines()
+    assert len(listed) == 3 * 3  # three commits, their trees and blobs: nothing older
     git(repo, "fsck", "--strict", "--no-progress")
-    monkeypatch.undo()
-    Maintenance().pack_new(space)
-    assert packs(space) == 1 and loose_objects(repo) == []
 
 
 def test_a_space_holding_many_packs_is_made_one_under_the_writers_lock(
