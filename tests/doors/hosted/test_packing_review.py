@@ -36,11 +36,11 @@ def _leftovers(repo: Path) -> list[str]:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="pack_new runs `git pack-objects` on objects/pack/pack directly: a pack-objects "
-    "that dies (killed, file too large, disk full) leaves its partial objects/pack/tmp_pack_* file "
-    "behind, which no later run removes (git gc prunes tmp_ files only once "
-    "they are older than the one-hour grace, and gc runs only at 16 packs), and they count "
-    "against the space's disk quota",
+    reason="pack_new runs `git pack-objects` on objects/pack/pack directly: one that dies "
+    "(killed, e.g. by a service restart, or a write error: disk full) leaves its partial "
+    "objects/pack/tmp_pack_* behind; neither the next pack_new nor git gc removes it (gc "
+    "prunes tmp_ files only once older than the one-hour grace, and gc runs only at 16 "
+    "packs, which failing runs never add), and it counts against the space's disk quota",
 )
 def test_a_pack_objects_that_dies_leaves_no_partial_pack(tmp_path: Path, caplog: Any) -> None:
     spaces = Spaces(tmp_path)
