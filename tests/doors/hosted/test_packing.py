@@ -5,7 +5,9 @@ wrapper below only watches which git commands run and whether the space's lock i
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -158,3 +160,29 @@ def test_the_disk_use_is_measured_again_off_the_calls_thread(tmp_path, monkeypat
     keeper.wait()
     assert len(where) == 2 and where[1] != threading.current_thread().name
     assert space.disk_used == disk_bytes(repo)
+
+
+def test_what_a_killed_run_left_goes_once_past_the_grace(tmp_path) -> None:
+    """A run killed mid-way leaves its work folder, or a pack moved without its index; the
+    next run removes them once older than the grace period (a younger one may be another
+    process's run in progress), and the repository stays whole."""
+    _spaces, space, repo = _space(tmp_path, 3)
+    old = repo / "gitpatch-packing-killed"
+    young = repo / "gitpatch-packing-running"
+    for folder in (old, young):
+        folder.mkdir()
+        (folder / "new.pack").write_bytes(b"PACK partial")
+    lone_old = repo / "objects" / "pack" / f"pack-{'1' * 40}.pack"
+    lone_young = repo / "objects" / "pack" / f"pack-{'2' * 40}.pack"
+    lone_old.parent.mkdir(parents=True, exist_ok=True)
+    for lone in (lone_old, lone_young):
+        lone.write_bytes(b"PACK moved, its index never")
+    two_hours_ago = time.time() - 2 * 3600
+    for path in (old, lone_old):
+        os.utime(path, (two_hours_ago, two_hours_ago))
+    Maintenance().pack_new(space)
+    assert not old.exists() and not lone_old.exists()
+    assert young.exists() and lone_young.exists()
+    lone_young.unlink()
+    assert packs(space) == 1 and loose_objects(repo) == []
+    git(repo, "fsck", "--strict", "--no-progress")

@@ -1,6 +1,6 @@
-"""Review of the ``packing`` branch (incremental packing, files checked once per request,
-cached common dirs): what it gets wrong is shown by strict xfails, what it keeps right by
-plain tests. Real repositories, the real ``git``, a real ``gitpatch serve --http``."""
+"""What a packing run must not leave or keep (a dying ``git pack-objects``' partial pack, a
+failed write's object past the grace period), and the watched files seen at a session's next
+request. Real repositories, the real ``git``, a real ``gitpatch serve --http``."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from mcp import ClientSession
 
 from gitpatch.core.model import Proposal, WriteFile
 from gitpatch.doors.hosted import Spaces
-from gitpatch.doors.hosted.maintenance import Maintenance, loose_objects, packs
+from gitpatch.doors.hosted.maintenance import Maintenance, packs
 from gitpatch.doors.hosted.spaces import disk_bytes
 from tests.doors.hosted.svckit import Server, make_credentials, run, text_of
-from tests.gitkit import git, run_git
+from tests.gitkit import git, loose_objects, run_git
 
 SPACE = "users/ada"
 
@@ -34,14 +34,6 @@ def _leftovers(repo: Path) -> list[str]:
     return sorted(p.name for p in (repo / "objects" / "pack").iterdir() if "tmp" in p.name)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pack_new runs `git pack-objects` on objects/pack/pack directly: one that dies "
-    "(killed, e.g. by a service restart, or a write error: disk full) leaves its partial "
-    "objects/pack/tmp_pack_* behind; neither the next pack_new nor git gc removes it (gc "
-    "prunes tmp_ files only once older than the one-hour grace, and gc runs only at 16 "
-    "packs, which failing runs never add), and it counts against the space's disk quota",
-)
 def test_a_pack_objects_that_dies_leaves_no_partial_pack(tmp_path: Path, caplog: Any) -> None:
     spaces = Spaces(tmp_path)
     _fill(spaces, 6)
@@ -63,16 +55,9 @@ def test_a_pack_objects_that_dies_leaves_no_partial_pack(tmp_path: Path, caplog:
     git(repo, "fsck", "--strict", "--no-progress")
     assert space.disk_used == disk_bytes(repo)
     assert _leftovers(repo) == []
+    assert list(repo.glob("gitpatch-packing-*")) == []  # the failed run's own folder too
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pack_new packs a failed write's unreachable loose object into a fresh pack, so "
-    "its age restarts: with git's default gc.cruftPacks=false, git gc then loosens it with "
-    "that pack's recent mtime instead of pruning it, and the next pack_new packs it fresh "
-    "again; a space packed more often than once an hour keeps such objects forever, where "
-    "`git gc` alone pruned them one hour after they were written (docs/hosted-service.md)",
-)
 def test_a_failed_writes_object_older_than_the_grace_is_pruned(tmp_path: Path) -> None:
     spaces = Spaces(tmp_path)
     _fill(spaces, 3)
