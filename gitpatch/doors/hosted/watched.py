@@ -21,11 +21,11 @@ import contextvars
 import os
 import threading
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-__all__ = ["WatchedFile", "checked_once"]
+__all__ = ["CheckedPerRequest", "WatchedFile", "checked_once"]
 
 _T = TypeVar("_T")
 _Stamp = tuple[int, int, int, int]
@@ -45,6 +45,22 @@ def checked_once() -> Iterator[None]:
         yield
     finally:
         _CHECKED.reset(token)
+
+
+class CheckedPerRequest:
+    """ASGI middleware, first in line: each HTTP request checks each watched file once
+    (``checked_once``). Anything else (the lifespan, which runs as long as the server and
+    holds the SDK's session manager) is passed on outside any request's scope."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        with checked_once():
+            await self.app(scope, receive, send)
 
 
 class WatchedFile(Generic[_T]):

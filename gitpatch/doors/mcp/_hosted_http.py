@@ -37,7 +37,6 @@ from gitpatch.doors.hosted.calls import CANCELLED, CallGate, Request
 from gitpatch.doors.hosted.limits import MAX_EDITS_PER_CALL
 from gitpatch.doors.hosted.listen import url_host
 from gitpatch.doors.hosted.quota import Quotas
-from gitpatch.doors.hosted.watched import checked_once
 from gitpatch.doors.mcp._guard import CLIENT_GONE
 from gitpatch.doors.mcp._reply import Admitted, Handler, ToolSet
 from gitpatch.errors import CallLimitReached, InternalError
@@ -331,21 +330,13 @@ class ClientWatch:
     checkpoint, their slots freed, instead of running on for nobody. The request is known to
     its calls through a context variable, which the SDK hands on with each message. The
     connection's loss is told by the server's protocol (``_guard.CLIENT_GONE``), or by the
-    body's ``http.disconnect`` when it comes while the body is read. First in line, it also
-    makes each request check the credentials and limits files once (``checked_once``)."""
+    body's ``http.disconnect`` when it comes while the body is read."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":  # the lifespan runs as long as the server: never cached
-            await self.app(scope, receive, send)
-            return
-        with checked_once():
-            await self._watched(scope, receive, send)
-
-    async def _watched(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] != "POST":
+        if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
         request = Request()

@@ -148,7 +148,6 @@ def test_each_http_request_has_its_own_scope_and_the_lifespan_none() -> None:
     """The server's lifespan (the SDK's session manager runs in it as long as the server
     does) must never check a file once for good; each HTTP request checks afresh."""
     from gitpatch.doors.hosted import watched
-    from gitpatch.doors.mcp._hosted_http import ClientWatch
 
     scopes: list[Any] = []
 
@@ -159,7 +158,7 @@ def test_each_http_request_has_its_own_scope_and_the_lifespan_none() -> None:
         return {"type": "http.request", "body": b"", "more_body": False}
 
     async def main() -> None:
-        watch = ClientWatch(app)
+        watch = watched.CheckedPerRequest(app)
         await watch({"type": "lifespan"}, nothing, nothing)
         for method in ("GET", "POST", "POST"):
             await watch({"type": "http", "method": method}, nothing, nothing)
