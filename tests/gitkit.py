@@ -246,3 +246,14 @@ def let_go(fifo: Path, proc: subprocess.Popen[bytes]) -> None:
     """End ``git_commit_holding_index``'s commit (aborted: nothing committed, lock gone)."""
     fifo.write_text("done\n")
     proc.wait()
+
+
+def loose_objects(repo: Path | str) -> list[str]:
+    """The ids of the loose objects of the repository whose git dir is ``repo``."""
+    objects = Path(repo) / "objects"
+    return [
+        folder.name + entry.name
+        for folder in objects.glob("[0-9a-f][0-9a-f]")
+        for entry in folder.iterdir()
+        if len(entry.name) == 38
+    ]

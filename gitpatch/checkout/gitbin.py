@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Sequence
+from typing import BinaryIO
 
 from gitpatch.errors import RepositoryError
 
@@ -51,12 +52,20 @@ def environment() -> dict[str, str]:
 
 
 def run(
-    gitdir: str, workdir: str, args: Sequence[str], stdin: bytes = b"", *, index: str | None = None
+    gitdir: str,
+    workdir: str,
+    args: Sequence[str],
+    stdin: bytes = b"",
+    *,
+    index: str | None = None,
+    out: BinaryIO | None = None,
 ) -> bytes:
     """Run ``git args`` on the checkout (``gitdir``, ``workdir``); its stdout.
 
     ``index``: an index file to use instead of the checkout's (the scratch copy a land
     writes while it holds ``index.lock``, ``checkout.index``).
+    ``out``: a file to write the stdout into instead (a pack: not held in memory); then
+    nothing is returned.
     ``GitFailed`` on a non-zero exit; ``RepositoryError`` when git cannot be started.
     """
     env = environment()
@@ -69,7 +78,8 @@ def run(
             cwd=workdir,
             env=env,
             input=stdin,
-            capture_output=True,
+            stdout=subprocess.PIPE if out is None else out,
+            stderr=subprocess.PIPE,
             check=False,
         )
     except OSError as exc:
@@ -79,4 +89,4 @@ def run(
         ) from exc
     if done.returncode != 0:
         raise GitFailed(args, done.stderr.decode("utf-8", "replace").strip())
-    return done.stdout
+    return done.stdout or b""

@@ -149,22 +149,29 @@ class Owner:
 _ME: dict[int, Owner] = {}
 
 
-#: ``Path(gitdir)`` per git dir without a ``commondir`` file, made once: the write path asks
-#: several times per change, and a Path costs more to build than the ``stat`` that decides.
-_PLAIN: dict[str, Path] = {}
+#: The common git dir of each git dir asked about. Only answers that cannot change are kept: a
+#: linked worktree's git dir (it has a ``commondir`` file) stays one, and a git dir holding
+#: its own ``objects`` folder is a repository's own; any other is looked at again each time.
+#: The write path asks several times per change, and a ``stat`` lets other threads in.
+_COMMON: dict[str, Path] = {}
 
 
 def common_dir(gitdir: str) -> Path:
     """The git dir holding refs and objects (a linked worktree's ``commondir``)."""
+    found = _COMMON.get(gitdir)
+    if found is not None:
+        return found
     common = os.path.join(gitdir, "commondir")
     if os.path.isfile(common):
         base = Path(gitdir)
-        return (base / (base / "commondir").read_text().strip()).resolve()
-    found = _PLAIN.get(gitdir)
-    if found is None:
-        if len(_PLAIN) > 4096:
-            _PLAIN.clear()
-        found = _PLAIN[gitdir] = Path(gitdir)
+        found = (base / (base / "commondir").read_text().strip()).resolve()
+    else:
+        found = Path(gitdir)
+        if not os.path.isdir(os.path.join(gitdir, "objects")):
+            return found  # neither kind yet (being made): not kept
+    if len(_COMMON) > 4096:
+        _COMMON.clear()
+    _COMMON[gitdir] = found
     return found
 
 
@@ -190,6 +197,9 @@ class Record:
     pinned: list[str] = field(default_factory=list)
     #: Ref moves (name, old hex, new hex) kept in every plan written inside ``keeping``.
     kept_refs: list[list[str]] = field(default_factory=list)
+    #: The record's file, open from ``begin`` to ``end``: an operation rewrites its plan a few
+    #: times, each a ``pwrite`` then, not an open, a write and a close.
+    _fd: int | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def create(cls, gitdir: str) -> Record:
@@ -213,12 +223,25 @@ class Record:
     def begin(self) -> None:
         """An operation starts: it may write objects from now on (``active``)."""
         self.plan = {"active": True}
+        try:
+            self._fd = os.open(self.path, os.O_WRONLY)
+        except OSError as exc:
+            raise _refused("gitpatch's owner record", exc) from exc
         self._write(json.dumps(self.plan))
 
     def end(self) -> None:
         """The operation is over; the record stays for this thread's next one."""
         self.plan = {}
-        self._write("")
+        try:
+            self._write("")
+        finally:
+            self._close()
+
+    def _close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def announce(self, locks: Sequence[str], refs: Sequence[tuple[str, str, str]] = ()) -> None:
         """Say which lock files (absolute paths) and refs (name, old, new hex or '') this
@@ -374,11 +397,14 @@ class Record:
         # In place, never truncated (freeing a block costs a synchronous discard on some disks):
         # a length header, then the plan. A kill mid-write leaves a plan that does not parse,
         # which can only happen before the first lock is taken (the plan is written first).
-        data = text.encode()
+        data = b"%08d\n" % len(text.encode()) + text.encode()
         try:
+            if self._fd is not None:
+                os.pwrite(self._fd, data, 0)
+                return
             fd = os.open(self.path, os.O_WRONLY)
             try:
-                os.pwrite(fd, b"%08d\n" % len(data) + data, 0)
+                os.pwrite(fd, data, 0)
             finally:
                 os.close(fd)
         except OSError as exc:
@@ -386,6 +412,7 @@ class Record:
 
     def drop(self) -> None:
         """The operation is over: remove the record."""
+        self._close()
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 

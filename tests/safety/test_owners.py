@@ -115,3 +115,45 @@ def test_owner_records_live_in_the_common_dir_of_a_linked_worktree(tmp_path: Pat
     linked.mkdir(parents=True)
     (linked / "commondir").write_text("../..\n")
     assert owners.owners_dir(str(linked)) == (tmp_path / ".git" / "gitpatch" / "owners")
+
+
+def test_a_git_dirs_common_dir_is_kept_only_once_it_cannot_change(tmp_path: Path) -> None:
+    """Asked several times per change, the answer is kept, but only where it cannot change:
+    a git dir with its own ``objects`` is its own common dir, a linked worktree's stays one.
+    A folder that is neither yet (git making a worktree) is looked at again next time."""
+    main = tmp_path / ".git"
+    (main / "objects").mkdir(parents=True)
+    assert owners.common_dir(str(main)) == main
+    making = main / "worktrees" / "wt"
+    making.mkdir(parents=True)
+    assert owners.common_dir(str(making)) == making  # no commondir yet: not kept
+    (making / "commondir").write_text("../..\n")
+    assert owners.common_dir(str(making)) == main.resolve()
+    (making / "commondir").unlink()  # kept from now on: a linked worktree's git dir stays one
+    assert owners.common_dir(str(making)) == main.resolve()
+
+
+def _open_on(path: Path) -> int:
+    """How many of this process's descriptors are open on ``path``."""
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == str(path.resolve()))
+
+
+def test_an_operation_rewrites_its_record_through_one_descriptor_closed_at_its_end(
+    tmp_path: Path,
+) -> None:
+    """Each plan the operation writes is on disk at once (a kill finds it), written through
+    the descriptor ``begin`` opened; none is left open between operations."""
+    gitdir = tmp_path / ".git"
+    (gitdir / "objects").mkdir(parents=True)
+    with owners.operation(str(gitdir)) as record:
+        assert _open_on(record.path) == 1
+        record.announce([str(gitdir / "refs" / "heads" / "main.lock")])
+        [seen] = [r for r in read_records(str(gitdir)) if r.path == record.path]
+        assert seen.plan["locks"] == [str(gitdir / "refs" / "heads" / "main.lock")]
+        record.clear()
+        [seen] = [r for r in read_records(str(gitdir)) if r.path == record.path]
+        assert "locks" not in seen.plan
+    assert _open_on(record.path) == 0
+    [seen] = [r for r in read_records(str(gitdir)) if r.path == record.path]
+    assert seen.plan == {}

@@ -83,6 +83,7 @@ class Space:
         self.name = name
         self.path = path
         self._head_file = os.path.join(path, "HEAD")  # os.path on a str: no Path objects
+        self._seen = False
         self.config = config
         self._lock = threading.Lock()
         self._writing = threading.Lock()
@@ -129,8 +130,11 @@ class Space:
         return self.config.settings(self.name)
 
     def exists(self) -> bool:
-        """True once the space's repository was created."""
-        return os.path.isfile(self._head_file)
+        """True once the space's repository was created (a space is never deleted under a
+        running service: once seen, it is not looked for again)."""
+        if not self._seen:
+            self._seen = os.path.isfile(self._head_file)
+        return self._seen
 
     def create(self) -> None:
         """Create the bare repository if it does not exist (safe against racing creators)."""

@@ -81,6 +81,7 @@ def _app(
     from gitpatch.doors.hosted import CredentialFile, ResourceService, Spaces
     from gitpatch.doors.hosted.listen import allowed_hosts
     from gitpatch.doors.hosted.quota import Quotas
+    from gitpatch.doors.hosted.watched import CheckedPerRequest
     from gitpatch.doors.hosted.workers import pool
     from gitpatch.doors.mcp._hosted_http import (
         BodyLimit,
@@ -129,9 +130,8 @@ def _app(
     )
     inner = app if stateless else SessionLimit(app, quotas, creds)
     workers.warm()  # heavy work's processes, forked before the first call that needs one
-    return Served(
-        ClientWatch(SpaceRoute(BodyLimit(inner, limit, creds, header_timeout), routed)), gate
-    )
+    guarded = ClientWatch(SpaceRoute(BodyLimit(inner, limit, creds, header_timeout), routed))
+    return Served(CheckedPerRequest(guarded), gate)
 
 
 def _run(sock: socket.socket, served: Served, header_timeout: float, per_address: int) -> None:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextvars
+import os
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
+import anyio
 import pytest
 
 from gitpatch.core.model import DeleteFile, Proposal, UpdateFile, WriteFile
@@ -23,6 +27,7 @@ from gitpatch.doors.hosted import (
     locate,
 )
 from gitpatch.doors.hosted.limits import DEFAULT_MAX_FILE_BYTES, SpacesConfig
+from gitpatch.doors.hosted.watched import checked_once
 from gitpatch.errors import GitpatchError, InvalidArguments
 from gitpatch.formats import patch_resource as edit_objects
 from gitpatch.porcelain.workspace import Workspace
@@ -100,6 +105,68 @@ def test_the_body_limit_follows_the_limits_file_at_once(tmp_path: Path) -> None:
     assert config.largest_file_limit() == DEFAULT_MAX_FILE_BYTES
     path.write_text(f'[space."teams/w"]\nmax_file_bytes = {4 * DEFAULT_MAX_FILE_BYTES}\n')
     assert config.largest_file_limit() == 4 * DEFAULT_MAX_FILE_BYTES  # no settings() first
+
+
+def test_within_one_request_each_file_is_checked_once(tmp_path: Path) -> None:
+    """``checked_once`` (each HTTP request): the first use checks the file, later uses of
+    the request (in its worker threads too) take that answer; the next request sees a
+    change, and outside a request every use looks."""
+    path = tmp_path / "c.toml"
+    first, _ = add_credential(path, user="ada", organization=None)
+    creds = CredentialFile(path)
+    stats: list[str] = []
+    real = os.stat
+
+    def counted(where: Any, *args: Any, **kw: Any) -> Any:
+        stats.append(str(where))
+        return real(where, *args, **kw)
+
+    with mock.patch.object(os, "stat", counted):
+        with checked_once():
+            assert creds.lookup(first) is not None
+            path.chmod(0o644)  # fails closed, from the next request on
+            assert creds.lookup(first) is not None
+            in_thread: list[Any] = []
+            context = contextvars.copy_context()
+            worker = threading.Thread(
+                target=lambda: in_thread.append(context.run(creds.lookup, first))
+            )
+            worker.start()
+            worker.join()
+            assert in_thread[0] is not None
+            assert stats.count(str(path)) == 1
+        with checked_once():
+            assert creds.lookup(first) is None
+        path.chmod(0o600)
+        assert creds.lookup(first) is not None
+        before = stats.count(str(path))
+        assert creds.lookup(first) is not None  # outside a request: each use looks
+        assert stats.count(str(path)) == before + 1
+
+
+def test_each_http_request_has_its_own_scope_and_the_lifespan_none() -> None:
+    """The server's lifespan (the SDK's session manager runs in it as long as the server
+    does) must never check a file once for good; each HTTP request checks afresh."""
+    from gitpatch.doors.hosted import watched
+
+    scopes: list[Any] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        scopes.append(watched._CHECKED.get())
+
+    async def nothing() -> Any:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def main() -> None:
+        watch = watched.CheckedPerRequest(app)
+        await watch({"type": "lifespan"}, nothing, nothing)
+        for method in ("GET", "POST", "POST"):
+            await watch({"type": "http", "method": method}, nothing, nothing)
+
+    anyio.run(main)
+    assert scopes[0] is None
+    assert all(isinstance(s, dict) for s in scopes[1:])
+    assert len({id(s) for s in scopes[1:]}) == 3
 
 
 @pytest.mark.parametrize(
