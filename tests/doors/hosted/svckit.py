@@ -12,7 +12,7 @@ import re
 import resource
 import signal
 import subprocess
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -111,6 +111,19 @@ class Server:
         self.proc.wait()
         if self.proc.stderr is not None:
             self.proc.stderr.close()
+
+
+@contextlib.contextmanager
+def serving(root: Path, *options: str) -> Iterator[tuple[Server, dict[str, str]]]:
+    """A server on a fresh data folder under ``root`` with the kit's credentials (its
+    tokens by user), stopped at the end."""
+    tokens = make_credentials(root / "credentials.toml")
+    (root / "data").mkdir(mode=0o700)
+    server = Server(root / "data", root / "credentials.toml", *options)
+    try:
+        yield server, tokens
+    finally:
+        server.stop()
 
 
 @contextlib.asynccontextmanager

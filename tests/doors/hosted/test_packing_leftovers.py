@@ -17,7 +17,7 @@ from gitpatch.core.model import Proposal, WriteFile
 from gitpatch.doors.hosted import Spaces
 from gitpatch.doors.hosted.maintenance import Maintenance, packs
 from gitpatch.doors.hosted.spaces import disk_bytes
-from tests.doors.hosted.svckit import Server, make_credentials, run, text_of
+from tests.doors.hosted.svckit import Server, run, serving, text_of
 from tests.gitkit import git, loose_objects, run_git
 
 SPACE = "users/ada"
@@ -78,13 +78,8 @@ def test_a_failed_writes_object_older_than_the_grace_is_pruned(tmp_path: Path) -
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[Server, dict[str, str]]]:
-    tokens = make_credentials(tmp_path / "credentials.toml")
-    (tmp_path / "data").mkdir(mode=0o700)
-    server = Server(tmp_path / "data", tmp_path / "credentials.toml")
-    try:
-        yield server, tokens
-    finally:
-        server.stop()
+    with serving(tmp_path) as running:
+        yield running
 
 
 @pytest.mark.slow
