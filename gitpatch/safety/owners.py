@@ -227,7 +227,11 @@ class Record:
             self._fd = os.open(self.path, os.O_WRONLY)
         except OSError as exc:
             raise _refused("gitpatch's owner record", exc) from exc
-        self._write(json.dumps(self.plan))
+        try:
+            self._write(json.dumps(self.plan))
+        except BaseException:
+            self._close()  # no operation started: nothing will end it
+            raise
 
     def end(self) -> None:
         """The operation is over; the record stays for this thread's next one."""
@@ -397,7 +401,8 @@ class Record:
         # In place, never truncated (freeing a block costs a synchronous discard on some disks):
         # a length header, then the plan. A kill mid-write leaves a plan that does not parse,
         # which can only happen before the first lock is taken (the plan is written first).
-        data = b"%08d\n" % len(text.encode()) + text.encode()
+        raw = text.encode()
+        data = b"%08d\n" % len(raw) + raw
         try:
             if self._fd is not None:
                 os.pwrite(self._fd, data, 0)

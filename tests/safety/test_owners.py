@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
+import resource
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +159,24 @@ def test_an_operation_rewrites_its_record_through_one_descriptor_closed_at_its_e
     assert _open_on(record.path) == 0
     [seen] = [r for r in read_records(str(gitdir)) if r.path == record.path]
     assert seen.plan == {}
+
+
+def test_an_operation_that_cannot_write_its_record_keeps_no_descriptor(tmp_path: Path) -> None:
+    """The record's first plan is refused (here: a file-size limit of 0, as a full disk
+    refuses): the operation does not start, with a stable code, and leaves no descriptor."""
+    gitdir = tmp_path / ".git"
+    (gitdir / "objects").mkdir(parents=True)
+    with owners.operation(str(gitdir)) as record:  # the thread's record exists from now on
+        pass
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    before = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))
+    try:
+        with pytest.raises(GitpatchError) as refused, owners.operation(str(gitdir)):
+            pass
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, before)
+    assert refused.value.code == "filesystem_error"
+    assert _open_on(record.path) == 0
+    assert owners.current() is None

@@ -170,8 +170,11 @@ class Maintenance:
                 if made is None:
                     return
                 final = Path(space.path, "objects", "pack", f"pack-{made.decode().strip()}")
-                os.replace(pack, final.with_suffix(".pack"))  # the index last: readers look
-                os.replace(work / "new.idx", final.with_suffix(".idx"))  # for it first
+                os.replace(pack, final.with_suffix(".pack"))
+                if (work / "new.rev").exists():  # a newer git writes a reverse index too
+                    os.replace(work / "new.rev", final.with_suffix(".rev"))
+                # the index last: readers find a pack by its index
+                os.replace(work / "new.idx", final.with_suffix(".idx"))
         except OSError as exc:
             _log.warning("packing %s failed: %s", space.name, exc)
             return

@@ -186,3 +186,15 @@ def test_what_a_killed_run_left_goes_once_past_the_grace(tmp_path) -> None:
     lone_young.unlink()
     assert packs(space) == 1 and loose_objects(repo) == []
     git(repo, "fsck", "--strict", "--no-progress")
+
+
+def test_a_reverse_index_git_writes_goes_with_its_pack(tmp_path) -> None:
+    """A git that writes a reverse index (``pack.writeReverseIndex``, the default from git
+    2.41) gets it moved beside the pack, not left in the run's folder."""
+    _spaces, space, repo = _space(tmp_path, 3)
+    git(repo, "config", "pack.writeReverseIndex", "true")
+    Maintenance().pack_new(space)
+    [pack] = (repo / "objects" / "pack").glob("*.pack")
+    assert pack.with_suffix(".rev").exists() and pack.with_suffix(".idx").exists()
+    assert list(repo.glob("gitpatch-packing-*")) == []
+    git(repo, "fsck", "--strict", "--no-progress")
