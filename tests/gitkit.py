@@ -249,11 +249,17 @@ def let_go(fifo: Path, proc: subprocess.Popen[bytes]) -> None:
 
 
 def loose_objects(repo: Path | str) -> list[str]:
-    """The ids of the loose objects of the repository whose git dir is ``repo``."""
+    """The ids of the loose objects of the repository whose git dir is ``repo``.
+
+    Safe to call while a packing run works on it: ``git prune-packed`` removes a folder it
+    empties, so a folder that is gone by the time it is listed holds nothing.
+    """
     objects = Path(repo) / "objects"
-    return [
-        folder.name + entry.name
-        for folder in objects.glob("[0-9a-f][0-9a-f]")
-        for entry in folder.iterdir()
-        if len(entry.name) == 38
-    ]
+    found = []
+    for folder in objects.glob("[0-9a-f][0-9a-f]"):
+        try:
+            names = os.listdir(folder)
+        except FileNotFoundError:
+            continue
+        found += [folder.name + name for name in names if len(name) == 38]
+    return found

@@ -20,7 +20,7 @@ from gitpatch.doors.hosted.generations import INDEX_FILE, SAVE_EVERY
 from gitpatch.doors.hosted.maintenance import Maintenance
 from gitpatch.porcelain.workspace import Workspace
 from tests.doors.hosted.svckit import Server, make_credentials, run, space_refs, text_of
-from tests.gitkit import git
+from tests.gitkit import git, loose_objects
 
 pytestmark = pytest.mark.slow
 
@@ -43,10 +43,6 @@ def _edits(count: int) -> Any:
     return scenario
 
 
-def _loose(repo: Path) -> int:
-    return sum(1 for d in (repo / "objects").glob("[0-9a-f][0-9a-f]") for _ in d.iterdir())
-
-
 def test_a_space_is_packed_on_schedule(tmp_path: Path) -> None:
     data, creds, tokens = _place(tmp_path, "[defaults]\npack_every_changes = 20\n")
     server = Server(data, creds)
@@ -55,7 +51,7 @@ def test_a_space_is_packed_on_schedule(tmp_path: Path) -> None:
         assert not any(r.is_error for r in results)
         repo = data / "users" / "bob.git"
         for _ in range(3000):  # packing runs in the background: wait for it (bounded)
-            if list((repo / "objects" / "pack").glob("*.pack")) and _loose(repo) < 40:
+            if list((repo / "objects" / "pack").glob("*.pack")) and len(loose_objects(repo)) < 40:
                 break
             time.sleep(0.01)
         assert list((repo / "objects" / "pack").glob("*.pack"))
@@ -65,7 +61,7 @@ def test_a_space_is_packed_on_schedule(tmp_path: Path) -> None:
         assert read.structured_content["version"] == 25
     finally:
         server.stop()
-    assert _loose(repo) < 40
+    assert len(loose_objects(repo)) < 40
     git(repo, "fsck", "--strict", "--no-progress")
     assert git(repo, "show", "main:h.md").splitlines()[0] == "line 24"
 

@@ -8,6 +8,7 @@ as raw bytes with httpx2 (the SDK's HTTP library) on a session opened the same r
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,13 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
 
 
 def _everything(root: Path) -> dict[str, Any]:
-    files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if "objects" not in p.parts)
+    # os.walk, not rglob: a folder a background packing run removes mid-walk is skipped
+    files = sorted(
+        str((Path(top) / name).relative_to(root))
+        for top, dirs, names in os.walk(root)
+        for name in [*dirs, *names]
+        if "objects" not in (Path(top) / name).parts
+    )
     return {"refs": space_refs(root / "data"), "files": files}
 
 
