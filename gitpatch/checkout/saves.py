@@ -540,6 +540,8 @@ def _aside(tree: WorkingTree, item: Kept, data: bytes) -> None:
     worktree is removed), where nothing of gitpatch deletes; listed in ``tree.set_aside``."""
     common = common_dir(str(tree.staging.gitdir))
     label = _label(item.path, item.key())
+    if item.path and label.startswith("%"):  # named for its key: the path kept beside it
+        _record(common / "gitpatch" / "saved-paths", item.key(), item.path)
     file = common / "gitpatch" / "saves" / f"{label}.{time.time_ns()}.w{_from(common, tree.root)}"
     file.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_atomic(file, data, durable=True)
@@ -566,11 +568,16 @@ def _from(common: Path, root: Path) -> str:
     ``.git/gitpatch/saved-from/<key>`` (a save outlives the worktree)."""
     where = str(root)
     mark = key(where)
-    record = common / "gitpatch" / "saved-from" / mark
-    if not record.is_file():
-        record.parent.mkdir(parents=True, exist_ok=True)
-        atomic.write_atomic(record, where.encode("utf-8", "surrogateescape"), durable=True)
+    _record(common / "gitpatch" / "saved-from", mark, where)
     return mark
+
+
+def _record(folder: Path, mark: str, text: str) -> None:
+    """Keep ``text`` (a path, whose ``key`` is ``mark``) in ``folder/mark``, once."""
+    record = folder / mark
+    if not record.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic.write_atomic(record, text.encode("utf-8", "surrogateescape"), durable=True)
 
 
 def rescue(gitdir: Path, root: Path) -> None:
@@ -643,7 +650,11 @@ def listing(store: Store) -> list[Saved]:
                 if keyed is not None and key(path) == keyed["key"]:
                     keyed = None  # a path that happens to look like its own key
                 from_ = where
-            if keyed is not None:  # named for its key: the path HEAD has there
+            if keyed is not None:  # named for its key: the path kept for it, else HEAD's
+                path = _recorded(common, keyed["key"], "saved-paths")
+                if key(path) == keyed["key"]:
+                    found.append(Saved(path, folder / entry, int(named["ns"]), from_))
+                    continue
                 if paths is None:
                     head = store.ref_target("HEAD")
                     paths = {key(p): p for p in (store.files(head) if head is not None else ())}
@@ -670,14 +681,11 @@ def _entries(folder: Path) -> list[str]:
     return out
 
 
-def _recorded(common: Path, mark: str) -> str:
-    """The worktree folder whose key is ``mark`` (``_from``), "" when not recorded."""
+def _recorded(common: Path, mark: str, kind: str = "saved-from") -> str:
+    """What ``_record`` kept for ``mark`` in ``kind``: the worktree folder a save comes from
+    (``_from``), or the path of a save named for its key (``_aside``); "" when not recorded."""
     try:
-        return (
-            (common / "gitpatch" / "saved-from" / mark)
-            .read_bytes()
-            .decode("utf-8", "surrogateescape")
-        )
+        return (common / "gitpatch" / kind / mark).read_bytes().decode("utf-8", "surrogateescape")
     except OSError:
         return ""
 

@@ -125,6 +125,22 @@ def test_a_save_under_a_folder_named_with_16_hex_digits_is_listed_with_its_path(
     assert saved["path"] == path
 
 
+def test_a_save_named_for_its_key_keeps_its_path_after_head_drops_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = "docs/100%/" + "long-" * 30 + "name.txt"  # a % and over 120 bytes: named for its key
+    repo = make_repo(tmp_path / "repo", {path: BODY, "b.txt": BODY})
+    _set_aside(monkeypatch, Workspace.open(repo, "auto"), repo, path)
+    [saved] = _listed(repo)
+    assert Path(str(saved["file"])).name.startswith("%")
+    assert saved["path"] == path
+    git(repo, "rm", "-q", "-f", "--", path)  # the path is in no tree the listing reads
+    git(repo, "commit", "-q", "-m", "drop it")
+    [saved] = _listed(repo)
+    assert saved["path"] == path and Path(str(saved["file"])).read_text() == LATE
+    assert path in _cli("-C", str(repo), "saves")[1]
+
+
 def test_a_folder_in_the_saves_folder_is_not_listed_as_a_save(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.txt": BODY})
     (repo / ".git" / "gitpatch" / "saves" / "junk.123").mkdir(parents=True)
