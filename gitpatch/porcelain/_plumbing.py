@@ -74,6 +74,9 @@ class Plumbing:
         self._depth = 0  # calls (``call``) this thread is inside of, while it holds the lock
         self._told_at: pygit2.Oid | None = None  # the notes tip the last notices were read at
         self._told_overlaps = True  # a record of told overlaps may exist (unknown at first)
+        #: Saves set aside in a working tree not this Workspace's (a lazy session ending
+        #: another, through the checkout's): told by ``set_aside`` all the same.
+        self.aside_elsewhere: list[tuple[str, Path]] = []
 
     # -- the write path's steps --------------------------------------------------------------
 
@@ -276,11 +279,11 @@ class Plumbing:
         """One line per person's save that this Workspace's lands (or its recovery of a killed
         one) set aside in ``.git/gitpatch/saves/`` since it was last asked; each is told once,
         with or without a session (``feedback.set_aside``)."""
+        saved, self.aside_elsewhere = self.aside_elsewhere, []
         tree = self.worktree
-        if tree is None or not tree.set_aside:
-            return []
-        saved, tree.set_aside = tree.set_aside, []
-        return feedback.set_aside(saved)
+        if tree is not None:
+            saved, tree.set_aside = [*tree.set_aside, *saved], []
+        return feedback.set_aside(saved) if saved else []
 
     @serialized
     def saves(self) -> list[checkout_saves.Saved]:

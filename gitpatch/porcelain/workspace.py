@@ -573,7 +573,16 @@ class Workspace:
         """Remove session ``name``'s worktree and branch once nothing of it is open; refuses
         (changing nothing) while proposals are open or its worktree has unrecorded changes,
         and while it holds ignored files unless ``force`` (they are then removed, named)."""
-        return session_admin.end(self._ctx, name, force=force)
+        ctx = self._ctx
+        checkout = None if ctx.worktree is not None else WorkingTree.of(ctx.store)
+        if checkout is None:
+            return session_admin.end(ctx, name, force=force)
+        # a lazy session (no worktree of its own yet) ends another through the checkout's,
+        # and a save its recovery sets aside there is told here all the same
+        try:
+            return session_admin.end(dataclasses.replace(ctx, worktree=checkout), name, force=force)
+        finally:
+            self._plumbing.aside_elsewhere += checkout.set_aside
 
     @serialized
     def log(self, limit: int = 50) -> list[LogEntry]:

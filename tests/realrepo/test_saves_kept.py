@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from gitpatch import Workspace
 from gitpatch.doors.cli import main
+from gitpatch.errors import DirtyWorktree
 from tests.gitkit import git, make_repo
 from tests.safety.proofkit import killed_at
 
@@ -112,6 +113,29 @@ def test_the_session_end_whose_recovery_sets_a_save_aside_says_so(tmp_path: Path
     assert code == 1 and err.startswith("dirty_worktree: ")  # the person's save is there
     [saved] = _listed(repo)  # the end's recovery set the late write aside
     assert "notice: A person's save of a.txt" in err and str(saved["file"]) in err, err
+
+
+def test_a_python_session_end_from_a_workspace_with_no_working_tree_tells_the_save(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": BODY}, branch="main")
+    _ws, bot = _auto_session(repo)
+    os.utime(bot / "a.txt", (1, 1))
+    agent = (
+        "from gitpatch import Workspace; "
+        f"Workspace.open({str(repo)!r}, 'auto', session='bot').apply({_patch('a.txt')!r})"
+    )
+    assert killed_at([sys.executable, "-c", agent], dict(os.environ), "index.written") == -9
+    _late_saves(bot, "a.txt")
+    ender = Workspace.open(repo, "auto", session="other")  # its own worktree not made yet
+    assert ender.plumbing.worktree is None
+    with pytest.raises(DirtyWorktree):  # the person's save is there
+        ender.end_session("bot")
+    [saved] = _listed(repo)  # the end's recovery set the late write aside, and says so
+    told = ender.plumbing.set_aside()
+    assert len(told) == 1 and "A person's save of a.txt" in told[0], told
+    assert str(saved["file"]) in told[0]
+    assert ender.plumbing.set_aside() == []  # told once
 
 
 def test_a_save_under_a_folder_named_with_16_hex_digits_is_listed_with_its_path(
