@@ -85,7 +85,7 @@ def test_ending_a_session_that_never_made_its_worktree_leaves_no_record(tmp_path
 
 
 def test_ending_a_session_from_inside_its_own_worktree_refuses_and_changes_nothing(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = make_repo(tmp_path / "repo", FILES, branch="main")
     bot = _session(repo, "bot", made=True).plumbing.session_worktree().path
@@ -98,6 +98,19 @@ def test_ending_a_session_from_inside_its_own_worktree_refuses_and_changes_nothi
         "removes\nhint: Run it from your own checkout"
     )
     assert (repo_state(repo), repo_state(bot), _listed(repo)) == (before, inside, listed)
+    # -C naming the person's checkout, from a folder inside the worktree: the folder goes too
+    (bot / "sub").mkdir()
+    for cwd in (bot, bot / "sub"):
+        monkeypatch.chdir(cwd)
+        out = CliRunner().invoke(main, ["-C", str(repo), "session", "end", "bot"])
+        assert out.exit_code == 1
+        assert out.stderr.startswith(
+            f"invalid_arguments: this command runs in {cwd}, inside the worktree of session "
+            "'bot', which ending the session removes\nhint: cd to your own checkout first"
+        ), out.stderr
+        assert (repo_state(repo), _listed(repo)) == (before, listed) and bot.is_dir()
+    (bot / "sub").rmdir()
+    monkeypatch.chdir(tmp_path)
     # from the person's checkout it ends, and git keeps no record of it
     done = CliRunner().invoke(main, ["-C", str(repo), "session", "end", "bot"])
     assert done.exit_code == 0, done.output
