@@ -99,7 +99,9 @@ def test_ending_a_session_keeps_the_saves_set_aside_in_its_worktree(
     assert code == 1 or Path(str(still[0]["file"])).read_text() == LATE
 
 
-def test_the_session_end_whose_recovery_sets_a_save_aside_says_so(tmp_path: Path) -> None:
+def _killed_land_with_a_late_save(tmp_path: Path) -> Path:
+    """A repository whose auto session ``bot`` had its land killed at ``index.written`` in its
+    worktree, and a person's save there that the land's recovery will set aside."""
     repo = make_repo(tmp_path / "repo", {"a.txt": BODY}, branch="main")
     _ws, bot = _auto_session(repo)
     os.utime(bot / "a.txt", (1, 1))
@@ -109,6 +111,11 @@ def test_the_session_end_whose_recovery_sets_a_save_aside_says_so(tmp_path: Path
     )
     assert killed_at([sys.executable, "-c", agent], dict(os.environ), "index.written") == -9
     _late_saves(bot, "a.txt")
+    return repo
+
+
+def test_the_session_end_whose_recovery_sets_a_save_aside_says_so(tmp_path: Path) -> None:
+    repo = _killed_land_with_a_late_save(tmp_path)
     code, _out, err = _cli("-C", str(repo), "session", "end", "bot")
     assert code == 1 and err.startswith("dirty_worktree: ")  # the person's save is there
     [saved] = _listed(repo)  # the end's recovery set the late write aside
@@ -118,15 +125,7 @@ def test_the_session_end_whose_recovery_sets_a_save_aside_says_so(tmp_path: Path
 def test_a_python_session_end_from_a_workspace_with_no_working_tree_tells_the_save(
     tmp_path: Path,
 ) -> None:
-    repo = make_repo(tmp_path / "repo", {"a.txt": BODY}, branch="main")
-    _ws, bot = _auto_session(repo)
-    os.utime(bot / "a.txt", (1, 1))
-    agent = (
-        "from gitpatch import Workspace; "
-        f"Workspace.open({str(repo)!r}, 'auto', session='bot').apply({_patch('a.txt')!r})"
-    )
-    assert killed_at([sys.executable, "-c", agent], dict(os.environ), "index.written") == -9
-    _late_saves(bot, "a.txt")
+    repo = _killed_land_with_a_late_save(tmp_path)
     ender = Workspace.open(repo, "auto", session="other")  # its own worktree not made yet
     assert ender.plumbing.worktree is None
     with pytest.raises(DirtyWorktree):  # the person's save is there
