@@ -76,6 +76,20 @@ def session_in(directory: str | Path) -> str | None:
     return root.name if root.parent == folder else None
 
 
+def caller_inside(directory: str | Path, name: str) -> tuple[Path, Path] | None:
+    """(this process's folder, the worktree) when the folder is inside the worktree of
+    session ``name`` of the repository at ``directory``: ending the session would remove the
+    folder the caller (an agent's shell) is in. None when it is not, or is gone already."""
+    from gitpatch.review import worktrees
+
+    where = worktrees.place(Store.open(directory), name).resolve()
+    try:
+        here = Path.cwd().resolve()
+    except OSError:
+        return None
+    return (here, where) if here == where or where in here.parents else None
+
+
 def open_session(
     directory: str | Path, session: str | None = None, mode: Mode | None = None, **kw: Any
 ) -> Workspace:

@@ -13,6 +13,7 @@ repository and the real CLI):
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -66,8 +67,8 @@ def _run_ending(repo: Path) -> tuple[int, str, str]:
     """``gitpatch run --session bot -- CMD`` where CMD ends session bot from the person's
     checkout while the run waits for it: the state a person ending it from another terminal
     makes, without any timing."""
-    ender = [console_script(), "-C", str(repo), "session", "end", "bot"]
-    return _cli("-C", str(repo), "run", "--session", "bot", "--", *ender)
+    ender = f"cd {shlex.quote(str(repo))} && exec {shlex.quote(console_script())} session end bot"
+    return _cli("-C", str(repo), "run", "--session", "bot", "--", "sh", "-c", ender)
 
 
 def test_a_run_whose_auto_session_ends_meanwhile_refuses_with_a_stable_code(

@@ -200,7 +200,7 @@ def end(env: Env, name: str, force: bool) -> None:
 
     Changes no checkpoint recorded refuse it, even with --force; files git ignores there
     refuse it unless --force, which removes them with the worktree and names them."""
-    from gitpatch.porcelain.opening import session_in
+    from gitpatch.porcelain.opening import caller_inside, session_in
 
     if session_in(env.directory) == name:  # whatever its mode: the folder the call is in goes
         where = env.root()
@@ -210,28 +210,14 @@ def end(env: Env, name: str, force: bool) -> None:
             f"{name} from a folder outside this worktree). Nothing was removed.",
             details={"session": name, "worktree": str(where)},
         )
-    _refuse_from_inside(env, name)
+    caller = caller_inside(env.directory, name)
+    if caller is not None:
+        here, where = caller
+        raise InvalidArguments(
+            f"this command runs in {here}, inside the worktree of session {name!r}, which "
+            "ending the session removes",
+            hint=f"cd to your own checkout first, then run gitpatch session end {name} there. "
+            "Nothing was removed.",
+            details={"session": name, "worktree": str(where), "cwd": str(here)},
+        )
     env.emit({"ended": name}, env.workspace("review").end_session(name, force=force))
-
-
-def _refuse_from_inside(env: Env, name: str) -> None:
-    """Refuse ``session end`` run with ``-C`` elsewhere from a folder inside the session's
-    worktree: the removal would take the folder the caller's shell (an agent's) is in, and
-    its next command could no longer start."""
-    from gitpatch.review import worktrees
-    from gitpatch.store import Store
-
-    where = worktrees.place(Store.open(env.directory), name).resolve()
-    try:
-        here = Path.cwd().resolve()
-    except OSError:  # the folder is gone already: nothing left to protect
-        return
-    if here != where and where not in here.parents:
-        return
-    raise InvalidArguments(
-        f"this command runs in {here}, inside the worktree of session {name!r}, which ending "
-        "the session removes",
-        hint=f"cd to your own checkout first, then run gitpatch session end {name} there. "
-        "Nothing was removed.",
-        details={"session": name, "worktree": str(where), "cwd": str(here)},
-    )
