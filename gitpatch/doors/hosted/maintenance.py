@@ -111,12 +111,16 @@ class Maintenance:
         if job is not None:
             worker.start()
 
-    def wait(self) -> None:
-        """Wait for the runs under way (tests, shutdown)."""
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the runs under way (tests; a stopping service, which bounds it by
+        ``timeout`` seconds); False when one still runs at the bound (its ``git`` finishes
+        on its own, and a later run sweeps what it leaves)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             running = list(self._running.values())
         for worker in running:
-            worker.join()
+            worker.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return not any(worker.is_alive() for worker in running)
 
     def _run(self, space: Space) -> None:
         try:

@@ -40,14 +40,19 @@ _log = logging.getLogger("gitpatch.doors.hosted")
 #: On SIGTERM, calls in flight get this long to finish by themselves before their budgets are
 #: stopped (``CallGate.drain``): they then end at their next checkpoint having written nothing.
 DRAIN_GRACE = 1.0
+#: Once the server stopped, a space's packing run under way gets this long to finish (its
+#: pack moved into place, its work folder removed) before the process exits.
+SETTLE_SECONDS = 5.0
 
 
 @dataclasses.dataclass(frozen=True)
 class Served:
-    """The ASGI app of one process and the gate its tool calls pass (drained on SIGTERM)."""
+    """The ASGI app of one process, the gate its tool calls pass (drained on SIGTERM), and
+    what to wait for once it stopped (``settle(timeout)``: its spaces' packing runs)."""
 
     app: ASGIApp
     gate: CallGate
+    settle: Callable[[float], object]
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -131,7 +136,7 @@ def _app(
     inner = app if stateless else SessionLimit(app, quotas, creds)
     workers.warm()  # heavy work's processes, forked before the first call that needs one
     guarded = ClientWatch(SpaceRoute(BodyLimit(inner, limit, creds, header_timeout), routed))
-    return Served(CheckedPerRequest(guarded), gate)
+    return Served(CheckedPerRequest(guarded), gate, service.maintenance.wait)
 
 
 def _run(sock: socket.socket, served: Served, header_timeout: float, per_address: int) -> None:
@@ -154,6 +159,13 @@ def _run(sock: socket.socket, served: Served, header_timeout: float, per_address
                 timer.daemon = True
                 timer.start()
             super().handle_exit(sig, frame)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            # here, not after serving: uvicorn raises the signal it caught again once it
+            # served, and the process ends there
+            await super().shutdown(sockets=sockets)
+            if not served.settle(SETTLE_SECONDS):  # nothing else runs now: the loop may wait
+                _log.warning("a packing run still runs at exit; a later run sweeps its leftovers")
 
     logging.getLogger("asyncio").addFilter(AcceptErrorFilter())
     guard = Guard.for_process(header_timeout, per_address)
