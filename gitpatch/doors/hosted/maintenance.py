@@ -107,7 +107,7 @@ class Maintenance:
                 worker = threading.Thread(target=job, args=(space,), daemon=True)
                 self._running[space.name] = worker
         if space.disk_used is None:  # the first change since a start: its quota needs it now
-            space.disk_used = disk_bytes(space.path)
+            space.measure()
         if job is not None:
             worker.start()
 
@@ -133,7 +133,7 @@ class Maintenance:
 
     def _measure(self, space: Space) -> None:
         try:
-            space.disk_used = disk_bytes(space.path)
+            space.measure()
         finally:
             self._done(space)
 
@@ -146,7 +146,7 @@ class Maintenance:
         again. The space's writers wait for it (``Space.packing``)."""
         with space.packing():
             self._git(space, [*NO_INDEXES, "gc", "--quiet", f"--prune={self.grace}"])
-        space.disk_used = disk_bytes(space.path)
+        space.measure()
 
     def pack_new(self, space: Space) -> None:
         """The objects ``main`` gained since this process's last run (all it reaches, after a
@@ -187,7 +187,7 @@ class Maintenance:
         with space.packing():
             self._git(space, ["prune-packed", "-q"])
         self._since[space.name] = head
-        space.disk_used = disk_bytes(space.path)
+        space.measure()
 
     def _sweep(self, space: Space) -> None:
         """Remove what killed runs left (their work folders, a pack moved without its index)

@@ -87,8 +87,11 @@ class Space:
         self.config = config
         self._lock = threading.Lock()
         self._writing = threading.Lock()
-        #: What the repository takes on disk (bytes), as last measured (``maintenance``).
+        #: What the repository takes on disk (bytes), as last measured (``maintenance``), plus
+        #: what changes wrote since (``count_written``); None until first measured.
         self.disk_used: int | None = None
+        self._disk = threading.Lock()
+        self._written = 0  # bytes changes wrote since the start (``count_written``)
         self._ws: Workspace | None = None
         self._generations: Generations | None = None
         self.storage = SpaceStorage(self)
@@ -128,6 +131,23 @@ class Space:
     def settings(self) -> SpaceSettings:
         """This space's limits and mode (re-read when spaces.toml changes)."""
         return self.config.settings(self.name)
+
+    def measure(self) -> None:
+        """Measure what the repository takes on disk again. What changes write during the
+        walk is counted on top (what it also saw then counts twice until the next measure: a
+        few KB over, never under)."""
+        with self._disk:
+            before = self._written
+        measured = disk_bytes(self.path)
+        with self._disk:
+            self.disk_used = measured + self._written - before
+
+    def count_written(self, written: int) -> None:
+        """Count ``written`` bytes a change added, until the next ``measure``."""
+        with self._disk:
+            self._written += written
+            if self.disk_used is not None:
+                self.disk_used += written
 
     def exists(self) -> bool:
         """True once the space's repository was created (a space is never deleted under a
@@ -355,8 +375,7 @@ class SpaceStorage:
 
     def _numbered(self, applied: Applied, written: int) -> Applied:
         """``applied`` with the space's integer version; the disk use counted up."""
-        if self.space.disk_used is not None:  # until the next measure: at most this much more
-            self.space.disk_used += written
+        self.space.count_written(written)  # until the next measure: at most this much more
         commit = pygit2.Oid(hex=str(applied.version))
         after = self.space.head() if applied.review else commit
         return dataclasses.replace(
@@ -441,7 +460,7 @@ class SpaceStorage:
                 delta -= before[path]
             delta += size
         if self.space.disk_used is None and self.space.exists():
-            self.space.disk_used = disk_bytes(self.space.path)
+            self.space.measure()
         disk = self.space.disk_used
         if delta > 0 and disk is not None and disk > settings.max_disk_bytes:
             raise StorageLimitReached(
