@@ -603,6 +603,10 @@ def _session_checkout(
         return store, None  # an unborn session: git cannot check it out anywhere yet
     found = worktrees.checked_out(store, ref)
     if found is None:
+        # its own worktree's folder removed by hand: git's record of it goes, or the branch
+        # would stay "checked out" there and no change could land (one on a drive that is
+        # away, not mounted, keeps its record)
+        worktrees.forget(store, worktrees.place(store, ref.removeprefix(SESSION_PREFIX)))
         return store, None
     return worktrees.recovered(found)
 

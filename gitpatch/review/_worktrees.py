@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -61,6 +62,9 @@ WORKTREES_SETTING = "gitpatch.worktrees"
 
 #: The file in a session worktree's own git directory that names its session (``made_for``).
 _OURS = "gitpatch-session"
+#: The file in it that says its folder's parent was a mount point when it was made: while
+#: that parent is not one, the drive is away and its worktrees are not gone (``forget``).
+_MOUNTED = "gitpatch-mounted"
 
 
 def common_dir(store: Store) -> Path:
@@ -175,6 +179,8 @@ def add(store: Store, name: str, start: str, *, detach: bool = False) -> Path:
         marker.unlink()  # git made nothing: nothing half made is left
         raise
     (linked_gitdir(where) / _OURS).write_text(name + "\n", encoding="utf-8")
+    if _mount_point(where.parent):  # gitpatch.worktrees is a drive of its own
+        (linked_gitdir(where) / _MOUNTED).write_text(str(where.parent) + "\n", encoding="utf-8")
     crashpoint("worktree.added")
     _fill(where)
     crashpoint("worktree.filled")
@@ -232,12 +238,37 @@ def forget(store: Store, where: Path) -> None:
     is away for now, a drive not mounted). A save an older gitpatch set aside in its git
     directory is moved to the common one first (``saves.rescue``). Nothing is dropped while
     the folder holding ``where`` is missing too (``gitpatch.worktrees`` on a drive not
-    mounted): the worktree is away, not removed."""
+    mounted), or while the folder holding it was a mount point when gitpatch made it and is
+    not one now (``gitpatch.worktrees`` itself the drive not mounted)."""
     if (where / ".git").exists() or not where.parent.is_dir():
         return
     for record in _records_of(store, where):
+        if (record / _MOUNTED).exists() and not _mount_point(where.parent):
+            continue  # its drive is away: the worktree is not gone
         saves.rescue(record, where)
         shutil.rmtree(record, ignore_errors=True)
+
+
+def _mount_point(folder: Path) -> bool:
+    """Whether something is mounted on ``folder``: a drive (``os.path.ismount``), or a bind
+    mount of a folder of the same filesystem, which only the kernel's list of this process's
+    mounts tells (Linux's ``/proc/self/mountinfo``: its fifth field, spaces as ``\\040``)."""
+    if os.path.ismount(folder):
+        return True
+    try:
+        listed = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return False
+    target = str(folder.resolve())
+    for line in listed.splitlines():
+        fields = line.split(" ")
+        if len(fields) > 4 and _OCTAL.sub(lambda m: chr(int(m[1], 8)), fields[4]) == target:
+            return True
+    return False
+
+
+#: An octal escape in ``/proc/self/mountinfo`` (a space, tab, newline or backslash of a path).
+_OCTAL = re.compile(r"\\([0-7]{3})")
 
 
 def _records_of(store: Store, where: Path) -> list[Path]:

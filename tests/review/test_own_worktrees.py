@@ -5,6 +5,7 @@ its git directory) is still its session's."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,22 @@ def test_a_worktree_an_older_gitpatch_made_is_still_its_sessions(repo: Path) -> 
     assert (where / "pkg/b.py").read_text() == "B = 2\n"  # followed the verdict
     person.end_session("bot")
     assert not where.exists()
+
+
+@pytest.mark.parametrize("setting", [None, "../wts"])
+def test_a_session_worktree_removed_by_hand_is_made_again(repo: Path, setting: str | None) -> None:
+    """``rm -rf`` of an auto session's worktree: its next change lands (git's record of the
+    removed folder is dropped; the branch was "checked out" there, so no change could land)."""
+    if setting is not None:
+        git(repo, "config", "gitpatch.worktrees", setting)
+    ws = Workspace.open(repo, "auto", session="bot")
+    ws.apply("*** Begin Patch\n*** Add File: one.txt\n+one\n*** End Patch\n")
+    bot = ws.plumbing.session_worktree().path
+    shutil.rmtree(bot)
+    again = Workspace.open(repo, "auto", session="bot")
+    again.apply("*** Begin Patch\n*** Add File: two.txt\n+two\n*** End Patch\n")
+    assert again.plumbing.session_worktree().path == bot
+    assert (bot / "one.txt").read_text() == "one\n" and (bot / "two.txt").read_text() == "two\n"
+    listed = git(repo, "worktree", "list", "--porcelain")
+    assert listed.count(f"worktree {bot}\n") == 1 and "prunable" not in listed
+    assert git(bot, "status", "--porcelain") == ""
