@@ -605,8 +605,14 @@ def _session_checkout(
     if found is None:
         # its own worktree's folder removed by hand: git's record of it goes, or the branch
         # would stay "checked out" there and no change could land (one on a drive that is
-        # away, not mounted, keeps its record)
-        worktrees.forget(store, worktrees.place(store, ref.removeprefix(SESSION_PREFIX)))
+        # away, not mounted, keeps its record; one being made, in another process, is left)
+        # (under the workbench's lock: an end in another process may have set it aside)
+        name = ref.removeprefix(SESSION_PREFIX)
+        own = worktrees.place(store, name)
+        if not own.exists():
+            with workbench.locked(store, name):
+                if not worktrees.filling(store, name):
+                    worktrees.forget(store, own)
         return store, None
     return worktrees.recovered(found)
 
