@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import random
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from gitpatch.doors.hosted.generations import INDEX_FILE, SAVE_EVERY
 from gitpatch.doors.hosted.maintenance import Maintenance
 from gitpatch.porcelain.workspace import Workspace
 from tests.doors.hosted.svckit import Server, make_credentials, run, space_refs, text_of
-from tests.gitkit import git, loose_objects
+from tests.gitkit import git, loose_objects, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -50,11 +49,12 @@ def test_a_space_is_packed_on_schedule(tmp_path: Path) -> None:
         results = run(server.url, tokens["bob"], _edits(25))
         assert not any(r.is_error for r in results)
         repo = data / "users" / "bob.git"
-        for _ in range(3000):  # packing runs in the background: wait for it (bounded)
-            if list((repo / "objects" / "pack").glob("*.pack")) and len(loose_objects(repo)) < 40:
-                break
-            time.sleep(0.01)
-        assert list((repo / "objects" / "pack").glob("*.pack"))
+        wait_until(  # packing runs in the background: wait for it
+            lambda: (
+                list((repo / "objects" / "pack").glob("*.pack")) and len(loose_objects(repo)) < 40
+            ),
+            "the space packed",
+        )
         read = run(
             server.url, tokens["bob"], lambda c: c.call_tool("read_resource", {"path": "h.md"})
         )
