@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import re
 import resource
 import signal
+import socket
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -111,6 +113,29 @@ class Server:
         self.proc.wait()
         if self.proc.stderr is not None:
             self.proc.stderr.close()
+
+
+def fixed_ports(count: int) -> list[int]:
+    """``count`` distinct free loopback ports for processes that must listen on a port named
+    in advance (a router's configuration, a server restarted on its old port), chosen below
+    the kernel's ephemeral range. A port from binding port 0 comes from that range, where the
+    kernel hands out ports to every other test's connections and servers meanwhile, so it can
+    be taken before the process binds it (or while a server is down); below the range only
+    a port named on purpose is ever taken."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    pick = random.SystemRandom()
+    found: list[int] = []
+    while len(found) < count:
+        port = pick.randrange(10_000, low) if low > 11_000 else 0
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:  # in use: another one
+                continue
+            port = int(probe.getsockname()[1])
+        if port not in found:
+            found.append(port)
+    return found
 
 
 @contextlib.contextmanager
