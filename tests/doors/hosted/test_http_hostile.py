@@ -35,11 +35,11 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
     (root / "data").mkdir(mode=0o700)
     (root / "data" / "spaces.toml").write_text("[defaults]\nmax_file_bytes = 65536\n")
     server = Server(root / "data", root / "credentials.toml")
-    # ada's space holds something the others must not reach
-    assert not call(
-        server.url, tokens["ada"], "create_resource", path="s.md", content="ada\n"
-    ).is_error
     try:
+        # ada's space holds something the others must not reach
+        assert not call(
+            server.url, tokens["ada"], "create_resource", path="s.md", content="ada\n"
+        ).is_error
         yield server, tokens
     finally:
         server.stop()

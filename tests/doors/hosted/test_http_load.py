@@ -59,14 +59,15 @@ def test_two_server_processes_over_one_data_dir_lose_no_update(
     place: tuple[Path, Path, dict[str, str]],
 ) -> None:
     data, creds, tokens = place
-    first, second = Server(data, creds), Server(data, creds)
+    servers: list[Server] = []
     try:
-        anyio.run(setup, first.url, tokens["ada"], RESOURCES)
-        urls = [first.url, second.url]
+        servers += [Server(data, creds), Server(data, creds)]  # each stopped, whatever fails
+        anyio.run(setup, servers[0].url, tokens["ada"], RESOURCES)
+        urls = [s.url for s in servers]
         outcomes = anyio.run(load, urls, tokens["ada"], CLIENTS, CALLS // 2, RESOURCES)
     finally:
-        first.stop()
-        second.stop()
+        for server in servers:
+            server.stop()
     assert len(outcomes) == CLIENTS * (CALLS // 2)
     codes = Counter(o.code for o in outcomes if not o.ok)
     assert set(codes) <= {"resource_conflict"}, codes

@@ -148,12 +148,11 @@ def test_two_shards_behind_a_router_one_map_for_personal_and_team_spaces_and_no_
     writers = {f"users/{u}": [u] for u in USERS}
     writers |= {f"teams/{t}": [USERS[n], USERS[n + 1]] for n, t in enumerate(TEAMS)}
     data = {"a": tmp_path / "a", "b": tmp_path / "b"}
-    servers = {
-        name: Server(data[name], creds, "--routed", listen=f"127.0.0.1:{port}")
-        for name, port in (("a", port_a), ("b", port_b))
-    }
+    servers: dict[str, Server] = {}
     written: dict[str, str] = {}
     try:
+        for name, port in (("a", port_a), ("b", port_b)):  # each stopped, whatever fails
+            servers[name] = Server(data[name], creds, "--routed", listen=f"127.0.0.1:{port}")
         for space, users in writers.items():
             made = call(
                 front,
