@@ -242,3 +242,19 @@ def cpu_of(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def busy_worker(server: int, seconds: float = 600) -> int:
+    """The worker process (below the server's forkserver) running a job: the one whose CPU
+    time grows while we look (idle workers use none). Bounded by ``seconds`` of wall time: a
+    niced worker on a loaded machine may wait long for its first CPU."""
+    first: dict[int, float] = {}
+    deadline = anyio.current_time() + seconds
+    while anyio.current_time() < deadline:
+        for forkserver in children(server):
+            for pid in children(forkserver):
+                used = cpu_of(pid)
+                if used > first.setdefault(pid, used) + 0.05:
+                    return pid
+        await anyio.sleep(0.05)
+    raise AssertionError(f"no worker process ran a job within {seconds:g} s")

@@ -26,8 +26,8 @@ from mcp.shared.exceptions import MCPError
 from gitpatch.doors.hosted.credentials import hash_token
 from tests.doors.hosted.svckit import (
     Server,
+    busy_worker,
     call,
-    children,
     cpu_of,
     descendants,
     make_credentials,
@@ -195,7 +195,7 @@ def test_notifications_cancelled_stops_the_call_frees_its_slot_and_kills_its_wor
                 async with anyio.create_task_group() as group:
                     request_id = c._dispatcher._next_id + 1  # type: ignore[attr-defined]
                     group.start_soon(heavy)
-                    busy = await _busy_worker(pid)  # the call runs, in a worker
+                    busy = await busy_worker(pid)  # the call runs, in a worker
                     held = await other.call_tool("list_resources", {})
                     figures["held"] = text_of(held)
                     await c.send_notification(
@@ -248,17 +248,3 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
-
-
-async def _busy_worker(server: int) -> int:
-    """The worker process (below the server's forkserver) running a job: the one whose CPU
-    time grows while we look (idle workers use none)."""
-    first: dict[int, float] = {}
-    for _ in range(1800):
-        for forkserver in children(server):
-            for pid in children(forkserver):
-                used = cpu_of(pid)
-                if used > first.setdefault(pid, used) + 0.05:
-                    return pid
-        await anyio.sleep(0.05)
-    raise AssertionError("no worker process ran the heavy call")
