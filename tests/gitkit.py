@@ -263,3 +263,19 @@ def loose_objects(repo: Path | str) -> list[str]:
             continue
         found += [folder.name + name for name in names if len(name) == 38]
     return found
+
+
+#: How long ``wait_until`` waits at most: a bound for a broken run, never a timing claim (what
+#: it waits for takes milliseconds on a quiet machine, seconds on a loaded CI runner).
+WAIT_SECONDS = 120.0
+
+
+def wait_until(condition: Callable[[], object], what: str, seconds: float = WAIT_SECONDS) -> None:
+    """Return as soon as ``condition()`` is true; fail naming ``what`` if it is still false
+    after ``seconds`` of wall time (a deadline, not a number of tries: a loaded machine makes
+    each try slower, not the wait shorter)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: still not so after {seconds:g} s")
+        time.sleep(0.01)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitpatch.core.text import BOM, Document, split_lines
@@ -19,8 +19,13 @@ _chunks = st.lists(
     ),
     max_size=30,
 )
+#: No per-example deadline (Hypothesis's default is 200 ms of wall time): on a loaded machine
+#: a worker can wait its turn that long between two lines, and the claim here is about
+#: results, not speed (the suite's other property tests say the same).
+_settings = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@_settings
 @given(_chunks, st.booleans())
 def test_unchanged_document_round_trips_byte_for_byte(chunks: list[str], bom: bool) -> None:
     data = (BOM if bom else b"") + "".join(chunks).encode("utf-8")
@@ -29,6 +34,7 @@ def test_unchanged_document_round_trips_byte_for_byte(chunks: list[str], bom: bo
     assert doc.bom is bom
 
 
+@_settings
 @given(_chunks)
 def test_lines_never_hold_terminators(chunks: list[str]) -> None:
     doc = Document.from_text("".join(chunks))
@@ -126,6 +132,7 @@ def test_replace_lines_edits_several_ranges_in_one_pass() -> None:
     assert Document.from_text("x\n").replace_lines([], final_newline=False).text == "x"
 
 
+@_settings
 @given(_chunks, st.integers(0, 40), st.integers(0, 40), st.lists(st.text("xy", max_size=3)))
 def test_splice_is_replace_lines_of_one_piece(
     chunks: list[str], a: int, b: int, new: list[str]

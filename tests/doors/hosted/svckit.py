@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import re
 import resource
 import signal
+import socket
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -113,6 +115,29 @@ class Server:
             self.proc.stderr.close()
 
 
+def fixed_ports(count: int) -> list[int]:
+    """``count`` distinct free loopback ports for processes that must listen on a port named
+    in advance (a router's configuration, a server restarted on its old port), chosen below
+    the kernel's ephemeral range. A port from binding port 0 comes from that range, where the
+    kernel hands out ports to every other test's connections and servers meanwhile, so it can
+    be taken before the process binds it (or while a server is down); below the range only
+    a port named on purpose is ever taken."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    pick = random.SystemRandom()
+    found: list[int] = []
+    while len(found) < count:
+        port = pick.randrange(10_000, low) if low > 11_000 else 0
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:  # in use: another one
+                continue
+            port = int(probe.getsockname()[1])
+        if port not in found:
+            found.append(port)
+    return found
+
+
 @contextlib.contextmanager
 def serving(root: Path, *options: str) -> Iterator[tuple[Server, dict[str, str]]]:
     """A server on a fresh data folder under ``root`` with the kit's credentials (its
@@ -126,12 +151,22 @@ def serving(root: Path, *options: str) -> Iterator[tuple[Server, dict[str, str]]
         server.stop()
 
 
+#: How long a session's HTTP client waits for an answer: longer than any test's own bound.
+CLIENT_TIMEOUT = 900.0
+#: ``run``'s bound on a scenario: for a broken server, not a timing claim. A heavy call's
+#: niced worker took 128 s for 3 s of CPU on a loaded 2-core machine.
+SCENARIO_BOUND = 600.0
+
+
 @contextlib.asynccontextmanager
 async def session(url: str, token: str | None) -> AsyncIterator[ClientSession]:
-    """An initialised SDK client session at ``url`` with ``token`` as bearer."""
+    """An initialised SDK client session at ``url`` with ``token`` as bearer. Its HTTP client
+    waits as long as ``CLIENT_TIMEOUT`` for an answer: each test bounds its scenario itself
+    (``anyio.fail_after``), and the client must not give up first on a call that a loaded
+    machine makes slow (a heavy call's niced worker gets little CPU there)."""
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        httpx2.AsyncClient(headers=headers, timeout=CLIENT_TIMEOUT) as http,
         streamable_http_client(url, http_client=http) as (read, write),
         ClientSession(read, write) as client,
     ):
@@ -140,10 +175,11 @@ async def session(url: str, token: str | None) -> AsyncIterator[ClientSession]:
 
 
 def run(url: str, token: str, scenario: Callable[[ClientSession], Awaitable[T]]) -> T:
-    """Run ``scenario(client)`` in one session; returns its result (bounded to 120 s)."""
+    """Run ``scenario(client)`` in one session; returns its result (bounded by
+    ``SCENARIO_BOUND``)."""
 
     async def main() -> T:
-        with anyio.fail_after(120):
+        with anyio.fail_after(SCENARIO_BOUND):
             async with session(url, token) as client:
                 return await scenario(client)
 
@@ -206,3 +242,19 @@ def cpu_of(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def busy_worker(server: int, seconds: float = 600) -> int:
+    """The worker process (below the server's forkserver) running a job: the one whose CPU
+    time grows while we look (idle workers use none). Bounded by ``seconds`` of wall time: a
+    niced worker on a loaded machine may wait long for its first CPU."""
+    first: dict[int, float] = {}
+    deadline = anyio.current_time() + seconds
+    while anyio.current_time() < deadline:
+        for forkserver in children(server):
+            for pid in children(forkserver):
+                used = cpu_of(pid)
+                if used > first.setdefault(pid, used) + 0.05:
+                    return pid
+        await anyio.sleep(0.05)
+    raise AssertionError(f"no worker process ran a job within {seconds:g} s")

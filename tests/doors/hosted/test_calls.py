@@ -139,7 +139,9 @@ def test_a_grep_past_its_budget_is_stopped_in_a_worker(tmp_path: Path) -> None:
     service.create_resource(ADA, "a.txt", ("a" * 50000 + "\n") * 10)
     service.create_resource(ADA, "b.txt", "hello\nworld\n")
     before = space_refs(tmp_path / "data")
-    with Budget(cpu_seconds=0.5, wall_seconds=30).applied() as budget:
+    # the CPU budget stops it: a wall budget it could meet first (its niced worker gets
+    # little CPU on a loaded machine: 30 s passed with 0.08 s of CPU used) is for a broken run
+    with Budget(cpu_seconds=0.5, wall_seconds=600).applied() as budget:
         slow = service.grep_resource(ADA, "(a?){400}a{400}c")
     with Budget(cpu_seconds=0.5, wall_seconds=30).applied():
         quick = service.grep_resource(ADA, "wor", "b.txt")  # under the inline cost

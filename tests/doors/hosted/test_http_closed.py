@@ -20,6 +20,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.doors.hosted.svckit import (
+    CLIENT_TIMEOUT,
     GIT_ENV,
     Server,
     call,
@@ -45,7 +46,9 @@ def _statuses(
         headers = {"Authorization": f"Bearer {token}"}
         with anyio.fail_after(60):
             async with (
-                httpx2.AsyncClient(headers=headers, event_hooks={"response": [record]}) as http,
+                httpx2.AsyncClient(
+                    headers=headers, event_hooks={"response": [record]}, timeout=CLIENT_TIMEOUT
+                ) as http,
                 streamable_http_client(url, http_client=http) as (read, write),
                 ClientSession(read, write) as client,
             ):
@@ -169,7 +172,9 @@ def _statuses_with(url: str, token: str, headers: dict[str, str]) -> list[int]:
         sent = {"Authorization": f"Bearer {token}", **headers}
         with anyio.fail_after(60):
             async with (
-                httpx2.AsyncClient(headers=sent, event_hooks={"response": [record]}) as http,
+                httpx2.AsyncClient(
+                    headers=sent, event_hooks={"response": [record]}, timeout=CLIENT_TIMEOUT
+                ) as http,
                 streamable_http_client(url, http_client=http) as (read, write),
                 ClientSession(read, write) as client,
             ):

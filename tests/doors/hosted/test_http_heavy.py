@@ -26,8 +26,8 @@ from mcp.shared.exceptions import MCPError
 from gitpatch.doors.hosted.credentials import hash_token
 from tests.doors.hosted.svckit import (
     Server,
+    busy_worker,
     call,
-    children,
     cpu_of,
     descendants,
     make_credentials,
@@ -43,6 +43,11 @@ pytestmark = pytest.mark.slow
 HEAVY_CPU = 3.0
 #: The other tenant's edits, alone and then during the heavy call.
 EDITS = 30
+#: The share of a core a server spends waiting on a busy worker (a look every 20 ms): about
+#: 0.006 measured on a loaded 2-core machine, where the niced worker took 128 s for its 3 s
+#: of CPU. The server's margin grows with the wait by this much; the heavy work itself in
+#: the server would still exceed the bound unless the server got under 1.5% of a core.
+WAITING_CPU_SHARE = 0.015
 
 
 def _workers_cpu(server: int, seen: dict[int, float]) -> float:
@@ -130,6 +135,7 @@ def test_a_heavy_calls_work_runs_in_a_worker_while_another_tenant_edits(
                 figures["during"] = await _edits(b, EDITS, "during")
             figures["heavy_took"] = answered[0] - started
             figures["server_cpu"] = cpu_of(pid) - server_before
+            figures["window"] = time.monotonic() - started
             figures["workers_cpu"] = _workers_cpu(pid, seen) - workers_before
             figures["answered"] = answered[0]
             assert space_refs(server.data)["users/ada.git"] == refs
@@ -150,9 +156,11 @@ def test_a_heavy_calls_work_runs_in_a_worker_while_another_tenant_edits(
     assert heavy.is_error and heavy.meta["code"] == "budget_exceeded", text_of(heavy)
     assert f"CPU budget of {HEAVY_CPU:g} s" in text_of(heavy)
     # the heavy call's CPU was its worker's: the server used what the edits cost there, plus
-    # a margin for parsing the heavy request and waiting on its worker, far below its budget
+    # a margin for parsing the heavy request, plus what waiting on its worker costs while it
+    # waits (a look at the budget every ``workers._POLL``), far below its budget
     assert figures["workers_cpu"] > HEAVY_CPU / 2, figures
-    assert figures["server_cpu"] < 2 * figures["alone_cpu"] + 1.0, figures
+    waiting = WAITING_CPU_SHARE * figures["window"]
+    assert figures["server_cpu"] < 2 * figures["alone_cpu"] + 1.0 + waiting, figures
     # the other tenant's edits did not queue behind it: answered while it still ran
     assert overlapped >= 1, figures
 
@@ -187,7 +195,7 @@ def test_notifications_cancelled_stops_the_call_frees_its_slot_and_kills_its_wor
                 async with anyio.create_task_group() as group:
                     request_id = c._dispatcher._next_id + 1  # type: ignore[attr-defined]
                     group.start_soon(heavy)
-                    busy = await _busy_worker(pid)  # the call runs, in a worker
+                    busy = await busy_worker(pid)  # the call runs, in a worker
                     held = await other.call_tool("list_resources", {})
                     figures["held"] = text_of(held)
                     await c.send_notification(
@@ -240,17 +248,3 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
-
-
-async def _busy_worker(server: int) -> int:
-    """The worker process (below the server's forkserver) running a job: the one whose CPU
-    time grows while we look (idle workers use none)."""
-    first: dict[int, float] = {}
-    for _ in range(1800):
-        for forkserver in children(server):
-            for pid in children(forkserver):
-                used = cpu_of(pid)
-                if used > first.setdefault(pid, used) + 0.05:
-                    return pid
-        await anyio.sleep(0.05)
-    raise AssertionError("no worker process ran the heavy call")

@@ -21,7 +21,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, PARSE_ERROR
 
-from tests.doors.hosted.svckit import Server, call, make_credentials, space_refs, text_of, unwrap
+from tests.doors.hosted.svckit import (
+    CLIENT_TIMEOUT,
+    Server,
+    call,
+    make_credentials,
+    space_refs,
+    text_of,
+    unwrap,
+)
 from tests.gitkit import git
 
 #: a gitpatch serve --http process: `make test-fast` leaves these out.
@@ -35,11 +43,11 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
     (root / "data").mkdir(mode=0o700)
     (root / "data" / "spaces.toml").write_text("[defaults]\nmax_file_bytes = 65536\n")
     server = Server(root / "data", root / "credentials.toml")
-    # ada's space holds something the others must not reach
-    assert not call(
-        server.url, tokens["ada"], "create_resource", path="s.md", content="ada\n"
-    ).is_error
     try:
+        # ada's space holds something the others must not reach
+        assert not call(
+            server.url, tokens["ada"], "create_resource", path="s.md", content="ada\n"
+        ).is_error
         yield server, tokens
     finally:
         server.stop()
@@ -70,7 +78,9 @@ def test_oversized_body_is_http_413_and_writes_nothing(
         headers = {"Authorization": f"Bearer {tokens['ada']}"}
         with anyio.fail_after(60):
             async with (
-                httpx2.AsyncClient(headers=headers, event_hooks={"response": [record]}) as http,
+                httpx2.AsyncClient(
+                    headers=headers, event_hooks={"response": [record]}, timeout=CLIENT_TIMEOUT
+                ) as http,
                 streamable_http_client(server.url, http_client=http) as (read, write),
                 ClientSession(read, write) as client,
             ):

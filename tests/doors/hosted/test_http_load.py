@@ -5,7 +5,6 @@ Loopback only, bounded counts; servers are stopped by the tests. No timing asser
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from mcp import ClientSession
 
 from tests.doors.hosted.loadkit import Outcome, load, replay, resource_name, setup
 from tests.doors.hosted.svckit import Server, call, make_credentials, run, text_of
-from tests.gitkit import git
+from tests.gitkit import git, wait_until
 
 #: load and a SIGKILLed server: `make test-fast` leaves these out (`-m "not slow"`).
 pytestmark = pytest.mark.slow
@@ -60,14 +59,15 @@ def test_two_server_processes_over_one_data_dir_lose_no_update(
     place: tuple[Path, Path, dict[str, str]],
 ) -> None:
     data, creds, tokens = place
-    first, second = Server(data, creds), Server(data, creds)
+    servers: list[Server] = []
     try:
-        anyio.run(setup, first.url, tokens["ada"], RESOURCES)
-        urls = [first.url, second.url]
+        servers += [Server(data, creds), Server(data, creds)]  # each stopped, whatever fails
+        anyio.run(setup, servers[0].url, tokens["ada"], RESOURCES)
+        urls = [s.url for s in servers]
         outcomes = anyio.run(load, urls, tokens["ada"], CLIENTS, CALLS // 2, RESOURCES)
     finally:
-        first.stop()
-        second.stop()
+        for server in servers:
+            server.stop()
     assert len(outcomes) == CLIENTS * (CALLS // 2)
     codes = Counter(o.code for o in outcomes if not o.ok)
     assert set(codes) <= {"resource_conflict"}, codes
@@ -167,11 +167,10 @@ def test_two_workers_share_the_load_lose_no_update_and_die_with_their_parent(
     assert generations == RESOURCES + sum(o.ok for o in outcomes)
     assert git(repo, "fsck", "--strict", "--no-progress") is not None
     for pid in workers:  # SIGKILLed with their parent: no orphan keeps the port
-        for _ in range(3000):
-            if not Path(f"/proc/{pid}").exists() or "Z" in _state(pid):
-                break
-            time.sleep(0.01)
-        assert not Path(f"/proc/{pid}").exists() or "Z" in _state(pid)
+        wait_until(
+            lambda pid=pid: not Path(f"/proc/{pid}").exists() or "Z" in _state(pid),
+            f"worker {pid} ended with its parent",
+        )
 
 
 def _state(pid: int) -> str:

@@ -17,6 +17,7 @@ from mcp_types import INVALID_PARAMS
 
 from gitpatch.doors.hosted.credentials import add_credential, hash_token
 from tests.doors.hosted.svckit import (
+    CLIENT_TIMEOUT,
     PEOPLE,
     Server,
     call,
@@ -304,7 +305,9 @@ def _statuses(url: str, token: str | None) -> list[int]:
 
         with anyio.fail_after(30):
             async with (
-                httpx2.AsyncClient(headers=headers, event_hooks={"response": [record]}) as http,
+                httpx2.AsyncClient(
+                    headers=headers, event_hooks={"response": [record]}, timeout=CLIENT_TIMEOUT
+                ) as http,
                 streamable_http_client(url, http_client=http) as (read, write),
                 ClientSession(read, write) as client,
             ):

@@ -26,6 +26,7 @@ from gitpatch.doors.mcp import Reply, ToolSet, build_server
 from gitpatch.errors import CallLimitReached
 from gitpatch.tools import definitions as tooldefs
 from tests.doors.hosted.svckit import (
+    CLIENT_TIMEOUT,
     Server,
     call,
     make_credentials,
@@ -203,7 +204,9 @@ def test_sessions_past_the_credential_limit_are_http_429_until_one_closes(
 
     async def third() -> None:
         headers = {"Authorization": f"Bearer {tokens['reader']}"}
-        async with httpx2.AsyncClient(headers=headers, event_hooks={"response": [record]}) as http:
+        async with httpx2.AsyncClient(
+            headers=headers, event_hooks={"response": [record]}, timeout=CLIENT_TIMEOUT
+        ) as http:
             from mcp.client.streamable_http import streamable_http_client
 
             async with (

@@ -5,10 +5,8 @@ unapproved proposal cannot reach ``main``; an approved one can."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,23 +15,17 @@ import pytest
 
 from gitpatch import Workspace
 from tests.doors.cli.clikit import gp, gp_ok
-from tests.doors.hosted.svckit import PEOPLE, Server, call, make_credentials, text_of
-from tests.gitkit import git, git_env
+from tests.doors.hosted.svckit import PEOPLE, Server, call, fixed_ports, make_credentials, text_of
+from tests.gitkit import git, git_env, wait_until
 
 #: a git daemon and pushes: `make test-fast` leaves these out.
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def git_daemon(base: Path) -> Iterator[str]:
     """``git daemon`` serving the repositories under ``base`` (push enabled) on loopback."""
-    port = _free_port()
+    [port] = fixed_ports(1)
     env = {**git_env(base), "GITPATCH_PYTHON": sys.executable}
     proc = subprocess.Popen(
         ["git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack"]
@@ -44,17 +36,16 @@ def git_daemon(base: Path) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     url = f"git://127.0.0.1:{port}/"
+
+    def answers() -> bool:  # the daemon has no "ready" signal: probe it
+        assert proc.poll() is None, "git daemon exited"
+        probe = subprocess.run(
+            ["git", "ls-remote", url + "remote.git"], capture_output=True, check=False
+        )
+        return probe.returncode == 0
+
     try:
-        for _ in range(400):  # readiness probe, bounded: the daemon has no "ready" signal
-            probe = subprocess.run(
-                ["git", "ls-remote", url + "remote.git"], capture_output=True, check=False
-            )
-            if probe.returncode == 0:
-                break
-            assert proc.poll() is None, "git daemon exited"
-            time.sleep(0.025)
-        else:
-            raise AssertionError("git daemon did not answer")
+        wait_until(answers, "git daemon answering")
         yield url
     finally:
         proc.terminate()

@@ -17,7 +17,6 @@ import re
 import shutil
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,20 +28,14 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from gitpatch.doors.hosted.credentials import add_credential
-from tests.doors.hosted.svckit import Server, text_of
-from tests.gitkit import git
+from tests.doors.hosted.svckit import Server, fixed_ports, text_of
+from tests.gitkit import git, wait_until
 
 pytestmark = pytest.mark.slow
 
 USERS = [f"u{n}" for n in range(6)]
 TEAMS = [f"t{n}" for n in range(4)]
 DOCS = Path(__file__).parents[3] / "docs" / "hosted-service.md"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _binary(name: str) -> str:
@@ -100,16 +93,17 @@ def _nginx(tmp_path: Path, front: int, a: int, b: int) -> list[str]:
 @pytest.fixture(params=["haproxy", "nginx"])
 def router(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[int, int, int]]:
     """HAProxy or nginx in front of two ports; yields (front, a, b)."""
-    front, a, b = _free_port(), _free_port(), _free_port()
+    front, a, b = fixed_ports(3)  # in the configuration, and server a restarts on its port
     command = {"haproxy": _haproxy, "nginx": _nginx}[request.param](tmp_path, front, a, b)
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def listening() -> bool:
+        assert proc.poll() is None, f"{request.param} exited"
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", front)) == 0
+
     try:
-        for _ in range(1000):  # until it listens (bounded; nothing depends on how long)
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", front)) == 0:
-                    break
-            assert proc.poll() is None, f"{request.param} exited"
-            time.sleep(0.01)
+        wait_until(listening, f"{request.param} listening")
         yield front, a, b
     finally:
         proc.terminate()
@@ -154,12 +148,11 @@ def test_two_shards_behind_a_router_one_map_for_personal_and_team_spaces_and_no_
     writers = {f"users/{u}": [u] for u in USERS}
     writers |= {f"teams/{t}": [USERS[n], USERS[n + 1]] for n, t in enumerate(TEAMS)}
     data = {"a": tmp_path / "a", "b": tmp_path / "b"}
-    servers = {
-        name: Server(data[name], creds, "--routed", listen=f"127.0.0.1:{port}")
-        for name, port in (("a", port_a), ("b", port_b))
-    }
+    servers: dict[str, Server] = {}
     written: dict[str, str] = {}
     try:
+        for name, port in (("a", port_a), ("b", port_b)):  # each stopped, whatever fails
+            servers[name] = Server(data[name], creds, "--routed", listen=f"127.0.0.1:{port}")
         for space, users in writers.items():
             made = call(
                 front,

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -31,7 +30,7 @@ from gitpatch.doors.hosted.watched import checked_once
 from gitpatch.errors import GitpatchError, InvalidArguments
 from gitpatch.formats import patch_resource as edit_objects
 from gitpatch.porcelain.workspace import Workspace
-from tests.gitkit import git, git_env
+from tests.gitkit import git, git_env, wait_until
 
 # -- credentials --------------------------------------------------------------------------------
 
@@ -376,12 +375,9 @@ def test_changes_queued_together_are_one_batch_each_its_own_commit(tmp_path: Pat
     ]
 
     def hold() -> None:  # the running batch waits until the next one has all three
-        for t in others:
-            t.start()
-            for _ in range(2000):
-                if space.queue.waiting() == others.index(t) + 1:
-                    break
-                time.sleep(0.005)
+        for n, t in enumerate(others, 1):
+            t.start()  # each queued before the next starts: the batch keeps their order
+            wait_until(lambda n=n: space.queue.waiting() == n, f"change {n} queued")
         # and a writer outside the service moves main meanwhile: the batch is built again
         _outside(tmp_path).propose(Proposal((WriteFile("c.txt", b"c\n", True),), "x"))
 
