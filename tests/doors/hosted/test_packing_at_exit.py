@@ -16,7 +16,7 @@ import pytest
 from mcp import ClientSession
 
 from tests.doors.hosted.svckit import Server, make_credentials, run
-from tests.gitkit import git
+from tests.gitkit import git, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -70,11 +70,8 @@ def test_a_stopping_server_lets_a_packing_run_finish(
         results = run(server.url, tokens["bob"], _edits(5))
         assert not any(r.is_error for r in results)
         repo = data / "users" / "bob.git"
-        for _ in range(1200):  # the run starts in the background after the fifth change
-            if (tmp_path / "started").exists():
-                break
-            subprocess.run(["sleep", "0.05"], check=True)
-        assert (tmp_path / "started").exists(), "no packing run started"
+        # the run starts in the background after the fifth change
+        wait_until((tmp_path / "started").exists, "a packing run started")
         server.proc.send_signal(signal.SIGTERM)
         with pytest.raises(subprocess.TimeoutExpired):
             server.proc.wait(timeout=HELD_SECONDS)  # it waits for the run it cannot see end
