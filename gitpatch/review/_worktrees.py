@@ -271,6 +271,12 @@ def _mount_point(folder: Path) -> bool:
 _OCTAL = re.compile(r"\\([0-7]{3})")
 
 
+def left_behind(store: Store, where: Path) -> bool:
+    """Whether git keeps a record of a linked worktree at ``where`` while its folder is gone
+    (removed by hand, or away): what ``forget`` may drop. Cheap: no lock, no process."""
+    return not where.exists() and bool(_records_of(store, where))
+
+
 def _records_of(store: Store, where: Path) -> list[Path]:
     """git's records (``.git/worktrees/<id>``) of a linked worktree at ``where``."""
     records = common_dir(store) / "worktrees"

@@ -1,0 +1,31 @@
+"""Opening a lazy session (its branch, no worktree of its own) drops git's record of its
+own worktree's folder removed by hand (``test_own_worktrees``), yet it never waits for the
+workbench's lock when there is no such record: a land on the session in another process
+holds that lock for the whole edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitpatch import Workspace
+from gitpatch.review import workbench, worktrees
+from tests.gitkit import git
+
+FILES = {"pkg/a.py": "A = 1\n"}
+
+ADD_ONE = "*** Begin Patch\n*** Add File: one.txt\n+one\n*** End Patch\n"
+ADD_TWO = "*** Begin Patch\n*** Add File: two.txt\n+two\n*** End Patch\n"
+
+
+def test_opening_a_lazy_session_takes_no_lock(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = Workspace.open(repo, "auto", session="bot")
+    ws.apply(ADD_ONE)  # the branch is there, no worktree: lazy
+    store = ws.plumbing.store
+    assert not worktrees.place(store, "bot").exists()
+    monkeypatch.setattr(workbench, "_WAIT_SECONDS", 0.2)  # a wait fails at once, not in 60 s
+    with workbench.locked(store, "bot"):  # as a land in another process holds it
+        again = Workspace.open(repo, "auto", session="bot")
+    again.apply(ADD_TWO)
+    assert git(repo, "show", "gitpatch/session/bot:two.txt") == "two\n"
