@@ -613,7 +613,7 @@ def _session_checkout(
         if worktrees.left_behind(store, own):
             with workbench.locked(store, name):
                 if not worktrees.filling(store, name):
-                    worktrees.forget(store, own)
+                    worktrees.forget(store, own, unless_locked=True)
         return store, None
     return worktrees.recovered(found)
 

@@ -171,7 +171,7 @@ def add(store: Store, name: str, start: str, *, detach: bool = False) -> Path:
     _exclude(store, where)
     with contextlib.suppress(OSError):  # git worktree add would make it (or say why not)
         where.parent.mkdir(parents=True, exist_ok=True)
-    forget(store, where)  # a folder removed by hand leaves its record
+    forget(store, where, unless_locked=True)  # a folder removed by hand leaves its record
     detached = ["--detach"] if detach else []
     try:
         _git(store, ["worktree", "add", "--quiet", "--no-checkout", *detached, str(where), start])
@@ -232,19 +232,23 @@ def _discard(store: Store, where: Path) -> None:
     forget(store, where)
 
 
-def forget(store: Store, where: Path) -> None:
+def forget(store: Store, where: Path, *, unless_locked: bool = False) -> None:
     """Drop git's record of the linked worktree whose folder ``where`` is gone (what ``git
     worktree prune`` does, for that one worktree alone: never for a person's worktree that
     is away for now, a drive not mounted). A save an older gitpatch set aside in its git
     directory is moved to the common one first (``saves.rescue``). Nothing is dropped while
     the folder holding ``where`` is missing too (``gitpatch.worktrees`` on a drive not
     mounted), or while the folder holding it was a mount point when gitpatch made it and is
-    not one now (``gitpatch.worktrees`` itself the drive not mounted)."""
+    not one now (``gitpatch.worktrees`` itself the drive not mounted). With ``unless_locked``
+    (what no one asked for: an open, an add), a record ``git worktree lock`` locked is kept,
+    as ``git worktree prune`` keeps it (the person's word that the worktree is away)."""
     if (where / ".git").exists() or not where.parent.is_dir():
         return
     for record in _records_of(store, where):
         if (record / _MOUNTED).exists() and not _mount_point(where.parent):
             continue  # its drive is away: the worktree is not gone
+        if unless_locked and (record / "locked").exists():
+            continue
         saves.rescue(record, where)
         shutil.rmtree(record, ignore_errors=True)
 

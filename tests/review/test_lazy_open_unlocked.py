@@ -1,15 +1,18 @@
 """Opening a lazy session (its branch, no worktree of its own) drops git's record of its
 own worktree's folder removed by hand (``test_own_worktrees``), yet it never waits for the
 workbench's lock when there is no such record: a land on the session in another process
-holds that lock for the whole edit."""
+holds that lock for the whole edit. And a record the person locked (``git worktree lock``,
+git's word for "away, keep it") is kept, as ``git worktree prune`` keeps it."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from gitpatch import Workspace
+from gitpatch.errors import GitpatchError
 from gitpatch.review import workbench, worktrees
 from tests.gitkit import git
 
@@ -29,3 +32,23 @@ def test_opening_a_lazy_session_takes_no_lock(repo: Path, monkeypatch: pytest.Mo
         again = Workspace.open(repo, "auto", session="bot")
     again.apply(ADD_TWO)
     assert git(repo, "show", "gitpatch/session/bot:two.txt") == "two\n"
+
+
+def test_a_removed_worktree_the_person_locked_keeps_its_record(repo: Path) -> None:
+    git(repo, "config", "gitpatch.worktrees", "../wts")
+    ws = Workspace.open(repo, "auto", session="bot")
+    ws.apply(ADD_ONE)
+    bot = ws.plumbing.session_worktree().path
+    git(repo, "worktree", "lock", "--reason", "on my usb stick", str(bot))
+    shutil.rmtree(bot)  # as the drive it is on being away looks
+    with pytest.raises(GitpatchError) as refused:  # still checked out there for git: refused
+        Workspace.open(repo, "auto", session="bot").apply(ADD_TWO)
+    assert refused.value.code == "branch_checked_out"
+    assert "git worktree unlock" in (refused.value.hint or "")
+    listed = git(repo, "worktree", "list", "--porcelain")
+    assert f"worktree {bot}\n" in listed and "locked on my usb stick" in listed
+    git(repo, "worktree", "unlock", str(bot))  # the person's word: it is gone after all
+    again = Workspace.open(repo, "auto", session="bot")
+    again.apply(ADD_TWO)
+    assert again.plumbing.session_worktree().path == bot
+    assert (bot / "two.txt").read_text() == "two\n"
