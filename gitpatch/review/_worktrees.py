@@ -236,7 +236,8 @@ def forget(store: Store, where: Path, *, unless_locked: bool = False) -> None:
     """Drop git's record of the linked worktree whose folder ``where`` is gone (what ``git
     worktree prune`` does, for that one worktree alone: never for a person's worktree that
     is away for now, a drive not mounted). A save an older gitpatch set aside in its git
-    directory is moved to the common one first (``saves.rescue``). Nothing is dropped while
+    directory is moved to the common one first (``saves.rescue``). Only a session's record
+    is dropped (``_session_record``), never a person's. Nothing is dropped while
     the folder holding ``where`` is missing too (``gitpatch.worktrees`` on a drive not
     mounted), or while the folder holding it was a mount point when gitpatch made it and is
     not one now (``gitpatch.worktrees`` itself the drive not mounted). With ``unless_locked``
@@ -245,12 +246,29 @@ def forget(store: Store, where: Path, *, unless_locked: bool = False) -> None:
     if (where / ".git").exists() or not where.parent.is_dir():
         return
     for record in _records_of(store, where):
+        if not _session_record(record, where.name):
+            continue  # a person's own worktree where the session's would go: theirs to prune
         if (record / _MOUNTED).exists() and not _mount_point(where.parent):
             continue  # its drive is away: the worktree is not gone
         if unless_locked and (record / "locked").exists():
             continue
         saves.rescue(record, where)
         shutil.rmtree(record, ignore_errors=True)
+
+
+def _session_record(record: Path, name: str) -> bool:
+    """Whether git's record ``record`` is of session ``name``'s worktree (``made_for``, read
+    from the record alone: its folder is gone): its ``gitpatch-session`` file names the
+    session, or, one an older gitpatch made (none there), its HEAD is detached or on the
+    session's branch. A person's worktree on a branch of their own is not."""
+    try:
+        ours = record / _OURS
+        if ours.exists():
+            return ours.read_text(encoding="utf-8").strip() == name
+        head = (record / "HEAD").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return not head.startswith("ref: ") or head == f"ref: {SESSION_PREFIX}{name}"
 
 
 def _mount_point(folder: Path) -> bool:
@@ -276,9 +294,12 @@ _OCTAL = re.compile(r"\\([0-7]{3})")
 
 
 def left_behind(store: Store, where: Path) -> bool:
-    """Whether git keeps a record of a linked worktree at ``where`` while its folder is gone
-    (removed by hand, or away): what ``forget`` may drop. Cheap: no lock, no process."""
-    return not where.exists() and bool(_records_of(store, where))
+    """Whether git keeps a record of session ``where.name``'s worktree at ``where`` while its
+    folder is gone (removed by hand, or away): what ``forget`` may drop. Cheap: no lock, no
+    process."""
+    if where.exists():
+        return False
+    return any(_session_record(record, where.name) for record in _records_of(store, where))
 
 
 def _records_of(store: Store, where: Path) -> list[Path]:

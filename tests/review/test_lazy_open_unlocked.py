@@ -52,3 +52,23 @@ def test_a_removed_worktree_the_person_locked_keeps_its_record(repo: Path) -> No
     again.apply(ADD_TWO)
     assert again.plumbing.session_worktree().path == bot
     assert (bot / "two.txt").read_text() == "two\n"
+
+
+def test_a_persons_missing_worktree_where_a_session_would_go_keeps_its_record(
+    repo: Path,
+) -> None:
+    """A person's own worktree in the ``gitpatch.worktrees`` folder, named like a session, its
+    folder missing (a drive away, say): opening the session, and the session's need of a
+    worktree, leave git's record of it (it never blocked the session's branch)."""
+    git(repo, "config", "gitpatch.worktrees", "../wts")
+    git(repo, "worktree", "add", "-q", "../wts/feature", "-b", "feature")
+    mine = repo.parent / "wts" / "feature"
+    shutil.rmtree(mine)
+    ws = Workspace.open(repo, "auto", session="feature")
+    ws.apply(ADD_ONE)
+    again = Workspace.open(repo, "auto", session="feature")
+    again.apply(ADD_TWO)
+    with pytest.raises(GitpatchError):  # its place is taken: refused, never the person's
+        again.plumbing.session_worktree()
+    listed = git(repo, "worktree", "list", "--porcelain")
+    assert f"worktree {mine}\n" in listed and "branch refs/heads/feature\n" in listed
