@@ -240,11 +240,12 @@ def forget(store: Store, where: Path, *, unless_locked: bool = False) -> None:
     is dropped (``_session_record``), never a person's. Nothing is dropped while
     the folder holding ``where`` is missing too (``gitpatch.worktrees`` on a drive not
     mounted), or while the folder holding it was a mount point when gitpatch made it and is
-    not one now (``gitpatch.worktrees`` itself the drive not mounted). With ``unless_locked``
+    not one now (``gitpatch.worktrees`` itself the drive not mounted), while ``where`` is a
+    symlink (to a drive away). With ``unless_locked``
     (what no one asked for: an open, an add), a record ``git worktree lock`` locked is kept,
     as ``git worktree prune`` keeps it (the person's word that the worktree is away)."""
-    if (where / ".git").exists() or not where.parent.is_dir():
-        return
+    if (where / ".git").exists() or not where.parent.is_dir() or where.is_symlink():
+        return  # a link left in its place leads to a drive that is away: not removed
     for record in _records_of(store, where):
         if not _session_record(record, where.name):
             continue  # a person's own worktree where the session's would go: theirs to prune

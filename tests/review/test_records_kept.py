@@ -1,0 +1,37 @@
+"""git's record of a session worktree whose folder is missing is kept when the worktree is
+away, not removed: its folder a symlink to a drive that is away. Opening the session must
+not drop it (``forget``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from gitpatch import Workspace
+from tests.gitkit import git
+
+FILES = {"pkg/a.py": "A = 1\n"}
+
+ADD_ONE = "*** Begin Patch\n*** Add File: one.txt\n+one\n*** End Patch\n"
+
+
+def _made(repo: Path) -> Path:
+    git(repo, "config", "gitpatch.worktrees", "../wts")
+    ws = Workspace.open(repo, "auto", session="bot")
+    ws.apply(ADD_ONE)
+    return ws.plumbing.session_worktree().path
+
+
+def test_a_worktree_whose_folder_links_to_a_drive_away_keeps_its_record(repo: Path) -> None:
+    bot = _made(repo)
+    drive = repo.parent / "drive"
+    drive.mkdir()
+    shutil.move(bot, drive / "bot")  # the person moved it to a drive, a link left in its place
+    os.symlink(drive / "bot", bot)
+    assert git(bot, "status", "--porcelain") == ""
+    drive.rename(repo.parent / "away")  # the drive is not mounted now: the link leads nowhere
+    Workspace.open(repo, "auto", session="bot")
+    (repo.parent / "away").rename(drive)  # it is back
+    assert git(bot, "status", "--porcelain") == ""  # git still knows it
+    assert (bot / "one.txt").read_text() == "one\n"
