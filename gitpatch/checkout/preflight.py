@@ -215,9 +215,10 @@ def check_refs(gitdir: Path, bare: bool, refs: Sequence[RefUpdate]) -> None:
                 )
                 if where is not None and not where.exists():  # a drive away, `git worktree lock`
                     hint = (
-                        f"Its folder is not there: mount the drive it is on, or, if it is gone "
-                        f"for good, git worktree unlock {where} (when locked), then git worktree "
-                        "prune. Nothing was changed."
+                        "Its folder is not there: mount the drive it is on (a session end "
+                        "killed midway finishes when run again); if it is gone for good, git "
+                        f"worktree unlock {where} (when locked), then git worktree prune. "
+                        "Nothing was changed."
                     )
                 raise BranchCheckedOut(
                     f"cannot move {_short(ref)}: it is checked out in the worktree at {where}; "

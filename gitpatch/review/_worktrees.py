@@ -60,6 +60,10 @@ __all__ = [
 #: git config key: the folder session worktrees go in (default: inside the git directory).
 WORKTREES_SETTING = "gitpatch.worktrees"
 
+#: How ``session end`` names a worktree folder it set aside (``ENDING<name>-<ns>``) before it
+#: removes it; one a killed end left is swept later (``review._sessions``).
+ENDING = ".ending-"
+
 #: The file in a session worktree's own git directory that names its session (``made_for``).
 _OURS = "gitpatch-session"
 #: The file in it that says its folder's parent was a mount point when it was made: while
@@ -241,11 +245,14 @@ def forget(store: Store, where: Path, *, unless_locked: bool = False) -> None:
     the folder holding ``where`` is missing too (``gitpatch.worktrees`` on a drive not
     mounted), or while the folder holding it was a mount point when gitpatch made it and is
     not one now (``gitpatch.worktrees`` itself the drive not mounted), while ``where`` is a
-    symlink (to a drive away). With ``unless_locked``
+    symlink (to a drive away), or while a killed end's set-aside folder of it is there (its
+    sweep decides). With ``unless_locked``
     (what no one asked for: an open, an add), a record ``git worktree lock`` locked is kept,
     as ``git worktree prune`` keeps it (the person's word that the worktree is away)."""
     if (where / ".git").exists() or not where.parent.is_dir() or where.is_symlink():
         return  # a link left in its place leads to a drive that is away: not removed
+    if set_aside(where):
+        return  # a killed end's sweep decides (a change written there puts it back)
     for record in _records_of(store, where):
         if not _session_record(record, where.name):
             continue  # a person's own worktree where the session's would go: theirs to prune
@@ -255,6 +262,17 @@ def forget(store: Store, where: Path, *, unless_locked: bool = False) -> None:
             continue
         saves.rescue(record, where)
         shutil.rmtree(record, ignore_errors=True)
+
+
+def set_aside(where: Path) -> list[Path]:
+    """The folders a ``session end`` set the worktree at ``where`` aside as
+    (``ENDING`` + its name + ``-`` + a time), beside it: a killed end leaves one."""
+    prefix = f"{ENDING}{where.name}-"
+    try:
+        names = [c for c in where.parent.iterdir() if c.name.startswith(prefix)]
+    except OSError:
+        return []
+    return [c for c in names if c.name[len(prefix) :].isdigit()]
 
 
 def _session_record(record: Path, name: str) -> bool:

@@ -1,6 +1,7 @@
 """git's record of a session worktree whose folder is missing is kept when the worktree is
-away, not removed: its folder a symlink to a drive that is away. Opening the session must
-not drop it (``forget``)."""
+away, not removed: its folder a symlink to a drive that is away, or the folder set aside by
+a ``session end`` that was killed (the next sweep decides: a change a command wrote there
+meanwhile puts it back). Opening the session must not drop it (``forget``)."""
 
 from __future__ import annotations
 
@@ -35,3 +36,14 @@ def test_a_worktree_whose_folder_links_to_a_drive_away_keeps_its_record(repo: Pa
     (repo.parent / "away").rename(drive)  # it is back
     assert git(bot, "status", "--porcelain") == ""  # git still knows it
     assert (bot / "one.txt").read_text() == "one\n"
+
+
+def test_a_worktree_a_killed_end_set_aside_keeps_its_record_for_the_sweep(repo: Path) -> None:
+    bot = _made(repo)
+    aside = bot.with_name(".ending-bot-1765000000000000000")
+    bot.rename(aside)  # what session end does first; killed there
+    (aside / "late.txt").write_text("a command still running wrote this\n")
+    Workspace.open(repo, "auto", session="bot")  # an agent's next call, before the next end
+    Workspace.open(repo, "review").sessions()  # sweeps what the killed end left
+    assert (bot / "late.txt").read_text() == "a command still running wrote this\n"
+    assert "late.txt" in git(bot, "status", "--porcelain")
