@@ -279,12 +279,16 @@ def _session_record(record: Path, name: str) -> bool:
     """Whether git's record ``record`` is of session ``name``'s worktree (``made_for``, read
     from the record alone: its folder is gone): its ``gitpatch-session`` file names the
     session, or, one an older gitpatch made (none there), its HEAD is detached or on the
-    session's branch. A person's worktree on a branch of their own is not."""
+    session's branch, or it has no HEAD yet (a ``git worktree add`` killed before it wrote
+    one: a person's worktree always has one). A person's worktree on a branch of their own
+    is not."""
     try:
         ours = record / _OURS
         if ours.exists():
             return ours.read_text(encoding="utf-8").strip() == name
         head = (record / "HEAD").read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return True
     except (OSError, UnicodeDecodeError):
         return False
     return not head.startswith("ref: ") or head == f"ref: {SESSION_PREFIX}{name}"

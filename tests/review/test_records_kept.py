@@ -47,3 +47,25 @@ def test_a_worktree_a_killed_end_set_aside_keeps_its_record_for_the_sweep(repo: 
     Workspace.open(repo, "review").sessions()  # sweeps what the killed end left
     assert (bot / "late.txt").read_text() == "a command still running wrote this\n"
     assert "late.txt" in git(bot, "status", "--porcelain")
+
+
+def test_a_worktree_whose_git_add_was_killed_before_its_head_is_made_again(repo: Path) -> None:
+    """What ``git worktree add`` leaves when killed before it wrote the record's HEAD (its
+    ``locked``, ``gitdir`` and ``commondir`` written, the folder made), under gitpatch's marker
+    of a worktree being made: the next need of it drops that record and makes it whole."""
+    git(repo, "config", "gitpatch.worktrees", "../wts")
+    Workspace.open(repo, "auto", session="bot").apply(ADD_ONE)  # lazy: no worktree yet
+    bot = repo.parent / "wts" / "bot"
+    record = repo / ".git" / "worktrees" / "bot"
+    record.mkdir(parents=True)
+    (record / "locked").write_text("initializing")
+    (record / "gitdir").write_text(f"{bot}/.git\n")
+    (record / "commondir").write_text("../..\n")
+    bot.mkdir(parents=True)
+    (bot / ".git").write_text(f"gitdir: {record}\n")
+    (repo / ".git" / "gitpatch" / "filling").mkdir(parents=True, exist_ok=True)
+    (repo / ".git" / "gitpatch" / "filling" / "bot").write_bytes(b"")
+    again = Workspace.open(repo, "auto", session="bot")
+    assert again.plumbing.session_worktree().path == bot
+    assert (bot / "one.txt").read_text() == "one\n"
+    assert git(bot, "status", "--porcelain") == ""
