@@ -318,9 +318,10 @@ _OCTAL = re.compile(r"\\([0-7]{3})")
 
 def left_behind(store: Store, where: Path) -> bool:
     """Whether git keeps a record of session ``where.name``'s worktree at ``where`` while its
-    folder is gone (removed by hand, or away): what ``forget`` may drop. Cheap: no lock, no
-    process."""
-    if where.exists():
+    folder is gone (removed by hand): what ``forget`` may drop. Cheap: no lock, no process;
+    False at once where ``forget`` keeps every record (a link to a drive away, the folder
+    holding it missing), so an open does not take the lock for it each time."""
+    if where.exists() or where.is_symlink() or not where.parent.is_dir():
         return False
     return any(_session_record(record, where.name) for record in _records_of(store, where))
 
