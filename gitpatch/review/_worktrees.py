@@ -259,7 +259,9 @@ def forget(store: Store, where: Path, *, unless_locked: bool = False) -> None:
         if (record / _MOUNTED).exists() and not _mount_point(where.parent):
             continue  # its drive is away: the worktree is not gone
         if unless_locked and (record / "locked").exists():
-            continue
+            continue  # a person's lock, or git's own while ``worktree add`` runs
+        if (where / ".git").exists():
+            return  # made again meanwhile (another process's ``ensure``): the record is its
         saves.rescue(record, where)
         shutil.rmtree(record, ignore_errors=True)
 

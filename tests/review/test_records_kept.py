@@ -9,7 +9,11 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from gitpatch import Workspace
+from gitpatch.review import worktrees
+from gitpatch.store import Store
 from tests.gitkit import git
 
 FILES = {"pkg/a.py": "A = 1\n"}
@@ -69,3 +73,28 @@ def test_a_worktree_whose_git_add_was_killed_before_its_head_is_made_again(repo:
     assert again.plumbing.session_worktree().path == bot
     assert (bot / "one.txt").read_text() == "one\n"
     assert git(bot, "status", "--porcelain") == ""
+
+
+def test_a_worktree_made_again_while_an_open_drops_the_old_record_keeps_its_own(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An open finds the session's worktree removed by hand and drops git's record of it; the
+    worktree is made again meanwhile (another process's command needs it: ``ensure``, under
+    another lock). The record git has just made for the new one is not dropped."""
+    bot = _made(repo)
+    shutil.rmtree(bot)
+    store = Workspace.open(repo, "review").plumbing.store
+    real = worktrees._records_of
+    calls = []
+
+    def meanwhile(store_: Store, where: Path) -> list[Path]:
+        calls.append(where)
+        if len(calls) == 2:  # the open's forget, past its first look at the folder
+            worktrees.ensure(store, "bot", "refs/heads/gitpatch/session/bot")
+        return real(store_, where)
+
+    monkeypatch.setattr(worktrees, "_records_of", meanwhile)
+    Workspace.open(repo, "auto", session="bot")
+    assert len(calls) >= 2
+    assert git(bot, "status", "--porcelain") == ""  # git knows the new worktree
+    assert (bot / "one.txt").read_text() == "one\n"
