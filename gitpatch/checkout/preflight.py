@@ -209,11 +209,21 @@ def check_refs(gitdir: Path, bare: bool, refs: Sequence[RefUpdate]) -> None:
             if what == "checked out":
                 if here:
                     continue
+                hint = (
+                    f"Switch that worktree to another branch, or open the Workspace in {where} "
+                    "so the change lands there. Nothing was changed."
+                )
+                if where is not None and not where.exists():  # a drive away, `git worktree lock`
+                    hint = (
+                        "Its folder is not there: mount the drive it is on (a session end "
+                        "killed midway finishes when run again); if it is gone for good, git "
+                        f"worktree unlock {where} (when locked), then git worktree prune. "
+                        "Nothing was changed."
+                    )
                 raise BranchCheckedOut(
                     f"cannot move {_short(ref)}: it is checked out in the worktree at {where}; "
                     "its files and index would no longer match the branch",
-                    hint=f"Switch that worktree to another branch, or open the Workspace in "
-                    f"{where} so the change lands there. Nothing was changed.",
+                    hint=hint,
                     details={"branch": ref, "worktree": str(where)},
                 )
             if here and what in ("merge", "cherry-pick", "revert", "am"):

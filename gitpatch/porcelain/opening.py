@@ -65,7 +65,8 @@ def open_workspace(
 
 
 def session_in(directory: str | Path) -> str | None:
-    """The session whose own worktree ``directory`` is in, None elsewhere."""
+    """The session whose own worktree ``directory`` is in, None elsewhere (a person's own
+    worktree in the same folder too: ``worktrees.made_for``)."""
     from gitpatch.review import worktrees
 
     store = Store.open(directory)
@@ -73,16 +74,23 @@ def session_in(directory: str | Path) -> str | None:
         return None
     root = Path(store.workdir).resolve()
     folder = worktrees.place(store, "x").parent.resolve()
-    return root.name if root.parent == folder else None
+    if root.parent != folder or not worktrees.made_for(store, root):
+        return None
+    return root.name
 
 
 def caller_inside(directory: str | Path, name: str) -> tuple[Path, Path] | None:
     """(this process's folder, the worktree) when the folder is inside the worktree of
     session ``name`` of the repository at ``directory``: ending the session would remove the
-    folder the caller (an agent's shell) is in. None when it is not, or is gone already."""
+    folder the caller (an agent's shell) is in. None when it is not, or is gone already, and
+    when that folder is a person's own worktree where the session's would go (``made_for``:
+    the end removes nothing of it)."""
     from gitpatch.review import worktrees
 
-    where = worktrees.place(Store.open(directory), name).resolve()
+    store = Store.open(directory)
+    where = worktrees.place(store, name).resolve()
+    if not worktrees.made_for(store, where):
+        return None
     try:
         here = Path.cwd().resolve()
     except OSError:

@@ -607,12 +607,13 @@ def _session_checkout(
         # would stay "checked out" there and no change could land (one on a drive that is
         # away, not mounted, keeps its record; one being made, in another process, is left)
         # (under the workbench's lock: an end in another process may have set it aside)
+        # (the lock only then: a lazy session's opening never waits for a land on it)
         name = ref.removeprefix(SESSION_PREFIX)
         own = worktrees.place(store, name)
-        if not own.exists():
+        if worktrees.left_behind(store, own):
             with workbench.locked(store, name):
                 if not worktrees.filling(store, name):
-                    worktrees.forget(store, own)
+                    worktrees.forget(store, own, unless_locked=True)
         return store, None
     return worktrees.recovered(found)
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["SessionInfo", "end", "follow_all", "listing"]
 
 #: The prefix of a worktree folder set aside by ``end`` before it is removed.
-_ENDING = ".ending-"
+_ENDING = worktrees.ENDING
 
 
 class SessionInfo(BaseModel):

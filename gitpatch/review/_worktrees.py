@@ -60,6 +60,10 @@ __all__ = [
 #: git config key: the folder session worktrees go in (default: inside the git directory).
 WORKTREES_SETTING = "gitpatch.worktrees"
 
+#: How ``session end`` names a worktree folder it set aside (``ENDING<name>-<ns>``) before it
+#: removes it; one a killed end left is swept later (``review._sessions``).
+ENDING = ".ending-"
+
 #: The file in a session worktree's own git directory that names its session (``made_for``).
 _OURS = "gitpatch-session"
 #: The file in it that says its folder's parent was a mount point when it was made: while
@@ -171,7 +175,7 @@ def add(store: Store, name: str, start: str, *, detach: bool = False) -> Path:
     _exclude(store, where)
     with contextlib.suppress(OSError):  # git worktree add would make it (or say why not)
         where.parent.mkdir(parents=True, exist_ok=True)
-    forget(store, where)  # a folder removed by hand leaves its record
+    forget(store, where, unless_locked=True)  # a folder removed by hand leaves its record
     detached = ["--detach"] if detach else []
     try:
         _git(store, ["worktree", "add", "--quiet", "--no-checkout", *detached, str(where), start])
@@ -232,21 +236,64 @@ def _discard(store: Store, where: Path) -> None:
     forget(store, where)
 
 
-def forget(store: Store, where: Path) -> None:
+def forget(store: Store, where: Path, *, unless_locked: bool = False) -> None:
     """Drop git's record of the linked worktree whose folder ``where`` is gone (what ``git
     worktree prune`` does, for that one worktree alone: never for a person's worktree that
     is away for now, a drive not mounted). A save an older gitpatch set aside in its git
-    directory is moved to the common one first (``saves.rescue``). Nothing is dropped while
+    directory is moved to the common one first (``saves.rescue``). Only a session's record
+    is dropped (``_session_record``), never a person's. Nothing is dropped while
     the folder holding ``where`` is missing too (``gitpatch.worktrees`` on a drive not
     mounted), or while the folder holding it was a mount point when gitpatch made it and is
-    not one now (``gitpatch.worktrees`` itself the drive not mounted)."""
-    if (where / ".git").exists() or not where.parent.is_dir():
-        return
+    not one now (``gitpatch.worktrees`` itself the drive not mounted), while ``where`` is a
+    symlink (to a drive away), or while a killed end's set-aside folder of it is there (its
+    sweep decides). With ``unless_locked``
+    (what no one asked for: an open, an add), a record ``git worktree lock`` locked is kept,
+    as ``git worktree prune`` keeps it (the person's word that the worktree is away)."""
+    if (where / ".git").exists() or not where.parent.is_dir() or where.is_symlink():
+        return  # a link left in its place leads to a drive that is away: not removed
+    if set_aside(where):
+        return  # a killed end's sweep decides (a change written there puts it back)
     for record in _records_of(store, where):
+        if not _session_record(record, where.name):
+            continue  # a person's own worktree where the session's would go: theirs to prune
         if (record / _MOUNTED).exists() and not _mount_point(where.parent):
             continue  # its drive is away: the worktree is not gone
+        if unless_locked and (record / "locked").exists():
+            continue  # a person's lock, or git's own while ``worktree add`` runs
+        if (where / ".git").exists():
+            return  # made again meanwhile (another process's ``ensure``): the record is its
         saves.rescue(record, where)
         shutil.rmtree(record, ignore_errors=True)
+
+
+def set_aside(where: Path) -> list[Path]:
+    """The folders a ``session end`` set the worktree at ``where`` aside as
+    (``ENDING`` + its name + ``-`` + a time), beside it: a killed end leaves one."""
+    prefix = f"{ENDING}{where.name}-"
+    try:
+        names = [c for c in where.parent.iterdir() if c.name.startswith(prefix)]
+    except OSError:
+        return []
+    return [c for c in names if c.name[len(prefix) :].isdigit()]
+
+
+def _session_record(record: Path, name: str) -> bool:
+    """Whether git's record ``record`` is of session ``name``'s worktree (``made_for``, read
+    from the record alone: its folder is gone): its ``gitpatch-session`` file names the
+    session, or, one an older gitpatch made (none there), its HEAD is detached or on the
+    session's branch, or it has no HEAD yet (a ``git worktree add`` killed before it wrote
+    one: a person's worktree always has one). A person's worktree on a branch of their own
+    is not."""
+    try:
+        ours = record / _OURS
+        if ours.exists():
+            return ours.read_text(encoding="utf-8").strip() == name
+        head = (record / "HEAD").read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return True
+    except (OSError, UnicodeDecodeError):
+        return False
+    return not head.startswith("ref: ") or head == f"ref: {SESSION_PREFIX}{name}"
 
 
 def _mount_point(folder: Path) -> bool:
@@ -269,6 +316,16 @@ def _mount_point(folder: Path) -> bool:
 
 #: An octal escape in ``/proc/self/mountinfo`` (a space, tab, newline or backslash of a path).
 _OCTAL = re.compile(r"\\([0-7]{3})")
+
+
+def left_behind(store: Store, where: Path) -> bool:
+    """Whether git keeps a record of session ``where.name``'s worktree at ``where`` while its
+    folder is gone (removed by hand): what ``forget`` may drop. Cheap: no lock, no process;
+    False at once where ``forget`` keeps every record (a link to a drive away, the folder
+    holding it missing), so an open does not take the lock for it each time."""
+    if where.exists() or where.is_symlink() or not where.parent.is_dir():
+        return False
+    return any(_session_record(record, where.name) for record in _records_of(store, where))
 
 
 def _records_of(store: Store, where: Path) -> list[Path]:
