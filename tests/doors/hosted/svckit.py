@@ -258,3 +258,17 @@ async def busy_worker(server: int, seconds: float = 600) -> int:
                     return pid
         await anyio.sleep(0.05)
     raise AssertionError(f"no worker process ran a job within {seconds:g} s")
+
+
+def inserted_lines(count: int) -> Callable[[ClientSession], Awaitable[list[Any]]]:
+    """A scenario: ``h.md`` created ("0"), then ``count - 1`` edits each inserting ``line N``
+    at its top; every call's result, in order."""
+
+    async def scenario(client: ClientSession) -> list[Any]:
+        out = [await client.call_tool("create_resource", {"path": "h.md", "content": "0\n"})]
+        for n in range(1, count):
+            edit = [{"after_line": 0, "new_string": f"line {n}\n"}]
+            out.append(await client.call_tool("patch_resource", {"path": "h.md", "edits": edit}))
+        return out
+
+    return scenario

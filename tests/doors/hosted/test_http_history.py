@@ -22,6 +22,7 @@ from gitpatch.porcelain.workspace import Workspace
 from tests.doors.hosted.svckit import (
     Server,
     descendants,
+    inserted_lines,
     make_credentials,
     run,
     space_refs,
@@ -39,17 +40,6 @@ def _place(tmp_path: Path, spaces_toml: str) -> tuple[Path, Path, dict[str, str]
     return tmp_path / "data", tmp_path / "credentials.toml", tokens
 
 
-def _edits(count: int) -> Any:
-    async def scenario(client: ClientSession) -> list[Any]:
-        out = [await client.call_tool("create_resource", {"path": "h.md", "content": "0\n"})]
-        for n in range(1, count):
-            edit = [{"after_line": 0, "new_string": f"line {n}\n"}]
-            out.append(await client.call_tool("patch_resource", {"path": "h.md", "edits": edit}))
-        return out
-
-    return scenario
-
-
 def _runs_git(server: Server) -> bool:
     """Whether a git process runs below ``server`` (a packing run's)."""
     names = []
@@ -63,7 +53,7 @@ def test_a_space_is_packed_on_schedule(tmp_path: Path) -> None:
     data, creds, tokens = _place(tmp_path, "[defaults]\npack_every_changes = 20\n")
     server = Server(data, creds)
     try:
-        results = run(server.url, tokens["bob"], _edits(25))
+        results = run(server.url, tokens["bob"], inserted_lines(25))
         assert not any(r.is_error for r in results)
         repo = data / "users" / "bob.git"
         # packing runs in the background: wait for it, to its end (its git prune-packed
@@ -130,7 +120,7 @@ def test_versions_far_back_are_found_through_the_kept_index_after_a_restart(
             lambda c: c.call_tool("create_resource", {"path": "still.md", "content": "s\n"}),
         )
         assert not made.is_error, text_of(made)
-        assert not any(r.is_error for r in run(server.url, tokens["bob"], _edits(80)))
+        assert not any(r.is_error for r in run(server.url, tokens["bob"], inserted_lines(80)))
     finally:
         server.stop()
     repo = data / "users" / "bob.git"

@@ -10,12 +10,10 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
-from mcp import ClientSession
 
-from tests.doors.hosted.svckit import Server, make_credentials, run
+from tests.doors.hosted.svckit import Server, inserted_lines, make_credentials, run
 from tests.gitkit import git, wait_until
 
 pytestmark = pytest.mark.slow
@@ -46,17 +44,6 @@ def _held_git(folder: Path) -> Path:
     return wrapper.parent
 
 
-def _edits(count: int) -> Any:
-    async def scenario(client: ClientSession) -> list[Any]:
-        out = [await client.call_tool("create_resource", {"path": "h.md", "content": "0\n"})]
-        for n in range(1, count):
-            edit = [{"after_line": 0, "new_string": f"line {n}\n"}]
-            out.append(await client.call_tool("patch_resource", {"path": "h.md", "edits": edit}))
-        return out
-
-    return scenario
-
-
 def test_a_stopping_server_lets_a_packing_run_finish(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -67,7 +54,7 @@ def test_a_stopping_server_lets_a_packing_run_finish(
     monkeypatch.setenv("PATH", f"{_held_git(tmp_path)}{os.pathsep}{os.environ['PATH']}")
     server = Server(data, tmp_path / "credentials.toml")
     try:
-        results = run(server.url, tokens["bob"], _edits(5))
+        results = run(server.url, tokens["bob"], inserted_lines(5))
         assert not any(r.is_error for r in results)
         repo = data / "users" / "bob.git"
         # the run starts in the background after the fifth change
