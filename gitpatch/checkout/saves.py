@@ -540,12 +540,17 @@ def _aside(tree: WorkingTree, item: Kept, data: bytes) -> None:
     worktree is removed), where nothing of gitpatch deletes; listed in ``tree.set_aside``."""
     common = common_dir(str(tree.staging.gitdir))
     label = _label(item.path, item.key())
-    if item.path and label.startswith("%"):  # named for its key: the path kept beside it
-        _record(common / "gitpatch" / "saved-paths", item.key(), item.path)
-    file = common / "gitpatch" / "saves" / f"{label}.{time.time_ns()}.w{_from(common, tree.root)}"
+    where = str(tree.root)
+    file = common / "gitpatch" / "saves" / f"{label}.{time.time_ns()}.w{key(where)}"
     file.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_atomic(file, data, durable=True)
     tree.set_aside.append((item.path, file))
+    # the save first, then what names it: a record the disk refuses loses no save (it is
+    # then listed with its worktree, or its key-named path, unknown)
+    with contextlib.suppress(OSError):
+        _record(common / "gitpatch" / "saved-from", key(where), where)
+        if item.path and label.startswith("%"):  # named for its key: the path kept beside it
+            _record(common / "gitpatch" / "saved-paths", item.key(), item.path)
 
 
 def _label(path: str, path_key: str) -> str:

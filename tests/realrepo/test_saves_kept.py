@@ -164,6 +164,21 @@ def test_a_save_named_for_its_key_keeps_its_path_after_head_drops_it(
     assert path in _cli("-C", str(repo), "saves")[1]
 
 
+def test_a_save_is_kept_when_its_records_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = "docs/100%.txt"  # a % in it: named for its key, its path recorded beside it
+    repo = make_repo(tmp_path / "repo", {path: BODY})
+    records = repo / ".git" / "gitpatch"
+    records.mkdir(parents=True)
+    (records / "saved-from").write_text("a file where the records' folder goes")
+    (records / "saved-paths").write_text("a file where the records' folder goes")
+    _set_aside(monkeypatch, Workspace.open(repo, "auto"), repo, path)
+    [saved] = _listed(repo)  # the save is kept; what names it could not be written
+    assert Path(str(saved["file"])).read_text() == LATE
+    assert (saved["path"], saved["worktree"]) == (path, "")  # HEAD still has the path
+
+
 def test_a_folder_in_the_saves_folder_is_not_listed_as_a_save(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.txt": BODY})
     (repo / ".git" / "gitpatch" / "saves" / "junk.123").mkdir(parents=True)
