@@ -279,10 +279,13 @@ class Plumbing:
         """One line per person's save that this Workspace's lands (or its recovery of a killed
         one) set aside in ``.git/gitpatch/saves/`` since it was last asked; each is told once,
         with or without a session (``feedback.set_aside``)."""
-        saved, self.aside_elsewhere = self.aside_elsewhere, []
-        tree = self.worktree
-        if tree is not None:
-            saved, tree.set_aside = [*tree.set_aside, *saved], []
+        # the verbs' lock, not a whole call (no recovery: a door asks after each call), so no
+        # verb of another thread adds to the lists while they are taken
+        with self._calls:
+            saved, self.aside_elsewhere = self.aside_elsewhere, []
+            tree = self.worktree
+            if tree is not None:
+                saved, tree.set_aside = [*tree.set_aside, *saved], []
         return feedback.set_aside(saved) if saved else []
 
     @serialized

@@ -251,7 +251,7 @@ def forget(store: Store, where: Path, *, unless_locked: bool = False) -> None:
     as ``git worktree prune`` keeps it (the person's word that the worktree is away)."""
     if (where / ".git").exists() or not where.parent.is_dir() or where.is_symlink():
         return  # a link left in its place leads to a drive that is away: not removed
-    if set_aside(where):
+    if ending_folders(where):
         return  # a killed end's sweep decides (a change written there puts it back)
     for record in _records_of(store, where):
         if not _session_record(record, where.name):
@@ -266,7 +266,7 @@ def forget(store: Store, where: Path, *, unless_locked: bool = False) -> None:
         shutil.rmtree(record, ignore_errors=True)
 
 
-def set_aside(where: Path) -> list[Path]:
+def ending_folders(where: Path) -> list[Path]:
     """The folders a ``session end`` set the worktree at ``where`` aside as
     (``ENDING`` + its name + ``-`` + a time), beside it: a killed end leaves one."""
     prefix = f"{ENDING}{where.name}-"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -135,6 +136,37 @@ def test_a_python_session_end_from_a_workspace_with_no_working_tree_tells_the_sa
     assert len(told) == 1 and "A person's save of a.txt" in told[0], told
     assert str(saved["file"]) in told[0]
     assert ender.plumbing.set_aside() == []  # told once
+
+
+def test_the_saves_told_wait_for_a_verb_running_in_another_thread(tmp_path: Path) -> None:
+    """``plumbing.set_aside`` takes the lists a verb of another thread adds to only once that
+    verb is done: each save is told once, none lost."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": BODY}, branch="main")
+    ws = Workspace.open(repo, "auto", session="other")
+    inside, leave = threading.Event(), threading.Event()
+    told: list[list[str]] = []
+    kept = repo / ".git" / "gitpatch" / "saves" / "a.txt.1.w0000000000000000"
+
+    def verb() -> None:  # a verb holding the Workspace, as end_session does
+        with ws.plumbing.call():
+            inside.set()
+            leave.wait(60)
+            ws.plumbing.aside_elsewhere.append(("a.txt", kept))
+
+    holder = threading.Thread(target=verb)
+    holder.start()
+    inside.wait(60)
+    asker = threading.Thread(target=lambda: told.append(ws.plumbing.set_aside()))
+    asker.start()
+    asker.join(0.2)
+    try:
+        assert asker.is_alive(), "set_aside took the lists while a verb of another thread ran"
+    finally:
+        leave.set()
+        holder.join(60)
+    asker.join(60)
+    assert len(told) == 1 and len(told[0]) == 1 and str(kept) in told[0][0]
+    assert ws.plumbing.set_aside() == []  # told once
 
 
 def test_a_save_under_a_folder_named_with_16_hex_digits_is_listed_with_its_path(

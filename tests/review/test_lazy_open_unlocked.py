@@ -41,10 +41,12 @@ def test_a_removed_worktree_the_person_locked_keeps_its_record(repo: Path) -> No
     bot = ws.plumbing.session_worktree().path
     git(repo, "worktree", "lock", "--reason", "on my usb stick", str(bot))
     shutil.rmtree(bot)  # as the drive it is on being away looks
+    tip = git(repo, "rev-parse", "refs/heads/gitpatch/session/bot")
     with pytest.raises(GitpatchError) as refused:  # still checked out there for git: refused
         Workspace.open(repo, "auto", session="bot").apply(ADD_TWO)
     assert refused.value.code == "branch_checked_out"
     assert "git worktree unlock" in (refused.value.hint or "")
+    assert git(repo, "rev-parse", "refs/heads/gitpatch/session/bot") == tip  # nothing landed
     listed = git(repo, "worktree", "list", "--porcelain")
     assert f"worktree {bot}\n" in listed and "locked on my usb stick" in listed
     git(repo, "worktree", "unlock", str(bot))  # the person's word: it is gone after all
