@@ -548,7 +548,7 @@ def _aside(tree: WorkingTree, item: Kept, data: bytes) -> None:
     # the save first, then what names it: a record the disk refuses loses no save (it is
     # then listed with its worktree, or its key-named path, unknown)
     with contextlib.suppress(OSError):
-        _record(common / "gitpatch" / "saved-from", key(where), where)
+        _from(common, tree.root)
         if item.path and label.startswith("%"):  # named for its key: the path kept beside it
             _record(common / "gitpatch" / "saved-paths", item.key(), item.path)
 
